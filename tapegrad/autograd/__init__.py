@@ -1,0 +1,7 @@
+"""tapegrad.autograd: grad modes, backward/grad, custom Functions, graph views."""
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,  # noqa: F401
+                        set_grad_enabled)
+from .graph import AccumulateGrad, Node  # noqa: F401
+from .engine import backward, grad  # noqa: F401
+from .function import Function, FunctionCtx  # noqa: F401
+from . import function, graph, grad_mode  # noqa: F401

@@ -1,0 +1,181 @@
+"""backward() and grad(): seed the roots, sweep the tape once, deliver the adjoints.
+
+The sweep itself is ``tape.sweep`` (one call into the compiled interpreter). This module
+checks arguments the way torch does, joins the roots' tapes, and accumulates leaf adjoints
+into ``.grad`` (or returns them, for ``grad``).
+"""
+import numpy as np
+
+from .. import tape as _tp
+from ..kernels import NK
+from .grad_mode import STATE
+
+
+def _tensor_cls():
+    from ..tensor import Tensor
+    return Tensor
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    if isinstance(x, (tuple, list)):
+        return tuple(x)
+    return (x,)
+
+
+def _seed_grads(tensors, grad_tensors, what="backward"):
+    Tensor = _tensor_cls()
+    grads = []
+    if len(grad_tensors) not in (0, len(tensors)):
+        raise RuntimeError("got %d tensors and %d gradients" % (len(tensors), len(grad_tensors)))
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError("%s expects Tensors, got %s" % (what, type(t).__name__))
+        g = grad_tensors[i] if grad_tensors else None
+        if not t._rg:
+            raise RuntimeError("element %d of tensors does not require grad and does not have a "
+                               "grad_fn" % i)
+        if g is None:
+            if t._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = np.ones(t._data.shape, t._dtype.np)
+        else:
+            if isinstance(g, Tensor):
+                gd = g._data
+            else:
+                gd = np.asarray(g)
+            if np.shape(gd) != t._data.shape:
+                raise RuntimeError("Mismatch in shape: grad_output[%d] has a shape of %r and "
+                                   "output[%d] has a shape of %r."
+                                   % (i, _size(np.shape(gd)), i, _size(t._data.shape)))
+            g = np.asarray(gd, dtype=t._dtype.np)
+        grads.append(g)
+    return grads
+
+
+def _size(shape):
+    from ..tensor import Size
+    return Size(shape)
+
+
+def _run(tensors, grads, retain_graph):
+    """Sweep the (joined) tape of the non-leaf roots. Returns (tape, A, nreach) or None."""
+    roots = [(t, g) for t, g in zip(tensors, grads) if t._tape is not None]
+    if not roots:
+        return None
+    tp = roots[0][0]._tape
+    tapes = {id(_tp.resolve(t)[0]): _tp.resolve(t)[0] for t, _ in roots}
+    tp = _tp.join(list(tapes.values())) if len(tapes) > 1 else next(iter(tapes.values()))
+    seeds = []
+    for t, g in roots:
+        _, node = _tp.resolve(t)
+        seeds.append((node, np.ascontiguousarray(g, _tp.NP_DT[t._dtype.slot]).reshape(-1)))
+    A, nreach = _tp.sweep(tp, seeds, retain_graph)
+    return tp, A, nreach
+
+
+def _adjoint(tp, A, node, shape, npdt):
+    N = _tp.view_i64(tp.N)
+    off, size, dt = int(N[node * NK]), int(N[node * NK + 1]), int(N[node * NK + 2])
+    del N
+    g = A[dt][off:off + size]
+    if g.dtype != npdt:
+        g = g.astype(npdt)
+    return g.reshape(shape)
+
+
+def _accumulate(t, g):
+    """Add ``g`` (fresh ndarray) into ``t.grad`` as torch does (in place when it exists)."""
+    from ..tensor import _wrap
+    cur = t._grad
+    if cur is None:
+        t._grad = _wrap(np.array(g) if g.ndim else g[()].copy(), t._dtype)
+    else:
+        d = cur._arr()
+        d += g
+        cur._vc[0] += 1
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+             inputs=None):
+    """Accumulate d(tensors)/d(leaves) into the leaves' ``.grad`` (torch.autograd.backward)."""
+    if create_graph:
+        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported "
+                                  "yet by tapegrad")
+    tensors = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _seed_grads(tensors, grad_tensors)
+    only = None
+    if inputs is not None:
+        only = {id(t) for t in _as_tuple(inputs)}
+    # leaf roots accumulate directly
+    for t, g in zip(tensors, grads):
+        if t._tape is None and (only is None or id(t) in only):
+            _accumulate(t, np.array(g))
+    res = _run(tensors, grads, retain_graph)
+    if res is None:
+        return
+    tp, A, nreach = res
+    N = _tp.view_i64(tp.N).reshape(-1, NK)
+    hits = []
+    for node, leaf in tp.leaf_pairs:
+        if nreach[node] and (only is None or id(leaf) in only):
+            hits.append((node, leaf, int(N[node, 0]), int(N[node, 1]), int(N[node, 2])))
+    del N
+    for node, leaf, off, size, dt in hits:
+        g = A[dt][off:off + size]
+        if g.dtype != leaf._dtype.np:
+            g = g.astype(leaf._dtype.np)
+        _accumulate(leaf, g.reshape(leaf._data.shape))
+    for t in tensors:
+        pass
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """d(outputs)/d(inputs) as a tuple, leaving ``.grad`` untouched (torch.autograd.grad)."""
+    if create_graph:
+        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported "
+                                  "yet by tapegrad")
+    Tensor = _tensor_cls()
+    outputs = _as_tuple(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = _as_tuple(inputs)
+    for i, t in enumerate(inputs):
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _seed_grads(outputs, _as_tuple(grad_outputs), "grad")
+    res = _run(outputs, grads, retain_graph)
+    from ..tensor import _wrap
+    out = []
+    for i, t in enumerate(inputs):
+        g = None
+        for o, og in zip(outputs, grads):           # an input that is itself an output
+            if o is t:
+                g = og.copy() if g is None else g + og
+        if res is not None:
+            tp, A, nreach = res
+            if t._tape is None:
+                for node, leaf in tp.leaf_pairs:
+                    if leaf is t and nreach[node]:
+                        a = _adjoint(tp, A, node, t._data.shape, t._dtype.np)
+                        g = a.copy() if g is None else g + a
+            else:
+                ttp, node = _tp.resolve(t)
+                if ttp is tp and nreach[node]:
+                    a = _adjoint(tp, A, node, t._data.shape, t._dtype.np)
+                    g = a.copy() if g is None else g + a
+        if g is None:
+            if materialize_grads:
+                g = np.zeros(t._data.shape, t._dtype.np)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+        out.append(None if g is None else _wrap(g if g.ndim else g[()], t._dtype))
+    return tuple(out)

@@ -1,0 +1,128 @@
+"""Views of the recorded graph with PyTorch's shape: grad_fn nodes, next_functions, AccumulateGrad.
+
+Nothing here exists per recorded op: a ``Node`` view is made the first time someone looks at
+an entry's ``grad_fn`` and is then cached on the tape, so ``a.grad_fn is b.grad_fn`` holds for
+outputs of one entry. Each grad_fn name (``MulBackward0``) is its own subclass of ``Node`` so
+``type(node).__name__`` reads as in torch.
+"""
+import numpy as np
+
+from ..kernels import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, OP
+from ..ops import BINARY, MM, OPS, PYFUNC
+from ..tape import resolve_entry, view_i64
+
+NAMES = []
+_NAME_ID = {}
+
+
+def name_id(name):
+    i = _NAME_ID.get(name)
+    if i is None:
+        i = _NAME_ID[name] = len(NAMES)
+        NAMES.append(name)
+    return i
+
+
+for _op in OPS:
+    name_id(_op.grad_fn)
+
+
+class Node:
+    """A backward node (``grad_fn``) of a recorded entry."""
+    __slots__ = ("_tape", "_entry", "__weakref__")
+
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        tp, e = resolve_entry(self._tape, self._entry)
+        self._tape, self._entry = tp, e
+        return next_functions(tp, e)
+
+    @property
+    def metadata(self):
+        return {}
+
+    def __repr__(self):
+        return "<%s object at %#x>" % (type(self).__name__, id(self))
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("calling a grad_fn node directly is not supported by tapegrad")
+
+
+class AccumulateGrad:
+    """The node that accumulates into a leaf's ``.grad``."""
+    __slots__ = ("variable", "__weakref__")
+    next_functions = ()
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    @property
+    def metadata(self):
+        return {}
+
+    def __repr__(self):
+        return "<AccumulateGrad object at %#x>" % id(self)
+
+
+_CLASSES = {}
+
+
+def node_class(name):
+    cls = _CLASSES.get(name)
+    if cls is None:
+        cls = _CLASSES[name] = type(name, (Node,), {"__slots__": ()})
+    return cls
+
+
+def entry_name(tp, e):
+    return NAMES[int(view_i64(tp.E)[e * K + NM])]
+
+
+def node_view(tp, e):
+    v = tp.views.get(e)
+    if v is None:
+        v = object.__new__(node_class(entry_name(tp, e)))
+        v._tape, v._entry = tp, e
+        tp.views[e] = v
+    return v
+
+
+def accumulate_grad(leaf):
+    acc = leaf._acc
+    if acc is None:
+        acc = leaf._acc = AccumulateGrad(leaf)
+    return acc
+
+
+def _producer(tp, E, N, node):
+    """(grad_fn view or AccumulateGrad, output_nr) feeding ``node``, skipping hidden entries."""
+    while True:
+        prod = int(N[node, NPROD])
+        if prod < 0:
+            for n, leaf in tp.leaf_pairs:
+                if n == node:
+                    return accumulate_grad(leaf), 0
+            return None, 0
+        if E[prod, FL] & F_HIDDEN:
+            node = int(E[prod, IA])
+            continue
+        return node_view(tp, prod), int(N[node, NNR])
+
+
+def next_functions(tp, e):
+    E = view_i64(tp.E).reshape(-1, K)
+    N = view_i64(tp.N).reshape(-1, NK)
+    op = OPS[int(E[e, OP])]
+    if op.kind == PYFUNC:
+        ins = tp.pyfuncs[int(E[e, 8])].in_nodes
+    elif op.kind in (BINARY, MM):
+        ins = (int(E[e, IA]), int(E[e, IB]))
+    else:
+        ins = (int(E[e, IA]),)
+    return tuple((None, 0) if n < 0 else _producer(tp, E, N, n) for n in ins)

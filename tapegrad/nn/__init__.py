@@ -1,0 +1,2 @@
+"""tapegrad.nn: only ``functional`` so far."""
+from . import functional  # noqa: F401

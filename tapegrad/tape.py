@@ -1,0 +1,374 @@
+"""The tape: a flat Wengert list in growable struct-of-arrays storage, and the backward driver.
+
+A ``Tape`` holds, in ``array.array`` buffers that numpy views without copying:
+
+* ``E``  entries, ``K`` int64 columns each (``kernels.OP ... FL``): opcode, grad_fn name id,
+  output node, input nodes (-1 for an operand that needs no gradient), where the VJP's saved
+  values are, two integer parameters, a constant index, flags;
+* ``N``  nodes, ``NK`` columns each: offset and size in the adjoint store of its dtype, dtype
+  (0 float32, 1 float64), producing entry (-1 for a leaf), output number;
+* ``V``  per dtype, copies of small saved values and constants; large saved arrays are
+  referenced instead (``XO`` keeps them alive, ``XA`` holds address/length pairs);
+* ``I``  integer index maps (gather/segsum), ``C`` float constants.
+
+No Python object is created per entry. A backward pass is one call into the compiled
+``_interp.reverse`` (it returns to Python only for custom Functions and errors).
+
+Lifetime: tensors reference their tape; a tape dies with its last tensor. Leaf-only ops go
+to the thread's *current* tape, which is rotated after a backward that consumes it and when
+it grows past ``ROTATE_AT`` entries. When an op joins tensors of two tapes, the smaller tape
+is appended to the larger (``absorb``) and tensors of the small one are re-pointed lazily.
+"""
+import threading
+from array import array
+
+import numpy as np
+
+from .kernels import (CI, F_FREED, F_HIDDEN, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NNR, NOFF,
+                      NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
+
+EXT_MIN = 512          # saved arrays at least this big are referenced, smaller ones copied
+ROTATE_AT = 1 << 15    # entries after which the current tape is retired for leaf-only ops
+NP_DT = (np.float32, np.float64)
+_TYPECODE = ("f", "d")
+
+# Counts in-place modifications anywhere; a tape whose saved values were all recorded after
+# the last in-place op can skip the version check at backward.
+INPLACE = [0]
+
+
+def view_i64(buf):
+    return np.frombuffer(buf, dtype=np.int64) if len(buf) else np.zeros(0, np.int64)
+
+
+def view_f(buf, dt):
+    return np.frombuffer(buf, dtype=NP_DT[dt]) if len(buf) else np.zeros(1, NP_DT[dt])
+
+
+class Tape:
+    __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "leaf_nodes", "leaf_pairs",
+                 "pyfuncs", "sv_vc", "sv_ver", "sv_entry", "sv_shape", "sv_which", "mark",
+                 "views", "into", "dn", "de", "n_saving", "released", "__weakref__")
+
+    def __init__(self):
+        self.E = array("q")
+        self.N = array("q")
+        self.V = [array("f"), array("d")]
+        self.XO = [[], []]
+        self.XA = [array("q"), array("q")]
+        self.I = array("q")
+        self.C = array("d")
+        self.asz = [0, 0]
+        self.leaf_nodes = {}        # id(leaf tensor) -> node
+        self.leaf_pairs = []        # [(node, leaf tensor)]: AccumulateGrad targets
+        self.pyfuncs = []           # custom Function records (see autograd.function)
+        self.sv_vc, self.sv_ver, self.sv_entry = [], array("q"), array("q")
+        self.sv_shape, self.sv_which = [], []
+        self.mark = None            # INPLACE count when the first version record was made
+        self.views = {}             # entry -> grad_fn Node view (identity-stable)
+        self.into = None            # set when absorbed into another tape
+        self.dn = self.de = 0       # node / entry shift applied by that absorb
+        self.n_saving = 0           # entries with saved values not yet freed
+        self.released = False
+
+    # ----------------------------------------------------------------- recording
+    def __len__(self):
+        return len(self.E) // K
+
+    def node(self, size, dt, prod, nr=0):
+        n = len(self.N) // NK
+        self.N.extend((self.asz[dt], size, dt, prod, nr))
+        self.asz[dt] += size
+        return n
+
+    def leaf_node(self, t):
+        n = self.leaf_nodes.get(id(t))
+        if n is None:
+            d = t._data
+            n = self.node(d.size, t._dtype.slot, -1)
+            self.leaf_nodes[id(t)] = n
+            self.leaf_pairs.append((n, t))
+        return n
+
+    def save(self, value, dt):
+        """Store a value the VJP (or a replay) needs; returns its code for SA/SB/SY."""
+        if type(value) is not np.ndarray:          # numpy scalar / python number
+            V = self.V[dt]
+            V.append(value)
+            return len(V) - 1
+        if value.size < EXT_MIN:
+            V = self.V[dt]
+            off = len(V)
+            if value.dtype != NP_DT[dt] or not value.flags.c_contiguous:
+                value = np.ascontiguousarray(value, NP_DT[dt])
+            V.frombytes(value.tobytes())
+            return off
+        value = np.ascontiguousarray(value, NP_DT[dt]).reshape(-1)
+        XO = self.XO[dt]
+        XO.append(value)
+        self.XA[dt].extend((value.__array_interface__["data"][0], value.size))
+        return -1 - len(XO)
+
+    def version_record(self, e, t, which):
+        """Remember the version of a saved tensor; backward refuses to use it if it changed."""
+        if self.mark is None:
+            self.mark = INPLACE[0]
+        self.sv_vc.append(t._vc)
+        self.sv_ver.append(t._vc[0])
+        self.sv_entry.append(e)
+        self.sv_shape.append(t._data.shape)
+        self.sv_which.append(which)
+
+    def entry(self, op, nm, out_size, dt, a, b, sa=-1, sb=-1, sy=-1, p0=0, p1=0, ci=-1, fl=0,
+              nr_outputs=0):
+        """Append an entry and its output node; returns (entry index, output node)."""
+        e = len(self.E) // K
+        n = len(self.N) // NK
+        self.N.extend((self.asz[dt], out_size, dt, e, 0))
+        self.asz[dt] += out_size
+        self.E.extend((op, nm, n, a, b, sa, sb, sy, p0, p1, ci, fl))
+        if fl & F_SAVES:
+            self.n_saving += 1
+        return e, n
+
+    def const(self, c):
+        self.C.append(c)
+        return len(self.C) - 1
+
+    def index(self, idx):
+        off = len(self.I)
+        self.I.frombytes(np.ascontiguousarray(idx, np.int64).tobytes())
+        return off
+
+    # ----------------------------------------------------------------- merging
+    def absorb(self, other):
+        """Append ``other`` (all of it) to this tape; ``other`` then forwards to ``self``."""
+        dn, de = len(self.N) // NK, len(self.E) // K
+        dv = [len(self.V[0]), len(self.V[1])]
+        dx = [len(self.XO[0]), len(self.XO[1])]
+        da = list(self.asz)
+        di, dc, dp = len(self.I), len(self.C), len(self.pyfuncs)
+        if len(other.N):
+            N = view_i64(other.N).reshape(-1, NK).copy()
+            dts = N[:, NDT]
+            N[:, NOFF] += np.where(dts == 0, da[0], da[1])
+            N[:, NPROD] = np.where(N[:, NPROD] >= 0, N[:, NPROD] + de, -1)
+            self.N.frombytes(N.tobytes())
+        if len(other.E):
+            E = view_i64(other.E).reshape(-1, K).copy()
+            edt = view_i64(other.N).reshape(-1, NK)[E[:, OUT], NDT]
+            for col in (OUT, IA, IB):
+                E[:, col] = np.where(E[:, col] >= 0, E[:, col] + dn, -1)
+            for col in (SA, SB, SY):
+                s = E[:, col]
+                shift_v = np.where(edt == 0, dv[0], dv[1])
+                shift_x = np.where(edt == 0, dx[0], dx[1])
+                E[:, col] = np.where(s >= 0, s + shift_v, np.where(s <= -2, s - shift_x, -1))
+            E[:, CI] = np.where(E[:, CI] >= 0, E[:, CI] + dc, -1)
+            kinds = E[:, OP]
+            from .ops import INDEX, OPCODE, OPS
+            is_index = np.isin(kinds, [i for i, o in enumerate(OPS) if o.kind == INDEX])
+            E[is_index, P0] += di
+            E[kinds == OPCODE["pyfunc"], P0] += dp
+            self.E.frombytes(E.tobytes())
+        for d in (0, 1):
+            self.V[d].extend(other.V[d])
+            self.XO[d].extend(other.XO[d])
+            self.XA[d].extend(other.XA[d])
+            self.asz[d] += other.asz[d]
+        self.I.extend(other.I)
+        self.C.extend(other.C)
+        for node, leaf in other.leaf_pairs:
+            self.leaf_pairs.append((node + dn, leaf))
+            self.leaf_nodes.setdefault(id(leaf), node + dn)
+        for rec in other.pyfuncs:
+            rec.shift(dn)
+            self.pyfuncs.append(rec)
+        if other.sv_vc:
+            if self.mark is None or (other.mark is not None and other.mark < self.mark):
+                self.mark = other.mark
+            self.sv_vc += other.sv_vc
+            self.sv_ver.extend(other.sv_ver)
+            self.sv_entry.extend(array("q", (e + de for e in other.sv_entry)))
+            self.sv_shape += other.sv_shape
+            self.sv_which += other.sv_which
+        for e, v in other.views.items():
+            v._tape, v._entry = self, e + de
+            self.views[e + de] = v
+        self.n_saving += other.n_saving
+        other.into, other.dn, other.de = self, dn, de
+        # the forwarding stub keeps nothing alive but the link
+        other.E = other.N = other.I = other.C = None
+        other.V = other.XO = other.XA = None
+        other.leaf_nodes, other.leaf_pairs, other.pyfuncs, other.views = {}, [], [], {}
+        other.sv_vc, other.sv_shape, other.sv_which = [], [], []
+
+
+def resolve(t):
+    """(tape, node) of a non-leaf tensor, following absorbs."""
+    tp = t._tape
+    if tp.into is not None:
+        node = t._node
+        while tp.into is not None:
+            node += tp.dn
+            tp = tp.into
+        t._tape, t._node = tp, node
+    return tp, t._node
+
+
+def resolve_entry(tp, e):
+    while tp.into is not None:
+        e += tp.de
+        tp = tp.into
+    return tp, e
+
+
+# --------------------------------------------------------------------- current tape
+_tls = threading.local()
+
+
+def current_tape():
+    tp = getattr(_tls, "tape", None)
+    if tp is None or len(tp.E) >= ROTATE_AT * K or tp.released:
+        tp = _tls.tape = Tape()
+    return tp
+
+
+def retire(tp):
+    """A backward consumed this tape: new leaf-only ops start a fresh one."""
+    if getattr(_tls, "tape", None) is tp:
+        _tls.tape = None
+
+
+def join(tapes):
+    """Merge several tapes into the largest; returns it."""
+    big = max(tapes, key=len)
+    for t in tapes:
+        if t is not big and t.into is None:
+            big.absorb(t)
+    return big
+
+
+# --------------------------------------------------------------------- backward driver
+_DUMMY = (np.zeros(1, np.float32), np.zeros(1, np.float64))
+
+MSG_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+             "tensors after they have already been freed). Saved intermediate values of the graph "
+             "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+             "you need to backward through the graph a second time or if you need to access saved "
+             "tensors after calling backward.")
+
+
+def version_mask(tp, ne):
+    """Entries with a saved tensor modified in place since it was saved."""
+    bad = np.zeros(max(ne, 1), np.uint8)
+    if tp.sv_vc and tp.mark != INPLACE[0]:
+        cur = np.fromiter((vc[0] for vc in tp.sv_vc), np.int64, len(tp.sv_vc))
+        diff = np.nonzero(cur != view_i64(tp.sv_ver))[0]
+        if diff.size:
+            bad[view_i64(tp.sv_entry)[diff]] = 1
+    return bad
+
+
+def _version_error(tp, e):
+    from .ops import OPS
+    from .autograd.graph import entry_name
+    for i, ent in enumerate(tp.sv_entry):
+        if ent == e and tp.sv_vc[i][0] != tp.sv_ver[i]:
+            E = view_i64(tp.E).reshape(-1, K)
+            which = tp.sv_which[i]
+            if which == "y":
+                src = "output 0 of %s" % entry_name(tp, e)
+            else:
+                node = E[e, IA if which == "a" else IB]
+                prod = view_i64(tp.N).reshape(-1, NK)[node, NPROD] if node >= 0 else -1
+                src = ("output %d of %s" % (view_i64(tp.N).reshape(-1, NK)[node, NNR], entry_name(tp, prod))
+                       if prod >= 0 else "a leaf Variable")
+            dt = OPS[E[e, OP]]
+            shape = "[" + ", ".join(str(s) for s in tp.sv_shape[i]) + "]"
+            ttype = "torch.FloatTensor" if view_i64(tp.N).reshape(-1, NK)[E[e, OUT], NDT] == 0 else "torch.DoubleTensor"
+            del E, dt
+            return RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                "inplace operation: [%s %s], which is %s, is at version %d; expected version %d "
+                "instead. Hint: enable anomaly detection to find the operation that failed to "
+                "compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+                % (ttype, shape, src, tp.sv_vc[i][0], tp.sv_ver[i]))
+    return RuntimeError("one of the variables needed for gradient computation has been modified "
+                        "by an inplace operation")
+
+
+def sweep(tp, seeds, retain_graph):
+    """Reverse sweep of ``tp`` from the seeded nodes.
+
+    seeds: [(node, flat cotangent)]. Returns (A, nreach): the adjoint stores (float32,
+    float64) and a per-node flag of which nodes received a cotangent. Raises PyTorch's errors
+    for stale saved tensors and freed graphs before anything is accumulated.
+    """
+    from ._interp import reverse
+    ne = len(tp.E) // K
+    nn = len(tp.N) // NK
+    A = [np.zeros(tp.asz[0], np.float32), np.zeros(tp.asz[1], np.float64)]
+    nreach = np.zeros(max(nn, 1), np.uint8)
+    ereach = np.zeros(max(ne, 1), np.uint8)
+    Nv = view_i64(tp.N).reshape(-1, NK)
+    start = -1
+    for node, g in seeds:
+        off, size, dt, prod = (int(v) for v in Nv[node, :4])
+        A[dt][off:off + size] += g
+        nreach[node] = 1
+        if prod >= 0:
+            ereach[prod] = 1
+            start = max(start, prod)
+    del Nv
+    bad = version_mask(tp, ne)
+    err = None
+    E = N = V4 = V8 = XA4 = XA8 = I = C = None
+    try:
+        E, N = view_i64(tp.E), view_i64(tp.N)
+        V4, V8 = view_f(tp.V[0], 0), view_f(tp.V[1], 1)
+        XA4, XA8 = view_i64(tp.XA[0]), view_i64(tp.XA[1])
+        I, C = view_i64(tp.I), (np.frombuffer(tp.C, np.float64) if len(tp.C) else np.zeros(1))
+        while start >= 0:
+            status, e = reverse(E, N, V4, V8, XA4, XA8, I, C, A[0], A[1], _DUMMY[0], _DUMMY[1],
+                                False, nreach, ereach, bad, start, 0)
+            if status == 0:
+                break
+            if status == 1:
+                tp.pyfuncs[int(E[e * K + P0])].backward(A, N, nreach, ereach)
+                start = e - 1
+            elif status == 2:
+                err = e
+                break
+            else:
+                err = -1 - e
+                break
+        if err is None and not retain_graph and ne:
+            Ev = E.reshape(-1, K)
+            hit = np.nonzero(ereach[:ne])[0]
+            fl = Ev[hit, FL]
+            tp.n_saving -= int(np.count_nonzero((fl & (F_SAVES | F_FREED)) == F_SAVES))
+            Ev[hit, FL] = fl | F_FREED
+            del Ev
+    finally:
+        del E, N, V4, V8, XA4, XA8, I, C
+    if err is not None:
+        if err >= 0:
+            raise _version_error(tp, err)
+        raise RuntimeError(MSG_FREED)
+    if not retain_graph:
+        retire(tp)
+        if tp.n_saving <= 0 and not tp.pyfuncs:
+            release(tp)
+    return A, nreach
+
+
+def release(tp):
+    """Free saved values once no entry needs them (a consumed graph)."""
+    tp.V = [array("f"), array("d")]
+    tp.XO = [[], []]
+    tp.XA = [array("q"), array("q")]
+    tp.sv_vc, tp.sv_shape, tp.sv_which = [], [], []
+    tp.sv_ver, tp.sv_entry = array("q"), array("q")
+    tp.mark = None
+    tp.released = True

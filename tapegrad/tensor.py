@@ -1,0 +1,1387 @@
+"""The Tensor facade: PyTorch's semantics over numpy values and the tape.
+
+A Tensor owns a numpy value (an ndarray, or a numpy scalar for 0-dim results until someone
+needs it as an array), a dtype, ``requires_grad``, a version counter shared with its views,
+and, when it is the output of a recorded op, its tape and node. Forward values are computed
+by the op table's numpy references; recording appends one entry (``_record_*``). Composite
+operations (mean, sigmoid via the table, reshape, unbind, indexing, matmul shapes) are built
+here from the primitive core of ``ops.py``.
+"""
+import math
+import numbers
+
+import numpy as np
+
+from . import tape as _tp
+from .autograd.grad_mode import STATE
+from .kernels import F_HIDDEN, F_SAVES
+from .ops import BY_NAME, OPCODE, OPS
+
+_ndarray = np.ndarray
+_generic = np.generic
+
+
+# ----------------------------------------------------------------------------- dtypes
+class dtype:
+    """A tensor element type (``torch.float32`` ...)."""
+    __slots__ = ("name", "np", "slot", "is_floating_point", "is_complex", "is_signed", "itemsize",
+                 "_cat")
+
+    def __init__(self, name, npdt, cat):
+        self.name, self.np = name, np.dtype(npdt)
+        self.slot = {"float32": 0, "float64": 1}.get(name, -1)
+        self.is_floating_point = cat == 2
+        self.is_complex = False
+        self.is_signed = name not in ("uint8", "bool")
+        self.itemsize = self.np.itemsize
+        self._cat = cat
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+    def to_real(self):
+        return self
+
+
+def _dtype_by_name(name):
+    return _BY_NAME[name]
+
+
+float16 = dtype("float16", np.float16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+uint8 = dtype("uint8", np.uint8, 1)
+bool_ = dtype("bool", np.bool_, 0)
+_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+_BY_NAME = {d.name: d for d in _ALL}
+_BY_NP = {d.np: d for d in _ALL}
+_DEFAULT = [float32]
+
+
+def get_default_dtype():
+    return _DEFAULT[0]
+
+
+def set_default_dtype(d):
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _DEFAULT[0] = d
+
+
+def _as_dtype(d):
+    if d is None or isinstance(d, dtype):
+        return d
+    if d is float:
+        return float64
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    try:
+        return _BY_NP[np.dtype(d)]
+    except (TypeError, KeyError):
+        raise TypeError("cannot interpret %r as a tapegrad dtype" % (d,))
+
+
+def promote_types(a, b):
+    if a is b:
+        return a
+    return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+def _scalar_dtype(v):
+    if isinstance(v, bool):
+        return bool_
+    if isinstance(v, numbers.Integral):
+        return int64
+    return _DEFAULT[0]
+
+
+def _result_dtype(a, b):
+    """torch's type promotion for a Tensor ``a`` and a Tensor or Python number ``b``:
+    dimensioned tensors outrank 0-dim tensors, which outrank Python numbers, unless a
+    lower-ranked operand is of a higher category (bool < integer < floating)."""
+    ad = a._dtype
+    if isinstance(b, Tensor):
+        bd = b._dtype
+        if ad is bd:
+            return ad
+        ra, rb = a._data.ndim > 0, b._data.ndim > 0
+        if ra == rb:
+            return promote_types(ad, bd)
+        hi, lo = (ad, bd) if ra else (bd, ad)
+        return lo if lo._cat > hi._cat else hi
+    sd = _scalar_dtype(b)
+    return sd if sd._cat > ad._cat else ad
+
+
+# ----------------------------------------------------------------------------- Size
+class Size(tuple):
+    """torch.Size: a tuple of ints."""
+    def __repr__(self):
+        return "torch.Size([%s])" % ", ".join(str(int(s)) for s in self)
+
+    def numel(self):
+        return int(np.prod(self, dtype=np.int64))
+
+
+class device:
+    __slots__ = ("type", "index")
+
+    def __init__(self, type="cpu", index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        if str(type).split(":")[0] != "cpu":
+            raise RuntimeError("tapegrad runs on the CPU only; got device %r" % (type,))
+        self.type, self.index = "cpu", index
+
+    def __repr__(self):
+        return "device(type='cpu')"
+
+    def __str__(self):
+        return "cpu"
+
+    def __eq__(self, other):
+        return isinstance(other, (device, str)) and str(other).split(":")[0] == "cpu"
+
+    def __hash__(self):
+        return hash("cpu")
+
+
+_CPU = device("cpu")
+
+
+def _grad_on():
+    return STATE.enabled
+
+
+# ----------------------------------------------------------------------------- creation helpers
+def _wrap(data, dt):
+    t = object.__new__(Tensor)
+    t._data = data
+    t._dtype = dt
+    t._rg = False
+    t._tape = None
+    t._node = -1
+    t._vc = [0]
+    t._grad = None
+    t._acc = None
+    t._base = None
+    return t
+
+
+def _np_of(v, dt=None):
+    """numpy value of a Tensor or Python number/array-like."""
+    if isinstance(v, Tensor):
+        return v._data
+    return np.asarray(v)
+
+
+_NM = None
+
+
+def _nm(name):
+    global _NM
+    if _NM is None:
+        from .autograd.graph import name_id
+        _NM = name_id
+    return _NM(name)
+
+
+def _nm_default(op):
+    return _nm(op.grad_fn)
+
+
+def _src(t, tp):
+    """Node of a tensor that requires grad, on tape ``tp`` (leaves get a node there)."""
+    if t._tape is None:
+        return tp.leaf_node(t)
+    return t._node
+
+
+def _tape_for(*ts):
+    """The tape an op on these tensors (those requiring grad) records to."""
+    found = None
+    many = None
+    for t in ts:
+        if t is not None and t._tape is not None:
+            tp = t._tape
+            if tp.into is not None:
+                tp, _ = _tp.resolve(t)
+            if found is None:
+                found = tp
+            elif tp is not found:
+                many = [found, tp] if many is None else many + [tp]
+    if many is not None:
+        found = _tp.join(many)
+        for t in ts:
+            if t is not None and t._tape is not None:
+                _tp.resolve(t)
+    return found if found is not None else _tp.current_tape()
+
+
+def _out(data, dt, tp, node):
+    t = _wrap(data, dt)
+    t._rg = True
+    t._tape = tp
+    t._node = node
+    return t
+
+
+def _fix0(y, dt):
+    """numpy results: keep the tensor dtype (numpy may widen) and plain ndarray/scalar types."""
+    if y.dtype != dt.np:
+        y = y.astype(dt.np)
+    return y
+
+
+# ----------------------------------------------------------------------------- recording
+def _record_unary(x, op, y, c=None, nm=None):
+    tp = _tape_for(x)
+    a = _src(x, tp)
+    if x._dtype.slot < 0:
+        raise RuntimeError("only floating point tensors can be differentiated")
+    dt = x._dtype.slot
+    sx = sy = -1
+    saves = op.saves
+    fl = F_SAVES if saves else 0
+    if "x" in saves:
+        sx = tp.save(x._data, dt)
+    if "y" in saves:
+        sy = tp.save(y, dt)
+    ci = tp.const(c) if c is not None else -1
+    e, n = tp.entry(op.opcode, nm if nm is not None else _nm_default(op), y.size, dt, a, -1,
+                    sa=sx, sy=sy, ci=ci, fl=fl)
+    out = _out(y, x._dtype, tp, n)
+    if "x" in saves:
+        tp.version_record(e, x, "a")
+    if "y" in saves:
+        tp.version_record(e, out, "y")
+    return out
+
+
+def _cast_node(tp, t, node, rdt):
+    """Hidden dtype conversion of a grad-requiring operand to the result dtype."""
+    e, n = tp.entry(OPCODE["cast"], _nm("ToCopyBackward0"), t._data.size, rdt.slot, node, -1,
+                    fl=F_HIDDEN)
+    return n
+
+
+def _expand_node(tp, node, src_shape, out_shape, dt):
+    """Hidden broadcast of a node to ``out_shape`` (a gather whose VJP sums)."""
+    idx = np.broadcast_to(np.arange(int(np.prod(src_shape, dtype=np.int64)), dtype=np.int64)
+                          .reshape(src_shape), out_shape).ravel()
+    off = tp.index(idx)
+    e, n = tp.entry(OPCODE["gather"], _nm("ExpandBackward0"), idx.size, dt, node, -1,
+                    p0=off, p1=idx.size, fl=F_HIDDEN)
+    return n
+
+
+def _record_binary(op, a, b, y, rdt, nm=None):
+    """a, b: Tensors or Python numbers (at least one Tensor requiring grad)."""
+    ga = isinstance(a, Tensor) and a._rg
+    gb = isinstance(b, Tensor) and b._rg
+    if rdt.slot < 0:
+        raise RuntimeError("only floating point tensors can be differentiated")
+    tp = _tape_for(a if ga else None, b if gb else None)
+    dt = rdt.slot
+    shape = y.shape
+    n = y.size
+    na = nb = -1
+    av = a._data if isinstance(a, Tensor) else a
+    bv = b._data if isinstance(b, Tensor) else b
+    sa = sb = 1
+    for side in (0, 1):
+        t, g = (a, ga) if side == 0 else (b, gb)
+        val = av if side == 0 else bv
+        if isinstance(t, Tensor):
+            size = t._data.size
+            tshape = t._data.shape
+        else:
+            size, tshape = 1, ()
+        node = -1
+        if g:
+            node = _src(t, tp)
+            if t._dtype is not rdt:
+                node = _cast_node(tp, t, node, rdt)
+        stride = 1
+        if size == 1 and n != 1:
+            stride = 0
+        elif tshape != shape:
+            if g:
+                node = _expand_node(tp, node, tshape, shape, dt)
+            val = np.broadcast_to(val, shape)
+        if side == 0:
+            na, sa, av = node, stride, val
+        else:
+            nb, sb, bv = node, stride, val
+    save_a, save_b, save_y = op.saves_fn(na >= 0, nb >= 0)
+    # constants are always kept (a replay needs them); tensors only when the VJP reads them
+    ca = tp.save(av, dt) if (save_a or na < 0) else -1
+    cb = tp.save(bv, dt) if (save_b or nb < 0) else -1
+    cy = tp.save(y, dt) if save_y else -1
+    fl = F_SAVES if (save_a or save_b or save_y) else 0
+    e, node = tp.entry(op.opcode, nm if nm is not None else _nm_default(op), n, dt, na, nb,
+                       sa=ca, sb=cb, sy=cy, p0=sa, p1=sb, fl=fl)
+    out = _out(y, rdt, tp, node)
+    if save_a and isinstance(a, Tensor):
+        tp.version_record(e, a, "a")
+    if save_b and isinstance(b, Tensor):
+        tp.version_record(e, b, "b")
+    if save_y:
+        tp.version_record(e, out, "y")
+    return out
+
+
+def _record_index(x, opname, idx, y, c=None, nm=None, aliases=None):
+    """gather / segsum / copy entries; ``aliases``: sizes of outputs sharing the node (unbind)."""
+    tp = _tape_for(x)
+    a = _src(x, tp)
+    dt = x._dtype.slot
+    off = tp.index(idx) if idx is not None else 0
+    ci = tp.const(c) if c is not None else -1
+    op = BY_NAME[opname]
+    e, n = tp.entry(op.opcode, nm if nm is not None else _nm_default(op),
+                    int(np.size(y)), dt, a, -1, p0=off, p1=0 if idx is None else idx.size, ci=ci)
+    return tp, e, n
+
+
+def _leaf_inplace_check(t):
+    if t._rg and t._tape is None and _grad_on():
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _bump(t):
+    t._vc[0] += 1
+    _tp.INPLACE[0] += 1
+
+
+# ----------------------------------------------------------------------------- Tensor
+class Tensor:
+    """A multi-dimensional array with PyTorch's autograd semantics."""
+    __slots__ = ("_data", "_dtype", "_rg", "_tape", "_node", "_vc", "_grad", "_acc", "_base",
+                 "_retain", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, *args, **kwargs):
+        # torch.Tensor(data) / torch.Tensor(2, 3): float tensors of the default dtype
+        if len(args) == 1 and not isinstance(args[0], numbers.Number):
+            data = np.array(_np_of(args[0]) if isinstance(args[0], Tensor) else args[0],
+                            dtype=_DEFAULT[0].np)
+        else:
+            data = np.zeros(tuple(int(a) for a in args), dtype=_DEFAULT[0].np)
+        src = _wrap(data, _DEFAULT[0])
+        for k in Tensor.__slots__[:-1]:
+            try:
+                setattr(self, k, getattr(src, k))
+            except AttributeError:
+                pass
+
+    # ---- basic attributes
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return int(self._data.shape[dim])
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return int(self._data.size)
+
+    nelement = numel
+
+    @property
+    def device(self):
+        return _CPU
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def is_floating_point(self):
+        return self._dtype.is_floating_point
+
+    def element_size(self):
+        return self._dtype.itemsize
+
+    @property
+    def requires_grad(self):
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        if self._tape is not None and not flag:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't require "
+                               "differentiation use var_no_grad = var.detach().")
+        if flag and not self._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._rg = bool(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._tape is None
+
+    @property
+    def grad_fn(self):
+        if self._tape is None:
+            return None
+        from .autograd.graph import node_view
+        tp, node = _tp.resolve(self)
+        return node_view(tp, int(_tp.view_i64(tp.N)[node * 5 + 3]))
+
+    @property
+    def grad(self):
+        if self._tape is not None and not getattr(self, "_retain", False):
+            import warnings
+            warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                          "accessed. Its .grad attribute won't be populated during "
+                          "autograd.backward(). If you indeed want the .grad field to be populated "
+                          "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
+                          UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, g):
+        if g is not None:
+            if not isinstance(g, Tensor):
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
+                                "type %s" % type(g).__name__)
+            if g._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+            if g._dtype is not self._dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = g
+
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    @property
+    def data(self):
+        t = _wrap(self._arr(), self._dtype)   # shares storage, not the version counter
+        return t
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError("data must be a Tensor")
+        self._data = other._arr()
+        self._dtype = other._dtype
+
+    def _arr(self):
+        """The value as an ndarray (materialising a 0-dim numpy scalar in place)."""
+        d = self._data
+        if type(d) is not _ndarray:
+            d = self._data = np.array(d)
+        return d
+
+    # ---- conversion
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError("a Tensor with %d elements cannot be converted to Scalar" % self._data.size)
+        return self._data.item() if self._data.ndim == 0 else self._data.reshape(-1)[0].item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, force=False):
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._arr()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._arr()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._dtype._cat > 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        from ._format import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return repr(self)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (np.array(self._data), self._dtype.name, self._rg))
+
+    def detach(self):
+        return _share(self)
+
+    def detach_(self):
+        if self._tape is not None:
+            self._tape = None
+            self._node = -1
+        self._rg = False
+        return self
+
+    def clone(self, memory_format=None):
+        y = np.array(self._data, copy=True)
+        if self._rg and _grad_on():
+            tp, e, n = _record_index(self, "copy", None, y, nm=_nm("CloneBackward0"))
+            return _out(y if y.ndim else y[()], self._dtype, tp, n)
+        return _wrap(y if y.ndim else y[()], self._dtype)
+
+    def contiguous(self, memory_format=None):
+        if type(self._data) is not _ndarray or self._data.flags.c_contiguous:
+            return self
+        return self.clone()
+
+    def is_contiguous(self, memory_format=None):
+        return type(self._data) is not _ndarray or bool(self._data.flags.c_contiguous)
+
+    def to(self, *args, **kwargs):
+        dt = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, dtype):
+                dt = a
+            elif isinstance(a, Tensor):
+                dt = a._dtype
+            elif isinstance(a, (str, device)):
+                device(a)
+        if dt is None or dt is self._dtype:
+            return self
+        return _convert(self, dt)
+
+    def type(self, dt=None):
+        if dt is None:
+            return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
+                    "int64": "torch.LongTensor", "int32": "torch.IntTensor",
+                    "bool": "torch.BoolTensor"}.get(self._dtype.name, "torch.Tensor")
+        return self.to(_as_dtype(dt))
+
+    def type_as(self, other):
+        return self.to(other._dtype)
+
+    def float(self):
+        return self.to(float32)
+
+    def double(self):
+        return self.to(float64)
+
+    def long(self):
+        return self.to(int64)
+
+    def int(self):
+        return self.to(int32)
+
+    def bool(self):
+        return self.to(bool_)
+
+    def cpu(self):
+        return self
+
+    # ---- backward
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd.engine import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def retain_grad(self):
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._tape is not None:
+            self._retain = True
+
+    @property
+    def retains_grad(self):
+        return self._tape is not None and getattr(self, "_retain", False)
+
+    # ---- arithmetic
+    def __add__(self, other):
+        return add(self, other)
+
+    def __radd__(self, other):
+        return add(other, self)
+
+    def __sub__(self, other):
+        return sub(self, other)
+
+    def __rsub__(self, other):
+        return sub(other, self)
+
+    def __mul__(self, other):
+        return mul(self, other)
+
+    def __rmul__(self, other):
+        return mul(other, self)
+
+    def __truediv__(self, other):
+        return div(self, other)
+
+    def __rtruediv__(self, other):
+        return div(other, self)
+
+    def __pow__(self, other):
+        return pow(self, other)
+
+    def __rpow__(self, other):
+        return pow(other, self)
+
+    def __neg__(self):
+        return neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    def __abs__(self):
+        return abs(self)
+
+    def add(self, other, alpha=1):
+        return add(self, other, alpha=alpha)
+
+    def sub(self, other, alpha=1):
+        return sub(self, other, alpha=alpha)
+
+    def mul(self, other):
+        return mul(self, other)
+
+    def div(self, other):
+        return div(self, other)
+
+    def pow(self, other):
+        return pow(self, other)
+
+    def neg(self):
+        return neg(self)
+
+    negative = neg
+
+    def matmul(self, other):
+        return matmul(self, other)
+
+    def mm(self, other):
+        return mm(self, other)
+
+    def dot(self, other):
+        return dot(self, other)
+
+    def mv(self, other):
+        return mv(self, other)
+
+    # comparisons (no gradient)
+    def _cmp(self, other, f):
+        return _wrap(f(self._data, _np_of(other)), bool_)
+
+    def __eq__(self, other):
+        return self._cmp(other, np.equal)
+
+    def __ne__(self, other):
+        return self._cmp(other, np.not_equal)
+
+    def __lt__(self, other):
+        return self._cmp(other, np.less)
+
+    def __le__(self, other):
+        return self._cmp(other, np.less_equal)
+
+    def __gt__(self, other):
+        return self._cmp(other, np.greater)
+
+    def __ge__(self, other):
+        return self._cmp(other, np.greater_equal)
+
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+
+    # ---- in place
+    def _inplace(self, other, f):
+        _leaf_inplace_check(self)
+        if self._rg and _grad_on():
+            if self._base is not None:
+                raise NotImplementedError("in-place operations on a view of a tensor that requires "
+                                          "grad are not supported yet (use an out-of-place op)")
+            res = f(self, other)
+            if res._dtype is not self._dtype:
+                raise RuntimeError("result type %s can't be cast to the desired output type %s"
+                                   % (res._dtype.name.capitalize(), self._dtype.name.capitalize()))
+            d = self._data
+            if type(d) is _ndarray:
+                d[...] = res._data
+            else:
+                self._data = res._data
+            self._tape, self._node = res._tape, res._node
+            self._rg = True
+        else:
+            od = _np_of(other)
+            res = f(_wrap(self._data, self._dtype), other if not isinstance(other, Tensor) else _share(other))
+            rd = res._data
+            if res._dtype is not self._dtype and not (res._dtype._cat <= self._dtype._cat):
+                raise RuntimeError("result type %s can't be cast to the desired output type %s"
+                                   % (res._dtype.name.capitalize(), self._dtype.name.capitalize()))
+            d = self._data
+            if type(d) is _ndarray:
+                d[...] = rd
+            else:
+                self._data = np.asarray(rd, self._dtype.np)[()]
+            del od
+        _bump(self)
+        return self
+
+    def add_(self, other, alpha=1):
+        return self._inplace(other, lambda s, o: add(s, o, alpha=alpha))
+
+    def sub_(self, other, alpha=1):
+        return self._inplace(other, lambda s, o: sub(s, o, alpha=alpha))
+
+    def mul_(self, other):
+        return self._inplace(other, mul)
+
+    def div_(self, other):
+        return self._inplace(other, div)
+
+    def pow_(self, other):
+        return self._inplace(other, pow)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def fill_(self, value):
+        _leaf_inplace_check(self)
+        if self._rg and _grad_on() and self._tape is not None:
+            # the result no longer depends on the old value: a mul-by-zero entry (zero VJP)
+            name = "ZeroBackward0" if _np_of(value) == 0 else "FillBackward0"
+            y = np.full(self._data.shape, _np_of(value), self._dtype.np)
+            return self._inplace(0.0, lambda s, o: _record_binary(
+                BY_NAME["mul"], s, 0.0, y if y.ndim else y[()], s._dtype, nm=_nm(name)))
+        d = self._arr()
+        d[...] = _np_of(value)
+        _bump(self)
+        return self
+
+    def copy_(self, src, non_blocking=False):
+        _leaf_inplace_check(self)
+        if (self._rg or (isinstance(src, Tensor) and src._rg)) and _grad_on() and self._tape is not None:
+            raise NotImplementedError("copy_ into a non-leaf tensor that requires grad is not "
+                                      "supported yet")
+        d = self._arr()
+        d[...] = _np_of(src)
+        _bump(self)
+        return self
+
+    # ---- unary math
+    def exp(self):
+        return exp(self)
+
+    def log(self):
+        return log(self)
+
+    def sin(self):
+        return sin(self)
+
+    def cos(self):
+        return cos(self)
+
+    def tanh(self):
+        return tanh(self)
+
+    def sigmoid(self):
+        return sigmoid(self)
+
+    def relu(self):
+        return relu(self)
+
+    def sqrt(self):
+        return sqrt(self)
+
+    def abs(self):
+        return abs(self)
+
+    # ---- reductions
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        return sum(self, dim, keepdim, dtype=dtype)
+
+    def mean(self, dim=None, keepdim=False, dtype=None):
+        return mean(self, dim, keepdim, dtype=dtype)
+
+    # ---- shape
+    def view(self, *shape):
+        return _view(self, shape, "view")
+
+    def reshape(self, *shape):
+        return _view(self, shape, "reshape")
+
+    def view_as(self, other):
+        return _view(self, (other.shape,), "view")
+
+    def reshape_as(self, other):
+        return _view(self, (other.shape,), "reshape")
+
+    def unbind(self, dim=0):
+        return unbind(self, dim)
+
+    def __getitem__(self, key):
+        return _getitem(self, key)
+
+    def __setitem__(self, key, value):
+        _leaf_inplace_check(self)
+        if _grad_on() and (self._rg or (isinstance(value, Tensor) and value._rg)):
+            raise NotImplementedError("assigning into a tensor that requires grad, or assigning a "
+                                      "value that requires grad, is not supported yet")
+        d = self._arr()
+        d[_np_key(key)] = _np_of(value)
+        _bump(self)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return allclose(self, other, rtol, atol, equal_nan)
+
+
+def _share(t):
+    """A new leaf sharing ``t``'s storage and version counter (``detach``)."""
+    s = _wrap(t._arr(), t._dtype)
+    s._vc = t._vc
+    s._base = t._base if t._base is not None else t
+    return s
+
+
+def _rebuild(arr, dtname, rg):
+    t = _wrap(arr if arr.ndim else arr[()], _BY_NAME[dtname])
+    t._rg = rg
+    return t
+
+
+def _np_key(key):
+    if isinstance(key, Tensor):
+        return key._data
+    if isinstance(key, tuple):
+        return tuple(k._data if isinstance(k, Tensor) else k for k in key)
+    return key
+
+
+# ----------------------------------------------------------------------------- functions
+def _unary_fn(opname):
+    op = BY_NAME[opname]
+    ref = op.ref
+
+    def f(input):
+        d = input._data
+        if input._dtype._cat < 2:
+            d = d.astype(_DEFAULT[0].np)
+            input = _wrap(d, _DEFAULT[0])
+        with np.errstate(all="ignore"):
+            y = ref(d)
+        if input._rg and STATE.enabled:
+            return _record_unary(input, op, y)
+        return _wrap(y, input._dtype)
+    f.__name__ = opname
+    f.__doc__ = "Elementwise %s (grad_fn %s)." % (opname, op.grad_fn)
+    return f
+
+
+exp = _unary_fn("exp")
+log = _unary_fn("log")
+sin = _unary_fn("sin")
+cos = _unary_fn("cos")
+tanh = _unary_fn("tanh")
+sigmoid = _unary_fn("sigmoid")
+relu = _unary_fn("relu")
+sqrt = _unary_fn("sqrt")
+_abs_fn = _unary_fn("abs")
+
+
+def abs(input):
+    if input._dtype._cat < 2:
+        return _wrap(np.abs(input._data), input._dtype)
+    return _abs_fn(input)
+
+
+def neg(input):
+    y = np.negative(input._data)
+    if input._rg and STATE.enabled:
+        return _record_unary(input, BY_NAME["neg"], y)
+    return _wrap(y, input._dtype)
+
+
+negative = neg
+
+
+def _binary_fn(opname, quiet=False):
+    op = BY_NAME[opname]
+    ref = op.ref
+
+    def f(input, other):
+        if isinstance(input, Tensor):
+            a = input
+        else:
+            if not isinstance(other, Tensor):
+                raise TypeError("%s(): expected a Tensor argument" % opname)
+            a = other
+        rdt = _result_dtype(a, other if a is input else input)
+        av = input._data if isinstance(input, Tensor) else input
+        bv = other._data if isinstance(other, Tensor) else other
+        npdt = rdt.np
+        if isinstance(input, Tensor):
+            if input._dtype is not rdt:
+                av = av.astype(npdt)
+        else:
+            av = npdt.type(av)
+        if isinstance(other, Tensor):
+            if other._dtype is not rdt:
+                bv = bv.astype(npdt)
+        else:
+            bv = npdt.type(bv)
+        if quiet:
+            y = ref(av, bv)
+        else:
+            with np.errstate(all="ignore"):
+                y = ref(av, bv)
+        if y.dtype != npdt:
+            y = y.astype(npdt)
+        if STATE.enabled and ((isinstance(input, Tensor) and input._rg) or
+                              (isinstance(other, Tensor) and other._rg)):
+            return _record_binary(op, input, other, y, rdt)
+        return _wrap(y, rdt)
+    f.__name__ = opname
+    return f
+
+
+_add = _binary_fn("add", quiet=True)
+_sub = _binary_fn("sub", quiet=True)
+mul = _binary_fn("mul", quiet=True)
+_div = _binary_fn("div")
+_pow_tt = _binary_fn("pow")
+multiply = mul
+
+
+def _check_shapes(a, b):
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        sa, sb = a._data.shape, b._data.shape
+        if sa != sb:
+            try:
+                np.broadcast_shapes(sa, sb)
+            except ValueError:
+                # torch: "The size of tensor a (3) must match the size of tensor b (2) at
+                # non-singleton dimension 0"
+                n = max(len(sa), len(sb))
+                pa, pb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+                for i in range(n - 1, -1, -1):
+                    if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+                        raise RuntimeError("The size of tensor a (%d) must match the size of "
+                                           "tensor b (%d) at non-singleton dimension %d"
+                                           % (pa[i], pb[i], i))
+
+
+def add(input, other, alpha=1):
+    _check_shapes(input, other)
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return _add(input, other)
+
+
+def sub(input, other, alpha=1):
+    _check_shapes(input, other)
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return _sub(input, other)
+
+
+subtract = sub
+
+
+def div(input, other, rounding_mode=None):
+    _check_shapes(input, other)
+    if rounding_mode is not None:
+        raise NotImplementedError("div(rounding_mode=...) is not supported yet")
+    # true division promotes integers to the default float dtype
+    if isinstance(input, Tensor) and input._dtype._cat < 2 and not (
+            isinstance(other, Tensor) and other._dtype._cat == 2) and not isinstance(other, float):
+        input = _convert(input, _DEFAULT[0])
+    return _div(input, other)
+
+
+divide = true_divide = div
+
+
+def pow(input, exponent):
+    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        if not isinstance(exponent, numbers.Number):
+            raise TypeError("pow(): exponent must be a number or a Tensor")
+        rdt = _result_dtype(input, exponent)
+        d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
+        with np.errstate(all="ignore"):
+            y = np.power(d, rdt.np.type(exponent))
+        if input._rg and STATE.enabled:
+            return _record_unary(input, BY_NAME["pow_scalar"], y, c=float(exponent))
+        return _wrap(y, rdt)
+    if not isinstance(input, Tensor):
+        # scalar ** tensor: torch names this PowBackward2
+        rdt = _result_dtype(exponent, input)
+        out = _pow_tt(input, exponent)
+        if out._tape is not None:
+            _rename_last(out, "PowBackward2")
+        return out
+    _check_shapes(input, exponent)
+    return _pow_tt(input, exponent)
+
+
+def _rename_last(t, name):
+    tp, node = _tp.resolve(t)
+    N = _tp.view_i64(tp.N)
+    e = int(N[node * 5 + 3])
+    del N
+    E = _tp.view_i64(tp.E)
+    E[e * 12 + 1] = _nm(name)
+    del E
+
+
+def _convert(t, dt):
+    y = t._data.astype(dt.np)
+    if t._rg and STATE.enabled and dt.slot >= 0:
+        tp = _tape_for(t)
+        a = _src(t, tp)
+        e, n = tp.entry(OPCODE["cast"], _nm("ToCopyBackward0"), y.size, dt.slot, a, -1)
+        return _out(y, dt, tp, n)
+    return _wrap(y, dt)
+
+
+def _norm_dims(dim, ndim):
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
+    out = []
+    for d in dims:
+        d = int(d)
+        if not -max(ndim, 1) <= d < max(ndim, 1):
+            raise IndexError("Dimension out of range (expected to be in range of [%d, %d], but "
+                             "got %d)" % (-max(ndim, 1), max(ndim, 1) - 1, d))
+        out.append(d % max(ndim, 1))
+    return tuple(sorted(set(out)))
+
+
+def _reduce(input, dim, keepdim, dtype, mean_):
+    d = input._data
+    dt = input._dtype
+    if dtype is not None:
+        dt = _as_dtype(dtype)
+        d = d.astype(dt.np)
+    elif dt._cat < 2:
+        if mean_:
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either "
+                               "a floating point or complex dtype. Got: %s" % dt.name.capitalize())
+        dt = int64
+        d = d.astype(np.int64)
+    dims = _norm_dims(dim, d.ndim)
+    if dims is not None and d.ndim == 0:
+        dims = None if not keepdim else dims
+    if dims is None or len(dims) == d.ndim and not keepdim:
+        y = np.mean(d) if mean_ else np.sum(d)
+        y = dt.np.type(y)
+        if keepdim and dims is not None:
+            y = np.reshape(y, (1,) * d.ndim)
+        if input._rg and STATE.enabled:
+            n = max(d.size, 1)
+            c = 1.0 / n if mean_ else 1.0
+            name = "MeanBackward0" if mean_ else "SumBackward0"
+            if dims is not None:
+                name = "MeanBackward1" if mean_ else "SumBackward1"
+            if dtype is not None and dt is not input._dtype:
+                input = _convert(input, dt)
+            return _record_unary_sum(input, y, c, _nm(name))
+        return _wrap(y, dt)
+    with np.errstate(all="ignore"):
+        y = (np.mean if mean_ else np.sum)(d, axis=dims, keepdims=keepdim, dtype=dt.np)
+    if input._rg and STATE.enabled:
+        kshape = tuple(1 if i in dims else s for i, s in enumerate(d.shape))
+        ysize = int(np.prod(kshape, dtype=np.int64))
+        idx = np.broadcast_to(np.arange(ysize, dtype=np.int64).reshape(kshape), d.shape).ravel()
+        red = d.size // max(ysize, 1)
+        c = 1.0 / red if (mean_ and red) else 1.0
+        if dtype is not None and dt is not input._dtype:
+            input = _convert(input, dt)
+        tp, e, n = _record_index(input, "segsum", idx, y, c=c,
+                                 nm=_nm("MeanBackward1" if mean_ else "SumBackward1"))
+        return _out(y, dt, tp, n)
+    return _wrap(y, dt)
+
+
+def _record_unary_sum(x, y, c, nm):
+    tp = _tape_for(x)
+    a = _src(x, tp)
+    e, n = tp.entry(OPCODE["sum"], nm, 1, x._dtype.slot, a, -1, ci=tp.const(c))
+    return _out(y, x._dtype, tp, n)
+
+
+def sum(input, dim=None, keepdim=False, dtype=None):
+    return _reduce(input, dim, keepdim, dtype, False)
+
+
+def mean(input, dim=None, keepdim=False, dtype=None):
+    return _reduce(input, dim, keepdim, dtype, True)
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def _view(x, shape, kind):
+    shape = _shape_arg(shape)
+    d = x._arr()
+    try:
+        if kind == "view" and d.ndim and not d.flags.c_contiguous and d.size > 1:
+            # numpy would copy; torch refuses when strides are incompatible
+            y = d.view()
+            y.shape = shape
+        else:
+            y = d.reshape(shape)
+    except AttributeError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    except ValueError:
+        raise RuntimeError("shape '%s' is invalid for input of size %d"
+                           % (list(shape), d.size))
+    if x._rg and STATE.enabled:
+        name = "ViewBackward0" if (kind == "view" or np.shares_memory(y, d)) else "UnsafeViewBackward0"
+        tp, e, n = _record_index(x, "copy", None, y, nm=_nm(name))
+        out = _out(y, x._dtype, tp, n)
+    else:
+        out = _wrap(y, x._dtype)
+    if np.shares_memory(y, d) if y.size else True:
+        out._vc = x._vc
+        out._base = x._base if x._base is not None else x
+    return out
+
+
+def unbind(input, dim=0):
+    d = input._arr()
+    if d.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    dim = _norm_dims(dim, d.ndim)[0]
+    k = d.shape[dim]
+    parts = [np.take(d, i, axis=dim) if dim else d[i] for i in range(k)]
+    if dim:
+        parts = [d[(slice(None),) * dim + (i,)] for i in range(k)]
+    outs = []
+    if input._rg and STATE.enabled and k:
+        if dim == 0:
+            tp, e, n = _record_index(input, "copy", None, d, nm=_nm("UnbindBackward0"))
+        else:
+            idx = np.moveaxis(np.arange(d.size, dtype=np.int64).reshape(d.shape), dim, 0).ravel()
+            tp, e, n = _record_index(input, "gather", idx, d, nm=_nm("UnbindBackward0"))
+        N = _tp.view_i64(tp.N)
+        base_off, dt = int(N[n * 5]), int(N[n * 5 + 2])
+        del N
+        chunk = d.size // k
+        for i, p in enumerate(parts):
+            if i == 0:
+                node = n
+                # the entry's output node covers all parts; part 0 gets its own alias node
+            node = len(tp.N) // 5
+            tp.N.extend((base_off + i * chunk, chunk, dt, e, i))
+            outs.append(_out(p if p.ndim else p, input._dtype, tp, node))
+    else:
+        outs = [_wrap(p, input._dtype) for p in parts]
+    for o in outs:
+        o._vc = input._vc
+        o._base = input._base if input._base is not None else input
+    return tuple(outs)
+
+
+def _index_name(key):
+    ks = key if isinstance(key, tuple) else (key,)
+    last = None
+    for k in ks:
+        if isinstance(k, numbers.Integral) or (isinstance(k, Tensor) and k._data.ndim == 0 and k._dtype._cat == 1):
+            last = last or "SelectBackward0"
+        elif isinstance(k, slice):
+            last = "SliceBackward0" if last is None else last
+        elif k is None or k is Ellipsis:
+            continue
+        else:
+            return "IndexBackward0", True
+    return last or "AliasBackward0", False
+
+
+def _getitem(x, key):
+    d = x._arr()
+    nk = _np_key(key)
+    if isinstance(nk, np.ndarray) and nk.dtype.kind == "f" or (
+            isinstance(nk, tuple) and any(isinstance(k, np.ndarray) and k.dtype.kind == "f" for k in nk)):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    try:
+        y = d[nk]
+    except IndexError as exc:
+        msg = str(exc)
+        import re
+        m = re.search(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)", msg)
+        if m:
+            raise IndexError("index %s is out of bounds for dimension %s with size %s" % m.groups())
+        raise IndexError(msg)
+    name, advanced = _index_name(key)
+    if type(y) is not _ndarray:
+        y = np.array(y)
+    if x._rg and STATE.enabled:
+        idx = np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]
+        idx = np.asarray(idx).ravel()
+        tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
+        out = _out(y if y.ndim else y, x._dtype, tp, n)
+    else:
+        out = _wrap(y, x._dtype)
+    if not advanced:
+        out._vc = x._vc
+        out._base = x._base if x._base is not None else x
+    return out
+
+
+def _mm_core(a, b, m, k, n, y, name):
+    rdt = a._dtype
+    ga, gb = a._rg, b._rg
+    if not (STATE.enabled and (ga or gb)):
+        return _wrap(y, rdt)
+    if rdt.slot < 0:
+        raise RuntimeError("only floating point tensors can be differentiated")
+    tp = _tape_for(a if ga else None, b if gb else None)
+    dt = rdt.slot
+    na = _src(a, tp) if ga else -1
+    nb = _src(b, tp) if gb else -1
+    sa = tp.save(np.ascontiguousarray(a._data), dt) if (gb or not ga) else -1
+    sb = tp.save(np.ascontiguousarray(b._data), dt) if (ga or not gb) else -1
+    e, node = tp.entry(OPCODE["mm"], _nm(name), int(np.size(y)), dt, na, nb, sa=sa, sb=sb,
+                       p0=m, p1=k, fl=F_SAVES)
+    out = _out(y, rdt, tp, node)
+    if gb:
+        tp.version_record(e, a, "a")
+    if ga:
+        tp.version_record(e, b, "b")
+    return out
+
+
+def matmul(input, other):
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        raise TypeError("matmul(): argument 'other' (position 2) must be Tensor")
+    a, b = input, other
+    if a._dtype is not b._dtype:
+        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: %s != %s"
+                           % (a._dtype.name, b._dtype.name))
+    da, db = a._data, b._data
+    if da.ndim == 0 or db.ndim == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D, but they are %dD "
+                           "and %dD" % (da.ndim, db.ndim))
+    if da.ndim > 2 or db.ndim > 2:
+        raise NotImplementedError("matmul of tensors with more than 2 dimensions is not supported yet")
+    if da.ndim == 1 and db.ndim == 1:
+        if da.shape[0] != db.shape[0]:
+            raise RuntimeError("inconsistent tensor size, expected tensor [%d] and src [%d] to "
+                               "have the same number of elements, but got %d and %d elements "
+                               "respectively" % (da.shape[0], db.shape[0], da.shape[0], db.shape[0]))
+        m, k, n, name = 1, da.shape[0], 1, "DotBackward0"
+    elif da.ndim == 2 and db.ndim == 1:
+        if da.shape[1] != db.shape[0]:
+            raise RuntimeError("size mismatch, got input (%d), mat (%dx%d), vec (%d)"
+                               % (da.shape[0], da.shape[0], da.shape[1], db.shape[0]))
+        m, k, n, name = da.shape[0], da.shape[1], 1, "MvBackward0"
+    else:
+        a2 = da.shape if da.ndim == 2 else (1, da.shape[0])
+        if a2[1] != db.shape[0]:
+            raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)"
+                               % (a2[0], a2[1], db.shape[0], db.shape[1]))
+        m, k, n = a2[0], a2[1], db.shape[1]
+        name = "MmBackward0" if da.ndim == 2 else "SqueezeBackward4"
+    y = np.matmul(da, db)
+    if type(y) is not _ndarray:
+        y = np.asarray(y)[()]
+    return _mm_core(a, b, m, k, n, y, name)
+
+
+def mm(input, mat2):
+    if input._data.ndim != 2 or mat2._data.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    return matmul(input, mat2)
+
+
+def dot(input, other):
+    if input._data.ndim != 1 or other._data.ndim != 1:
+        raise RuntimeError("1D tensors expected, but got %dD and %dD tensors"
+                           % (input._data.ndim, other._data.ndim))
+    return matmul(input, other)
+
+
+def mv(input, vec):
+    if input._data.ndim != 2 or vec._data.ndim != 1:
+        raise RuntimeError("vector + matrix @ vector expected")
+    return matmul(input, vec)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.allclose(input._data, _np_of(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
