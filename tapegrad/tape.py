@@ -234,6 +234,20 @@ def current_tape():
     return tp
 
 
+class recording:
+    """``with recording() as tp:`` records leaf-only ops on a fresh tape ``tp`` that no other
+    graph shares (the replay API builds on it); the previous current tape is restored after."""
+
+    def __enter__(self):
+        self._prev = getattr(_tls, "tape", None)
+        self.tape = _tls.tape = Tape()
+        return self.tape
+
+    def __exit__(self, *exc):
+        _tls.tape = self._prev
+        return False
+
+
 def retire(tp):
     """A backward consumed this tape: new leaf-only ops start a fresh one."""
     if getattr(_tls, "tape", None) is tp:
@@ -372,3 +386,75 @@ def release(tp):
     tp.sv_ver, tp.sv_entry = array("q"), array("q")
     tp.mark = None
     tp.released = True
+
+
+# --------------------------------------------------------------------- replay
+def replay(tp, outputs, leaves, values, cotangents=None):
+    """Re-evaluate a recorded tape on new leaf values, forward and (optionally) reverse,
+    entirely in the compiled interpreter.
+
+    outputs: non-leaf tensors recorded on ``tp``; leaves: leaf tensors of ``tp``; values: new
+    arrays for those leaves (other leaves keep their recorded values). ``cotangents``: one
+    array per output to seed the reverse sweep, or None for a forward-only replay.
+    Returns (output values, leaf gradients or None).
+    """
+    from ._interp import forward, reverse
+    if tp.released:
+        raise RuntimeError("this tape's saved values were freed by a backward pass; record it "
+                           "again (or backward with retain_graph=True) to replay it")
+    if tp.pyfuncs:
+        raise NotImplementedError("tapes with custom autograd.Functions cannot be replayed in "
+                                  "compiled code yet")
+    ne, nn = len(tp.E) // K, len(tp.N) // NK
+    X = [np.zeros(tp.asz[0], np.float32), np.zeros(tp.asz[1], np.float64)]
+    Nv = view_i64(tp.N).reshape(-1, NK)
+    given = {id(t): v for t, v in zip(leaves, values)}
+    for node, leaf in tp.leaf_pairs:
+        off, size, dt = int(Nv[node, NOFF]), int(Nv[node, NSIZE]), int(Nv[node, NDT])
+        v = given.get(id(leaf), leaf._data)
+        X[dt][off:off + size] = np.asarray(v, NP_DT[dt]).reshape(-1)
+    outs = []
+    for t in outputs:
+        otp, node = resolve(t)
+        if otp is not tp:
+            raise ValueError("output was not recorded on this tape")
+        outs.append((node, int(Nv[node, NOFF]), int(Nv[node, NSIZE]), int(Nv[node, NDT]), t._data.shape))
+    del Nv
+    E = N = V4 = V8 = XA4 = XA8 = I = C = None
+    try:
+        E, N = view_i64(tp.E), view_i64(tp.N)
+        V4, V8 = view_f(tp.V[0], 0), view_f(tp.V[1], 1)
+        XA4, XA8 = view_i64(tp.XA[0]), view_i64(tp.XA[1])
+        I, C = view_i64(tp.I), (np.frombuffer(tp.C, np.float64) if len(tp.C) else np.zeros(1))
+        stop = forward(E, N, V4, V8, XA4, XA8, I, C, X[0], X[1], 0, ne)
+        if stop >= 0:
+            raise NotImplementedError("entry %d cannot be replayed in compiled code" % stop)
+        values_out = [X[dt][off:off + size].reshape(shape).copy() for _, off, size, dt, shape in outs]
+        if cotangents is None:
+            return values_out, None
+        A = [np.zeros(tp.asz[0], np.float32), np.zeros(tp.asz[1], np.float64)]
+        nreach = np.zeros(max(nn, 1), np.uint8)
+        ereach = np.zeros(max(ne, 1), np.uint8)
+        start = -1
+        for (node, off, size, dt, shape), g in zip(outs, cotangents):
+            A[dt][off:off + size] += np.asarray(g, NP_DT[dt]).reshape(-1)
+            nreach[node] = 1
+            prod = int(N[node * NK + NPROD])
+            if prod >= 0:
+                ereach[prod] = 1
+                start = max(start, prod)
+        nobad = np.zeros(max(ne, 1), np.uint8)
+        status, e = reverse(E, N, V4, V8, XA4, XA8, I, C, A[0], A[1], X[0], X[1], True,
+                            nreach, ereach, nobad, start, 0)
+        grads = []
+        for leaf in leaves:
+            g = None
+            for node, lf in tp.leaf_pairs:
+                if lf is leaf:
+                    off, size, dt = int(N[node * NK + NOFF]), int(N[node * NK + NSIZE]), int(N[node * NK + NDT])
+                    part = A[dt][off:off + size].reshape(leaf._data.shape)
+                    g = part.copy() if g is None else g + part
+            grads.append(g)
+        return values_out, grads
+    finally:
+        del E, N, V4, V8, XA4, XA8, I, C
