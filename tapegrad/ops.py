@@ -108,198 +108,94 @@ KERNEL_OPS = [op for op in OPS if op.kind not in (CAST, PYFUNC)]
 _HEADER = '''"""GENERATED from tapegrad/ops.py by `python -m tapegrad.ops` -- do not edit by hand.
 
 The interpreter's dispatch: one branch per row of the op table. `reverse` sweeps a tape
-backwards accumulating adjoints; `forward` replays it on new node values. Both are compiled
-once per dtype (Numba specialises `_rstep`/`_fstep` for float32 and float64) and cached on
+backwards accumulating adjoints; `forward` replays it on new node values. Each is one
+compiled function (its body emitted once per dtype store, float32 and float64), cached on
 disk; no tape ever triggers a compilation.
 """
 from numba import njit
 
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
-                      F_FREED, F_SAVES, nslice, saved, operand, mark)
+                      F_FREED, F_SAVES, noff, operand, mark, raw)
 
 _jit = njit(cache=True, nogil=True)
 '''
 
+# Per kind: (lines fetching operands, kernel call, lines after) for the reverse sweep.
+_REV = {
+    UNARY: (["X_ = operand(live, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], n)",
+             "Y_ = operand(live, X{d}, V{d}, XA{d}, N, out, E[b0 + SY], n)"],
+            "vjp_{name}(n, A{d}, go, X_, 0, Y_, 0, c, A{d}, noff(N, a))",
+            ["mark(N, nreach, ereach, a)"]),
+    BINARY: (["sa = E[b0 + P0]", "sb = E[b0 + P1]",
+              "A_ = operand(live, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], (n - 1) * sa + 1)",
+              "B_ = operand(live, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], (n - 1) * sb + 1)",
+              "Y_ = operand(live, X{d}, V{d}, XA{d}, N, out, E[b0 + SY], n)"],
+             "vjp_{name}(n, A{d}, go, A_, 0, sa, B_, 0, sb, Y_, 0, "
+             "A{d}, noff(N, a), A{d}, noff(N, b), a >= 0, b >= 0)",
+             ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
+    SUM: ([], "vjp_{name}(N[a * NK + NSIZE], A{d}, go, c, A{d}, noff(N, a))",
+          ["mark(N, nreach, ereach, a)"]),
+    INDEX: ([], "vjp_{name}(E[b0 + P1], N[a * NK + NSIZE], A{d}, go, I, E[b0 + P0], c, "
+                "A{d}, noff(N, a))",
+            ["mark(N, nreach, ereach, a)"]),
+    MM: (["m = E[b0 + P0]", "k = E[b0 + P1]",
+          "A_ = operand(live, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], m * k)",
+          "B_ = operand(live, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], k * (n // m))"],
+         "vjp_{name}(m, k, n // m, A{d}, go, A_, 0, B_, 0, A{d}, noff(N, a), "
+         "A{d}, noff(N, b), a >= 0, b >= 0)",
+         ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
+}
 
-def _unary_block(rows):
-    lines = ["    if kind == %d:  # unary" % KIND_CODES[UNARY],
-             "        n = N[out * NK + NSIZE]",
-             "        g = nslice(A, N, out)",
-             "        gx = nslice(A, N, a)",
-             "        x = operand(live, Xv, V, XA, N, a, E[b0 + SA], n)",
-             "        y = operand(live, Xv, V, XA, N, out, E[b0 + SY], n)"]
-    for i, (code, op) in enumerate(rows):
-        lines.append("        %s op == %d:  # %s" % ("if" if i == 0 else "elif", code, op.name))
-        lines.append("            vjp_%s(g, x, y, c, gx)" % op.name)
-    lines.append("        mark(N, nreach, ereach, a)")
-    lines.append("        return")
-    return lines
-
-
-def _binary_block(rows):
-    lines = ["    if kind == %d:  # binary" % KIND_CODES[BINARY],
-             "        n = N[out * NK + NSIZE]",
-             "        sa = E[b0 + P0]",
-             "        sb = E[b0 + P1]",
-             "        la = (n - 1) * sa + 1",
-             "        lb = (n - 1) * sb + 1",
-             "        g = nslice(A, N, out)",
-             "        ga = nslice(A, N, a)",
-             "        gb = nslice(A, N, b)",
-             "        av = operand(live, Xv, V, XA, N, a, E[b0 + SA], la)",
-             "        bv = operand(live, Xv, V, XA, N, b, E[b0 + SB], lb)",
-             "        y = operand(live, Xv, V, XA, N, out, E[b0 + SY], n)"]
-    for i, (code, op) in enumerate(rows):
-        lines.append("        %s op == %d:  # %s" % ("if" if i == 0 else "elif", code, op.name))
-        lines.append("            vjp_%s(g, av, bv, y, sa, sb, ga, gb, a >= 0, b >= 0)" % op.name)
-    lines += ["        mark(N, nreach, ereach, a)", "        mark(N, nreach, ereach, b)", "        return"]
-    return lines
-
-
-def _sum_block(rows):
-    lines = ["    if kind == %d:  # sum" % KIND_CODES[SUM],
-             "        g = nslice(A, N, out)",
-             "        gx = nslice(A, N, a)"]
-    for i, (code, op) in enumerate(rows):
-        lines.append("        %s op == %d:  # %s" % ("if" if i == 0 else "elif", code, op.name))
-        lines.append("            vjp_%s(g, c, gx)" % op.name)
-    lines += ["        mark(N, nreach, ereach, a)", "        return"]
-    return lines
+# Per kind: (operand lines, kernel call) for the forward replay: inputs are live node values
+# or recorded constants; the output is the node's slot in X.
+_FWD = {
+    UNARY: (["X_ = operand(True, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], n)"],
+            "fwd_{name}(n, X_, 0, c, X{d}, yo)"),
+    BINARY: (["A_ = operand(True, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], (n - 1) * E[b0 + P0] + 1)",
+              "B_ = operand(True, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], (n - 1) * E[b0 + P1] + 1)"],
+             "fwd_{name}(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X{d}, yo)"),
+    SUM: ([], "fwd_{name}(N[a * NK + NSIZE], X{d}, noff(N, a), c, X{d}, yo)"),
+    INDEX: ([], "fwd_{name}(E[b0 + P1], n, X{d}, noff(N, a), I, E[b0 + P0], c, X{d}, yo)"),
+    MM: (["A_ = operand(True, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], E[b0 + P0] * E[b0 + P1])",
+          "B_ = operand(True, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], E[b0 + P1] * (n // E[b0 + P0]))"],
+         "fwd_{name}(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, 0, B_, 0, X{d}, yo)"),
+}
 
 
-def _index_block(rows):
-    lines = ["    if kind == %d:  # index" % KIND_CODES[INDEX],
-             "        g = nslice(A, N, out)",
-             "        gx = nslice(A, N, a)",
-             "        idx = I[E[b0 + P0]:E[b0 + P0] + E[b0 + P1]]"]
-    for i, (code, op) in enumerate(rows):
-        lines.append("        %s op == %d:  # %s" % ("if" if i == 0 else "elif", code, op.name))
-        lines.append("            vjp_%s(g, idx, c, gx)" % op.name)
-    lines += ["        mark(N, nreach, ereach, a)", "        return"]
-    return lines
+def _body(by_kind, table, d, ind, reverse):
+    """The per-kind dispatch for one dtype store (d = "4" or "8")."""
+    out = []
+    first = True
+    for kind in (UNARY, BINARY, SUM, INDEX, MM):
+        rows = by_kind.get(kind)
+        if not rows:
+            continue
+        out.append("%s%s kind == %d:  # %s" % (ind, "if" if first else "elif", KIND_CODES[kind], kind))
+        first = False
+        spec = table[kind]
+        for line in spec[0]:
+            out.append(ind + "    " + line.replace("{d}", d))
+        call = spec[1].replace("{d}", d)
+        for i, (code, op) in enumerate(rows):
+            out.append("%s    %s op == %d:  # %s" % (ind, "if" if i == 0 else "elif", code, op.name))
+            out.append("%s        %s" % (ind, call.replace("{name}", op.name)))
+        if reverse:
+            for line in spec[2]:
+                out.append(ind + "    " + line)
+    return out
 
 
-def _mm_block(rows):
-    lines = ["    if kind == %d:  # mm" % KIND_CODES[MM],
-             "        m = E[b0 + P0]",
-             "        k = E[b0 + P1]",
-             "        n = N[out * NK + NSIZE] // m",
-             "        g = nslice(A, N, out)",
-             "        ga = nslice(A, N, a)",
-             "        gb = nslice(A, N, b)",
-             "        av = operand(live, Xv, V, XA, N, a, E[b0 + SA], m * k)",
-             "        bv = operand(live, Xv, V, XA, N, b, E[b0 + SB], k * n)"]
-    for i, (code, op) in enumerate(rows):
-        lines.append("        %s op == %d:  # %s" % ("if" if i == 0 else "elif", code, op.name))
-        lines.append("            vjp_%s(g, av, bv, m, k, n, ga, gb, a >= 0, b >= 0)" % op.name)
-    lines += ["        mark(N, nreach, ereach, a)", "        mark(N, nreach, ereach, b)", "        return"]
-    return lines
-
-
-def _fwd_blocks(by_kind):
-    L = []
-    if by_kind.get(UNARY):
-        L += ["    if kind == %d:  # unary" % KIND_CODES[UNARY],
-              "        n = N[out * NK + NSIZE]",
-              "        y = nslice(Xv, N, out)",
-              "        x = operand(True, Xv, V, XA, N, a, E[b0 + SA], n)"]
-        for i, (code, op) in enumerate(by_kind[UNARY]):
-            L += ["        %s op == %d:  # %s" % ("if" if i == 0 else "elif", code, op.name),
-                  "            fwd_%s(x, c, y)" % op.name]
-        L.append("        return")
-    if by_kind.get(BINARY):
-        L += ["    if kind == %d:  # binary" % KIND_CODES[BINARY],
-              "        n = N[out * NK + NSIZE]",
-              "        sa = E[b0 + P0]",
-              "        sb = E[b0 + P1]",
-              "        y = nslice(Xv, N, out)",
-              "        av = operand(True, Xv, V, XA, N, a, E[b0 + SA], (n - 1) * sa + 1)",
-              "        bv = operand(True, Xv, V, XA, N, b, E[b0 + SB], (n - 1) * sb + 1)"]
-        for i, (code, op) in enumerate(by_kind[BINARY]):
-            L += ["        %s op == %d:  # %s" % ("if" if i == 0 else "elif", code, op.name),
-                  "            fwd_%s(av, bv, sa, sb, y)" % op.name]
-        L.append("        return")
-    if by_kind.get(SUM):
-        L += ["    if kind == %d:  # sum" % KIND_CODES[SUM],
-              "        y = nslice(Xv, N, out)",
-              "        x = nslice(Xv, N, a)"]
-        for i, (code, op) in enumerate(by_kind[SUM]):
-            L += ["        %s op == %d:  # %s" % ("if" if i == 0 else "elif", code, op.name),
-                  "            fwd_%s(x, c, y)" % op.name]
-        L.append("        return")
-    if by_kind.get(INDEX):
-        L += ["    if kind == %d:  # index" % KIND_CODES[INDEX],
-              "        y = nslice(Xv, N, out)",
-              "        x = nslice(Xv, N, a)",
-              "        idx = I[E[b0 + P0]:E[b0 + P0] + E[b0 + P1]]"]
-        for i, (code, op) in enumerate(by_kind[INDEX]):
-            L += ["        %s op == %d:  # %s" % ("if" if i == 0 else "elif", code, op.name),
-                  "            fwd_%s(x, idx, c, y)" % op.name]
-        L.append("        return")
-    if by_kind.get(MM):
-        L += ["    if kind == %d:  # mm" % KIND_CODES[MM],
-              "        m = E[b0 + P0]",
-              "        k = E[b0 + P1]",
-              "        n = N[out * NK + NSIZE] // m",
-              "        y = nslice(Xv, N, out)",
-              "        av = operand(True, Xv, V, XA, N, a, E[b0 + SA], m * k)",
-              "        bv = operand(True, Xv, V, XA, N, b, E[b0 + SB], k * n)"]
-        for i, (code, op) in enumerate(by_kind[MM]):
-            L += ["        %s op == %d:  # %s" % ("if" if i == 0 else "elif", code, op.name),
-                  "            fwd_%s(av, bv, m, k, n, y)" % op.name]
-        L.append("        return")
-    return L
-
-
-def generate_interp():
-    """Source text of ``_interp.py``, derived from ``OPS``."""
-    by_kind = {}
-    for code, op in enumerate(OPS):
-        by_kind.setdefault(op.kind, []).append((code, op))
-    kinds = ", ".join(str(KIND_CODES[op.kind]) for op in OPS)
-    out = [_HEADER]
-    out.append("# kind code of each opcode (see ops.KIND_CODES)")
-    out.append("KIND = (%s,)" % kinds)
-    out.append("OPNAMES = (%s,)" % ", ".join(repr(op.name) for op in OPS))
-    out.append("CAST_OP = %d" % OPCODE["cast"])
-    out.append("PYFUNC_OP = %d" % OPCODE["pyfunc"])
-    out.append("")
-    out.append("")
-    out.append("@_jit")
-    out.append("def _rstep(op, b0, E, N, V, XA, I, C, A, Xv, live, nreach, ereach):")
-    out.append('    """VJP of the entry starting at E[b0]: accumulate into A, mark the inputs reached."""')
-    out.append("    kind = KIND[op]")
-    out.append("    out = E[b0 + OUT]")
-    out.append("    a = E[b0 + IA]")
-    out.append("    b = E[b0 + IB]")
-    out.append("    c = C[E[b0 + CI]] if E[b0 + CI] >= 0 else 0.0")
-    for kind, block in ((UNARY, _unary_block), (BINARY, _binary_block), (SUM, _sum_block),
-                        (INDEX, _index_block), (MM, _mm_block)):
-        if by_kind.get(kind):
-            out += block(by_kind[kind])
-    out.append("")
-    out.append("")
-    out.append("@_jit")
-    out.append("def _fstep(op, b0, E, N, V, XA, I, C, Xv):")
-    out.append('    """Forward of the entry starting at E[b0]: read inputs from Xv (nodes) or V (constants)."""')
-    out.append("    kind = KIND[op]")
-    out.append("    out = E[b0 + OUT]")
-    out.append("    a = E[b0 + IA]")
-    out.append("    b = E[b0 + IB]")
-    out.append("    c = C[E[b0 + CI]] if E[b0 + CI] >= 0 else 0.0")
-    out += _fwd_blocks(by_kind)
-    out.append(_DRIVERS)
-    return "\n".join(out) + "\n"
-
-
-_DRIVERS = '''
+_REVERSE_HEAD = '''
 
 @_jit
 def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, bad, start, stop):
-    """Sweep entries start..stop (inclusive, downwards). Returns (status, entry):
-    (0, -1) done; (1, e) a custom Function at e needs Python; (2, e) a saved value of e was
-    modified in place; (3, e) e's saved values were freed by an earlier backward."""
+    """Sweep entries start..stop (inclusive, downwards), accumulating adjoints into A4/A8.
+    Saved values come from V/XA, or from the node values X4/X8 when ``live`` (a replay).
+    Returns (status, entry): (0, -1) done; (1, e) a custom Function at e needs Python;
+    (2, e) a saved value of e was modified in place; (3, e) e's saved values were freed."""
+    E, N, V4, V8, XA4, XA8, I, C = raw(E), raw(N), raw(V4), raw(V8), raw(XA4), raw(XA8), raw(I), raw(C)
+    A4, A8, X4, X8, nreach, ereach, bad = raw(A4), raw(A8), raw(X4), raw(X8), raw(nreach), raw(ereach), raw(bad)
     for e in range(start, stop - 1, -1):
         if ereach[e] == 0:
             continue
@@ -313,51 +209,76 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
         if op == PYFUNC_OP:
             return 1, e
         out = E[b0 + OUT]
+        a = E[b0 + IA]
+        b = E[b0 + IB]
+        c = C[E[b0 + CI]] if E[b0 + CI] >= 0 else 0.0
+        kind = KIND[op]
+        go = N[out * NK + NOFF]
+        n = N[out * NK + NSIZE]
         if op == CAST_OP:
-            a = E[b0 + IA]
-            n = N[out * NK + NSIZE]
-            go, oo = N[out * NK + NDT], N[out * NK + NOFF]
-            ga, oa = N[a * NK + NDT], N[a * NK + NOFF]
+            da, oa = N[a * NK + NDT], N[a * NK + NOFF]
             for i in range(n):
-                v = A4[oo + i] if go == 0 else A8[oo + i]
-                if ga == 0:
+                v = A4[go + i] if N[out * NK + NDT] == 0 else A8[go + i]
+                if da == 0:
                     A4[oa + i] += v
                 else:
                     A8[oa + i] += v
             mark(N, nreach, ereach, a)
-        elif N[out * NK + NDT] == 0:
-            _rstep(op, b0, E, N, V4, XA4, I, C, A4, X4, live, nreach, ereach)
-        else:
-            _rstep(op, b0, E, N, V8, XA8, I, C, A8, X8, live, nreach, ereach)
-    return 0, -1
+        elif N[out * NK + NDT] == 0:'''
 
+_FORWARD_HEAD = '''
 
 @_jit
 def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
-    """Replay entries start..stop-1 on the node values in X4/X8. Returns -1, or the index
-    of an entry that cannot run compiled (a custom Function)."""
+    """Replay entries start..stop-1 on the node values in X4/X8 (inputs: live nodes, or the
+    recorded constants). Returns -1, or the index of an entry that cannot run compiled."""
+    E, N, V4, V8, XA4, XA8, I, C = raw(E), raw(N), raw(V4), raw(V8), raw(XA4), raw(XA8), raw(I), raw(C)
+    X4, X8 = raw(X4), raw(X8)
     for e in range(start, stop):
         b0 = e * K
         op = E[b0 + OP]
         if op == PYFUNC_OP:
             return e
         out = E[b0 + OUT]
+        a = E[b0 + IA]
+        b = E[b0 + IB]
+        c = C[E[b0 + CI]] if E[b0 + CI] >= 0 else 0.0
+        kind = KIND[op]
+        yo = N[out * NK + NOFF]
+        n = N[out * NK + NSIZE]
         if op == CAST_OP:
-            a = E[b0 + IA]
-            n = N[out * NK + NSIZE]
-            go, oo = N[out * NK + NDT], N[out * NK + NOFF]
-            ga, oa = N[a * NK + NDT], N[a * NK + NOFF]
+            da, oa = N[a * NK + NDT], N[a * NK + NOFF]
             for i in range(n):
-                v = X4[oa + i] if ga == 0 else X8[oa + i]
-                if go == 0:
-                    X4[oo + i] = v
+                v = X4[oa + i] if da == 0 else X8[oa + i]
+                if N[out * NK + NDT] == 0:
+                    X4[yo + i] = v
                 else:
-                    X8[oo + i] = v
-        elif N[out * NK + NDT] == 0:
-            _fstep(op, b0, E, N, V4, XA4, I, C, X4)
-        else:
-            _fstep(op, b0, E, N, V8, XA8, I, C, X8)
-    return -1'''
+                    X8[yo + i] = v
+        elif N[out * NK + NDT] == 0:'''
+
+
+def generate_interp():
+    """Source text of ``_interp.py``, derived from ``OPS``."""
+    by_kind = {}
+    for code, op in enumerate(OPS):
+        by_kind.setdefault(op.kind, []).append((code, op))
+    L = [_HEADER]
+    L.append("# kind code of each opcode (see ops.KIND_CODES)")
+    L.append("KIND = (%s,)" % ", ".join(str(KIND_CODES[op.kind]) for op in OPS))
+    L.append("OPNAMES = (%s,)" % ", ".join(repr(op.name) for op in OPS))
+    L.append("CAST_OP = %d" % OPCODE["cast"])
+    L.append("PYFUNC_OP = %d" % OPCODE["pyfunc"])
+    L.append(_REVERSE_HEAD)
+    L += _body(by_kind, _REV, "4", " " * 12, True)
+    L.append("        else:")
+    L += _body(by_kind, _REV, "8", " " * 12, True)
+    L.append("    return 0, -1")
+    L.append(_FORWARD_HEAD)
+    L += _body(by_kind, _FWD, "4", " " * 12, False)
+    L.append("        else:")
+    L += _body(by_kind, _FWD, "8", " " * 12, False)
+    L.append("    return -1")
+    return "\n".join(L) + "\n"
 
 
 def write_interp(path=None):

@@ -19,6 +19,7 @@ to the thread's *current* tape, which is rotated after a backward that consumes 
 it grows past ``ROTATE_AT`` entries. When an op joins tensors of two tapes, the smaller tape
 is appended to the larger (``absorb``) and tensors of the small one are re-pointed lazily.
 """
+import struct
 import threading
 from array import array
 
@@ -31,6 +32,8 @@ EXT_MIN = 512          # saved arrays at least this big are referenced, smaller 
 ROTATE_AT = 1 << 15    # entries after which the current tape is retired for leaf-only ops
 NP_DT = (np.float32, np.float64)
 _TYPECODE = ("f", "d")
+_PACK_E = struct.Struct("%dq" % K).pack
+_PACK_N = struct.Struct("%dq" % NK).pack
 
 # Counts in-place modifications anywhere; a tape whose saved values were all recorded after
 # the last in-place op can skip the version check at backward.
@@ -77,7 +80,7 @@ class Tape:
 
     def node(self, size, dt, prod, nr=0):
         n = len(self.N) // NK
-        self.N.extend((self.asz[dt], size, dt, prod, nr))
+        self.N.frombytes(_PACK_N(self.asz[dt], size, dt, prod, nr))
         self.asz[dt] += size
         return n
 
@@ -119,14 +122,14 @@ class Tape:
         self.sv_shape.append(t._data.shape)
         self.sv_which.append(which)
 
-    def entry(self, op, nm, out_size, dt, a, b, sa=-1, sb=-1, sy=-1, p0=0, p1=0, ci=-1, fl=0,
-              nr_outputs=0):
+    def entry(self, op, nm, out_size, dt, a, b, sa=-1, sb=-1, sy=-1, p0=0, p1=0, ci=-1, fl=0):
         """Append an entry and its output node; returns (entry index, output node)."""
         e = len(self.E) // K
         n = len(self.N) // NK
-        self.N.extend((self.asz[dt], out_size, dt, e, 0))
-        self.asz[dt] += out_size
-        self.E.extend((op, nm, n, a, b, sa, sb, sy, p0, p1, ci, fl))
+        asz = self.asz
+        self.N.frombytes(_PACK_N(asz[dt], out_size, dt, e, 0))
+        asz[dt] += out_size
+        self.E.frombytes(_PACK_E(op, nm, n, a, b, sa, sb, sy, p0, p1, ci, fl))
         if fl & F_SAVES:
             self.n_saving += 1
         return e, n

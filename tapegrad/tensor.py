@@ -9,6 +9,7 @@ here from the primitive core of ``ops.py``.
 """
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -19,6 +20,10 @@ from .ops import BY_NAME, OPCODE, OPS
 
 _ndarray = np.ndarray
 _generic = np.generic
+
+# torch computes inf/nan silently; numpy warns. Silence numpy's floating-point warnings raised
+# from tapegrad's own modules only (a user's own numpy calls still warn).
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tapegrad(\.|$)")
 
 
 # ----------------------------------------------------------------------------- dtypes
@@ -196,7 +201,12 @@ def _nm(name):
 
 
 def _nm_default(op):
-    return _nm(op.grad_fn)
+    return _OPNM[op.opcode]
+
+
+from .autograd.graph import name_id as _name_id  # noqa: E402
+
+_OPNM = [_name_id(op.grad_fn) for op in OPS]
 
 
 def _src(t, tp):
@@ -284,56 +294,77 @@ def _expand_node(tp, node, src_shape, out_shape, dt):
     return n
 
 
+def _operand(tp, t, g, val, rdt, shape, n, dt):
+    """(node, stride, value) of one operand of a binary entry."""
+    if type(t) is Tensor or isinstance(t, Tensor):
+        d = t._data
+        size, tshape = d.size, d.shape
+    else:
+        size, tshape = 1, ()
+    node = -1
+    if g:
+        node = t._node if t._tape is not None else tp.leaf_node(t)
+        if t._dtype is not rdt:
+            node = _cast_node(tp, t, node, rdt)
+    if size == 1 and n != 1:
+        return node, 0, val
+    if tshape != shape:
+        if g:
+            node = _expand_node(tp, node, tshape, shape, dt)
+        val = np.broadcast_to(val, shape)
+    return node, 1, val
+
+
 def _record_binary(op, a, b, y, rdt, nm=None):
-    """a, b: Tensors or Python numbers (at least one Tensor requiring grad)."""
-    ga = isinstance(a, Tensor) and a._rg
-    gb = isinstance(b, Tensor) and b._rg
-    if rdt.slot < 0:
-        raise RuntimeError("only floating point tensors can be differentiated")
-    tp = _tape_for(a if ga else None, b if gb else None)
+    """a, b: Tensors or Python numbers (at least one Tensor requiring grad); y: the value."""
+    ta = isinstance(a, Tensor)
+    tb = isinstance(b, Tensor)
+    ga = ta and a._rg
+    gb = tb and b._rg
     dt = rdt.slot
+    if dt < 0:
+        raise RuntimeError("only floating point tensors can be differentiated")
+    tp = None
+    if ga and a._tape is not None:
+        tp = a._tape
+        if tp.into is not None:
+            tp = _tp.resolve(a)[0]
+    if gb and b._tape is not None:
+        tpb = b._tape
+        if tpb.into is not None:
+            tpb = _tp.resolve(b)[0]
+        if tp is None:
+            tp = tpb
+        elif tpb is not tp:
+            tp = _tp.join([tp, tpb])
+            _tp.resolve(a)
+            _tp.resolve(b)
+    if tp is None:
+        tp = _tp.current_tape()
     shape = y.shape
     n = y.size
-    na = nb = -1
-    av = a._data if isinstance(a, Tensor) else a
-    bv = b._data if isinstance(b, Tensor) else b
-    sa = sb = 1
-    for side in (0, 1):
-        t, g = (a, ga) if side == 0 else (b, gb)
-        val = av if side == 0 else bv
-        if isinstance(t, Tensor):
-            size = t._data.size
-            tshape = t._data.shape
-        else:
-            size, tshape = 1, ()
-        node = -1
-        if g:
-            node = _src(t, tp)
-            if t._dtype is not rdt:
-                node = _cast_node(tp, t, node, rdt)
-        stride = 1
-        if size == 1 and n != 1:
-            stride = 0
-        elif tshape != shape:
-            if g:
-                node = _expand_node(tp, node, tshape, shape, dt)
-            val = np.broadcast_to(val, shape)
-        if side == 0:
-            na, sa, av = node, stride, val
-        else:
-            nb, sb, bv = node, stride, val
+    na, sa, av = _operand(tp, a, ga, a._data if ta else a, rdt, shape, n, dt)
+    nb, sb, bv = _operand(tp, b, gb, b._data if tb else b, rdt, shape, n, dt)
     save_a, save_b, save_y = op.saves_fn(na >= 0, nb >= 0)
     # constants are always kept (a replay needs them); tensors only when the VJP reads them
-    ca = tp.save(av, dt) if (save_a or na < 0) else -1
-    cb = tp.save(bv, dt) if (save_b or nb < 0) else -1
-    cy = tp.save(y, dt) if save_y else -1
+    save = tp.save
+    ca = save(av, dt) if (save_a or na < 0) else -1
+    cb = save(bv, dt) if (save_b or nb < 0) else -1
+    cy = save(y, dt) if save_y else -1
     fl = F_SAVES if (save_a or save_b or save_y) else 0
-    e, node = tp.entry(op.opcode, nm if nm is not None else _nm_default(op), n, dt, na, nb,
-                       sa=ca, sb=cb, sy=cy, p0=sa, p1=sb, fl=fl)
-    out = _out(y, rdt, tp, node)
-    if save_a and isinstance(a, Tensor):
+    e, node = tp.entry(op.opcode, nm if nm is not None else _OPNM[op.opcode], n, dt, na, nb,
+                       ca, cb, cy, sa, sb, -1, fl)
+    out = object.__new__(Tensor)
+    out._data = y
+    out._dtype = rdt
+    out._rg = True
+    out._tape = tp
+    out._node = node
+    out._vc = [0]
+    out._grad = out._acc = out._base = None
+    if save_a and ta:
         tp.version_record(e, a, "a")
-    if save_b and isinstance(b, Tensor):
+    if save_b and tb:
         tp.version_record(e, b, "b")
     if save_y:
         tp.version_record(e, out, "y")
@@ -647,16 +678,16 @@ class Tensor:
 
     # ---- arithmetic
     def __add__(self, other):
-        return add(self, other)
+        return _add(self, other)
 
     def __radd__(self, other):
-        return add(other, self)
+        return _add(other, self)
 
     def __sub__(self, other):
-        return sub(self, other)
+        return _sub(self, other)
 
     def __rsub__(self, other):
-        return sub(other, self)
+        return _sub(other, self)
 
     def __mul__(self, other):
         return mul(self, other)
@@ -665,6 +696,8 @@ class Tensor:
         return mul(other, self)
 
     def __truediv__(self, other):
+        if type(other) is float or (type(other) is Tensor and self._dtype._cat == 2):
+            return _div(self, other)
         return div(self, other)
 
     def __rtruediv__(self, other):
@@ -933,8 +966,7 @@ def _unary_fn(opname):
         if input._dtype._cat < 2:
             d = d.astype(_DEFAULT[0].np)
             input = _wrap(d, _DEFAULT[0])
-        with np.errstate(all="ignore"):
-            y = ref(d)
+        y = ref(d)
         if input._rg and STATE.enabled:
             return _record_unary(input, op, y)
         return _wrap(y, input._dtype)
@@ -970,11 +1002,12 @@ def neg(input):
 negative = neg
 
 
-def _binary_fn(opname, quiet=False):
+def _binary_fn(opname):
     op = BY_NAME[opname]
     ref = op.ref
 
-    def f(input, other):
+    def general(input, other):
+        _check_shapes(input, other)
         if isinstance(input, Tensor):
             a = input
         else:
@@ -995,24 +1028,42 @@ def _binary_fn(opname, quiet=False):
                 bv = bv.astype(npdt)
         else:
             bv = npdt.type(bv)
-        if quiet:
-            y = ref(av, bv)
-        else:
-            with np.errstate(all="ignore"):
-                y = ref(av, bv)
+        y = ref(av, bv)
         if y.dtype != npdt:
             y = y.astype(npdt)
         if STATE.enabled and ((isinstance(input, Tensor) and input._rg) or
                               (isinstance(other, Tensor) and other._rg)):
             return _record_binary(op, input, other, y, rdt)
         return _wrap(y, rdt)
+
+    def f(input, other):
+        # fast path: Tensor (op) same-dtype Tensor, or floating Tensor (op) Python float
+        if type(input) is Tensor:
+            rdt = input._dtype
+            to = type(other)
+            if to is Tensor:
+                if other._dtype is not rdt:
+                    return general(input, other)
+                try:
+                    y = ref(input._data, other._data)
+                except ValueError:
+                    return general(input, other)
+                if STATE.enabled and (input._rg or other._rg):
+                    return _record_binary(op, input, other, y, rdt)
+                return _wrap(y, rdt)
+            if (to is float or to is int) and rdt._cat == 2:
+                y = ref(input._data, other)
+                if input._rg and STATE.enabled:
+                    return _record_binary(op, input, other, y, rdt)
+                return _wrap(y, rdt)
+        return general(input, other)
     f.__name__ = opname
     return f
 
 
-_add = _binary_fn("add", quiet=True)
-_sub = _binary_fn("sub", quiet=True)
-mul = _binary_fn("mul", quiet=True)
+_add = _binary_fn("add")
+_sub = _binary_fn("sub")
+mul = _binary_fn("mul")
 _div = _binary_fn("div")
 _pow_tt = _binary_fn("pow")
 multiply = mul
@@ -1037,14 +1088,12 @@ def _check_shapes(a, b):
 
 
 def add(input, other, alpha=1):
-    _check_shapes(input, other)
     if alpha != 1:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     return _add(input, other)
 
 
 def sub(input, other, alpha=1):
-    _check_shapes(input, other)
     if alpha != 1:
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     return _sub(input, other)
@@ -1054,7 +1103,6 @@ subtract = sub
 
 
 def div(input, other, rounding_mode=None):
-    _check_shapes(input, other)
     if rounding_mode is not None:
         raise NotImplementedError("div(rounding_mode=...) is not supported yet")
     # true division promotes integers to the default float dtype
@@ -1073,8 +1121,7 @@ def pow(input, exponent):
             raise TypeError("pow(): exponent must be a number or a Tensor")
         rdt = _result_dtype(input, exponent)
         d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
-        with np.errstate(all="ignore"):
-            y = np.power(d, rdt.np.type(exponent))
+        y = np.power(d, rdt.np.type(exponent))
         if input._rg and STATE.enabled:
             return _record_unary(input, BY_NAME["pow_scalar"], y, c=float(exponent))
         return _wrap(y, rdt)
@@ -1085,7 +1132,6 @@ def pow(input, exponent):
         if out._tape is not None:
             _rename_last(out, "PowBackward2")
         return out
-    _check_shapes(input, exponent)
     return _pow_tt(input, exponent)
 
 
@@ -1153,8 +1199,7 @@ def _reduce(input, dim, keepdim, dtype, mean_):
                 input = _convert(input, dt)
             return _record_unary_sum(input, y, c, _nm(name))
         return _wrap(y, dt)
-    with np.errstate(all="ignore"):
-        y = (np.mean if mean_ else np.sum)(d, axis=dims, keepdims=keepdim, dtype=dt.np)
+    y = (np.mean if mean_ else np.sum)(d, axis=dims, keepdims=keepdim, dtype=dt.np)
     if input._rg and STATE.enabled:
         kshape = tuple(1 if i in dims else s for i, s in enumerate(d.shape))
         ysize = int(np.prod(kshape, dtype=np.int64))

@@ -48,12 +48,12 @@ def _kernel_case(op, dtype=np.float64):
 
         def F(x):
             y = np.zeros_like(x)
-            fwd(x, c, y)
+            fwd(x.size, x, 0, c, y, 0)
             return y
 
         def V(ins, y, g):
             gx = np.zeros_like(ins[0])
-            vjp(g, ins[0], y, c, gx)
+            vjp(g.size, g, 0, ins[0], 0, y, 0, c, gx, 0)
             return [gx]
         return F, V, [x], lambda x: op.ref(x, c)
     if op.kind == BINARY:
@@ -61,12 +61,12 @@ def _kernel_case(op, dtype=np.float64):
 
         def F(a, b):
             y = np.zeros(6, dtype)
-            fwd(a, b, 1, 1, y)
+            fwd(6, a, 0, 1, b, 0, 1, y, 0)
             return y
 
         def V(ins, y, g):
             ga, gb = np.zeros_like(ins[0]), np.zeros_like(ins[1])
-            vjp(g, ins[0], ins[1], y, 1, 1, ga, gb, True, True)
+            vjp(6, g, 0, ins[0], 0, 1, ins[1], 0, 1, y, 0, ga, 0, gb, 0, True, True)
             return [ga, gb]
         return F, V, [a, b], op.ref
     if op.kind == SUM:
@@ -74,12 +74,12 @@ def _kernel_case(op, dtype=np.float64):
 
         def F(x):
             y = np.zeros(1, dtype)
-            fwd(x, c, y)
+            fwd(x.size, x, 0, c, y, 0)
             return y
 
         def V(ins, y, g):
             gx = np.zeros_like(ins[0])
-            vjp(g, c, gx)
+            vjp(gx.size, g, 0, c, gx, 0)
             return [gx]
         return F, V, [x], lambda x: np.atleast_1d(op.ref(x, c))
     if op.kind == INDEX:
@@ -90,15 +90,17 @@ def _kernel_case(op, dtype=np.float64):
             idx, m = np.array([0, 2, 1, 2, 0, 0, 1, 2], np.int64), 3
         else:
             idx, m = np.zeros(0, np.int64), 8
+        # gather: n = len(idx) outputs from m = 8 inputs; segsum: n = 8 inputs into m outputs
+        ln = idx.size
 
         def F(x):
             y = np.zeros(m, dtype)
-            fwd(x, idx, c if op.name == "segsum" else 0.0, y)
+            fwd(ln, m, x, 0, idx, 0, c if op.name == "segsum" else 0.0, y, 0)
             return y
 
         def V(ins, y, g):
             gx = np.zeros_like(ins[0])
-            vjp(g, idx, c if op.name == "segsum" else 0.0, gx)
+            vjp(ln, 8, g, 0, idx, 0, c if op.name == "segsum" else 0.0, gx, 0)
             return [gx]
         cc = c if op.name == "segsum" else 0.0
         return F, V, [x], lambda x: op.ref(x, idx, cc if op.name == "segsum" else 1.0, m)
@@ -108,12 +110,12 @@ def _kernel_case(op, dtype=np.float64):
 
         def F(a, b):
             y = np.zeros(m * n, dtype)
-            fwd(a, b, m, k, n, y)
+            fwd(m, k, n, a, 0, b, 0, y, 0)
             return y
 
         def V(ins, y, g):
             ga, gb = np.zeros_like(ins[0]), np.zeros_like(ins[1])
-            vjp(g, ins[0], ins[1], m, k, n, ga, gb, True, True)
+            vjp(m, k, n, g, 0, ins[0], 0, ins[1], 0, ga, 0, gb, 0, True, True)
             return [ga, gb]
         return F, V, [a, b], lambda a, b: op.ref(a.reshape(m, k), b.reshape(k, n)).ravel()
     raise AssertionError(op.kind)
@@ -177,11 +179,11 @@ def test_vjp_kernels_with_single_element_broadcast(op):
 
     def F(a, b):
         y = np.zeros(5)
-        fwd(a, b, 1, 0, y)
+        fwd(5, a, 0, 1, b, 0, 0, y, 0)
         return y
     y = F(a, b)
     ga, gb = np.zeros(5), np.zeros(1)
-    vjp(g, a, b, y, 1, 0, ga, gb, True, True)
+    vjp(5, g, 0, a, 0, 1, b, 0, 0, y, 0, ga, 0, gb, 0, True, True)
     np.testing.assert_allclose(ga, _fd(lambda a: g @ F(a, b), a.copy()), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(gb, _fd(lambda b: g @ F(a, b), b.copy()), rtol=1e-6, atol=1e-7)
 
