@@ -21,11 +21,13 @@ PYFUNC_OP = 22
 
 
 @_jit
-def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, bad, start, stop):
+def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, bad, start, stop,
+            big):
     """Sweep entries start..stop (inclusive, downwards), accumulating adjoints into A4/A8.
     Saved values come from V/XA, or from the node values X4/X8 when ``live`` (a replay).
     Returns (status, entry): (0, -1) done; (1, e) a custom Function at e needs Python;
-    (2, e) a saved value of e was modified in place; (3, e) e's saved values were freed."""
+    (2, e) a saved value of e was modified in place; (3, e) e's saved values were freed;
+    (4, e) e is an elementwise/sum/mm entry of >= ``big`` elements, for numpy's SIMD."""
     E, N, V4, V8, XA4, XA8, I, C = raw(E), raw(N), raw(V4), raw(V8), raw(XA4), raw(XA8), raw(I), raw(C)
     A4, A8, X4, X8, nreach, ereach, bad = raw(A4), raw(A8), raw(X4), raw(X8), raw(nreach), raw(ereach), raw(bad)
     for e in range(start, stop - 1, -1):
@@ -47,6 +49,10 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
         kind = KIND[op]
         go = N[out * NK + NOFF]
         n = N[out * NK + NSIZE]
+        if kind <= 2 and (n >= big or (kind == 2 and N[a * NK + NSIZE] >= big)):
+            return 4, e
+        if kind == 4 and E[b0 + P1] * n >= big * 8:
+            return 4, e
         if op == CAST_OP:
             da, oa = N[a * NK + NDT], N[a * NK + NOFF]
             for i in range(n):

@@ -35,6 +35,11 @@ class Op:
     saves: str = ""
     # binary: (need_a, need_b) -> (save a, save b, save y)
     saves_fn: Callable = field(default=_never)
+    # numpy VJP for large entries (the sweep hands entries of >= BIG elements to numpy's SIMD
+    # ufuncs / BLAS). unary: (g, x, y, c) -> gx; binary: (g, a, b, y, na, nb) -> (ga, gb) at
+    # the output's shape; sum: (g, c, n) -> gx; mm: (g, a, b, na, nb) -> (ga, gb) as 2-D
+    # arrays. na/nb: whether that gradient is wanted (unsaved operands must not be read).
+    np_vjp: Optional[Callable] = None
     domain: Tuple[float, float] = (-2.0, 2.0)   # test inputs drawn from here
     const: Optional[float] = None               # test constant for rows that take one (pow_scalar)
     doc: str = ""
@@ -52,6 +57,22 @@ def _relu(x, c=None):
     return np.maximum(x, np.zeros((), x.dtype))
 
 
+def _pow_scalar_vjp(g, x, y, c):
+    if c == 0.0:
+        return np.zeros_like(g)
+    if c == 2.0:
+        return g * (x + x)
+    if c == 1.0:
+        return g
+    return g * (c * x ** x.dtype.type(c - 1))
+
+
+def _pow_vjp(g, a, b, y, na, nb):
+    ga = np.where(b != 0, g * b * a ** (b - 1), 0).astype(g.dtype) if na else None
+    gb = np.where((a == 0) & (b >= 0), 0, g * y * np.log(a)).astype(g.dtype) if nb else None
+    return ga, gb
+
+
 def _u(f):
     """Adapt a one-argument numpy function to the unary reference signature ref(x, c)."""
     return lambda x, c=None: f(x)
@@ -59,29 +80,41 @@ def _u(f):
 
 OPS = [
     # ---- unary elementwise: y = f(x; c)
-    Op("neg", UNARY, "NegBackward0", _u(np.negative), doc="-x"),
-    Op("exp", UNARY, "ExpBackward0", _u(np.exp), saves="y"),
-    Op("log", UNARY, "LogBackward0", _u(np.log), saves="x", domain=(0.1, 3.0)),
-    Op("sin", UNARY, "SinBackward0", _u(np.sin), saves="x"),
-    Op("cos", UNARY, "CosBackward0", _u(np.cos), saves="x"),
-    Op("tanh", UNARY, "TanhBackward0", _u(np.tanh), saves="y"),
-    Op("sigmoid", UNARY, "SigmoidBackward0", _sigmoid, saves="y"),
-    Op("relu", UNARY, "ReluBackward0", _relu, saves="y", domain=(0.05, 2.0)),
-    Op("sqrt", UNARY, "SqrtBackward0", _u(np.sqrt), saves="y", domain=(0.1, 3.0)),
-    Op("abs", UNARY, "AbsBackward0", _u(np.abs), saves="x", domain=(0.05, 2.0)),
+    Op("neg", UNARY, "NegBackward0", _u(np.negative), doc="-x",
+       np_vjp=lambda g, x, y, c: -g),
+    Op("exp", UNARY, "ExpBackward0", _u(np.exp), saves="y", np_vjp=lambda g, x, y, c: g * y),
+    Op("log", UNARY, "LogBackward0", _u(np.log), saves="x", domain=(0.1, 3.0),
+       np_vjp=lambda g, x, y, c: g / x),
+    Op("sin", UNARY, "SinBackward0", _u(np.sin), saves="x",
+       np_vjp=lambda g, x, y, c: g * np.cos(x)),
+    Op("cos", UNARY, "CosBackward0", _u(np.cos), saves="x",
+       np_vjp=lambda g, x, y, c: -g * np.sin(x)),
+    Op("tanh", UNARY, "TanhBackward0", _u(np.tanh), saves="y",
+       np_vjp=lambda g, x, y, c: g * (1 - y * y)),
+    Op("sigmoid", UNARY, "SigmoidBackward0", _sigmoid, saves="y",
+       np_vjp=lambda g, x, y, c: g * y * (1 - y)),
+    Op("relu", UNARY, "ReluBackward0", _relu, saves="y", domain=(0.05, 2.0),
+       np_vjp=lambda g, x, y, c: np.where(y > 0, g, 0).astype(g.dtype)),
+    Op("sqrt", UNARY, "SqrtBackward0", _u(np.sqrt), saves="y", domain=(0.1, 3.0),
+       np_vjp=lambda g, x, y, c: g / (y + y)),
+    Op("abs", UNARY, "AbsBackward0", _u(np.abs), saves="x", domain=(0.05, 2.0),
+       np_vjp=lambda g, x, y, c: g * np.sign(x)),
     Op("pow_scalar", UNARY, "PowBackward0", lambda x, c: np.power(x, x.dtype.type(c)), saves="x",
-       domain=(0.1, 2.0), const=2.5, doc="x ** c for a Python number c"),
+       domain=(0.1, 2.0), const=2.5, doc="x ** c for a Python number c", np_vjp=_pow_scalar_vjp),
     # ---- binary elementwise with single-element broadcast: y = f(a, b)
-    Op("add", BINARY, "AddBackward0", np.add),
-    Op("sub", BINARY, "SubBackward0", np.subtract),
-    Op("mul", BINARY, "MulBackward0", np.multiply, saves_fn=lambda na, nb: (nb, na, False)),
+    Op("add", BINARY, "AddBackward0", np.add, np_vjp=lambda g, a, b, y, na, nb: (g, g)),
+    Op("sub", BINARY, "SubBackward0", np.subtract, np_vjp=lambda g, a, b, y, na, nb: (g, -g if nb else None)),
+    Op("mul", BINARY, "MulBackward0", np.multiply, saves_fn=lambda na, nb: (nb, na, False),
+       np_vjp=lambda g, a, b, y, na, nb: (g * b if na else None, g * a if nb else None)),
     Op("div", BINARY, "DivBackward0", np.divide, saves_fn=lambda na, nb: (nb, na or nb, False),
-       domain=(0.2, 2.0)),
+       domain=(0.2, 2.0), np_vjp=lambda g, a, b, y, na, nb: (g / b if na else None,
+                                                     -g * a / (b * b) if nb else None)),
     Op("pow", BINARY, "PowBackward1", np.power, saves_fn=lambda na, nb: (True, True, nb),
-       domain=(0.2, 2.0)),
+       domain=(0.2, 2.0), np_vjp=_pow_vjp),
     # ---- reductions
     Op("sum", SUM, "SumBackward0", lambda x, c: (np.sum(x) * x.dtype.type(c)).astype(x.dtype),
-       doc="c * sum(x): sum (c=1) and mean (c=1/n)"),
+       doc="c * sum(x): sum (c=1) and mean (c=1/n)",
+       np_vjp=lambda g, c, n: np.full(n, g[0] * g.dtype.type(c), g.dtype)),
     # ---- index maps (forward is done by numpy views in the facade; idx drives the VJP)
     Op("gather", INDEX, "IndexBackward0", lambda x, idx, c, m: x.ravel()[idx],
        doc="y[i] = x[idx[i]]: expand, slicing, select, transpose, permute"),
@@ -92,6 +125,7 @@ OPS = [
        doc="identity: view, reshape, unbind, clone"),
     # ---- matrix product
     Op("mm", MM, "MmBackward0", lambda a, b: a @ b, saves_fn=lambda na, nb: (nb, na, False),
+       np_vjp=lambda g, a, b, na, nb: (g @ b.T if na else None, a.T @ g if nb else None),
        doc="(m,k)@(k,n); also dot and mv through flat storage"),
     # ---- structural rows handled by the interpreter itself
     Op("cast", CAST, "ToCopyBackward0", doc="dtype conversion between the float32/float64 stores"),
@@ -189,11 +223,13 @@ def _body(by_kind, table, d, ind, reverse):
 _REVERSE_HEAD = '''
 
 @_jit
-def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, bad, start, stop):
+def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, bad, start, stop,
+            big):
     """Sweep entries start..stop (inclusive, downwards), accumulating adjoints into A4/A8.
     Saved values come from V/XA, or from the node values X4/X8 when ``live`` (a replay).
     Returns (status, entry): (0, -1) done; (1, e) a custom Function at e needs Python;
-    (2, e) a saved value of e was modified in place; (3, e) e's saved values were freed."""
+    (2, e) a saved value of e was modified in place; (3, e) e's saved values were freed;
+    (4, e) e is an elementwise/sum/mm entry of >= ``big`` elements, for numpy's SIMD."""
     E, N, V4, V8, XA4, XA8, I, C = raw(E), raw(N), raw(V4), raw(V8), raw(XA4), raw(XA8), raw(I), raw(C)
     A4, A8, X4, X8, nreach, ereach, bad = raw(A4), raw(A8), raw(X4), raw(X8), raw(nreach), raw(ereach), raw(bad)
     for e in range(start, stop - 1, -1):
@@ -215,6 +251,10 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
         kind = KIND[op]
         go = N[out * NK + NOFF]
         n = N[out * NK + NSIZE]
+        if kind <= 2 and (n >= big or (kind == 2 and N[a * NK + NSIZE] >= big)):
+            return 4, e
+        if kind == 4 and E[b0 + P1] * n >= big * 8:
+            return 4, e
         if op == CAST_OP:
             da, oa = N[a * NK + NDT], N[a * NK + NOFF]
             for i in range(n):

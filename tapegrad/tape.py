@@ -29,6 +29,7 @@ from .kernels import (CI, F_FREED, F_HIDDEN, F_SAVES, FL, IA, IB, K, NDT, NK, NM
                       NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
 EXT_MIN = 512          # saved arrays at least this big are referenced, smaller ones copied
+BIG = 1 << 15          # elementwise/sum entries this big run their numpy VJP (SIMD ufuncs)
 ROTATE_AT = 1 << 15    # entries after which the current tape is retired for leaf-only ops
 NP_DT = (np.float32, np.float64)
 _TYPECODE = ("f", "d")
@@ -348,10 +349,13 @@ def sweep(tp, seeds, retain_graph):
         I, C = view_i64(tp.I), (np.frombuffer(tp.C, np.float64) if len(tp.C) else np.zeros(1))
         while start >= 0:
             status, e = reverse(E, N, V4, V8, XA4, XA8, I, C, A[0], A[1], _DUMMY[0], _DUMMY[1],
-                                False, nreach, ereach, bad, start, 0)
+                                False, nreach, ereach, bad, start, 0, BIG)
             if status == 0:
                 break
-            if status == 1:
+            if status == 4:
+                np_entry(tp, e, A, E, N, V4, V8, nreach, ereach)
+                start = e - 1
+            elif status == 1:
                 tp.pyfuncs[int(E[e * K + P0])].backward(A, N, nreach, ereach)
                 start = e - 1
             elif status == 2:
@@ -447,8 +451,13 @@ def replay(tp, outputs, leaves, values, cotangents=None):
                 ereach[prod] = 1
                 start = max(start, prod)
         nobad = np.zeros(max(ne, 1), np.uint8)
-        status, e = reverse(E, N, V4, V8, XA4, XA8, I, C, A[0], A[1], X[0], X[1], True,
-                            nreach, ereach, nobad, start, 0)
+        while start >= 0:
+            status, e = reverse(E, N, V4, V8, XA4, XA8, I, C, A[0], A[1], X[0], X[1], True,
+                                nreach, ereach, nobad, start, 0, BIG)
+            if status != 4:
+                break
+            np_entry(tp, e, A, E, N, V4, V8, nreach, ereach, X)
+            start = e - 1
         grads = []
         for leaf in leaves:
             g = None
@@ -461,3 +470,69 @@ def replay(tp, outputs, leaves, values, cotangents=None):
         return values_out, grads
     finally:
         del E, N, V4, V8, XA4, XA8, I, C
+
+
+def np_entry(tp, e, A, E, N, V4, V8, nreach, ereach, X=None):
+    """Run entry ``e``'s VJP with its row's numpy VJP (large entries: SIMD ufuncs, BLAS).
+    Operands come from the saved values (V/XO), or from the node values X during a replay."""
+    from .ops import BINARY, MM, OPS, SUM, UNARY
+    b0 = e * K
+    op = OPS[int(E[b0 + OP])]
+    out, a, b = int(E[b0 + OUT]), int(E[b0 + IA]), int(E[b0 + IB])
+    ci = int(E[b0 + CI])
+    c = tp.C[ci] if ci >= 0 else 0.0
+    dt = int(N[out * NK + NDT])
+    Ad = A[dt]
+    Vd = V4 if dt == 0 else V8
+    go, n = int(N[out * NK + NOFF]), int(N[out * NK + NSIZE])
+    g = Ad[go:go + n]
+
+    def val(node, s, m):
+        if s == -1 and (X is None or node < 0):
+            return None                       # not saved: the VJP does not read it
+        if X is not None and node >= 0:
+            o = int(N[node * NK + NOFF])
+            return X[dt][o:o + m]
+        if s <= -2:
+            return tp.XO[dt][-2 - s][:m]
+        return Vd[s:s + m]
+
+    def acc(node, contrib, m):
+        if node < 0:
+            return
+        o = int(N[node * NK + NOFF])
+        if m == 1 and n != 1:
+            Ad[o] += contrib.sum(dtype=Ad.dtype)
+        else:
+            Ad[o:o + m] += contrib
+        nreach[node] = 1
+        p = int(N[node * NK + NPROD])
+        if p >= 0:
+            ereach[p] = 1
+
+    if op.kind == UNARY:
+        acc(a, op.np_vjp(g, val(a, int(E[b0 + SA]), n), val(out, int(E[b0 + SY]), n), c), n)
+    elif op.kind == BINARY:
+        la = n if E[b0 + P0] else 1
+        lb = n if E[b0 + P1] else 1
+        ga, gb = op.np_vjp(g, val(a, int(E[b0 + SA]), la), val(b, int(E[b0 + SB]), lb),
+                           val(out, int(E[b0 + SY]), n), a >= 0, b >= 0)
+        if a >= 0:
+            acc(a, ga, la)
+        if b >= 0:
+            acc(b, gb, lb)
+    elif op.kind == SUM:
+        acc(a, op.np_vjp(g, c, int(N[a * NK + NSIZE])), int(N[a * NK + NSIZE]))
+    elif op.kind == MM:
+        m, k = int(E[b0 + P0]), int(E[b0 + P1])
+        nn = n // m
+        av = val(a, int(E[b0 + SA]), m * k)
+        bv = val(b, int(E[b0 + SB]), k * nn)
+        ga, gb = op.np_vjp(g.reshape(m, nn), None if av is None else av.reshape(m, k),
+                           None if bv is None else bv.reshape(k, nn), a >= 0, b >= 0)
+        if a >= 0:
+            acc(a, ga.reshape(-1), m * k)
+        if b >= 0:
+            acc(b, gb.reshape(-1), k * nn)
+    else:
+        raise AssertionError("no numpy VJP for kind %s" % op.kind)
