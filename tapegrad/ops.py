@@ -11,6 +11,7 @@ Adding a primitive: write ``fwd_<name>``/``vjp_<name>`` in ``kernels.py``, add a
 regenerate ``_interp.py``, expose it in ``tensor.py``. The op tests pick the row up by
 themselves (see docs/adding_an_op.md).
 """
+import operator
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Tuple
 
@@ -102,11 +103,12 @@ OPS = [
     Op("pow_scalar", UNARY, "PowBackward0", lambda x, c: np.power(x, x.dtype.type(c)), saves="x",
        domain=(0.1, 2.0), const=2.5, doc="x ** c for a Python number c", np_vjp=_pow_scalar_vjp),
     # ---- binary elementwise with single-element broadcast: y = f(a, b)
-    Op("add", BINARY, "AddBackward0", np.add, np_vjp=lambda g, a, b, y, na, nb: (g, g)),
-    Op("sub", BINARY, "SubBackward0", np.subtract, np_vjp=lambda g, a, b, y, na, nb: (g, -g if nb else None)),
-    Op("mul", BINARY, "MulBackward0", np.multiply, saves_fn=lambda na, nb: (nb, na, False),
+    # (operator forms: numpy's scalar fast path for 0-dim values, ufuncs for arrays)
+    Op("add", BINARY, "AddBackward0", operator.add, np_vjp=lambda g, a, b, y, na, nb: (g, g)),
+    Op("sub", BINARY, "SubBackward0", operator.sub, np_vjp=lambda g, a, b, y, na, nb: (g, -g if nb else None)),
+    Op("mul", BINARY, "MulBackward0", operator.mul, saves_fn=lambda na, nb: (nb, na, False),
        np_vjp=lambda g, a, b, y, na, nb: (g * b if na else None, g * a if nb else None)),
-    Op("div", BINARY, "DivBackward0", np.divide, saves_fn=lambda na, nb: (nb, na or nb, False),
+    Op("div", BINARY, "DivBackward0", operator.truediv, saves_fn=lambda na, nb: (nb, na or nb, False),
        domain=(0.2, 2.0), np_vjp=lambda g, a, b, y, na, nb: (g / b if na else None,
                                                      -g * a / (b * b) if nb else None)),
     Op("pow", BINARY, "PowBackward1", np.power, saves_fn=lambda na, nb: (True, True, nb),

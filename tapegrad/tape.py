@@ -51,7 +51,7 @@ def view_f(buf, dt):
 
 class Tape:
     __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "leaf_nodes", "leaf_pairs",
-                 "pyfuncs", "sv_vc", "sv_ver", "sv_entry", "sv_shape", "sv_which", "mark",
+                 "pyfuncs", "sv", "mark",
                  "views", "into", "dn", "de", "n_saving", "released", "__weakref__")
 
     def __init__(self):
@@ -66,8 +66,7 @@ class Tape:
         self.leaf_nodes = {}        # id(leaf tensor) -> node
         self.leaf_pairs = []        # [(node, leaf tensor)]: AccumulateGrad targets
         self.pyfuncs = []           # custom Function records (see autograd.function)
-        self.sv_vc, self.sv_ver, self.sv_entry = [], array("q"), array("q")
-        self.sv_shape, self.sv_which = [], []
+        self.sv = []                # version records: (counter, version, entry, shape, which)
         self.mark = None            # INPLACE count when the first version record was made
         self.views = {}             # entry -> grad_fn Node view (identity-stable)
         self.into = None            # set when absorbed into another tape
@@ -117,11 +116,10 @@ class Tape:
         """Remember the version of a saved tensor; backward refuses to use it if it changed."""
         if self.mark is None:
             self.mark = INPLACE[0]
-        self.sv_vc.append(t._vc)
-        self.sv_ver.append(t._vc[0])
-        self.sv_entry.append(e)
-        self.sv_shape.append(t._data.shape)
-        self.sv_which.append(which)
+        vc = t._vc
+        if vc is None:
+            vc = t._vc = [0]
+        self.sv.append((vc, vc[0], e, t._data.shape, which))
 
     def entry(self, op, nm, out_size, dt, a, b, sa=-1, sb=-1, sy=-1, p0=0, p1=0, ci=-1, fl=0):
         """Append an entry and its output node; returns (entry index, output node)."""
@@ -188,14 +186,10 @@ class Tape:
         for rec in other.pyfuncs:
             rec.shift(dn)
             self.pyfuncs.append(rec)
-        if other.sv_vc:
+        if other.sv:
             if self.mark is None or (other.mark is not None and other.mark < self.mark):
                 self.mark = other.mark
-            self.sv_vc += other.sv_vc
-            self.sv_ver.extend(other.sv_ver)
-            self.sv_entry.extend(array("q", (e + de for e in other.sv_entry)))
-            self.sv_shape += other.sv_shape
-            self.sv_which += other.sv_which
+            self.sv += [(vc, v, e + de, sh, w) for vc, v, e, sh, w in other.sv]
         for e, v in other.views.items():
             v._tape, v._entry = self, e + de
             self.views[e + de] = v
@@ -205,7 +199,7 @@ class Tape:
         other.E = other.N = other.I = other.C = None
         other.V = other.XO = other.XA = None
         other.leaf_nodes, other.leaf_pairs, other.pyfuncs, other.views = {}, [], [], {}
-        other.sv_vc, other.sv_shape, other.sv_which = [], [], []
+        other.sv = []
 
 
 def resolve(t):
@@ -280,38 +274,36 @@ MSG_FREED = ("Trying to backward through the graph a second time (or directly ac
 def version_mask(tp, ne):
     """Entries with a saved tensor modified in place since it was saved."""
     bad = np.zeros(max(ne, 1), np.uint8)
-    if tp.sv_vc and tp.mark != INPLACE[0]:
-        cur = np.fromiter((vc[0] for vc in tp.sv_vc), np.int64, len(tp.sv_vc))
-        diff = np.nonzero(cur != view_i64(tp.sv_ver))[0]
-        if diff.size:
-            bad[view_i64(tp.sv_entry)[diff]] = 1
+    if tp.sv and tp.mark != INPLACE[0]:
+        for vc, v, e, _, _ in tp.sv:
+            if vc[0] != v:
+                bad[e] = 1
     return bad
 
 
 def _version_error(tp, e):
     from .ops import OPS
     from .autograd.graph import entry_name
-    for i, ent in enumerate(tp.sv_entry):
-        if ent == e and tp.sv_vc[i][0] != tp.sv_ver[i]:
+    for vc, ver, ent, shape_, which in tp.sv:
+        if ent == e and vc[0] != ver:
             E = view_i64(tp.E).reshape(-1, K)
-            which = tp.sv_which[i]
+            Nv = view_i64(tp.N).reshape(-1, NK)
             if which == "y":
                 src = "output 0 of %s" % entry_name(tp, e)
             else:
-                node = E[e, IA if which == "a" else IB]
-                prod = view_i64(tp.N).reshape(-1, NK)[node, NPROD] if node >= 0 else -1
-                src = ("output %d of %s" % (view_i64(tp.N).reshape(-1, NK)[node, NNR], entry_name(tp, prod))
+                node = int(E[e, IA if which == "a" else IB])
+                prod = int(Nv[node, NPROD]) if node >= 0 else -1
+                src = ("output %d of %s" % (int(Nv[node, NNR]), entry_name(tp, prod))
                        if prod >= 0 else "a leaf Variable")
-            dt = OPS[E[e, OP]]
-            shape = "[" + ", ".join(str(s) for s in tp.sv_shape[i]) + "]"
-            ttype = "torch.FloatTensor" if view_i64(tp.N).reshape(-1, NK)[E[e, OUT], NDT] == 0 else "torch.DoubleTensor"
-            del E, dt
+            shape = "[" + ", ".join(str(s) for s in shape_) + "]"
+            ttype = "torch.FloatTensor" if int(Nv[int(E[e, OUT]), NDT]) == 0 else "torch.DoubleTensor"
+            del E, Nv
             return RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 "inplace operation: [%s %s], which is %s, is at version %d; expected version %d "
                 "instead. Hint: enable anomaly detection to find the operation that failed to "
                 "compute its gradient, with torch.autograd.set_detect_anomaly(True)."
-                % (ttype, shape, src, tp.sv_vc[i][0], tp.sv_ver[i]))
+                % (ttype, shape, src, vc[0], ver))
     return RuntimeError("one of the variables needed for gradient computation has been modified "
                         "by an inplace operation")
 
@@ -389,8 +381,7 @@ def release(tp):
     tp.V = [array("f"), array("d")]
     tp.XO = [[], []]
     tp.XA = [array("q"), array("q")]
-    tp.sv_vc, tp.sv_shape, tp.sv_which = [], [], []
-    tp.sv_ver, tp.sv_entry = array("q"), array("q")
+    tp.sv = []
     tp.mark = None
     tp.released = True
 

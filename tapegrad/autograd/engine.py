@@ -87,14 +87,14 @@ def _adjoint(tp, A, node, shape, npdt):
 
 def _accumulate(t, g):
     """Add ``g`` (fresh ndarray) into ``t.grad`` as torch does (in place when it exists)."""
-    from ..tensor import _wrap
+    from ..tensor import _vcof, _wrap
     cur = t._grad
     if cur is None:
         t._grad = _wrap(np.array(g) if g.ndim else g[()].copy(), t._dtype)
     else:
         d = cur._arr()
         d += g
-        cur._vc[0] += 1
+        _vcof(cur)[0] += 1
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,

@@ -26,18 +26,18 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         self._saved = tensors
-        self._saved_versions = tuple(t._vc[0] if t is not None else 0 for t in tensors)
+        self._saved_versions = tuple(t._version if t is not None else 0 for t in tensors)
 
     @property
     def saved_tensors(self):
         if self._freed:
             raise RuntimeError(_tp.MSG_FREED)
         for t, v in zip(self._saved, self._saved_versions):
-            if t is not None and t._vc[0] != v:
+            if t is not None and t._version != v:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
                     "an inplace operation: [%s %s], is at version %d; expected version %d instead."
-                    % (t.type(), list(t.shape), t._vc[0], v))
+                    % (t.type(), list(t.shape), t._version, v))
         return self._saved
 
     def mark_dirty(self, *tensors):
@@ -122,7 +122,7 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor, _out, _src, _tape_for, _nm, _wrap
+        from ..tensor import Tensor, _out, _src, _tape_for, _nm, _vcof, _wrap
         from ..ops import OPCODE
         ctx = FunctionCtx()
         tin = [a for a in args if isinstance(a, Tensor)]
@@ -166,7 +166,7 @@ class Function(metaclass=FunctionMeta):
                     continue
                 o = _wrap(o._data, o._dtype)      # returning an input: a new view of it
             res = _out(o._data, o._dtype, tp, node)
-            res._vc = o._vc
+            res._vc = _vcof(o)
             results[i] = res
         tp.pyfuncs.append(PyFuncRecord(cls, ctx, in_nodes, tuple(out_nodes), tuple(out_meta), in_meta))
         return results[0] if single else tuple(results)
