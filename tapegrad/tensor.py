@@ -355,8 +355,8 @@ def _record_binary(op, a, b, y, rdt, nm=None):
     if tb and b._dtype is rdt and b._data.shape == shape:
         nb = (b._node if b._tape is not None else tp.leaf_node(b)) if gb else -1
         sb, bv = 1, b._data
-    elif not tb and n == 1:
-        nb, sb, bv = -1, 1, b
+    elif not tb:
+        nb, sb, bv = -1, (0 if n != 1 else 1), b
     else:
         nb, sb, bv = _operand(tp, b, gb, b._data if tb else b, rdt, shape, n, dt)
     save_a, save_b, save_y = _SAVES[op.opcode][(na >= 0) * 2 + (nb >= 0)]

@@ -85,16 +85,64 @@ def _adjoint(tp, A, node, shape, npdt):
     return g.reshape(shape)
 
 
+_T = None
+
+
+def _tensor_mod():
+    global _T
+    if _T is None:
+        import sys
+        from ..tensor import _wrap  # noqa: F401  (imports the module; the package's
+        _T = sys.modules[__name__.rsplit(".", 2)[0] + ".tensor"]  # `tensor` is the function)
+    return _T
+
+
 def _accumulate(t, g):
-    """Add ``g`` (fresh ndarray) into ``t.grad`` as torch does (in place when it exists)."""
-    from ..tensor import _vcof, _wrap
+    """Add ``g`` (a fresh ndarray or numpy scalar) into ``t.grad`` as torch does: a new
+    tensor the first time, in place afterwards (the same .grad object sees accumulation)."""
+    T = _tensor_mod()
     cur = t._grad
     if cur is None:
-        t._grad = _wrap(np.array(g) if g.ndim else g[()].copy(), t._dtype)
+        t._grad = T._wrap(g, t._dtype)
     else:
-        d = cur._arr()
-        d += g
-        _vcof(cur)[0] += 1
+        d = cur._data
+        if type(d) is np.ndarray:
+            d += g
+        else:
+            cur._data = cur._dtype.np.type(d + g)
+        T._vcof(cur)[0] += 1
+
+
+def _leaf_adjoints(tp, A, nreach, only=None):
+    """[(leaf, adjoint)] for the leaves of ``tp`` that received a cotangent."""
+    pairs = tp.leaf_pairs
+    if not pairs:
+        return []
+    nodes = np.fromiter((p[0] for p in pairs), np.int64, len(pairs))
+    hit = np.nonzero(nreach[nodes])[0]
+    if not hit.size:
+        return []
+    Nv = _tp.view_i64(tp.N).reshape(-1, NK)
+    rows = Nv[nodes[hit], :3].tolist()
+    del Nv
+    out = []
+    for i, (off, size, dt) in zip(hit.tolist(), rows):
+        leaf = pairs[i][1]
+        if only is not None and id(leaf) not in only:
+            continue
+        Ad = A[dt]
+        npdt = leaf._dtype.np
+        d = leaf._data
+        if d.ndim == 0:
+            g = Ad[off]
+            if g.dtype != npdt:
+                g = npdt.type(g)
+        else:
+            g = Ad[off:off + size]
+            g = g.astype(npdt) if g.dtype != npdt else g.copy()
+            g = g.reshape(d.shape)
+        out.append((leaf, g))
+    return out
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
@@ -114,24 +162,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     # leaf roots accumulate directly
     for t, g in zip(tensors, grads):
         if t._tape is None and (only is None or id(t) in only):
-            _accumulate(t, np.array(g))
+            _accumulate(t, np.array(g) if g.ndim else g[()].copy())
     res = _run(tensors, grads, retain_graph)
     if res is None:
         return
     tp, A, nreach = res
-    N = _tp.view_i64(tp.N).reshape(-1, NK)
-    hits = []
-    for node, leaf in tp.leaf_pairs:
-        if nreach[node] and (only is None or id(leaf) in only):
-            hits.append((node, leaf, int(N[node, 0]), int(N[node, 1]), int(N[node, 2])))
-    del N
-    for node, leaf, off, size, dt in hits:
-        g = A[dt][off:off + size]
-        if g.dtype != leaf._dtype.np:
-            g = g.astype(leaf._dtype.np)
-        _accumulate(leaf, g.reshape(leaf._data.shape))
-    for t in tensors:
-        pass
+    for leaf, g in _leaf_adjoints(tp, A, nreach, only):
+        _accumulate(leaf, g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
