@@ -44,10 +44,7 @@ class Op:
     domain: Tuple[float, float] = (-2.0, 2.0)   # test inputs drawn from here
     const: Optional[float] = None               # test constant for rows that take one (pow_scalar)
     doc: str = ""
-
-    @property
-    def opcode(self):
-        return OPCODE[self.name]
+    opcode: int = -1                            # its index in OPS (set below)
 
 
 def _sigmoid(x, c=None):
@@ -135,6 +132,8 @@ OPS = [
 ]
 
 OPCODE = {op.name: i for i, op in enumerate(OPS)}
+for _i, _op in enumerate(OPS):
+    object.__setattr__(_op, "opcode", _i)
 BY_NAME = {op.name: op for op in OPS}
 # Rows the differentiable-op tests are parametrized over (structural rows are tested by the facade).
 KERNEL_OPS = [op for op in OPS if op.kind not in (CAST, PYFUNC)]

@@ -15,7 +15,8 @@ import numpy as np
 
 from . import tape as _tp
 from .autograd.grad_mode import STATE
-from .kernels import F_HIDDEN, F_SAVES
+from .kernels import F_HIDDEN, F_SAVES, K, NK
+from .tape import _PACK_E, _PACK_N
 from .ops import BY_NAME, OPCODE, OPS
 
 _ndarray = np.ndarray
@@ -320,8 +321,8 @@ def _operand(tp, t, g, val, rdt, shape, n, dt):
 
 def _record_binary(op, a, b, y, rdt, nm=None):
     """a, b: Tensors or Python numbers (at least one Tensor requiring grad); y: the value."""
-    ta = isinstance(a, Tensor)
-    tb = isinstance(b, Tensor)
+    ta = type(a) is Tensor or isinstance(a, Tensor)
+    tb = type(b) is Tensor or isinstance(b, Tensor)
     ga = ta and a._rg
     gb = tb and b._rg
     dt = rdt.slot
@@ -363,11 +364,26 @@ def _record_binary(op, a, b, y, rdt, nm=None):
     # constants are always kept (a replay needs them); tensors only when the VJP reads them
     save = tp.save
     ca = save(av, dt) if (save_a or na < 0) else -1
-    cb = save(bv, dt) if (save_b or nb < 0) else -1
+    if nb < 0 and not tb:                       # a Python number: one float in V
+        V = tp.V[dt]
+        V.append(bv)
+        cb = len(V) - 1
+    else:
+        cb = save(bv, dt) if (save_b or nb < 0) else -1
     cy = save(y, dt) if save_y else -1
-    fl = F_SAVES if (save_a or save_b or save_y) else 0
-    e, node = tp.entry(op.opcode, nm if nm is not None else _OPNM[op.opcode], n, dt, na, nb,
-                       ca, cb, cy, sa, sb, -1, fl)
+    # the entry and its output node (Tape.entry, inlined on this hot path)
+    e = len(tp.E) // K
+    node = len(tp.N) // NK
+    asz = tp.asz
+    tp.N.frombytes(_PACK_N(asz[dt], n, dt, e, 0))
+    asz[dt] += n
+    if save_a or save_b or save_y:
+        tp.n_saving += 1
+        fl = F_SAVES
+    else:
+        fl = 0
+    tp.E.frombytes(_PACK_E(op.opcode, nm if nm is not None else _OPNM[op.opcode], node, na, nb,
+                           ca, cb, cy, sa, sb, -1, fl))
     out = object.__new__(Tensor)
     out._data = y
     out._dtype = rdt
