@@ -22,7 +22,10 @@ def _finish(data, dt, requires_grad):
         data = data[()]
     t = _wrap(data, dt)
     if requires_grad:
-        t.requires_grad_(True)
+        if not dt.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        t._rg = True
     return t
 
 

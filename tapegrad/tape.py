@@ -21,6 +21,7 @@ is appended to the larger (``absorb``) and tensors of the small one are re-point
 """
 import struct
 import threading
+import weakref
 from array import array
 
 import numpy as np
@@ -28,13 +29,14 @@ import numpy as np
 from .kernels import (CI, F_FREED, F_HIDDEN, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NNR, NOFF,
                       NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
-EXT_MIN = 512          # saved arrays at least this big are referenced, smaller ones copied
 BIG = 1 << 15          # elementwise/sum entries this big run their numpy VJP (SIMD ufuncs)
-ROTATE_AT = 1 << 15    # entries after which the current tape is retired for leaf-only ops
+ROTATE_AT = 1 << 10    # entries after which the current tape is retired for leaf-only ops
+ROTATE_BYTES = 1 << 18  # ... or saved bytes (dropped graphs sharing it stay bounded)
 NP_DT = (np.float32, np.float64)
 _TYPECODE = ("f", "d")
 _PACK_E = struct.Struct("%dq" % K).pack
 _PACK_N = struct.Struct("%dq" % NK).pack
+_PACK_2 = struct.Struct("2q").pack
 
 # Counts in-place modifications anywhere; a tape whose saved values were all recorded after
 # the last in-place op can skip the version check at backward.
@@ -51,7 +53,7 @@ def view_f(buf, dt):
 
 class Tape:
     __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "leaf_nodes", "leaf_pairs",
-                 "pyfuncs", "sv", "mark",
+                 "pyfuncs", "sv", "mark", "nbytes", "retained",
                  "views", "into", "dn", "de", "n_saving", "released", "__weakref__")
 
     def __init__(self):
@@ -67,6 +69,8 @@ class Tape:
         self.leaf_pairs = []        # [(node, leaf tensor)]: AccumulateGrad targets
         self.pyfuncs = []           # custom Function records (see autograd.function)
         self.sv = []                # version records: (counter, version, entry, shape, which)
+        self.nbytes = 0             # bytes of saved values (copied or referenced)
+        self.retained = []          # weakrefs of non-leaf tensors that called retain_grad()
         self.mark = None            # INPLACE count when the first version record was made
         self.views = {}             # entry -> grad_fn Node view (identity-stable)
         self.into = None            # set when absorbed into another tape
@@ -89,27 +93,34 @@ class Tape:
         if n is None:
             d = t._data
             n = self.node(d.size, t._dtype.slot, -1)
-            self.leaf_nodes[id(t)] = n
-            self.leaf_pairs.append((n, t))
+            self._add_leaf(n, t)
         return n
 
+    def _add_leaf(self, n, t):
+        """Leaves are held weakly (a dropped leaf needs no gradient); its id key is removed
+        when it dies so a new tensor reusing the id can never pick up its node."""
+        key, nodes = id(t), self.leaf_nodes
+        nodes.setdefault(key, n)
+        self.leaf_pairs.append((n, weakref.ref(t, lambda _, k=key, d=nodes: d.pop(k, None))))
+
     def save(self, value, dt):
-        """Store a value the VJP (or a replay) needs; returns its code for SA/SB/SY."""
+        """Keep a value the VJP (or a replay) needs; returns its code for SA/SB/SY.
+
+        Arrays are referenced, as torch saves tensors (the version check catches in-place
+        changes; changes made through ``.data`` are seen, as in torch); a broadcast or
+        non-contiguous operand is copied. Numpy scalars (0-dim results, immutable) and
+        Python numbers are copied into V."""
         if type(value) is not np.ndarray:          # numpy scalar / python number
             V = self.V[dt]
             V.append(value)
+            self.nbytes += 8
             return len(V) - 1
-        if value.size < EXT_MIN:
-            V = self.V[dt]
-            off = len(V)
-            if value.dtype != NP_DT[dt] or not value.flags.c_contiguous:
-                value = np.ascontiguousarray(value, NP_DT[dt])
-            V.frombytes(value.tobytes())
-            return off
-        value = np.ascontiguousarray(value, NP_DT[dt]).reshape(-1)
+        if value.dtype != NP_DT[dt] or not value.flags.c_contiguous:
+            value = np.ascontiguousarray(value, NP_DT[dt])
         XO = self.XO[dt]
         XO.append(value)
-        self.XA[dt].extend((value.__array_interface__["data"][0], value.size))
+        self.XA[dt].frombytes(_PACK_2(value.__array_interface__["data"][0], value.size))
+        self.nbytes += value.nbytes
         return -1 - len(XO)
 
     def version_record(self, e, t, which):
@@ -180,9 +191,12 @@ class Tape:
             self.asz[d] += other.asz[d]
         self.I.extend(other.I)
         self.C.extend(other.C)
-        for node, leaf in other.leaf_pairs:
-            self.leaf_pairs.append((node + dn, leaf))
-            self.leaf_nodes.setdefault(id(leaf), node + dn)
+        for node, ref in other.leaf_pairs:
+            leaf = ref()
+            if leaf is not None:
+                self._add_leaf(node + dn, leaf)
+        self.retained += other.retained
+        self.nbytes += other.nbytes
         for rec in other.pyfuncs:
             rec.shift(dn)
             self.pyfuncs.append(rec)
@@ -199,6 +213,7 @@ class Tape:
         other.E = other.N = other.I = other.C = None
         other.V = other.XO = other.XA = None
         other.leaf_nodes, other.leaf_pairs, other.pyfuncs, other.views = {}, [], [], {}
+        other.retained = []
         other.sv = []
 
 
@@ -227,7 +242,8 @@ _tls = threading.local()
 
 def current_tape():
     tp = getattr(_tls, "tape", None)
-    if tp is None or len(tp.E) >= ROTATE_AT * K or tp.released:
+    if (tp is None or tp.into is not None or tp.released or len(tp.E) >= ROTATE_AT * K
+            or tp.nbytes >= ROTATE_BYTES):
         tp = _tls.tape = Tape()
     return tp
 
@@ -282,30 +298,37 @@ def version_mask(tp, ne):
 
 
 def _version_error(tp, e):
-    from .ops import OPS
     from .autograd.graph import entry_name
     for vc, ver, ent, shape_, which in tp.sv:
         if ent == e and vc[0] != ver:
             E = view_i64(tp.E).reshape(-1, K)
             Nv = view_i64(tp.N).reshape(-1, NK)
             if which == "y":
-                src = "output 0 of %s" % entry_name(tp, e)
+                src = ", which is output 0 of %s," % _short(entry_name(tp, e))
             else:
                 node = int(E[e, IA if which == "a" else IB])
                 prod = int(Nv[node, NPROD]) if node >= 0 else -1
-                src = ("output %d of %s" % (int(Nv[node, NNR]), entry_name(tp, prod))
-                       if prod >= 0 else "a leaf Variable")
+                src = (", which is output %d of %s," % (int(Nv[node, NNR]), _short(entry_name(tp, prod)))
+                       if prod >= 0 else "")
             shape = "[" + ", ".join(str(s) for s in shape_) + "]"
             ttype = "torch.FloatTensor" if int(Nv[int(E[e, OUT]), NDT]) == 0 else "torch.DoubleTensor"
             del E, Nv
             return RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                "inplace operation: [%s %s], which is %s, is at version %d; expected version %d "
-                "instead. Hint: enable anomaly detection to find the operation that failed to "
-                "compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+                "inplace operation: [%s %s]%s is at version %d; expected version %d instead. "
+                "Hint: enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
                 % (ttype, shape, src, vc[0], ver))
     return RuntimeError("one of the variables needed for gradient computation has been modified "
                         "by an inplace operation")
+
+
+def _short(name):
+    """torch names the op, not the node, in this message: ExpBackward0 -> Exp."""
+    for suffix in ("Backward0", "Backward1", "Backward2", "Backward"):
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return name
 
 
 def sweep(tp, seeds, retain_graph):
@@ -407,7 +430,10 @@ def replay(tp, outputs, leaves, values, cotangents=None):
     X = [np.zeros(tp.asz[0], np.float32), np.zeros(tp.asz[1], np.float64)]
     Nv = view_i64(tp.N).reshape(-1, NK)
     given = {id(t): v for t, v in zip(leaves, values)}
-    for node, leaf in tp.leaf_pairs:
+    for node, ref in tp.leaf_pairs:
+        leaf = ref()
+        if leaf is None:
+            continue
         off, size, dt = int(Nv[node, NOFF]), int(Nv[node, NSIZE]), int(Nv[node, NDT])
         v = given.get(id(leaf), leaf._data)
         X[dt][off:off + size] = np.asarray(v, NP_DT[dt]).reshape(-1)
@@ -452,8 +478,8 @@ def replay(tp, outputs, leaves, values, cotangents=None):
         grads = []
         for leaf in leaves:
             g = None
-            for node, lf in tp.leaf_pairs:
-                if lf is leaf:
+            for node, ref in tp.leaf_pairs:
+                if ref() is leaf:
                     off, size, dt = int(N[node * NK + NOFF]), int(N[node * NK + NSIZE]), int(N[node * NK + NDT])
                     part = A[dt][off:off + size].reshape(leaf._data.shape)
                     g = part.copy() if g is None else g + part
@@ -485,7 +511,7 @@ def np_entry(tp, e, A, E, N, V4, V8, nreach, ereach, X=None):
             o = int(N[node * NK + NOFF])
             return X[dt][o:o + m]
         if s <= -2:
-            return tp.XO[dt][-2 - s][:m]
+            return tp.XO[dt][-2 - s].reshape(-1)[:m]
         return Vd[s:s + m]
 
     def acc(node, contrib, m):

@@ -121,6 +121,8 @@ def _result_dtype(a, b):
             return ad
         ra, rb = a._data.ndim > 0, b._data.ndim > 0
         if ra == rb:
+            if ad._cat != bd._cat:        # float32 (op) int64 -> float32
+                return ad if ad._cat > bd._cat else bd
             return promote_types(ad, bd)
         hi, lo = (ad, bd) if ra else (bd, ad)
         return lo if lo._cat > hi._cat else hi
@@ -319,7 +321,7 @@ def _operand(tp, t, g, val, rdt, shape, n, dt):
     return node, 1, val
 
 
-def _record_binary(op, a, b, y, rdt, nm=None):
+def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
     """a, b: Tensors or Python numbers (at least one Tensor requiring grad); y: the value."""
     ta = type(a) is Tensor or isinstance(a, Tensor)
     tb = type(b) is Tensor or isinstance(b, Tensor)
@@ -382,6 +384,8 @@ def _record_binary(op, a, b, y, rdt, nm=None):
         fl = F_SAVES
     else:
         fl = 0
+    if hidden:
+        fl |= F_HIDDEN
     tp.E.frombytes(_PACK_E(op.opcode, nm if nm is not None else _OPNM[op.opcode], node, na, nb,
                            ca, cb, cy, sa, sb, -1, fl))
     out = object.__new__(Tensor)
@@ -434,6 +438,7 @@ class Tensor:
     _grad = None
     _acc = None        # AccumulateGrad node (leaves)
     _base = None       # the tensor this one is a view of
+    _vpos = None       # for a view: flat positions of its elements in _base (when tracked)
     _retain = False
     __array_priority__ = 1000
 
@@ -504,6 +509,8 @@ class Tensor:
         self._rg = bool(flag)
 
     def requires_grad_(self, requires_grad=True):
+        if requires_grad and not self._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -702,8 +709,11 @@ class Tensor:
     def retain_grad(self):
         if not self._rg:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._tape is not None:
+        if self._tape is not None and not self._retain:
+            import weakref
             self._retain = True
+            tp, _ = _tp.resolve(self)
+            tp.retained.append(weakref.ref(self))
 
     @property
     def retains_grad(self):
@@ -714,19 +724,22 @@ class Tensor:
         return _add(self, other)
 
     def __radd__(self, other):
-        return _add(other, self)
+        return _add(self, other)          # torch: x.add(other), the tensor first
 
     def __sub__(self, other):
         return _sub(self, other)
 
     def __rsub__(self, other):
-        return _sub(other, self)
+        out = _sub(other, self)
+        if out._tape is not None:
+            _rename_last(out, "RsubBackward1")
+        return out
 
     def __mul__(self, other):
         return mul(self, other)
 
     def __rmul__(self, other):
-        return mul(other, self)
+        return mul(self, other)           # torch: x.mul(other), the tensor first
 
     def __truediv__(self, other):
         if type(other) is float or (type(other) is Tensor and self._dtype._cat == 2):
@@ -734,7 +747,7 @@ class Tensor:
         return div(self, other)
 
     def __rtruediv__(self, other):
-        return div(other, self)
+        return mul(reciprocal(self), other)   # torch: other / x = x.reciprocal() * other
 
     def __pow__(self, other):
         return pow(self, other)
@@ -774,6 +787,9 @@ class Tensor:
 
     def neg(self):
         return neg(self)
+
+    def reciprocal(self):
+        return reciprocal(self)
 
     negative = neg
 
@@ -818,8 +834,12 @@ class Tensor:
         _leaf_inplace_check(self)
         if self._rg and _grad_on():
             if self._base is not None:
-                raise NotImplementedError("in-place operations on a view of a tensor that requires "
-                                          "grad are not supported yet (use an out-of-place op)")
+                # a view: write the result into the base (CopySlices), re-derive the view
+                res = f(self, other)
+                if res._dtype is not self._dtype:
+                    res = _convert(res, self._dtype)
+                _assign_positions(self, None, res)
+                return self
             res = f(self, other)
             if res._dtype is not self._dtype:
                 raise RuntimeError("result type %s can't be cast to the desired output type %s"
@@ -875,13 +895,13 @@ class Tensor:
         return self.div_(other)
 
     def zero_(self):
-        return self.fill_(0)
+        return self.fill_(0, zero=True)
 
-    def fill_(self, value):
+    def fill_(self, value, zero=False):
         _leaf_inplace_check(self)
         if self._rg and _grad_on() and self._tape is not None:
             # the result no longer depends on the old value: a mul-by-zero entry (zero VJP)
-            name = "ZeroBackward0" if _np_of(value) == 0 else "FillBackward0"
+            name = "ZeroBackward0" if zero else "FillBackward2"
             y = np.full(self._data.shape, _np_of(value), self._dtype.np)
             return self._inplace(0.0, lambda s, o: _record_binary(
                 BY_NAME["mul"], s, 0.0, y if y.ndim else y[()], s._dtype, nm=_nm(name)))
@@ -957,14 +977,99 @@ class Tensor:
     def __setitem__(self, key, value):
         _leaf_inplace_check(self)
         if _grad_on() and (self._rg or (isinstance(value, Tensor) and value._rg)):
-            raise NotImplementedError("assigning into a tensor that requires grad, or assigning a "
-                                      "value that requires grad, is not supported yet")
+            d = self._arr()
+            own = np.arange(d.size, dtype=np.int64).reshape(d.shape)[_np_key(key)]
+            _assign_positions(self, own, value)
+            return
         d = self._arr()
         d[_np_key(key)] = _np_of(value)
         _bump(self)
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return allclose(self, other, rtol, atol, equal_nan)
+
+
+def _positions(t):
+    """Flat positions of t's elements in its root base (t itself when it is no view)."""
+    if t._base is None:
+        return np.arange(t._data.size, dtype=np.int64).reshape(t._data.shape)
+    if t._vpos is None:
+        raise NotImplementedError("in-place modification with gradients of this kind of view is "
+                                  "not supported yet")
+    return t._vpos
+
+
+def _track_view(out, x, pos_fn):
+    """Make ``out`` a view of ``x``'s root base; remember its positions when grads may need
+    them (the base or the view requires grad)."""
+    out._vc = _vcof(x)
+    out._base = x._base if x._base is not None else x
+    if x._rg or out._base._rg:
+        out._vpos = pos_fn(_positions(x))
+
+
+def _assign_positions(t, own, value):
+    """``t[own] = value`` with gradients, as torch's CopySlices: ``own`` are positions within
+    t (None: all of t, for an in-place op on a view); the write goes to t's root base, whose
+    new node is base_old * mask + scatter(value); t (if a view) is re-derived from it."""
+    root = t._base if t._base is not None else t
+    pos = _positions(t)
+    if own is not None:
+        pos = pos.reshape(-1)[own] if pos.ndim else pos
+        if t._base is None:
+            pos = own
+    rd = root._arr()
+    dt = root._dtype
+    if dt.slot < 0:
+        raise RuntimeError("only floating point tensors can be differentiated")
+    vt = value if isinstance(value, Tensor) else None
+    if vt is not None and vt._dtype is not dt:
+        vt = _convert(vt, dt)
+    vdata = vt._data if vt is not None else value
+    try:
+        vb = np.broadcast_to(np.asarray(vdata, dt.np), pos.shape)
+    except ValueError:
+        raise RuntimeError("shape mismatch: value tensor of shape %s cannot be broadcast to "
+                           "indexing result of shape %s" % (list(np.shape(vdata)), list(pos.shape)))
+    flat = pos.reshape(-1)
+    mask = np.ones(rd.size, dt.np)
+    mask[flat] = 0
+    mask = mask.reshape(rd.shape)
+    old = _wrap(rd, dt)                    # the base before the write, as an operand
+    old._rg, old._tape, old._node = root._rg, root._tape, root._node
+    if root._rg and root._tape is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    with np.errstate(all="ignore"):
+        kept = rd * mask
+    scattered = np.zeros(rd.size, dt.np)
+    scattered[flat] = vb.reshape(-1)
+    scattered = scattered.reshape(rd.shape)
+    grads = STATE.enabled and (root._rg or (vt is not None and vt._rg))
+    if grads:
+        a = _record_binary(BY_NAME["mul"], old, _wrap(mask, dt), kept, dt, hidden=True) \
+            if root._rg else _wrap(kept, dt)
+        if vt is not None and vt._rg:
+            tp = _tape_for(vt, a if a._rg else None)
+            vnode = _src(vt, tp)
+            if vt._data.shape != pos.shape:
+                vnode = _expand_node(tp, vnode, vt._data.shape, pos.shape, dt.slot)
+            e, n = tp.entry(OPCODE["segsum"], _nm("SumBackward1"), rd.size, dt.slot, vnode, -1,
+                            p0=tp.index(flat), p1=flat.size, ci=tp.const(1.0), fl=F_HIDDEN)
+            b = _out(scattered, dt, tp, n)
+        else:
+            b = _wrap(scattered, dt)
+        new = _record_binary(BY_NAME["add"], a, b, kept + scattered, dt, nm=_nm("CopySlices"))
+    rd.reshape(-1)[flat] = vb.reshape(-1)  # the write itself (views of the base see it)
+    if grads:
+        root._rg, root._tape, root._node = True, new._tape, new._node
+    _bump(root)
+    if t is not root and grads:
+        # the view now reads from the new base
+        tp = _tape_for(root)
+        tpos = _positions(t).reshape(-1)
+        e, n = tp.entry(OPCODE["gather"], _nm("AsStridedBackward0"), tpos.size, dt.slot,
+                        root._node, -1, p0=tp.index(tpos), p1=tpos.size)
+        t._rg, t._tape, t._node = True, tp, n
 
 
 def _share(t):
@@ -1023,6 +1128,16 @@ def abs(input):
     if input._dtype._cat < 2:
         return _wrap(np.abs(input._data), input._dtype)
     return _abs_fn(input)
+
+
+def reciprocal(input):
+    """1 / x (grad_fn ReciprocalBackward0)."""
+    if input._dtype._cat < 2:
+        input = _convert(input, _DEFAULT[0])
+    y = np.reciprocal(input._data)
+    if input._rg and STATE.enabled:
+        return _record_unary(input, BY_NAME["pow_scalar"], y, c=-1.0, nm=_nm("ReciprocalBackward0"))
+    return _wrap(y, input._dtype)
 
 
 def neg(input):
@@ -1215,9 +1330,7 @@ def _reduce(input, dim, keepdim, dtype, mean_):
         dt = int64
         d = d.astype(np.int64)
     dims = _norm_dims(dim, d.ndim)
-    if dims is not None and d.ndim == 0:
-        dims = None if not keepdim else dims
-    if dims is None or len(dims) == d.ndim and not keepdim:
+    if dims is None or d.ndim == 0 or (len(dims) == d.ndim and not keepdim):
         y = np.mean(d) if mean_ else np.sum(d)
         y = dt.np.type(y)
         if keepdim and dims is not None:
@@ -1292,8 +1405,7 @@ def _view(x, shape, kind):
     else:
         out = _wrap(y, x._dtype)
     if np.shares_memory(y, d) if y.size else True:
-        out._vc = _vcof(x)
-        out._base = x._base if x._base is not None else x
+        _track_view(out, x, lambda p: p.reshape(shape))
     return out
 
 
@@ -1326,25 +1438,36 @@ def unbind(input, dim=0):
             outs.append(_out(p if p.ndim else p, input._dtype, tp, node))
     else:
         outs = [_wrap(p, input._dtype) for p in parts]
-    for o in outs:
-        o._vc = _vcof(input)
-        o._base = input._base if input._base is not None else input
+    for i, o in enumerate(outs):
+        _track_view(o, input, lambda p, i=i: np.take(p, i, axis=dim))
     return tuple(outs)
 
 
 def _index_name(key):
+    """torch's grad_fn for basic indexing: the last non-trivial component decides (an int
+    selects, a partial slice slices, None unsqueezes; full slices are skipped)."""
     ks = key if isinstance(key, tuple) else (key,)
-    last = None
+    name = None
+    only_ellipsis = True
     for k in ks:
-        if isinstance(k, numbers.Integral) or (isinstance(k, Tensor) and k._data.ndim == 0 and k._dtype._cat == 1):
-            last = last or "SelectBackward0"
+        if isinstance(k, numbers.Integral) or (isinstance(k, Tensor) and k._data.ndim == 0
+                                               and k._dtype._cat == 1):
+            name = "SelectBackward0"
         elif isinstance(k, slice):
-            last = "SliceBackward0" if last is None else last
-        elif k is None or k is Ellipsis:
+            only_ellipsis = False
+            if k != slice(None):
+                name = "SliceBackward0"
+        elif k is None:
+            name = "UnsqueezeBackward0"
+        elif k is Ellipsis:
             continue
         else:
             return "IndexBackward0", True
-    return last or "AliasBackward0", False
+        if not isinstance(k, slice):
+            only_ellipsis = False
+    if name is None:
+        name = "AliasBackward0" if only_ellipsis else "SliceBackward0"
+    return name, False
 
 
 def _getitem(x, key):
@@ -1373,8 +1496,7 @@ def _getitem(x, key):
     else:
         out = _wrap(y, x._dtype)
     if not advanced:
-        out._vc = _vcof(x)
-        out._base = x._base if x._base is not None else x
+        _track_view(out, x, lambda p: p[nk])
     return out
 
 

@@ -127,8 +127,8 @@ def _leaf_adjoints(tp, A, nreach, only=None):
     del Nv
     out = []
     for i, (off, size, dt) in zip(hit.tolist(), rows):
-        leaf = pairs[i][1]
-        if only is not None and id(leaf) not in only:
+        leaf = pairs[i][1]()
+        if leaf is None or (only is not None and id(leaf) not in only):
             continue
         Ad = A[dt]
         npdt = leaf._dtype.np
@@ -169,6 +169,23 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     tp, A, nreach = res
     for leaf, g in _leaf_adjoints(tp, A, nreach, only):
         _accumulate(leaf, g)
+    if tp.retained:
+        _retained_grads(tp, A, nreach)
+
+
+def _retained_grads(tp, A, nreach):
+    """Non-leaf tensors that called retain_grad() get their gradient in .grad."""
+    alive = []
+    for ref in tp.retained:
+        t = ref()
+        if t is None:
+            continue
+        alive.append(ref)
+        ttp, node = _tp.resolve(t) if t._tape is not None else (None, -1)
+        if ttp is tp and nreach[node]:
+            g = _adjoint(tp, A, node, t._data.shape, t._dtype.np)
+            _accumulate(t, g.copy() if g.ndim else g[()].copy())
+    tp.retained = alive
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -198,8 +215,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if res is not None:
             tp, A, nreach = res
             if t._tape is None:
-                for node, leaf in tp.leaf_pairs:
-                    if leaf is t and nreach[node]:
+                for node, ref in tp.leaf_pairs:
+                    if ref() is t and nreach[node]:
                         a = _adjoint(tp, A, node, t._data.shape, t._dtype.np)
                         g = a.copy() if g is None else g + a
             else:

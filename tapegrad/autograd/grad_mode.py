@@ -96,5 +96,10 @@ class set_grad_enabled(_Mode):
         STATE.enabled = self._prev
         return False
 
+    def __call__(self, fn):
+        # as a decorator: the mode applies inside the function only (torch restores it here)
+        STATE.enabled = self._prev
+        return super().__call__(fn)
+
     def clone(self):
         return set_grad_enabled(self._mode)

@@ -13,6 +13,10 @@ from ..tape import resolve_entry, view_i64
 
 NAMES = []
 _NAME_ID = {}
+# binary entries recorded with a constant operand whose torch node has a single input
+ONE_INPUT = {"RsubBackward1", "PowBackward2"}
+# nodes torch implements in C++ report a qualified name()
+_CPP_NAMES = {"CopySlices": "torch::autograd::CopySlices"}
 
 
 def name_id(name):
@@ -32,7 +36,8 @@ class Node:
     __slots__ = ("_tape", "_entry", "__weakref__")
 
     def name(self):
-        return type(self).__name__
+        n = type(self).__name__
+        return _CPP_NAMES.get(n, n)
 
     @property
     def next_functions(self):
@@ -105,9 +110,10 @@ def _producer(tp, E, N, node):
     while True:
         prod = int(N[node, NPROD])
         if prod < 0:
-            for n, leaf in tp.leaf_pairs:
+            for n, ref in tp.leaf_pairs:
                 if n == node:
-                    return accumulate_grad(leaf), 0
+                    leaf = ref()
+                    return (accumulate_grad(leaf) if leaf is not None else None), 0
             return None, 0
         if E[prod, FL] & F_HIDDEN:
             node = int(E[prod, IA])
@@ -119,8 +125,12 @@ def next_functions(tp, e):
     E = view_i64(tp.E).reshape(-1, K)
     N = view_i64(tp.N).reshape(-1, NK)
     op = OPS[int(E[e, OP])]
+    name = NAMES[int(E[e, NM])]
     if op.kind == PYFUNC:
-        ins = tp.pyfuncs[int(E[e, 8])].in_nodes
+        rec = tp.pyfuncs[int(E[e, 8])]
+        ins = [n for n, (_, dt) in zip(rec.in_nodes, rec.in_meta) if dt is not None]
+    elif name in ONE_INPUT:       # e.g. 2 - x (RsubBackward1): torch lists the tensor only
+        ins = (int(E[e, IB]) if E[e, IA] < 0 else int(E[e, IA]),)
     elif op.kind in (BINARY, MM):
         ins = (int(E[e, IA]), int(E[e, IB]))
     else:
