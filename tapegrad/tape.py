@@ -287,14 +287,21 @@ MSG_FREED = ("Trying to backward through the graph a second time (or directly ac
              "tensors after calling backward.")
 
 
+_NOBAD = [np.zeros(1024, np.uint8)]
+
+
 def version_mask(tp, ne):
-    """Entries with a saved tensor modified in place since it was saved."""
-    bad = np.zeros(max(ne, 1), np.uint8)
+    """Entries with a saved tensor modified in place since it was saved (a shared all-zero
+    array when no in-place operation happened since the tape's first record)."""
     if tp.sv and tp.mark != INPLACE[0]:
+        bad = np.zeros(max(ne, 1), np.uint8)
         for vc, v, e, _, _ in tp.sv:
             if vc[0] != v:
                 bad[e] = 1
-    return bad
+        return bad
+    if _NOBAD[0].size < ne:
+        _NOBAD[0] = np.zeros(2 * ne, np.uint8)
+    return _NOBAD[0]
 
 
 def _version_error(tp, e):
@@ -341,9 +348,10 @@ def sweep(tp, seeds, retain_graph):
     from ._interp import reverse
     ne = len(tp.E) // K
     nn = len(tp.N) // NK
-    A = [np.zeros(tp.asz[0], np.float32), np.zeros(tp.asz[1], np.float64)]
-    nreach = np.zeros(max(nn, 1), np.uint8)
-    ereach = np.zeros(max(ne, 1), np.uint8)
+    A = [np.zeros(tp.asz[0], np.float32) if tp.asz[0] else _DUMMY[0],
+         np.zeros(tp.asz[1], np.float64) if tp.asz[1] else _DUMMY[1]]
+    flags = np.zeros(nn + ne + 2, np.uint8)        # one allocation: reached nodes, entries
+    nreach, ereach = flags[:nn + 1], flags[nn + 1:]
     Nv = view_i64(tp.N).reshape(-1, NK)
     start = -1
     for node, g in seeds:
