@@ -432,6 +432,11 @@ def main(argv=None):
             "%.2fx (range %.2f-%.2f)" % (_fmt_time(r["tapegrad"]["median"]),
                                          _fmt_time(r["torch"]["median"]),
                                          statistics.median(q), min(q), max(q)))
+        if max(q) > 2 * min(q):
+            extra["noisy"] = True
+            log("    WARNING: paired ratios vary more than 2x across repeats: the machine was "
+                "busy; rerun (with 2 cores, torch's worker threads suffer most from other load; "
+                "--torch-threads 1 is steadier)")
 
     def fwd_split(make, extra, warm):
         """Supplementary (not in the table): per-call forward / backward medians, from steps

@@ -290,6 +290,14 @@ MSG_FREED = ("Trying to backward through the graph a second time (or directly ac
 _NOBAD = [np.zeros(1024, np.uint8)]
 
 
+def store_views(tp):
+    """numpy views (no copies) of the tape's buffers, in the interpreter's argument order.
+    They pin the array.array buffers: callers must drop them (``del``) before the tape grows."""
+    return (view_i64(tp.E), view_i64(tp.N), view_f(tp.V[0], 0), view_f(tp.V[1], 1),
+            view_i64(tp.XA[0]), view_i64(tp.XA[1]), view_i64(tp.I),
+            np.frombuffer(tp.C, np.float64) if len(tp.C) else np.zeros(1))
+
+
 def version_mask(tp, ne):
     """Entries with a saved tensor modified in place since it was saved (a shared all-zero
     array when no in-place operation happened since the tape's first record)."""
@@ -366,10 +374,7 @@ def sweep(tp, seeds, retain_graph):
     err = None
     E = N = V4 = V8 = XA4 = XA8 = I = C = None
     try:
-        E, N = view_i64(tp.E), view_i64(tp.N)
-        V4, V8 = view_f(tp.V[0], 0), view_f(tp.V[1], 1)
-        XA4, XA8 = view_i64(tp.XA[0]), view_i64(tp.XA[1])
-        I, C = view_i64(tp.I), (np.frombuffer(tp.C, np.float64) if len(tp.C) else np.zeros(1))
+        E, N, V4, V8, XA4, XA8, I, C = store_views(tp)
         while start >= 0:
             status, e = reverse(E, N, V4, V8, XA4, XA8, I, C, A[0], A[1], _DUMMY[0], _DUMMY[1],
                                 False, nreach, ereach, bad, start, 0, BIG)
@@ -454,10 +459,7 @@ def replay(tp, outputs, leaves, values, cotangents=None):
     del Nv
     E = N = V4 = V8 = XA4 = XA8 = I = C = None
     try:
-        E, N = view_i64(tp.E), view_i64(tp.N)
-        V4, V8 = view_f(tp.V[0], 0), view_f(tp.V[1], 1)
-        XA4, XA8 = view_i64(tp.XA[0]), view_i64(tp.XA[1])
-        I, C = view_i64(tp.I), (np.frombuffer(tp.C, np.float64) if len(tp.C) else np.zeros(1))
+        E, N, V4, V8, XA4, XA8, I, C = store_views(tp)
         stop = forward(E, N, V4, V8, XA4, XA8, I, C, X[0], X[1], 0, ne)
         if stop >= 0:
             raise NotImplementedError("entry %d cannot be replayed in compiled code" % stop)
