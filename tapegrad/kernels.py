@@ -44,7 +44,7 @@ K = 12
 OP, NM, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL = range(K)
 NK = 5
 NOFF, NSIZE, NDT, NPROD, NNR = range(NK)
-F_FREED, F_SAVES, F_HIDDEN = 1, 2, 4
+F_FREED, F_SAVES, F_HIDDEN, F_BIG = 1, 2, 4, 8   # F_BIG: runs on numpy (see tape.BIG)
 
 
 @intrinsic

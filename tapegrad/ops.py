@@ -151,7 +151,7 @@ from numba import njit
 
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
-                      F_FREED, F_SAVES, noff, operand, mark, raw)
+                      F_FREED, F_SAVES, F_BIG, noff, operand, mark, raw)
 
 _jit = njit(cache=True, nogil=True)
 '''
@@ -224,13 +224,12 @@ def _body(by_kind, table, d, ind, reverse):
 _REVERSE_HEAD = '''
 
 @_jit
-def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, bad, start, stop,
-            big):
+def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, bad, start, stop):
     """Sweep entries start..stop (inclusive, downwards), accumulating adjoints into A4/A8.
     Saved values come from V/XA, or from the node values X4/X8 when ``live`` (a replay).
     Returns (status, entry): (0, -1) done; (1, e) a custom Function at e needs Python;
     (2, e) a saved value of e was modified in place; (3, e) e's saved values were freed;
-    (4, e) e is an elementwise/sum/mm entry of >= ``big`` elements, for numpy's SIMD."""
+    (4, e) e touches a node of >= tape.BIG elements (F_BIG): numpy runs it (SIMD, BLAS)."""
     E, N, V4, V8, XA4, XA8, I, C = raw(E), raw(N), raw(V4), raw(V8), raw(XA4), raw(XA8), raw(I), raw(C)
     A4, A8, X4, X8, nreach, ereach, bad = raw(A4), raw(A8), raw(X4), raw(X8), raw(nreach), raw(ereach), raw(bad)
     for e in range(start, stop - 1, -1):
@@ -245,6 +244,8 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
             return 3, e
         if op == PYFUNC_OP:
             return 1, e
+        if (fl & F_BIG) != 0:
+            return 4, e
         out = E[b0 + OUT]
         a = E[b0 + IA]
         b = E[b0 + IB]
@@ -252,10 +253,6 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
         kind = KIND[op]
         go = N[out * NK + NOFF]
         n = N[out * NK + NSIZE]
-        if kind <= 2 and (n >= big or (kind == 2 and N[a * NK + NSIZE] >= big)):
-            return 4, e
-        if kind == 4 and E[b0 + P1] * n >= big * 8:
-            return 4, e
         if op == CAST_OP:
             da, oa = N[a * NK + NDT], N[a * NK + NOFF]
             for i in range(n):
@@ -272,13 +269,14 @@ _FORWARD_HEAD = '''
 @_jit
 def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
     """Replay entries start..stop-1 on the node values in X4/X8 (inputs: live nodes, or the
-    recorded constants). Returns -1, or the index of an entry that cannot run compiled."""
+    recorded constants). Returns -1, or the index of an entry that Python must run (a custom
+    Function, or an F_BIG entry for numpy)."""
     E, N, V4, V8, XA4, XA8, I, C = raw(E), raw(N), raw(V4), raw(V8), raw(XA4), raw(XA8), raw(I), raw(C)
     X4, X8 = raw(X4), raw(X8)
     for e in range(start, stop):
         b0 = e * K
         op = E[b0 + OP]
-        if op == PYFUNC_OP:
+        if op == PYFUNC_OP or (E[b0 + FL] & F_BIG) != 0:
             return e
         out = E[b0 + OUT]
         a = E[b0 + IA]

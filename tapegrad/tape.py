@@ -26,10 +26,13 @@ from array import array
 
 import numpy as np
 
-from .kernels import (CI, F_FREED, F_HIDDEN, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NNR, NOFF,
+from .kernels import (CI, F_BIG, F_FREED, F_HIDDEN, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NNR, NOFF,
                       NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
-BIG = 1 << 15          # elementwise/sum entries this big run their numpy VJP (SIMD ufuncs)
+BIG = 1 << 15          # nodes this big live in the "big" slots and their entries run on numpy
+# Node slots: 0 float32 / 1 float64 small nodes (flat adjoint stores, the compiled sweep);
+# 2 float32 / 3 float64 nodes of >= BIG elements (one array per node, numpy's SIMD ufuncs and
+# BLAS; entries touching them carry F_BIG). The value dtype of a slot is ``slot & 1``.
 ROTATE_AT = 1 << 10    # entries after which the current tape is retired for leaf-only ops
 ROTATE_BYTES = 1 << 18  # ... or saved bytes (dropped graphs sharing it stay bounded)
 NP_DT = (np.float32, np.float64)
@@ -64,7 +67,7 @@ class Tape:
         self.XA = [array("q"), array("q")]
         self.I = array("q")
         self.C = array("d")
-        self.asz = [0, 0]
+        self.asz = [0, 0, 0, 0]     # node space per slot
         self.leaf_nodes = {}        # id(leaf tensor) -> node
         self.leaf_pairs = []        # [(node, leaf tensor)]: AccumulateGrad targets
         self.pyfuncs = []           # custom Function records (see autograd.function)
@@ -83,10 +86,15 @@ class Tape:
         return len(self.E) // K
 
     def node(self, size, dt, prod, nr=0):
+        """A new node of ``size`` elements of dtype slot ``dt`` (0/1; big nodes go to 2/3)."""
         n = len(self.N) // NK
-        self.N.frombytes(_PACK_N(self.asz[dt], size, dt, prod, nr))
-        self.asz[dt] += size
+        slot = dt + 2 if size >= BIG else dt
+        self.N.frombytes(_PACK_N(self.asz[slot], size, slot, prod, nr))
+        self.asz[slot] += size
         return n
+
+    def is_big(self, node):
+        return node >= 0 and self.N[node * NK + NDT] >= 2
 
     def leaf_node(self, t):
         n = self.leaf_nodes.get(id(t))
@@ -137,8 +145,14 @@ class Tape:
         e = len(self.E) // K
         n = len(self.N) // NK
         asz = self.asz
-        self.N.frombytes(_PACK_N(asz[dt], out_size, dt, e, 0))
-        asz[dt] += out_size
+        slot = dt
+        if out_size >= BIG:
+            slot = dt + 2
+            fl |= F_BIG
+        elif self.is_big(a) or self.is_big(b):
+            fl |= F_BIG
+        self.N.frombytes(_PACK_N(asz[slot], out_size, slot, e, 0))
+        asz[slot] += out_size
         self.E.frombytes(_PACK_E(op, nm, n, a, b, sa, sb, sy, p0, p1, ci, fl))
         if fl & F_SAVES:
             self.n_saving += 1
@@ -163,13 +177,12 @@ class Tape:
         di, dc, dp = len(self.I), len(self.C), len(self.pyfuncs)
         if len(other.N):
             N = view_i64(other.N).reshape(-1, NK).copy()
-            dts = N[:, NDT]
-            N[:, NOFF] += np.where(dts == 0, da[0], da[1])
+            N[:, NOFF] += np.asarray(da, np.int64)[N[:, NDT]]
             N[:, NPROD] = np.where(N[:, NPROD] >= 0, N[:, NPROD] + de, -1)
             self.N.frombytes(N.tobytes())
         if len(other.E):
             E = view_i64(other.E).reshape(-1, K).copy()
-            edt = view_i64(other.N).reshape(-1, NK)[E[:, OUT], NDT]
+            edt = view_i64(other.N).reshape(-1, NK)[E[:, OUT], NDT] & 1
             for col in (OUT, IA, IB):
                 E[:, col] = np.where(E[:, col] >= 0, E[:, col] + dn, -1)
             for col in (SA, SB, SY):
@@ -188,6 +201,7 @@ class Tape:
             self.V[d].extend(other.V[d])
             self.XO[d].extend(other.XO[d])
             self.XA[d].extend(other.XA[d])
+        for d in range(4):
             self.asz[d] += other.asz[d]
         self.I.extend(other.I)
         self.C.extend(other.C)
@@ -326,7 +340,7 @@ def _version_error(tp, e):
                 src = (", which is output %d of %s," % (int(Nv[node, NNR]), _short(entry_name(tp, prod)))
                        if prod >= 0 else "")
             shape = "[" + ", ".join(str(s) for s in shape_) + "]"
-            ttype = "torch.FloatTensor" if int(Nv[int(E[e, OUT]), NDT]) == 0 else "torch.DoubleTensor"
+            ttype = "torch.FloatTensor" if int(Nv[int(E[e, OUT]), NDT]) & 1 == 0 else "torch.DoubleTensor"
             del E, Nv
             return RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
@@ -346,30 +360,87 @@ def _short(name):
     return name
 
 
+class Adjoints:
+    """Cotangents during a reverse sweep: small nodes in flat zeroed stores (what the compiled
+    sweep updates), big nodes one array each, made by their first contribution (no zeroing,
+    no copy) and updated in place after that (copy-on-write for arrays shared with a caller)."""
+    __slots__ = ("A", "G", "owned")
+
+    def __init__(self, tp):
+        self.A = [np.zeros(tp.asz[0], np.float32) if tp.asz[0] else _DUMMY[0],
+                  np.zeros(tp.asz[1], np.float64) if tp.asz[1] else _DUMMY[1]]
+        self.G = {}
+        self.owned = set()
+
+    def get(self, N, node):
+        """The node's cotangent as a flat array (zeros when nothing reached it)."""
+        off, size, slot = int(N[node * NK + NOFF]), int(N[node * NK + NSIZE]), int(N[node * NK + NDT])
+        if slot < 2:
+            return self.A[slot][off:off + size]
+        g = self.G.get(node)
+        if g is None:
+            g = np.zeros(size, NP_DT[slot & 1])
+            prod = int(N[node * NK + NPROD])
+            k = node + 1               # unbind: the parts are alias nodes right after it
+            while k * NK < len(N) and int(N[k * NK + NPROD]) == prod and prod >= 0:
+                part = self.G.get(k)
+                if part is not None:
+                    o = int(N[k * NK + NOFF]) - off
+                    g[o:o + part.size] += part
+                k += 1
+        return g
+
+    def acc(self, N, node, c, fresh):
+        """Add contribution ``c`` (an array, broadcast to the node or summed into a single
+        element) to the node's cotangent; ``fresh``: c may be kept and modified."""
+        off, size, slot = int(N[node * NK + NOFF]), int(N[node * NK + NSIZE]), int(N[node * NK + NDT])
+        if slot < 2:
+            if size == 1 and np.size(c) != 1:
+                self.A[slot][off] += np.sum(c, dtype=self.A[slot].dtype)
+            else:
+                self.A[slot][off:off + size] += c
+            return
+        c = np.asarray(c).reshape(-1)
+        if size == 1 and c.size != 1:          # a single-element operand broadcast (stride 0)
+            c, fresh = np.array([c.sum(dtype=NP_DT[slot & 1])]), True
+        if c.dtype != NP_DT[slot & 1]:
+            c, fresh = c.astype(NP_DT[slot & 1]), True
+        cur = self.G.get(node)
+        if cur is None:
+            if c.size != size:
+                c, fresh = np.broadcast_to(c, (size,)).copy(), True
+            self.G[node] = c
+            if fresh:
+                self.owned.add(node)
+        elif node in self.owned:
+            cur += c
+        else:
+            self.G[node] = cur + c
+            self.owned.add(node)
+
+
 def sweep(tp, seeds, retain_graph):
     """Reverse sweep of ``tp`` from the seeded nodes.
 
-    seeds: [(node, flat cotangent)]. Returns (A, nreach): the adjoint stores (float32,
-    float64) and a per-node flag of which nodes received a cotangent. Raises PyTorch's errors
-    for stale saved tensors and freed graphs before anything is accumulated.
+    seeds: [(node, flat cotangent)]. Returns (adjoints, nreach): an ``Adjoints`` and a
+    per-node flag of which nodes received a cotangent. Raises PyTorch's errors for stale
+    saved tensors and freed graphs before anything is accumulated.
     """
     from ._interp import reverse
     ne = len(tp.E) // K
     nn = len(tp.N) // NK
-    A = [np.zeros(tp.asz[0], np.float32) if tp.asz[0] else _DUMMY[0],
-         np.zeros(tp.asz[1], np.float64) if tp.asz[1] else _DUMMY[1]]
+    adj = Adjoints(tp)
+    A = adj.A
     flags = np.zeros(nn + ne + 2, np.uint8)        # one allocation: reached nodes, entries
     nreach, ereach = flags[:nn + 1], flags[nn + 1:]
-    Nv = view_i64(tp.N).reshape(-1, NK)
     start = -1
     for node, g in seeds:
-        off, size, dt, prod = (int(v) for v in Nv[node, :4])
-        A[dt][off:off + size] += g
+        adj.acc(tp.N, node, g, False)
         nreach[node] = 1
+        prod = tp.N[node * NK + NPROD]
         if prod >= 0:
             ereach[prod] = 1
             start = max(start, prod)
-    del Nv
     bad = version_mask(tp, ne)
     err = None
     E = N = V4 = V8 = XA4 = XA8 = I = C = None
@@ -377,14 +448,14 @@ def sweep(tp, seeds, retain_graph):
         E, N, V4, V8, XA4, XA8, I, C = store_views(tp)
         while start >= 0:
             status, e = reverse(E, N, V4, V8, XA4, XA8, I, C, A[0], A[1], _DUMMY[0], _DUMMY[1],
-                                False, nreach, ereach, bad, start, 0, BIG)
+                                False, nreach, ereach, bad, start, 0)
             if status == 0:
                 break
             if status == 4:
-                np_entry(tp, e, A, E, N, V4, V8, nreach, ereach)
+                np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
                 start = e - 1
             elif status == 1:
-                tp.pyfuncs[int(E[e * K + P0])].backward(A, N, nreach, ereach)
+                tp.pyfuncs[int(E[e * K + P0])].backward(adj, N, nreach, ereach)
                 start = e - 1
             elif status == 2:
                 err = e
@@ -409,7 +480,7 @@ def sweep(tp, seeds, retain_graph):
         retire(tp)
         if tp.n_saving <= 0 and not tp.pyfuncs:
             release(tp)
-    return A, nreach
+    return adj, nreach
 
 
 def release(tp):
@@ -440,7 +511,7 @@ def replay(tp, outputs, leaves, values, cotangents=None):
         raise NotImplementedError("tapes with custom autograd.Functions cannot be replayed in "
                                   "compiled code yet")
     ne, nn = len(tp.E) // K, len(tp.N) // NK
-    X = [np.zeros(tp.asz[0], np.float32), np.zeros(tp.asz[1], np.float64)]
+    X = [np.zeros(max(tp.asz[s], 1), NP_DT[s & 1]) for s in range(4)]
     Nv = view_i64(tp.N).reshape(-1, NK)
     given = {id(t): v for t, v in zip(leaves, values)}
     for node, ref in tp.leaf_pairs:
@@ -449,7 +520,7 @@ def replay(tp, outputs, leaves, values, cotangents=None):
             continue
         off, size, dt = int(Nv[node, NOFF]), int(Nv[node, NSIZE]), int(Nv[node, NDT])
         v = given.get(id(leaf), leaf._data)
-        X[dt][off:off + size] = np.asarray(v, NP_DT[dt]).reshape(-1)
+        X[dt][off:off + size] = np.asarray(v, NP_DT[dt & 1]).reshape(-1)
     outs = []
     for t in outputs:
         otp, node = resolve(t)
@@ -460,18 +531,23 @@ def replay(tp, outputs, leaves, values, cotangents=None):
     E = N = V4 = V8 = XA4 = XA8 = I = C = None
     try:
         E, N, V4, V8, XA4, XA8, I, C = store_views(tp)
-        stop = forward(E, N, V4, V8, XA4, XA8, I, C, X[0], X[1], 0, ne)
-        if stop >= 0:
-            raise NotImplementedError("entry %d cannot be replayed in compiled code" % stop)
+        start = 0
+        while True:
+            stop = forward(E, N, V4, V8, XA4, XA8, I, C, X[0], X[1], start, ne)
+            if stop < 0:
+                break
+            np_forward(tp, stop, E, N, V4, V8, X)
+            start = stop + 1
         values_out = [X[dt][off:off + size].reshape(shape).copy() for _, off, size, dt, shape in outs]
         if cotangents is None:
             return values_out, None
-        A = [np.zeros(tp.asz[0], np.float32), np.zeros(tp.asz[1], np.float64)]
+        adj = Adjoints(tp)
+        A = adj.A
         nreach = np.zeros(max(nn, 1), np.uint8)
         ereach = np.zeros(max(ne, 1), np.uint8)
         start = -1
         for (node, off, size, dt, shape), g in zip(outs, cotangents):
-            A[dt][off:off + size] += np.asarray(g, NP_DT[dt]).reshape(-1)
+            adj.acc(N, node, np.asarray(g, NP_DT[dt & 1]).reshape(-1), False)
             nreach[node] = 1
             prod = int(N[node * NK + NPROD])
             if prod >= 0:
@@ -480,18 +556,17 @@ def replay(tp, outputs, leaves, values, cotangents=None):
         nobad = np.zeros(max(ne, 1), np.uint8)
         while start >= 0:
             status, e = reverse(E, N, V4, V8, XA4, XA8, I, C, A[0], A[1], X[0], X[1], True,
-                                nreach, ereach, nobad, start, 0, BIG)
+                                nreach, ereach, nobad, start, 0)
             if status != 4:
                 break
-            np_entry(tp, e, A, E, N, V4, V8, nreach, ereach, X)
+            np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X)
             start = e - 1
         grads = []
         for leaf in leaves:
             g = None
             for node, ref in tp.leaf_pairs:
                 if ref() is leaf:
-                    off, size, dt = int(N[node * NK + NOFF]), int(N[node * NK + NSIZE]), int(N[node * NK + NDT])
-                    part = A[dt][off:off + size].reshape(leaf._data.shape)
+                    part = adj.get(N, node).reshape(leaf._data.shape)
                     g = part.copy() if g is None else g + part
             grads.append(g)
         return values_out, grads
@@ -499,67 +574,108 @@ def replay(tp, outputs, leaves, values, cotangents=None):
         del E, N, V4, V8, XA4, XA8, I, C
 
 
-def np_entry(tp, e, A, E, N, V4, V8, nreach, ereach, X=None):
-    """Run entry ``e``'s VJP with its row's numpy VJP (large entries: SIMD ufuncs, BLAS).
-    Operands come from the saved values (V/XO), or from the node values X during a replay."""
-    from .ops import BINARY, MM, OPS, SUM, UNARY
+def _np_context(tp, e, E, N, V4, V8, X):
+    """(row, out, a, b, c, value dtype, n, val) for running entry e with numpy."""
+    from .ops import OPS
     b0 = e * K
     op = OPS[int(E[b0 + OP])]
     out, a, b = int(E[b0 + OUT]), int(E[b0 + IA]), int(E[b0 + IB])
     ci = int(E[b0 + CI])
     c = tp.C[ci] if ci >= 0 else 0.0
-    dt = int(N[out * NK + NDT])
-    Ad = A[dt]
-    Vd = V4 if dt == 0 else V8
-    go, n = int(N[out * NK + NOFF]), int(N[out * NK + NSIZE])
-    g = Ad[go:go + n]
+    vdt = int(N[out * NK + NDT]) & 1
+    Vd = V4 if vdt == 0 else V8
+    n = int(N[out * NK + NSIZE])
 
     def val(node, s, m):
-        if s == -1 and (X is None or node < 0):
-            return None                       # not saved: the VJP does not read it
+        """An operand's value: live node value (replay), else the saved copy/reference."""
         if X is not None and node >= 0:
-            o = int(N[node * NK + NOFF])
-            return X[dt][o:o + m]
+            o, slot = int(N[node * NK + NOFF]), int(N[node * NK + NDT])
+            return X[slot][o:o + m]
+        if s == -1:
+            return None                       # not saved: the VJP does not read it
         if s <= -2:
-            return tp.XO[dt][-2 - s].reshape(-1)[:m]
+            return tp.XO[vdt][-2 - s].reshape(-1)[:m]
         return Vd[s:s + m]
+    return op, b0, out, a, b, c, vdt, n, val
 
-    def acc(node, contrib, m):
-        if node < 0:
+
+def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
+    """Run entry ``e``'s VJP with numpy (entries touching big nodes: SIMD ufuncs, BLAS).
+    Operands come from the saved values (V/XO), or from the node values X during a replay."""
+    from .ops import BINARY, CAST, INDEX, MM, SUM, UNARY
+    op, b0, out, a, b, c, vdt, n, val = _np_context(tp, e, E, N, V4, V8, X)
+    g = adj.get(N, out)
+
+    def acc(node, contrib):
+        if node < 0 or contrib is None:
             return
-        o = int(N[node * NK + NOFF])
-        if m == 1 and n != 1:
-            Ad[o] += contrib.sum(dtype=Ad.dtype)
-        else:
-            Ad[o:o + m] += contrib
+        adj.acc(N, node, contrib, contrib is not g)
         nreach[node] = 1
         p = int(N[node * NK + NPROD])
         if p >= 0:
             ereach[p] = 1
 
-    if op.kind == UNARY:
-        acc(a, op.np_vjp(g, val(a, int(E[b0 + SA]), n), val(out, int(E[b0 + SY]), n), c), n)
-    elif op.kind == BINARY:
+    kind = op.kind
+    if kind == UNARY:
+        acc(a, op.np_vjp(g, val(a, int(E[b0 + SA]), n), val(out, int(E[b0 + SY]), n), c))
+    elif kind == BINARY:
         la = n if E[b0 + P0] else 1
         lb = n if E[b0 + P1] else 1
         ga, gb = op.np_vjp(g, val(a, int(E[b0 + SA]), la), val(b, int(E[b0 + SB]), lb),
                            val(out, int(E[b0 + SY]), n), a >= 0, b >= 0)
-        if a >= 0:
-            acc(a, ga, la)
-        if b >= 0:
-            acc(b, gb, lb)
-    elif op.kind == SUM:
-        acc(a, op.np_vjp(g, c, int(N[a * NK + NSIZE])), int(N[a * NK + NSIZE]))
-    elif op.kind == MM:
+        acc(a, ga)
+        acc(b, gb)
+    elif kind == SUM:
+        acc(a, op.np_vjp(g, c, int(N[a * NK + NSIZE])))
+    elif kind == INDEX:
+        nin = int(N[a * NK + NSIZE])
+        idx = np.frombuffer(tp.I, np.int64)[int(E[b0 + P0]):int(E[b0 + P0]) + int(E[b0 + P1])]
+        if op.name == "gather":        # y[i] = x[idx[i]]  ->  gx[idx[i]] += g[i]
+            gx = np.bincount(idx, weights=g, minlength=nin).astype(g.dtype)
+        elif op.name == "segsum":      # y[idx[i]] += c x[i]  ->  gx[i] += c g[idx[i]]
+            gx = g[idx] * g.dtype.type(c)
+        else:                          # copy
+            gx = g
+        acc(a, gx)
+    elif kind == MM:
         m, k = int(E[b0 + P0]), int(E[b0 + P1])
         nn = n // m
         av = val(a, int(E[b0 + SA]), m * k)
         bv = val(b, int(E[b0 + SB]), k * nn)
         ga, gb = op.np_vjp(g.reshape(m, nn), None if av is None else av.reshape(m, k),
                            None if bv is None else bv.reshape(k, nn), a >= 0, b >= 0)
-        if a >= 0:
-            acc(a, ga.reshape(-1), m * k)
-        if b >= 0:
-            acc(b, gb.reshape(-1), k * nn)
+        acc(a, None if ga is None else ga.reshape(-1))
+        acc(b, None if gb is None else gb.reshape(-1))
+    elif kind == CAST:
+        acc(a, g.astype(NP_DT[int(N[a * NK + NDT]) & 1]))
     else:
-        raise AssertionError("no numpy VJP for kind %s" % op.kind)
+        raise AssertionError("no numpy VJP for kind %s" % kind)
+
+
+def np_forward(tp, e, E, N, V4, V8, X):
+    """Replay entry ``e``'s forward with its row's numpy reference (F_BIG entries)."""
+    from .ops import BINARY, CAST, INDEX, MM, PYFUNC, SUM, UNARY
+    op, b0, out, a, b, c, vdt, n, val = _np_context(tp, e, E, N, V4, V8, X)
+    if op.kind == PYFUNC:
+        raise NotImplementedError("tapes with custom autograd.Functions cannot be replayed in "
+                                  "compiled code yet")
+    o, slot = int(N[out * NK + NOFF]), int(N[out * NK + NDT])
+    y = X[slot][o:o + n]
+    if op.kind == UNARY:
+        y[:] = op.ref(val(a, int(E[b0 + SA]), n), c)
+    elif op.kind == BINARY:
+        la = n if E[b0 + P0] else 1
+        lb = n if E[b0 + P1] else 1
+        y[:] = op.ref(val(a, int(E[b0 + SA]), la), val(b, int(E[b0 + SB]), lb))
+    elif op.kind == SUM:
+        y[:] = op.ref(val(a, -1, int(N[a * NK + NSIZE])), c)
+    elif op.kind == INDEX:
+        x = val(a, -1, int(N[a * NK + NSIZE]))
+        idx = np.frombuffer(tp.I, np.int64)[int(E[b0 + P0]):int(E[b0 + P0]) + int(E[b0 + P1])]
+        y[:] = op.ref(x, idx, c if op.name == "segsum" else 1.0, n)
+    elif op.kind == MM:
+        m, k = int(E[b0 + P0]), int(E[b0 + P1])
+        y[:] = (val(a, int(E[b0 + SA]), m * k).reshape(m, k)
+                @ val(b, int(E[b0 + SB]), k * (n // m)).reshape(k, n // m)).reshape(-1)
+    elif op.kind == CAST:
+        y[:] = val(a, -1, n)

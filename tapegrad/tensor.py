@@ -15,7 +15,7 @@ import numpy as np
 
 from . import tape as _tp
 from .autograd.grad_mode import STATE
-from .kernels import F_HIDDEN, F_SAVES, K, NK
+from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NK
 from .tape import _PACK_E, _PACK_N
 from .ops import BY_NAME, OPCODE, OPS
 
@@ -377,13 +377,17 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
     e = len(tp.E) // K
     node = len(tp.N) // NK
     asz = tp.asz
-    tp.N.frombytes(_PACK_N(asz[dt], n, dt, e, 0))
-    asz[dt] += n
     if save_a or save_b or save_y:
         tp.n_saving += 1
         fl = F_SAVES
     else:
         fl = 0
+    slot = dt
+    if n >= _tp.BIG:                 # big node: its own array, the entry runs on numpy
+        slot = dt + 2
+        fl |= F_BIG
+    tp.N.frombytes(_PACK_N(asz[slot], n, slot, e, 0))
+    asz[slot] += n
     if hidden:
         fl |= F_HIDDEN
     tp.E.frombytes(_PACK_E(op.opcode, nm if nm is not None else _OPNM[op.opcode], node, na, nb,

@@ -275,9 +275,14 @@ def test_grad_fn_name_matches_table(op):
 
 @pytest.mark.parametrize("op", ROWS, ids=IDS)
 @pytest.mark.parametrize("dtype", [tg.float32, tg.float64])
-def test_compiled_replay_matches_eager(op, dtype):
-    """Record once, replay forward and reverse in compiled code on new leaf values."""
+@pytest.mark.parametrize("big", [False, True], ids=["compiled", "numpy"])
+def test_compiled_replay_matches_eager(op, dtype, big, monkeypatch):
+    """Record once, replay forward and reverse on new leaf values: in compiled code, or (big
+    nodes, forced with BIG=1) through the rows' numpy forward and VJP."""
+    from tapegrad import tape as T
     from tapegrad.tape import recording, replay
+    if big:
+        monkeypatch.setattr(T, "BIG", 1)
     f, shapes = FACADE[op.name]
     xs = [tg.tensor(_draw(op, s), dtype=dtype, requires_grad=True) for s in shapes]
     with recording() as tp:

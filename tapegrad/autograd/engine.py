@@ -71,15 +71,12 @@ def _run(tensors, grads, retain_graph):
     for t, g in roots:
         _, node = _tp.resolve(t)
         seeds.append((node, np.ascontiguousarray(g, _tp.NP_DT[t._dtype.slot]).reshape(-1)))
-    A, nreach = _tp.sweep(tp, seeds, retain_graph)
-    return tp, A, nreach
+    adj, nreach = _tp.sweep(tp, seeds, retain_graph)
+    return tp, adj, nreach
 
 
-def _adjoint(tp, A, node, shape, npdt):
-    N = _tp.view_i64(tp.N)
-    off, size, dt = int(N[node * NK]), int(N[node * NK + 1]), int(N[node * NK + 2])
-    del N
-    g = A[dt][off:off + size]
+def _adjoint(tp, adj, node, shape, npdt):
+    g = adj.get(tp.N, node)
     if g.dtype != npdt:
         g = g.astype(npdt)
     return g.reshape(shape)
@@ -113,7 +110,7 @@ def _accumulate(t, g):
         T._vcof(cur)[0] += 1
 
 
-def _leaf_adjoints(tp, A, nreach, only=None):
+def _leaf_adjoints(tp, adj, nreach, only=None):
     """[(leaf, adjoint)] for the leaves of ``tp`` that received a cotangent."""
     pairs = tp.leaf_pairs
     if not pairs:
@@ -126,20 +123,20 @@ def _leaf_adjoints(tp, A, nreach, only=None):
     rows = Nv[nodes[hit], :3].tolist()
     del Nv
     out = []
-    for i, (off, size, dt) in zip(hit.tolist(), rows):
+    A = adj.A
+    for i, (off, size, slot) in zip(hit.tolist(), rows):
         leaf = pairs[i][1]()
         if leaf is None or (only is not None and id(leaf) not in only):
             continue
-        Ad = A[dt]
         npdt = leaf._dtype.np
         d = leaf._data
-        if d.ndim == 0:
-            g = Ad[off]
+        if slot < 2 and d.ndim == 0:
+            g = A[slot][off]
             if g.dtype != npdt:
                 g = npdt.type(g)
         else:
-            g = Ad[off:off + size]
-            g = g.astype(npdt) if g.dtype != npdt else g.copy()
+            g = adj.get(tp.N, nodes[i])
+            g = g.astype(npdt) if g.dtype != npdt else (g.copy() if slot < 2 else g)
             g = g.reshape(d.shape)
         out.append((leaf, g))
     return out
@@ -166,14 +163,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     res = _run(tensors, grads, retain_graph)
     if res is None:
         return
-    tp, A, nreach = res
-    for leaf, g in _leaf_adjoints(tp, A, nreach, only):
+    tp, adj, nreach = res
+    for leaf, g in _leaf_adjoints(tp, adj, nreach, only):
         _accumulate(leaf, g)
     if tp.retained:
-        _retained_grads(tp, A, nreach)
+        _retained_grads(tp, adj, nreach)
 
 
-def _retained_grads(tp, A, nreach):
+def _retained_grads(tp, adj, nreach):
     """Non-leaf tensors that called retain_grad() get their gradient in .grad."""
     alive = []
     for ref in tp.retained:
@@ -183,7 +180,7 @@ def _retained_grads(tp, A, nreach):
         alive.append(ref)
         ttp, node = _tp.resolve(t) if t._tape is not None else (None, -1)
         if ttp is tp and nreach[node]:
-            g = _adjoint(tp, A, node, t._data.shape, t._dtype.np)
+            g = _adjoint(tp, adj, node, t._data.shape, t._dtype.np)
             _accumulate(t, g.copy() if g.ndim else g[()].copy())
     tp.retained = alive
 
@@ -213,16 +210,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if o is t:
                 g = og.copy() if g is None else g + og
         if res is not None:
-            tp, A, nreach = res
+            tp, adj, nreach = res
             if t._tape is None:
                 for node, ref in tp.leaf_pairs:
                     if ref() is t and nreach[node]:
-                        a = _adjoint(tp, A, node, t._data.shape, t._dtype.np)
+                        a = _adjoint(tp, adj, node, t._data.shape, t._dtype.np)
                         g = a.copy() if g is None else g + a
             else:
                 ttp, node = _tp.resolve(t)
                 if ttp is tp and nreach[node]:
-                    a = _adjoint(tp, A, node, t._data.shape, t._dtype.np)
+                    a = _adjoint(tp, adj, node, t._data.shape, t._dtype.np)
                     g = a.copy() if g is None else g + a
         if g is None:
             if materialize_grads:

@@ -63,13 +63,12 @@ class PyFuncRecord:
         self.in_nodes = tuple(n + dn if n >= 0 else n for n in self.in_nodes)
         self.out_nodes = tuple(n + dn for n in self.out_nodes)
 
-    def backward(self, A, N, nreach, ereach):
+    def backward(self, adj, N, nreach, ereach):
         from ..tensor import _wrap
         grads = []
         for node, (shape, dt) in zip(self.out_nodes, self.out_meta):
-            off, size, slot = int(N[node * NK]), int(N[node * NK + 1]), int(N[node * NK + 2])
             if nreach[node] or self.ctx.materialize_grads:
-                g = A[slot][off:off + size].reshape(shape).copy()
+                g = adj.get(N, node).reshape(shape).copy()
                 grads.append(_wrap(g if g.ndim else g[()], dt))
             else:
                 grads.append(None)
@@ -92,8 +91,7 @@ class PyFuncRecord:
                     raise RuntimeError("Function %sBackward returned an invalid gradient at index "
                                        "%d - got %s but expected shape compatible with %s"
                                        % (self.cls.__name__, i, list(np.shape(rv)), list(shape)))
-            off, size, slot = int(N[node * NK]), int(N[node * NK + 1]), int(N[node * NK + 2])
-            A[slot][off:off + size] += np.asarray(rv, A[slot].dtype).reshape(-1)
+            adj.acc(N, node, np.array(rv, _tp.NP_DT[int(N[node * NK + 2]) & 1]).reshape(-1), True)
             nreach[node] = 1
             p = int(N[node * NK + 3])
             if p >= 0:
