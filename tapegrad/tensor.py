@@ -211,6 +211,7 @@ def _nm_default(op):
 from .autograd.graph import name_id as _name_id  # noqa: E402
 
 _OPNM = [_name_id(op.grad_fn) for op in OPS]
+_ROT_E = _tp.ROTATE_AT * K
 # binary rows: what to save for each (a needs grad, b needs grad), indexed by 2*ga + gb
 _SAVES = [[op.saves_fn(bool(i & 2), bool(i & 1)) for i in range(4)] for op in OPS]
 
@@ -346,7 +347,10 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
             _tp.resolve(a)
             _tp.resolve(b)
     if tp is None:
-        tp = _tp.current_tape()
+        tp = _tp._tls.__dict__.get("tape")
+        if (tp is None or tp.into is not None or tp.released or len(tp.E) >= _ROT_E
+                or tp.nbytes >= _tp.ROTATE_BYTES):
+            tp = _tp.current_tape()
     shape = y.shape
     n = y.size
     # common cases inline: an operand of the output's shape and dtype, or a Python number
@@ -398,12 +402,23 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
     out._rg = True
     out._tape = tp
     out._node = node
-    if save_a and ta:
-        tp.version_record(e, a, "a")
-    if save_b and tb:
-        tp.version_record(e, b, "b")
-    if save_y:
-        tp.version_record(e, out, "y")
+    # version records (Tape.version_record, inlined on this hot path)
+    if (save_a and ta) or (save_b and tb) or save_y:
+        if tp.mark is None:
+            tp.mark = _tp.INPLACE[0]
+        sv = tp.sv
+        if save_a and ta:
+            vc = a._vc
+            if vc is None:
+                vc = a._vc = [0]
+            sv.append((vc, vc[0], e, a._data.shape, "a"))
+        if save_b and tb:
+            vc = b._vc
+            if vc is None:
+                vc = b._vc = [0]
+            sv.append((vc, vc[0], e, b._data.shape, "b"))
+        if save_y:
+            tp.version_record(e, out, "y")
     return out
 
 
