@@ -36,11 +36,17 @@ class Op:
     saves: str = ""
     # binary: (need_a, need_b) -> (save a, save b, save y)
     saves_fn: Callable = field(default=_never)
-    # numpy VJP for large entries (the sweep hands entries of >= BIG elements to numpy's SIMD
-    # ufuncs / BLAS). unary: (g, x, y, c) -> gx; binary: (g, a, b, y, na, nb) -> (ga, gb) at
-    # the output's shape; sum: (g, c, n) -> gx; mm: (g, a, b, na, nb) -> (ga, gb) as 2-D
-    # arrays. na/nb: whether that gradient is wanted (unsaved operands must not be read).
+    # numpy VJP for entries touching big nodes (numpy's SIMD ufuncs / BLAS; chunks run on all
+    # cores). unary: (g, x, y, c, out) writes gx into out; binary: (g, a, b, y, outa, outb)
+    # writes the wanted gradients (an out is None when not wanted; unsaved operands are None);
+    # sum: (g, c, n) -> gx (a read-only broadcast view: no fill pass); mm: (g, a, b, na, nb)
+    # -> (ga, gb) as 2-D arrays.
     np_vjp: Optional[Callable] = None
+    # binary rows whose gradients are +-g itself: (sign for a, sign for b) (add, sub)
+    vjp_sign: Optional[Tuple[int, int]] = None
+    # forward into a preallocated output, for chunked parallel evaluation:
+    # unary (x, c, out); binary (a, b, out)
+    fwd_out: Optional[Callable] = None
     domain: Tuple[float, float] = (-2.0, 2.0)   # test inputs drawn from here
     const: Optional[float] = None               # test constant for rows that take one (pow_scalar)
     doc: str = ""
@@ -55,20 +61,62 @@ def _relu(x, c=None):
     return np.maximum(x, np.zeros((), x.dtype))
 
 
-def _pow_scalar_vjp(g, x, y, c):
+def _pow_scalar_vjp(g, x, y, c, out):
     if c == 0.0:
-        return np.zeros_like(g)
+        out[...] = 0
+    elif c == 2.0:
+        np.add(x, x, out=out)
+        out *= g
+    else:
+        np.power(x, x.dtype.type(c - 1), out=out)
+        out *= x.dtype.type(c)
+        out *= g
+
+
+def _pow_scalar_fwd(x, c, out):
     if c == 2.0:
-        return g * (x + x)
-    if c == 1.0:
-        return g
-    return g * (c * x ** x.dtype.type(c - 1))
+        np.square(x, out=out)
+    else:
+        np.power(x, x.dtype.type(c), out=out)
 
 
-def _pow_vjp(g, a, b, y, na, nb):
-    ga = np.where(b != 0, g * b * a ** (b - 1), 0).astype(g.dtype) if na else None
-    gb = np.where((a == 0) & (b >= 0), 0, g * y * np.log(a)).astype(g.dtype) if nb else None
-    return ga, gb
+def _pow_vjp(g, a, b, y, outa, outb):
+    if outa is not None:         # b a^(b-1), 0 where b == 0
+        np.subtract(b, 1, out=outa)
+        np.power(a, outa, out=outa)
+        outa *= b
+        outa *= g
+        outa[np.broadcast_to(b == 0, outa.shape)] = 0
+    if outb is not None:         # a^b log(a), 0 where a == 0 and b >= 0
+        np.log(a, out=outb)
+        outb *= y
+        outb *= g
+        outb[np.broadcast_to((a == 0) & (b >= 0), outb.shape)] = 0
+
+
+def _div_vjp(g, a, b, y, outa, outb):
+    if outa is not None:
+        np.divide(g, b, out=outa)
+    if outb is not None:         # -g a / b^2
+        np.multiply(b, b, out=outb)
+        np.divide(a, outb, out=outb)
+        outb *= g
+        np.negative(outb, out=outb)
+
+
+def _mul_vjp(g, a, b, y, outa, outb):
+    if outa is not None:
+        np.multiply(g, b, out=outa)
+    if outb is not None:
+        np.multiply(g, a, out=outb)
+
+
+def _chain(*steps):
+    """An out-style unary VJP from steps f(g, x, y, c, out) applied in order."""
+    def vjp(g, x, y, c, out):
+        for step in steps:
+            step(g, x, y, c, out)
+    return vjp
 
 
 def _u(f):
@@ -79,41 +127,62 @@ def _u(f):
 OPS = [
     # ---- unary elementwise: y = f(x; c)
     Op("neg", UNARY, "NegBackward0", _u(np.negative), doc="-x",
-       np_vjp=lambda g, x, y, c: -g),
-    Op("exp", UNARY, "ExpBackward0", _u(np.exp), saves="y", np_vjp=lambda g, x, y, c: g * y),
+       np_vjp=lambda g, x, y, c, out: np.negative(g, out=out),
+       fwd_out=lambda x, c, out: np.negative(x, out=out)),
+    Op("exp", UNARY, "ExpBackward0", _u(np.exp), saves="y",
+       np_vjp=lambda g, x, y, c, out: np.multiply(g, y, out=out),
+       fwd_out=lambda x, c, out: np.exp(x, out=out)),
     Op("log", UNARY, "LogBackward0", _u(np.log), saves="x", domain=(0.1, 3.0),
-       np_vjp=lambda g, x, y, c: g / x),
+       np_vjp=lambda g, x, y, c, out: np.divide(g, x, out=out),
+       fwd_out=lambda x, c, out: np.log(x, out=out)),
     Op("sin", UNARY, "SinBackward0", _u(np.sin), saves="x",
-       np_vjp=lambda g, x, y, c: g * np.cos(x)),
+       np_vjp=_chain(lambda g, x, y, c, out: np.cos(x, out=out),
+                     lambda g, x, y, c, out: np.multiply(out, g, out=out)),
+       fwd_out=lambda x, c, out: np.sin(x, out=out)),
     Op("cos", UNARY, "CosBackward0", _u(np.cos), saves="x",
-       np_vjp=lambda g, x, y, c: -g * np.sin(x)),
+       np_vjp=_chain(lambda g, x, y, c, out: np.sin(x, out=out),
+                     lambda g, x, y, c, out: np.multiply(out, g, out=out),
+                     lambda g, x, y, c, out: np.negative(out, out=out)),
+       fwd_out=lambda x, c, out: np.cos(x, out=out)),
     Op("tanh", UNARY, "TanhBackward0", _u(np.tanh), saves="y",
-       np_vjp=lambda g, x, y, c: g * (1 - y * y)),
+       np_vjp=_chain(lambda g, x, y, c, out: np.multiply(y, y, out=out),
+                     lambda g, x, y, c, out: np.subtract(1, out, out=out),
+                     lambda g, x, y, c, out: np.multiply(out, g, out=out)),
+       fwd_out=lambda x, c, out: np.tanh(x, out=out)),
     Op("sigmoid", UNARY, "SigmoidBackward0", _sigmoid, saves="y",
-       np_vjp=lambda g, x, y, c: g * y * (1 - y)),
+       np_vjp=_chain(lambda g, x, y, c, out: np.subtract(1, y, out=out),
+                     lambda g, x, y, c, out: np.multiply(out, y, out=out),
+                     lambda g, x, y, c, out: np.multiply(out, g, out=out))),
     Op("relu", UNARY, "ReluBackward0", _relu, saves="y", domain=(0.05, 2.0),
-       np_vjp=lambda g, x, y, c: np.where(y > 0, g, 0).astype(g.dtype)),
+       np_vjp=lambda g, x, y, c, out: np.multiply(g, y > 0, out=out),
+       fwd_out=lambda x, c, out: np.maximum(x, 0, out=out)),
     Op("sqrt", UNARY, "SqrtBackward0", _u(np.sqrt), saves="y", domain=(0.1, 3.0),
-       np_vjp=lambda g, x, y, c: g / (y + y)),
+       np_vjp=_chain(lambda g, x, y, c, out: np.add(y, y, out=out),
+                     lambda g, x, y, c, out: np.divide(g, out, out=out)),
+       fwd_out=lambda x, c, out: np.sqrt(x, out=out)),
     Op("abs", UNARY, "AbsBackward0", _u(np.abs), saves="x", domain=(0.05, 2.0),
-       np_vjp=lambda g, x, y, c: g * np.sign(x)),
+       np_vjp=_chain(lambda g, x, y, c, out: np.sign(x, out=out),
+                     lambda g, x, y, c, out: np.multiply(out, g, out=out)),
+       fwd_out=lambda x, c, out: np.abs(x, out=out)),
     Op("pow_scalar", UNARY, "PowBackward0", lambda x, c: np.power(x, x.dtype.type(c)), saves="x",
-       domain=(0.1, 2.0), const=2.5, doc="x ** c for a Python number c", np_vjp=_pow_scalar_vjp),
+       domain=(0.1, 2.0), const=2.5, doc="x ** c for a Python number c",
+       np_vjp=_pow_scalar_vjp, fwd_out=_pow_scalar_fwd),
     # ---- binary elementwise with single-element broadcast: y = f(a, b)
     # (operator forms: numpy's scalar fast path for 0-dim values, ufuncs for arrays)
-    Op("add", BINARY, "AddBackward0", operator.add, np_vjp=lambda g, a, b, y, na, nb: (g, g)),
-    Op("sub", BINARY, "SubBackward0", operator.sub, np_vjp=lambda g, a, b, y, na, nb: (g, -g if nb else None)),
+    Op("add", BINARY, "AddBackward0", operator.add, vjp_sign=(1, 1),
+       fwd_out=lambda a, b, out: np.add(a, b, out=out)),
+    Op("sub", BINARY, "SubBackward0", operator.sub, vjp_sign=(1, -1),
+       fwd_out=lambda a, b, out: np.subtract(a, b, out=out)),
     Op("mul", BINARY, "MulBackward0", operator.mul, saves_fn=lambda na, nb: (nb, na, False),
-       np_vjp=lambda g, a, b, y, na, nb: (g * b if na else None, g * a if nb else None)),
+       np_vjp=_mul_vjp, fwd_out=lambda a, b, out: np.multiply(a, b, out=out)),
     Op("div", BINARY, "DivBackward0", operator.truediv, saves_fn=lambda na, nb: (nb, na or nb, False),
-       domain=(0.2, 2.0), np_vjp=lambda g, a, b, y, na, nb: (g / b if na else None,
-                                                     -g * a / (b * b) if nb else None)),
+       domain=(0.2, 2.0), np_vjp=_div_vjp, fwd_out=lambda a, b, out: np.divide(a, b, out=out)),
     Op("pow", BINARY, "PowBackward1", np.power, saves_fn=lambda na, nb: (True, True, nb),
-       domain=(0.2, 2.0), np_vjp=_pow_vjp),
+       domain=(0.2, 2.0), np_vjp=_pow_vjp, fwd_out=lambda a, b, out: np.power(a, b, out=out)),
     # ---- reductions
     Op("sum", SUM, "SumBackward0", lambda x, c: (np.sum(x) * x.dtype.type(c)).astype(x.dtype),
        doc="c * sum(x): sum (c=1) and mean (c=1/n)",
-       np_vjp=lambda g, c, n: np.full(n, g[0] * g.dtype.type(c), g.dtype)),
+       np_vjp=lambda g, c, n: np.broadcast_to(g[:1] * g.dtype.type(c), (n,))),
     # ---- index maps (forward is done by numpy views in the facade; idx drives the VJP)
     Op("gather", INDEX, "IndexBackward0", lambda x, idx, c, m: x.ravel()[idx],
        doc="y[i] = x[idx[i]]: expand, slicing, select, transpose, permute"),

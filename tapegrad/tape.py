@@ -26,6 +26,7 @@ from array import array
 
 import numpy as np
 
+from . import _par
 from .kernels import (CI, F_BIG, F_FREED, F_HIDDEN, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NNR, NOFF,
                       NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
@@ -111,13 +112,14 @@ class Tape:
         nodes.setdefault(key, n)
         self.leaf_pairs.append((n, weakref.ref(t, lambda _, k=key, d=nodes: d.pop(k, None))))
 
-    def save(self, value, dt):
+    def save(self, value, dt, owned_elsewhere=False):
         """Keep a value the VJP (or a replay) needs; returns its code for SA/SB/SY.
 
         Arrays are referenced, as torch saves tensors (the version check catches in-place
         changes; changes made through ``.data`` are seen, as in torch); a broadcast or
         non-contiguous operand is copied. Numpy scalars (0-dim results, immutable) and
-        Python numbers are copied into V."""
+        Python numbers are copied into V. ``owned_elsewhere``: a leaf's own array (alive
+        anyway), not counted towards the current tape's rotation budget."""
         if type(value) is not np.ndarray:          # numpy scalar / python number
             V = self.V[dt]
             V.append(value)
@@ -128,7 +130,8 @@ class Tape:
         XO = self.XO[dt]
         XO.append(value)
         self.XA[dt].frombytes(_PACK_2(value.__array_interface__["data"][0], value.size))
-        self.nbytes += value.nbytes
+        if not owned_elsewhere:
+            self.nbytes += value.nbytes
         return -1 - len(XO)
 
     def version_record(self, e, t, which):
@@ -390,6 +393,15 @@ class Adjoints:
                 k += 1
         return g
 
+    def take(self, N, node):
+        """The node's cotangent as an array the caller may keep (a leaf's new .grad): owned
+        arrays are handed over, shared or read-only ones copied."""
+        g = self.get(N, node)
+        if int(N[node * NK + NDT]) < 2 or node not in self.owned or not g.flags.writeable:
+            g = g.copy()
+        self.owned.discard(node)
+        return g
+
     def acc(self, N, node, c, fresh):
         """Add contribution ``c`` (an array, broadcast to the node or summed into a single
         element) to the node's cotangent; ``fresh``: c may be kept and modified."""
@@ -607,9 +619,11 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
     g = adj.get(N, out)
 
     def acc(node, contrib):
-        if node < 0 or contrib is None:
+        """Add a contribution (None: already added) and mark the node reached."""
+        if node < 0:
             return
-        adj.acc(N, node, contrib, contrib is not g)
+        if contrib is not None:
+            adj.acc(N, node, contrib, contrib is not g)
         nreach[node] = 1
         p = int(N[node * NK + NPROD])
         if p >= 0:
@@ -617,16 +631,35 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
 
     kind = op.kind
     if kind == UNARY:
-        acc(a, op.np_vjp(g, val(a, int(E[b0 + SA]), n), val(out, int(E[b0 + SY]), n), c))
+        x, y = val(a, int(E[b0 + SA]), n), val(out, int(E[b0 + SY]), n)
+        gx = np.empty(n, g.dtype)
+        _par.run(lambda i, j: op.np_vjp(g[i:j], _par.part(x, i, j), _par.part(y, i, j), c,
+                                        gx[i:j]), n)
+        acc(a, gx)
     elif kind == BINARY:
         la = n if E[b0 + P0] else 1
         lb = n if E[b0 + P1] else 1
-        ga, gb = op.np_vjp(g, val(a, int(E[b0 + SA]), la), val(b, int(E[b0 + SB]), lb),
-                           val(out, int(E[b0 + SY]), n), a >= 0, b >= 0)
-        acc(a, ga)
+        if op.vjp_sign is not None:            # add / sub: the gradients are +-g itself
+            for node, sign in ((a, op.vjp_sign[0]), (b, op.vjp_sign[1])):
+                if node >= 0 and sign > 0:
+                    acc(node, g)
+                elif node >= 0:
+                    neg = np.empty(n, g.dtype)
+                    _par.run(lambda i, j: np.negative(g[i:j], out=neg[i:j]), n)
+                    acc(node, neg)
+            return
+        av, bv = val(a, int(E[b0 + SA]), la), val(b, int(E[b0 + SB]), lb)
+        y = val(out, int(E[b0 + SY]), n)
+        ga = np.empty(n, g.dtype) if a >= 0 else None
+        gb = np.empty(n, g.dtype) if b >= 0 else None
+        _par.run(lambda i, j: op.np_vjp(g[i:j], _par.part(av, i, j), _par.part(bv, i, j),
+                                        _par.part(y, i, j), _par.part(ga, i, j),
+                                        _par.part(gb, i, j)), n)
+        acc(a, ga)                             # a single-element operand's gradient is summed
         acc(b, gb)
     elif kind == SUM:
-        acc(a, op.np_vjp(g, c, int(N[a * NK + NSIZE])))
+        adj.acc(N, a, op.np_vjp(g, c, int(N[a * NK + NSIZE])), False)   # a view: not owned
+        acc(a, None)
     elif kind == INDEX:
         nin = int(N[a * NK + NSIZE])
         idx = np.frombuffer(tp.I, np.int64)[int(E[b0 + P0]):int(E[b0 + P0]) + int(E[b0 + P1])]

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from . import _par
 from . import tape as _tp
 from .autograd.grad_mode import STATE
 from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NK
@@ -186,6 +187,21 @@ def _vcof(t):
     return vc
 
 
+def _par_map(fwd_out, args, shape, npdt):
+    """An elementwise forward evaluated in chunks on all cores (large contiguous operands).
+    args: (a, b) for binary rows, (x, c) for unary ones; b or c may be a scalar or None."""
+    y = np.empty(shape, npdt)
+    yf = y.reshape(-1)
+    a, b = args
+    a = np.ascontiguousarray(a).reshape(-1)
+    if isinstance(b, np.ndarray) and b.size > 1:
+        b = np.ascontiguousarray(b).reshape(-1)
+        _par.run(lambda i, j: fwd_out(a[i:j], b[i:j], yf[i:j]), yf.size)
+    else:
+        _par.run(lambda i, j: fwd_out(a[i:j], b, yf[i:j]), yf.size)
+    return y
+
+
 def _np_of(v, dt=None):
     """numpy value of a Tensor or Python number/array-like."""
     if isinstance(v, Tensor):
@@ -270,7 +286,7 @@ def _record_unary(x, op, y, c=None, nm=None):
     saves = op.saves
     fl = F_SAVES if saves else 0
     if "x" in saves:
-        sx = tp.save(x._data, dt)
+        sx = tp.save(x._data, dt, x._tape is None)
     if "y" in saves:
         sy = tp.save(y, dt)
     ci = tp.const(c) if c is not None else -1
@@ -369,13 +385,13 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
     save_a, save_b, save_y = _SAVES[op.opcode][(na >= 0) * 2 + (nb >= 0)]
     # constants are always kept (a replay needs them); tensors only when the VJP reads them
     save = tp.save
-    ca = save(av, dt) if (save_a or na < 0) else -1
+    ca = save(av, dt, ta and a._tape is None) if (save_a or na < 0) else -1
     if nb < 0 and not tb:                       # a Python number: one float in V
         V = tp.V[dt]
         V.append(bv)
         cb = len(V) - 1
     else:
-        cb = save(bv, dt) if (save_b or nb < 0) else -1
+        cb = save(bv, dt, tb and b._tape is None) if (save_b or nb < 0) else -1
     cy = save(y, dt) if save_y else -1
     # the entry and its output node (Tape.entry, inlined on this hot path)
     e = len(tp.E) // K
@@ -1118,12 +1134,17 @@ def _unary_fn(opname):
     op = BY_NAME[opname]
     ref = op.ref
 
+    fwd_out = op.fwd_out
+
     def f(input):
         d = input._data
         if input._dtype._cat < 2:
             d = d.astype(_DEFAULT[0].np)
             input = _wrap(d, _DEFAULT[0])
-        y = ref(d)
+        if d.size >= _par.PAR_MIN and fwd_out is not None:
+            y = _par_map(fwd_out, (d, None), d.shape, d.dtype)
+        else:
+            y = ref(d)
         if input._rg and STATE.enabled:
             return _record_unary(input, op, y)
         return _wrap(y, input._dtype)
@@ -1172,6 +1193,7 @@ negative = neg
 def _binary_fn(opname):
     op = BY_NAME[opname]
     ref = op.ref
+    fwd_out = op.fwd_out
 
     def general(input, other):
         _check_shapes(input, other)
@@ -1211,15 +1233,23 @@ def _binary_fn(opname):
             if to is Tensor:
                 if other._dtype is not rdt:
                     return general(input, other)
-                try:
-                    y = ref(input._data, other._data)
-                except ValueError:
-                    return general(input, other)
+                ad, bd = input._data, other._data
+                if ad.size >= _par.PAR_MIN and fwd_out is not None and ad.shape == bd.shape:
+                    y = _par_map(fwd_out, (ad, bd), ad.shape, rdt.np)
+                else:
+                    try:
+                        y = ref(ad, bd)
+                    except ValueError:
+                        return general(input, other)
                 if STATE.enabled and (input._rg or other._rg):
                     return _record_binary(op, input, other, y, rdt)
                 return _wrap(y, rdt)
             if (to is float or to is int) and rdt._cat == 2:
-                y = ref(input._data, other)
+                ad = input._data
+                if ad.size >= _par.PAR_MIN and fwd_out is not None:
+                    y = _par_map(fwd_out, (ad, rdt.np.type(other)), ad.shape, rdt.np)
+                else:
+                    y = ref(ad, other)
                 if input._rg and STATE.enabled:
                     return _record_binary(op, input, other, y, rdt)
                 return _wrap(y, rdt)
@@ -1288,7 +1318,10 @@ def pow(input, exponent):
             raise TypeError("pow(): exponent must be a number or a Tensor")
         rdt = _result_dtype(input, exponent)
         d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
-        y = np.power(d, rdt.np.type(exponent))
+        if d.size >= _par.PAR_MIN:
+            y = _par_map(BY_NAME["pow_scalar"].fwd_out, (d, float(exponent)), d.shape, rdt.np)
+        else:
+            y = np.power(d, rdt.np.type(exponent))
         if input._rg and STATE.enabled:
             return _record_unary(input, BY_NAME["pow_scalar"], y, c=float(exponent))
         return _wrap(y, rdt)

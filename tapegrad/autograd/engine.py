@@ -135,9 +135,8 @@ def _leaf_adjoints(tp, adj, nreach, only=None):
             if g.dtype != npdt:
                 g = npdt.type(g)
         else:
-            g = adj.get(tp.N, nodes[i])
-            g = g.astype(npdt) if g.dtype != npdt else (g.copy() if slot < 2 else g)
-            g = g.reshape(d.shape)
+            g = adj.take(tp.N, int(nodes[i]))
+            g = (g.astype(npdt) if g.dtype != npdt else g).reshape(d.shape)
         out.append((leaf, g))
     return out
 
