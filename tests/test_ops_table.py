@@ -356,8 +356,8 @@ def test_big_graph_gradients_are_independent_writable_arrays():
     into one gradient must never change another."""
     n = 1 << 16
     xs = rng.uniform(-1, 1, n)
-    x = tg.tensor(xs, requires_grad=True)
-    w = tg.tensor(xs * 0 + 3, requires_grad=True)
+    x = tg.tensor(xs, dtype=tg.float32, requires_grad=True)
+    w = tg.tensor(xs * 0 + 3, dtype=tg.float32, requires_grad=True)
     (x + w).sum().backward()
     for t in (x, w):
         assert t.grad._data.flags.writeable and t.grad._data.strides == (4,)
