@@ -56,7 +56,7 @@ def view_f(buf, dt):
 
 
 class Tape:
-    __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "leaf_nodes", "leaf_pairs",
+    __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "wself", "leaf_pairs",
                  "pyfuncs", "sv", "mark", "nbytes", "retained",
                  "views", "into", "dn", "de", "n_saving", "released", "__weakref__")
 
@@ -69,8 +69,8 @@ class Tape:
         self.I = array("q")
         self.C = array("d")
         self.asz = [0, 0, 0, 0]     # node space per slot
-        self.leaf_nodes = {}        # id(leaf tensor) -> node
-        self.leaf_pairs = []        # [(node, leaf tensor)]: AccumulateGrad targets
+        self.wself = weakref.ref(self)  # leaves remember (tape.wself, node): see leaf_node
+        self.leaf_pairs = []        # [(node, weakref to leaf)]: AccumulateGrad targets
         self.pyfuncs = []           # custom Function records (see autograd.function)
         self.sv = []                # version records: (counter, version, entry, shape, which)
         self.nbytes = 0             # bytes of saved values (copied or referenced)
@@ -98,19 +98,16 @@ class Tape:
         return node >= 0 and self.N[node * NK + NDT] >= 2
 
     def leaf_node(self, t):
-        n = self.leaf_nodes.get(id(t))
-        if n is None:
-            d = t._data
-            n = self.node(d.size, t._dtype.slot, -1)
-            self._add_leaf(n, t)
+        """The node of leaf tensor ``t`` on this tape (made on first use). The leaf remembers
+        it as ``(tape.wself, node)``; the tape holds the leaf weakly, so a dropped leaf is
+        freed at once and needs no gradient."""
+        lr = t._lref
+        if lr is not None and lr[0] is self.wself:
+            return lr[1]
+        n = self.node(t._data.size, t._dtype.slot, -1)
+        self.leaf_pairs.append((n, weakref.ref(t)))
+        t._lref = (self.wself, n)
         return n
-
-    def _add_leaf(self, n, t):
-        """Leaves are held weakly (a dropped leaf needs no gradient); its id key is removed
-        when it dies so a new tensor reusing the id can never pick up its node."""
-        key, nodes = id(t), self.leaf_nodes
-        nodes.setdefault(key, n)
-        self.leaf_pairs.append((n, weakref.ref(t, lambda _, k=key, d=nodes: d.pop(k, None))))
 
     def save(self, value, dt, owned_elsewhere=False):
         """Keep a value the VJP (or a replay) needs; returns its code for SA/SB/SY.
@@ -208,10 +205,7 @@ class Tape:
             self.asz[d] += other.asz[d]
         self.I.extend(other.I)
         self.C.extend(other.C)
-        for node, ref in other.leaf_pairs:
-            leaf = ref()
-            if leaf is not None:
-                self._add_leaf(node + dn, leaf)
+        self.leaf_pairs += [(node + dn, ref) for node, ref in other.leaf_pairs]
         self.retained += other.retained
         self.nbytes += other.nbytes
         for rec in other.pyfuncs:
@@ -229,7 +223,7 @@ class Tape:
         # the forwarding stub keeps nothing alive but the link
         other.E = other.N = other.I = other.C = None
         other.V = other.XO = other.XA = None
-        other.leaf_nodes, other.leaf_pairs, other.pyfuncs, other.views = {}, [], [], {}
+        other.leaf_pairs, other.pyfuncs, other.views = [], [], {}
         other.retained = []
         other.sv = []
 

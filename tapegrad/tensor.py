@@ -474,6 +474,7 @@ class Tensor:
     _acc = None        # AccumulateGrad node (leaves)
     _base = None       # the tensor this one is a view of
     _vpos = None       # for a view: flat positions of its elements in _base (when tracked)
+    _lref = None       # leaf: (tape.wself, node) of its node on the tape it was last used on
     _retain = False
     __array_priority__ = 1000
 
@@ -1629,6 +1630,12 @@ def mv(input, vec):
     if input._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError("vector + matrix @ vector expected")
     return matmul(input, vec)
+
+
+# The hottest operators call the op functions directly (one Python call level less per op).
+Tensor.__add__ = _add
+Tensor.__sub__ = _sub
+Tensor.__mul__ = mul
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
