@@ -47,6 +47,10 @@ class Op:
     # forward into a preallocated output, for chunked parallel evaluation:
     # unary (x, c, out); binary (a, b, out)
     fwd_out: Optional[Callable] = None
+    # differentiable VJP with Tensor operations, for create_graph=True (T: tapegrad.tensor).
+    # unary (T, g, x, y, c) -> gx; binary (T, g, a, b, y) -> (ga, gb); operands are flat
+    # tensors bound to the recorded nodes (saved values), so the backward pass is recorded too.
+    vjp_t: Optional[Callable] = None
     domain: Tuple[float, float] = (-2.0, 2.0)   # test inputs drawn from here
     const: Optional[float] = None               # test constant for rows that take one (pow_scalar)
     doc: str = ""
@@ -199,6 +203,30 @@ OPS = [
     Op("cast", CAST, "ToCopyBackward0", doc="dtype conversion between the float32/float64 stores"),
     Op("pyfunc", PYFUNC, "PyFunctionBackward", doc="custom autograd.Function: calls back into Python"),
 ]
+
+# Differentiable VJPs (create_graph=True): the same derivative identities as the kernels,
+# written with tensor operations. Index, sum, mm and cast rows are handled by the sweep in
+# autograd/higher.py (they are linear: their VJP is another index map or product).
+_VJP_T = {
+    "neg": lambda T, g, x, y, c: -g,
+    "exp": lambda T, g, x, y, c: g * y,
+    "log": lambda T, g, x, y, c: g / x,
+    "sin": lambda T, g, x, y, c: g * T.cos(x),
+    "cos": lambda T, g, x, y, c: -(g * T.sin(x)),
+    "tanh": lambda T, g, x, y, c: g * (1 - y * y),
+    "sigmoid": lambda T, g, x, y, c: g * y * (1 - y),
+    "relu": lambda T, g, x, y, c: g * (y > 0).to(g.dtype),
+    "sqrt": lambda T, g, x, y, c: g / (2 * y),
+    "abs": lambda T, g, x, y, c: g * ((x > 0).to(g.dtype) - (x < 0).to(g.dtype)),
+    "pow_scalar": lambda T, g, x, y, c: g * 0.0 if c == 0 else g * (c * x ** (c - 1)),
+    "add": lambda T, g, a, b, y: (g, g),
+    "sub": lambda T, g, a, b, y: (g, -g),
+    "mul": lambda T, g, a, b, y: (None if b is None else g * b, None if a is None else g * a),
+    "div": lambda T, g, a, b, y: (g / b, None if a is None else -(g * a) / (b * b)),
+    "pow": lambda T, g, a, b, y: (g * b * a ** (b - 1), None if y is None else g * y * T.log(a)),
+}
+for _name, _f in _VJP_T.items():
+    object.__setattr__(next(o for o in OPS if o.name == _name), "vjp_t", _f)
 
 OPCODE = {op.name: i for i, op in enumerate(OPS)}
 for _i, _op in enumerate(OPS):

@@ -24,7 +24,7 @@ def _as_tuple(x):
     return (x,)
 
 
-def _seed_grads(tensors, grad_tensors, what="backward"):
+def _seed_grads(tensors, grad_tensors, what="backward", raw=None):
     Tensor = _tensor_cls()
     grads = []
     if len(grad_tensors) not in (0, len(tensors)):
@@ -143,18 +143,20 @@ def _leaf_adjoints(tp, adj, nreach, only=None):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None):
-    """Accumulate d(tensors)/d(leaves) into the leaves' ``.grad`` (torch.autograd.backward)."""
-    if create_graph:
-        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported "
-                                  "yet by tapegrad")
+    """Accumulate d(tensors)/d(leaves) into the leaves' ``.grad`` (torch.autograd.backward).
+    With ``create_graph=True`` the backward pass is recorded, so the gradients have grad_fn
+    and can be differentiated again (accumulation is then out of place, as in torch)."""
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _seed_grads(tensors, grad_tensors)
+    grads = _seed_grads(tensors, grad_tensors, raw=grad_tensors)
     only = None
     if inputs is not None:
         only = {id(t) for t in _as_tuple(inputs)}
+    if create_graph:
+        _backward_create_graph(tensors, grads, only)
+        return
     # leaf roots accumulate directly
     for t, g in zip(tensors, grads):
         if t._tape is None and (only is None or id(t) in only):
@@ -184,12 +186,63 @@ def _retained_grads(tp, adj, nreach):
     tp.retained = alive
 
 
+def _graph_seeds(tensors, grads, raw):
+    """(tape, [(node, flat Tensor cotangent)]) for the non-leaf roots, for create_graph."""
+    T = _tensor_mod()
+    roots = []
+    for i, (t, g) in enumerate(zip(tensors, grads)):
+        if t._tape is None:
+            continue
+        r = raw[i] if raw and i < len(raw) else None
+        gt = r if isinstance(r, T.Tensor) else T._wrap(np.array(g), t._dtype)
+        roots.append((t, gt.reshape(-1)))
+    if not roots:
+        return None, []
+    tapes = {}
+    for t, _ in roots:
+        tp = _tp.resolve(t)[0]
+        tapes[id(tp)] = tp
+    tp = _tp.join(list(tapes.values())) if len(tapes) > 1 else next(iter(tapes.values()))
+    return tp, [(_tp.resolve(t)[1], g) for t, g in roots]
+
+
+def _backward_create_graph(tensors, grads, only):
+    from .higher import differentiable_sweep
+    T = _tensor_mod()
+    raw = None
+    for t, g in zip(tensors, grads):
+        if t._tape is None and (only is None or id(t) in only):
+            _accumulate_graph(t, T._wrap(np.array(g) if g.ndim else g[()].copy(), t._dtype))
+    tp, seeds = _graph_seeds(tensors, grads, raw)
+    if tp is None:
+        return
+    cot = differentiable_sweep(tp, seeds)
+    for node, ref in list(tp.leaf_pairs):
+        leaf = ref()
+        if leaf is None or node not in cot or (only is not None and id(leaf) not in only):
+            continue
+        _accumulate_graph(leaf, _shaped(cot[node], leaf._data.shape))
+    for ref in tp.retained:
+        t = ref()
+        if t is not None and t._tape is not None:
+            node = _tp.resolve(t)[1]
+            if node in cot:
+                _accumulate_graph(t, _shaped(cot[node], t._data.shape))
+
+
+def _shaped(t, shape):
+    return t if t._data.shape == shape else t.reshape(shape)
+
+
+def _accumulate_graph(t, g):
+    """create_graph accumulation: out of place, so the new .grad keeps its graph."""
+    t._grad = g if t._grad is None else t._grad + g
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """d(outputs)/d(inputs) as a tuple, leaving ``.grad`` untouched (torch.autograd.grad)."""
-    if create_graph:
-        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported "
-                                  "yet by tapegrad")
+    """d(outputs)/d(inputs) as a tuple, leaving ``.grad`` untouched (torch.autograd.grad).
+    With ``create_graph=True`` the results carry grad_fn and can be differentiated again."""
     Tensor = _tensor_cls()
     outputs = _as_tuple(outputs)
     single = isinstance(inputs, Tensor)
@@ -200,6 +253,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     grads = _seed_grads(outputs, _as_tuple(grad_outputs), "grad")
+    if create_graph:
+        return _grad_create_graph(outputs, inputs, grads, _as_tuple(grad_outputs), allow_unused,
+                                  materialize_grads)
     res = _run(outputs, grads, retain_graph)
     from ..tensor import _wrap
     out = []
@@ -229,3 +285,37 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "desired behavior.")
         out.append(None if g is None else _wrap(g if g.ndim else g[()], t._dtype))
     return tuple(out)
+
+
+def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_grads):
+    from .higher import differentiable_sweep
+    T = _tensor_mod()
+    tp, seeds = _graph_seeds(outputs, grads, raw)
+    cot = differentiable_sweep(tp, seeds) if tp is not None else {}
+    res = []
+    for t in inputs:
+        g = None
+        for o, og, r in zip(outputs, grads, raw or [None] * len(outputs)):
+            if o is t:                                   # an input that is itself an output
+                gt = r if isinstance(r, T.Tensor) else T._wrap(np.array(og), t._dtype)
+                g = gt if g is None else g + gt
+        if tp is not None:
+            if t._tape is None:
+                for node, ref in tp.leaf_pairs:
+                    if ref() is t and node in cot:
+                        part = _shaped(cot[node], t._data.shape)
+                        g = part if g is None else g + part
+            else:
+                ttp, node = _tp.resolve(t)
+                if ttp is tp and node in cot:
+                    part = _shaped(cot[node], t._data.shape)
+                    g = part if g is None else g + part
+        if g is None:
+            if materialize_grads:
+                g = T._wrap(np.zeros(t._data.shape, t._dtype.np), t._dtype)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+        res.append(g)
+    return tuple(res)
