@@ -15,6 +15,7 @@ from .tensor import (Size, Tensor, abs, add, allclose, bool_, cos, device, div, 
                      negative, pow, promote_types, relu, set_default_dtype, sigmoid, sin, sqrt,
                      sub, subtract, sum, tanh, true_divide, uint8, unbind)
 from . import nn  # noqa: F401
+from .autograd import hooks as _hooks  # noqa: F401,E402  (attaches Tensor.register_hook etc.)
 
 float = float32
 double = float64

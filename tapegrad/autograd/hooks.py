@@ -1,0 +1,1 @@
+"""Tensor and Node hooks (placeholder module; filled in by the autograd work)."""
