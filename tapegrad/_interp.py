@@ -11,7 +11,7 @@ from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
                       F_FREED, F_SAVES, F_BIG, noff, operand, mark, raw)
 
-_jit = njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True, error_model="numpy")
 
 # kind code of each opcode (see ops.KIND_CODES)
 KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 3, 3, 3, 4, 5, 6,)

@@ -36,7 +36,7 @@ from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-_jit = njit(cache=True, fastmath=False, boundscheck=False, nogil=True)
+_jit = njit(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")
 
 # ---------------------------------------------------------------- tape layout
 # Entry columns (K int64 per entry) and node columns (NK int64 per node); tape.py writes them.
@@ -45,6 +45,7 @@ OP, NM, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL = range(K)
 NK = 5
 NOFF, NSIZE, NDT, NPROD, NNR = range(NK)
 F_FREED, F_SAVES, F_HIDDEN, F_BIG = 1, 2, 4, 8   # F_BIG: runs on numpy (see tape.BIG)
+F_HOOK = 16    # hooks watch this entry: it also runs in Python (with F_BIG set)
 
 
 @intrinsic

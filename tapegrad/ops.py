@@ -250,7 +250,7 @@ from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
                       F_FREED, F_SAVES, F_BIG, noff, operand, mark, raw)
 
-_jit = njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True, error_model="numpy")
 '''
 
 # Per kind: (lines fetching operands, kernel call, lines after) for the reverse sweep.

@@ -27,7 +27,7 @@ from array import array
 import numpy as np
 
 from . import _par
-from .kernels import (CI, F_BIG, F_FREED, F_HIDDEN, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NNR, NOFF,
+from .kernels import (CI, F_BIG, F_FREED, F_HIDDEN, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NNR, NOFF,
                       NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
 BIG = 1 << 15          # nodes this big live in the "big" slots and their entries run on numpy
@@ -57,7 +57,7 @@ def view_f(buf, dt):
 
 class Tape:
     __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "wself", "leaf_pairs",
-                 "pyfuncs", "sv", "mark", "nbytes", "retained",
+                 "pyfuncs", "sv", "mark", "nbytes", "retained", "hooks",
                  "views", "into", "dn", "de", "n_saving", "released", "__weakref__")
 
     def __init__(self):
@@ -75,6 +75,7 @@ class Tape:
         self.sv = []                # version records: (counter, version, entry, shape, which)
         self.nbytes = 0             # bytes of saved values (copied or referenced)
         self.retained = []          # weakrefs of non-leaf tensors that called retain_grad()
+        self.hooks = {}             # ("t", node) / ("pre", entry) / ("post", entry) -> {id: hook}
         self.mark = None            # INPLACE count when the first version record was made
         self.views = {}             # entry -> grad_fn Node view (identity-stable)
         self.into = None            # set when absorbed into another tape
@@ -208,6 +209,8 @@ class Tape:
         self.leaf_pairs += [(node + dn, ref) for node, ref in other.leaf_pairs]
         self.retained += other.retained
         self.nbytes += other.nbytes
+        for (kind, k), hs in other.hooks.items():
+            self.hooks[(kind, k + (dn if kind == "t" else de))] = hs
         for rec in other.pyfuncs:
             rec.shift(dn)
             self.pyfuncs.append(rec)
@@ -225,6 +228,7 @@ class Tape:
         other.V = other.XO = other.XA = None
         other.leaf_pairs, other.pyfuncs, other.views = [], [], {}
         other.retained = []
+        other.hooks = {}
         other.sv = []
 
 
@@ -387,6 +391,16 @@ class Adjoints:
                 k += 1
         return g
 
+    def set(self, N, node, value):
+        """Replace a node's cotangent (a hook returned a new gradient)."""
+        off, size, slot = int(N[node * NK + NOFF]), int(N[node * NK + NSIZE]), int(N[node * NK + NDT])
+        value = np.asarray(value, NP_DT[slot & 1]).reshape(-1)
+        if slot < 2:
+            self.A[slot][off:off + size] = value
+        else:
+            self.G[node] = value.copy()
+            self.owned.add(node)
+
     def take(self, N, node):
         """The node's cotangent as an array the caller may keep (a leaf's new .grad): owned
         arrays are handed over, shared or read-only ones copied."""
@@ -433,6 +447,8 @@ def sweep(tp, seeds, retain_graph):
     saved tensors and freed graphs before anything is accumulated.
     """
     from ._interp import reverse
+    from .autograd import anomaly as _anomaly
+    from .autograd import hooks as _hooks
     ne = len(tp.E) // K
     nn = len(tp.N) // NK
     adj = Adjoints(tp)
@@ -452,15 +468,27 @@ def sweep(tp, seeds, retain_graph):
     E = N = V4 = V8 = XA4 = XA8 = I = C = None
     try:
         E, N, V4, V8, XA4, XA8, I, C = store_views(tp)
+        step = _anomaly.is_anomaly_enabled()
         while start >= 0:
             status, e = reverse(E, N, V4, V8, XA4, XA8, I, C, A[0], A[1], _DUMMY[0], _DUMMY[1],
-                                False, nreach, ereach, bad, start, 0)
+                                False, nreach, ereach, bad, start, start if step else 0)
+            if step and status == 0:             # anomaly mode: one entry at a time
+                _check_nan(tp, start, adj, E, N)
+                start -= 1
+                continue
             if status == 0:
                 break
             if status == 4:
-                np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
+                if E[e * K + FL] & F_HOOK:
+                    _hooks.run_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
+                else:
+                    np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
+                if step:
+                    _check_nan(tp, e, adj, E, N)
                 start = e - 1
             elif status == 1:
+                if E[e * K + FL] & F_HOOK:
+                    _hooks.tensor_hooks(tp, e, adj, N)
                 tp.pyfuncs[int(E[e * K + P0])].backward(adj, N, nreach, ereach)
                 start = e - 1
             elif status == 2:
@@ -487,6 +515,19 @@ def sweep(tp, seeds, retain_graph):
         if tp.n_saving <= 0 and not tp.pyfuncs:
             release(tp)
     return adj, nreach
+
+
+def _check_nan(tp, e, adj, E, N):
+    """Anomaly mode: the gradients entry e produced must not contain NaN."""
+    from .autograd.anomaly import is_anomaly_check_nan_enabled
+    from .autograd.graph import entry_name
+    if not is_anomaly_check_nan_enabled():
+        return
+    for i, col in enumerate((IA, IB)):
+        node = int(E[e * K + col])
+        if node >= 0 and np.isnan(adj.get(N, node)).any():
+            raise RuntimeError("Function '%s' returned nan values in its %dth output."
+                               % (entry_name(tp, e), i))
 
 
 def release(tp):

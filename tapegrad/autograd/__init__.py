@@ -5,3 +5,5 @@ from .graph import AccumulateGrad, Node  # noqa: F401
 from .engine import backward, grad  # noqa: F401
 from .function import Function, FunctionCtx  # noqa: F401
 from . import function, graph, grad_mode  # noqa: F401
+from . import functional  # noqa: F401
+from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401

@@ -137,6 +137,9 @@ def _leaf_adjoints(tp, adj, nreach, only=None):
         else:
             g = adj.take(tp.N, int(nodes[i]))
             g = (g.astype(npdt) if g.dtype != npdt else g).reshape(d.shape)
+        if "_hooks" in leaf.__dict__:
+            from .hooks import leaf_hooks
+            g = leaf_hooks(leaf, g)
         out.append((leaf, g))
     return out
 
@@ -160,7 +163,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     # leaf roots accumulate directly
     for t, g in zip(tensors, grads):
         if t._tape is None and (only is None or id(t) in only):
-            _accumulate(t, np.array(g) if g.ndim else g[()].copy())
+            g = np.array(g) if g.ndim else g[()].copy()
+            if "_hooks" in t.__dict__:
+                from .hooks import leaf_hooks
+                g = leaf_hooks(t, g)
+            _accumulate(t, g)
     res = _run(tensors, grads, retain_graph)
     if res is None:
         return
@@ -236,6 +243,9 @@ def _shaped(t, shape):
 
 def _accumulate_graph(t, g):
     """create_graph accumulation: out of place, so the new .grad keeps its graph."""
+    if t._tape is None and "_hooks" in t.__dict__:
+        from .hooks import leaf_hooks_tensor
+        g = leaf_hooks_tensor(t, g)
     t._grad = g if t._grad is None else t._grad + g
 
 

@@ -97,6 +97,12 @@ def differentiable_sweep(tp, seeds):
     with enable_grad():
         for e in range(start, -1, -1):
             out = int(E[e, OUT])
+            table = tp.hooks.get(("t", out))
+            if table and out in cot:                    # tensor hooks (recorded too)
+                for fn, (shape, dt) in list(table.values()):
+                    r = fn(cot[out].reshape(shape))
+                    if r is not None:
+                        cot[out] = r.reshape(-1)
             g = cot.get(out)
             op = OPS[int(E[e, OP])]
             if g is None and op.kind == INDEX:
