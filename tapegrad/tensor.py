@@ -1029,10 +1029,20 @@ def _positions(t):
     """Flat positions of t's elements in its root base (t itself when it is no view)."""
     if t._base is None:
         return np.arange(t._data.size, dtype=np.int64).reshape(t._data.shape)
+    if t._vpos is None and _same_storage(t, t._base):
+        return np.arange(t._data.size, dtype=np.int64).reshape(t._data.shape)
     if t._vpos is None:
         raise NotImplementedError("in-place modification with gradients of this kind of view is "
                                   "not supported yet")
     return t._vpos
+
+
+def _same_storage(t, base):
+    """t covers exactly base's elements in the same order (detach(), a full view)."""
+    a, b = t._data, base._data
+    return (type(a) is _ndarray and type(b) is _ndarray and a.size == b.size
+            and a.flags.c_contiguous and b.flags.c_contiguous
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
 def _track_view(out, x, pos_fn):
@@ -1041,7 +1051,10 @@ def _track_view(out, x, pos_fn):
     out._vc = _vcof(x)
     out._base = x._base if x._base is not None else x
     if x._rg or out._base._rg:
-        out._vpos = pos_fn(_positions(x))
+        try:
+            out._vpos = pos_fn(_positions(x))
+        except NotImplementedError:     # x's own place in its base is unknown (e.g. detach):
+            out._vpos = None            # only an in-place write with grads through out fails
 
 
 def _assign_positions(t, own, value):
