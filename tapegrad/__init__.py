@@ -16,6 +16,8 @@ from .tensor import (Size, Tensor, abs, add, allclose, bool_, cos, device, div, 
                      sub, subtract, sum, tanh, true_divide, uint8, unbind)
 from . import nn  # noqa: F401
 from .autograd import hooks as _hooks  # noqa: F401,E402  (attaches Tensor.register_hook etc.)
+from . import func  # noqa: F401,E402
+from .func import compile  # noqa: F401,E402
 
 float = float32
 double = float64

@@ -167,6 +167,11 @@ class device:
 _CPU = device("cpu")
 
 
+# Set by tapegrad.func while it records a function: called when a comparison is made or a
+# value leaves the tape (item/bool/float), so replays can check the same decisions.
+GUARD = [None]
+
+
 def _grad_on():
     return STATE.enabled
 
@@ -613,7 +618,10 @@ class Tensor:
     def item(self):
         if self._data.size != 1:
             raise RuntimeError("a Tensor with %d elements cannot be converted to Scalar" % self._data.size)
-        return self._data.item() if self._data.ndim == 0 else self._data.reshape(-1)[0].item()
+        v = self._data.item() if self._data.ndim == 0 else self._data.reshape(-1)[0].item()
+        if GUARD[0] is not None:                  # a value escaping to Python while recording
+            GUARD[0]("item", self, v)
+        return v
 
     def tolist(self):
         return self._data.tolist()
@@ -843,7 +851,10 @@ class Tensor:
 
     # comparisons (no gradient)
     def _cmp(self, other, f):
-        return _wrap(f(self._data, _np_of(other)), bool_)
+        r = _wrap(f(self._data, _np_of(other)), bool_)
+        if GUARD[0] is not None:                  # tapegrad.func is recording: a branch?
+            GUARD[0]("cmp", self, other, f, r)
+        return r
 
     def __eq__(self, other):
         return self._cmp(other, np.equal)
