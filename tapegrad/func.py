@@ -19,6 +19,7 @@ Not yet (issue 6): ``vmap`` evaluates point by point (correct, not yet the batch
 chunk-interpreter the issue asks for); custom Functions inside a recorded function.
 """
 import logging
+import threading
 
 import numpy as np
 
@@ -27,11 +28,23 @@ from .kernels import F_BIG, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, IA, IB, NM
 
 log = logging.getLogger("tapegrad.func")
 _NP = (np.float32, np.float64)
+_M = {}
+
+
+def _mods():
+    """tensor module and interpreter, imported once (not per call)."""
+    if not _M:
+        import sys
+        from . import _interp
+        from .tensor import Tensor, _wrap  # noqa: F401
+        _M["T"] = sys.modules[__name__.rsplit(".", 1)[0] + ".tensor"]
+        _M["forward"], _M["reverse"] = _interp.forward, _interp.reverse
+    return _M
 
 
 # ----------------------------------------------------------------------------- pytrees
 def _flatten(x, leaves):
-    from .tensor import Tensor
+    Tensor = _mods()["T"].Tensor
     if isinstance(x, Tensor):
         leaves.append(x)
         return ("T", len(leaves) - 1)
@@ -186,11 +199,18 @@ class CompiledTape:
                 xa[2 * k + 1] = arr.size
             self.XA.append(xa)
 
-    def forward(self, values):
-        """Node values after a compiled forward replay on new input values (flat arrays)."""
-        from ._interp import forward
+    def forward(self, values, fresh=False):
+        """Node values after a compiled forward replay on new input values (flat arrays).
+        The value buffers are reused between calls of a thread unless ``fresh`` (a vjp
+        closure keeps its own)."""
+        forward = _mods()["forward"]
         N = self.N
-        X = [np.zeros(max(self.data.asz[s], 1), _NP[s & 1]) for s in range(4)]
+        bufs = self.__dict__.setdefault("_X", {})          # per thread: replays may overlap
+        X = None if fresh else bufs.get(threading.get_ident())
+        if X is None:
+            X = [np.zeros(max(self.data.asz[s], 1), _NP[s & 1]) for s in range(4)]
+            if not fresh:
+                bufs[threading.get_ident()] = X
         for node, v in zip(self.in_nodes, values):
             if node is not None:
                 off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
@@ -224,12 +244,12 @@ class CompiledTape:
 
     def reverse(self, X, cotangents):
         """Gradients of <cotangents, outputs> w.r.t. the inputs (None: input unused)."""
-        from ._interp import reverse
+        reverse = _mods()["reverse"]
         N, E = self.N, self.E
         nn, ne = len(N) // NK, self.ne
         adj = _tp.Adjoints(self.data)
-        nreach = np.zeros(max(nn, 1), np.uint8)
-        ereach = np.zeros(max(ne, 1), np.uint8)
+        flags = np.zeros(nn + 2 * ne + 3, np.uint8)
+        nreach, ereach, nobad = flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:]
         start = -1
         extra = {}
         for (kind, v), g in zip(self.out_nodes, cotangents):
@@ -244,7 +264,6 @@ class CompiledTape:
                     start = max(start, p)
             elif kind == "input":
                 extra[v] = extra.get(v, 0) + np.asarray(g)
-        nobad = np.zeros(max(ne, 1), np.uint8)
         args = (E, N, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, self.data.C)
         while start >= 0:
             status, e = reverse(*args, adj.A[0], adj.A[1], X[0], X[1], True, nreach, ereach,
@@ -312,6 +331,7 @@ class CompiledTape:
     def __getstate__(self):
         st = dict(self.__dict__)
         st.pop("XA", None)
+        st.pop("_X", None)
         d = self.data
         st["data"] = (d.C, d.I, d.XO, d.asz)
         st["captured"] = []                     # captured tensors do not travel
@@ -357,7 +377,7 @@ class _Cache:
         self.tapes = {}
         self.recordings = 0
 
-    def run(self, args, need_reverse, cotangent_fn):
+    def run(self, args, need_reverse, cotangent_fn, fresh=False):
         leaves = []
         spec = _flatten((args, {}), leaves)
         key = _signature(spec, leaves)
@@ -367,8 +387,8 @@ class _Cache:
             if ct is None:
                 ct = self.tapes[key] = CompiledTape(self.f, args)
                 self.recordings += 1
-            X = ct.forward(values)
-            if ct.guards_hold(X):
+            X = ct.forward(values, fresh)
+            if not ct.guards or ct.guards_hold(X):
                 break
             log.debug("tapegrad.func: a recorded branch decision changed; recording %s again",
                       getattr(self.f, "__name__", self.f))
@@ -380,29 +400,25 @@ class _Cache:
 
 def _select(grads, leaves, args, argnums):
     """Gradients of the requested arguments, in their tree structure (zeros where unused)."""
-    from .tensor import _wrap
+    _wrap = _mods()["T"]._wrap
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
-    res = []
-    pos = 0
-    counts = []
+    bounds, specs, pos = [], [], 0
     for a in args:
         sub = []
-        _flatten(a, sub)
-        counts.append((pos, len(sub)))
+        specs.append(_flatten(a, sub))
+        bounds.append((pos, len(sub)))
         pos += len(sub)
+    res = []
     for n in nums:
-        start, cnt = counts[n]
-        sub_leaves = []
-        spec = _flatten(args[n], sub_leaves)
+        start, cnt = bounds[n]
         gl = []
         for i in range(start, start + cnt):
-            g = grads[i]
-            t = leaves[i]
+            g, t = grads[i], leaves[i]
             if g is None:
                 g = np.zeros(t._data.shape, t._dtype.np)
             gl.append(_wrap(g if g.ndim else g[()], t._dtype))
-        res.append(_unflatten(spec, gl))
+        res.append(_unflatten(specs[n], gl))
     return res[0] if single else tuple(res)
 
 
@@ -419,7 +435,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         return [np.ones_like(outs[0])] + [None] * (len(outs) - 1)
 
     def wrapper(*args):
-        from .tensor import _wrap
+        _wrap = _mods()["T"]._wrap
         ct, leaves, outs, grads, _ = cache.run(args, True, seed)
         g = _select(grads, leaves, args, argnums)
         vals = [_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
@@ -449,7 +465,7 @@ def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) replays the compiled reverse sweep."""
     from .tensor import _wrap
     cache = _Cache(func)
-    ct, leaves, outs, _, X = cache.run(primals, False, None)
+    ct, leaves, outs, _, X = cache.run(primals, False, None, fresh=True)
     vals = [_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
     out = _unflatten(ct.out_spec, vals)
 
@@ -476,7 +492,7 @@ def jacrev(func, argnums=0):
 
     def wrapper(*args):
         from .tensor import _wrap
-        ct, leaves, outs, _, X = cache.run(args, False, None)
+        ct, leaves, outs, _, X = cache.run(args, False, None, fresh=True)
         if len(outs) != 1:
             raise NotImplementedError("jacrev of functions with several outputs is not "
                                       "supported yet")
@@ -555,7 +571,7 @@ def compile(func):
         @staticmethod
         def forward(ctx, n_out, *args):
             from .tensor import _wrap
-            ct, leaves, outs, _, X = cache.run(args, False, None)
+            ct, leaves, outs, _, X = cache.run(args, False, None, fresh=True)
             ctx.ct, ctx.X = ct, X
             return tuple(_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta))
 

@@ -162,3 +162,25 @@ def test_compile_inside_an_eager_training_loop():
                 p.grad = None
     np.testing.assert_allclose(w1.detach().numpy(), w2.detach().numpy(), rtol=1e-5)
     assert cm._cache.recordings == 1
+
+
+def test_replays_from_several_threads_do_not_mix():
+    import threading
+    g = tf.grad(lambda x: (x.sin() * x).sum())
+    g(tg.ones(3, dtype=tg.float64))
+    errors = []
+
+    def work(k):
+        for _ in range(100):
+            xv = np.full(3, 0.1 * (k + 1))
+            got = g(tg.tensor(xv)).numpy()
+            want = np.cos(xv) * xv + np.sin(xv)
+            if not np.allclose(got, want, rtol=1e-12):
+                errors.append((k, got, want))
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors[:2]
+    assert g._cache.recordings == 1
