@@ -14,10 +14,10 @@ from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 
 # kind code of each opcode (see ops.KIND_CODES)
-KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 3, 3, 3, 4, 5, 6,)
-OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'add', 'sub', 'mul', 'div', 'pow', 'sum', 'gather', 'segsum', 'copy', 'mm', 'cast', 'pyfunc',)
-CAST_OP = 21
-PYFUNC_OP = 22
+KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 4, 5, 6,)
+OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'lgamma', 'polygamma', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'mm', 'cast', 'pyfunc',)
+CAST_OP = 48
+PYFUNC_OP = 49
 
 
 @_jit
@@ -85,6 +85,50 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                     vjp_abs(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
                 elif op == 10:  # pow_scalar
                     vjp_pow_scalar(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 11:  # tan
+                    vjp_tan(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 12:  # asin
+                    vjp_asin(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 13:  # acos
+                    vjp_acos(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 14:  # atan
+                    vjp_atan(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 15:  # sinh
+                    vjp_sinh(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 16:  # cosh
+                    vjp_cosh(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 17:  # erf
+                    vjp_erf(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 18:  # log1p
+                    vjp_log1p(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 19:  # expm1
+                    vjp_expm1(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 20:  # scale
+                    vjp_scale(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 21:  # step
+                    vjp_step(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 22:  # clamp_min
+                    vjp_clamp_min(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 23:  # clamp_max
+                    vjp_clamp_max(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 24:  # leaky_relu
+                    vjp_leaky_relu(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 25:  # elu
+                    vjp_elu(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 26:  # gelu
+                    vjp_gelu(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 27:  # silu
+                    vjp_silu(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 28:  # softplus
+                    vjp_softplus(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 29:  # log_sigmoid
+                    vjp_log_sigmoid(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 30:  # smooth_l1
+                    vjp_smooth_l1(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 31:  # lgamma
+                    vjp_lgamma(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                elif op == 32:  # polygamma
+                    vjp_polygamma(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
@@ -92,28 +136,38 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 A_ = operand(live, X4, V4, XA4, N, a, E[b0 + SA], (n - 1) * sa + 1)
                 B_ = operand(live, X4, V4, XA4, N, b, E[b0 + SB], (n - 1) * sb + 1)
                 Y_ = operand(live, X4, V4, XA4, N, out, E[b0 + SY], n)
-                if op == 11:  # add
+                if op == 33:  # add
                     vjp_add(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 12:  # sub
+                elif op == 34:  # sub
                     vjp_sub(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 13:  # mul
+                elif op == 35:  # mul
                     vjp_mul(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 14:  # div
+                elif op == 36:  # div
                     vjp_div(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 15:  # pow
+                elif op == 37:  # pow
                     vjp_pow(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                elif op == 38:  # maximum
+                    vjp_maximum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                elif op == 39:  # minimum
+                    vjp_minimum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                elif op == 40:  # atan2
+                    vjp_atan2(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                elif op == 41:  # hypot
+                    vjp_hypot(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                elif op == 42:  # remainder
+                    vjp_remainder(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
-                if op == 16:  # sum
+                if op == 43:  # sum
                     vjp_sum(N[a * NK + NSIZE], A4, go, c, A4, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 3:  # index
-                if op == 17:  # gather
+                if op == 44:  # gather
                     vjp_gather(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
-                elif op == 18:  # segsum
+                elif op == 45:  # segsum
                     vjp_segsum(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
-                elif op == 19:  # copy
+                elif op == 46:  # copy
                     vjp_copy(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 4:  # mm
@@ -121,7 +175,7 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 k = E[b0 + P1]
                 A_ = operand(live, X4, V4, XA4, N, a, E[b0 + SA], m * k)
                 B_ = operand(live, X4, V4, XA4, N, b, E[b0 + SB], k * (n // m))
-                if op == 20:  # mm
+                if op == 47:  # mm
                     vjp_mm(m, k, n // m, A4, go, A_, 0, B_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
@@ -151,6 +205,50 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                     vjp_abs(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
                 elif op == 10:  # pow_scalar
                     vjp_pow_scalar(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 11:  # tan
+                    vjp_tan(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 12:  # asin
+                    vjp_asin(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 13:  # acos
+                    vjp_acos(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 14:  # atan
+                    vjp_atan(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 15:  # sinh
+                    vjp_sinh(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 16:  # cosh
+                    vjp_cosh(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 17:  # erf
+                    vjp_erf(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 18:  # log1p
+                    vjp_log1p(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 19:  # expm1
+                    vjp_expm1(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 20:  # scale
+                    vjp_scale(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 21:  # step
+                    vjp_step(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 22:  # clamp_min
+                    vjp_clamp_min(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 23:  # clamp_max
+                    vjp_clamp_max(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 24:  # leaky_relu
+                    vjp_leaky_relu(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 25:  # elu
+                    vjp_elu(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 26:  # gelu
+                    vjp_gelu(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 27:  # silu
+                    vjp_silu(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 28:  # softplus
+                    vjp_softplus(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 29:  # log_sigmoid
+                    vjp_log_sigmoid(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 30:  # smooth_l1
+                    vjp_smooth_l1(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 31:  # lgamma
+                    vjp_lgamma(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                elif op == 32:  # polygamma
+                    vjp_polygamma(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
@@ -158,28 +256,38 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 A_ = operand(live, X8, V8, XA8, N, a, E[b0 + SA], (n - 1) * sa + 1)
                 B_ = operand(live, X8, V8, XA8, N, b, E[b0 + SB], (n - 1) * sb + 1)
                 Y_ = operand(live, X8, V8, XA8, N, out, E[b0 + SY], n)
-                if op == 11:  # add
+                if op == 33:  # add
                     vjp_add(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 12:  # sub
+                elif op == 34:  # sub
                     vjp_sub(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 13:  # mul
+                elif op == 35:  # mul
                     vjp_mul(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 14:  # div
+                elif op == 36:  # div
                     vjp_div(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 15:  # pow
+                elif op == 37:  # pow
                     vjp_pow(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                elif op == 38:  # maximum
+                    vjp_maximum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                elif op == 39:  # minimum
+                    vjp_minimum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                elif op == 40:  # atan2
+                    vjp_atan2(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                elif op == 41:  # hypot
+                    vjp_hypot(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                elif op == 42:  # remainder
+                    vjp_remainder(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
-                if op == 16:  # sum
+                if op == 43:  # sum
                     vjp_sum(N[a * NK + NSIZE], A8, go, c, A8, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 3:  # index
-                if op == 17:  # gather
+                if op == 44:  # gather
                     vjp_gather(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
-                elif op == 18:  # segsum
+                elif op == 45:  # segsum
                     vjp_segsum(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
-                elif op == 19:  # copy
+                elif op == 46:  # copy
                     vjp_copy(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 4:  # mm
@@ -187,7 +295,7 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 k = E[b0 + P1]
                 A_ = operand(live, X8, V8, XA8, N, a, E[b0 + SA], m * k)
                 B_ = operand(live, X8, V8, XA8, N, b, E[b0 + SB], k * (n // m))
-                if op == 20:  # mm
+                if op == 47:  # mm
                     vjp_mm(m, k, n // m, A8, go, A_, 0, B_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
@@ -246,33 +354,87 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                     fwd_abs(n, X_, 0, c, X4, yo)
                 elif op == 10:  # pow_scalar
                     fwd_pow_scalar(n, X_, 0, c, X4, yo)
+                elif op == 11:  # tan
+                    fwd_tan(n, X_, 0, c, X4, yo)
+                elif op == 12:  # asin
+                    fwd_asin(n, X_, 0, c, X4, yo)
+                elif op == 13:  # acos
+                    fwd_acos(n, X_, 0, c, X4, yo)
+                elif op == 14:  # atan
+                    fwd_atan(n, X_, 0, c, X4, yo)
+                elif op == 15:  # sinh
+                    fwd_sinh(n, X_, 0, c, X4, yo)
+                elif op == 16:  # cosh
+                    fwd_cosh(n, X_, 0, c, X4, yo)
+                elif op == 17:  # erf
+                    fwd_erf(n, X_, 0, c, X4, yo)
+                elif op == 18:  # log1p
+                    fwd_log1p(n, X_, 0, c, X4, yo)
+                elif op == 19:  # expm1
+                    fwd_expm1(n, X_, 0, c, X4, yo)
+                elif op == 20:  # scale
+                    fwd_scale(n, X_, 0, c, X4, yo)
+                elif op == 21:  # step
+                    fwd_step(n, X_, 0, c, X4, yo)
+                elif op == 22:  # clamp_min
+                    fwd_clamp_min(n, X_, 0, c, X4, yo)
+                elif op == 23:  # clamp_max
+                    fwd_clamp_max(n, X_, 0, c, X4, yo)
+                elif op == 24:  # leaky_relu
+                    fwd_leaky_relu(n, X_, 0, c, X4, yo)
+                elif op == 25:  # elu
+                    fwd_elu(n, X_, 0, c, X4, yo)
+                elif op == 26:  # gelu
+                    fwd_gelu(n, X_, 0, c, X4, yo)
+                elif op == 27:  # silu
+                    fwd_silu(n, X_, 0, c, X4, yo)
+                elif op == 28:  # softplus
+                    fwd_softplus(n, X_, 0, c, X4, yo)
+                elif op == 29:  # log_sigmoid
+                    fwd_log_sigmoid(n, X_, 0, c, X4, yo)
+                elif op == 30:  # smooth_l1
+                    fwd_smooth_l1(n, X_, 0, c, X4, yo)
+                elif op == 31:  # lgamma
+                    fwd_lgamma(n, X_, 0, c, X4, yo)
+                elif op == 32:  # polygamma
+                    fwd_polygamma(n, X_, 0, c, X4, yo)
             elif kind == 1:  # binary
                 A_ = operand(True, X4, V4, XA4, N, a, E[b0 + SA], (n - 1) * E[b0 + P0] + 1)
                 B_ = operand(True, X4, V4, XA4, N, b, E[b0 + SB], (n - 1) * E[b0 + P1] + 1)
-                if op == 11:  # add
+                if op == 33:  # add
                     fwd_add(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 12:  # sub
+                elif op == 34:  # sub
                     fwd_sub(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 13:  # mul
+                elif op == 35:  # mul
                     fwd_mul(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 14:  # div
+                elif op == 36:  # div
                     fwd_div(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 15:  # pow
+                elif op == 37:  # pow
                     fwd_pow(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
+                elif op == 38:  # maximum
+                    fwd_maximum(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
+                elif op == 39:  # minimum
+                    fwd_minimum(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
+                elif op == 40:  # atan2
+                    fwd_atan2(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
+                elif op == 41:  # hypot
+                    fwd_hypot(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
+                elif op == 42:  # remainder
+                    fwd_remainder(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
             elif kind == 2:  # sum
-                if op == 16:  # sum
+                if op == 43:  # sum
                     fwd_sum(N[a * NK + NSIZE], X4, noff(N, a), c, X4, yo)
             elif kind == 3:  # index
-                if op == 17:  # gather
+                if op == 44:  # gather
                     fwd_gather(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
-                elif op == 18:  # segsum
+                elif op == 45:  # segsum
                     fwd_segsum(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
-                elif op == 19:  # copy
+                elif op == 46:  # copy
                     fwd_copy(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
             elif kind == 4:  # mm
                 A_ = operand(True, X4, V4, XA4, N, a, E[b0 + SA], E[b0 + P0] * E[b0 + P1])
                 B_ = operand(True, X4, V4, XA4, N, b, E[b0 + SB], E[b0 + P1] * (n // E[b0 + P0]))
-                if op == 20:  # mm
+                if op == 47:  # mm
                     fwd_mm(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, 0, B_, 0, X4, yo)
         else:
             if kind == 0:  # unary
@@ -299,32 +461,86 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                     fwd_abs(n, X_, 0, c, X8, yo)
                 elif op == 10:  # pow_scalar
                     fwd_pow_scalar(n, X_, 0, c, X8, yo)
+                elif op == 11:  # tan
+                    fwd_tan(n, X_, 0, c, X8, yo)
+                elif op == 12:  # asin
+                    fwd_asin(n, X_, 0, c, X8, yo)
+                elif op == 13:  # acos
+                    fwd_acos(n, X_, 0, c, X8, yo)
+                elif op == 14:  # atan
+                    fwd_atan(n, X_, 0, c, X8, yo)
+                elif op == 15:  # sinh
+                    fwd_sinh(n, X_, 0, c, X8, yo)
+                elif op == 16:  # cosh
+                    fwd_cosh(n, X_, 0, c, X8, yo)
+                elif op == 17:  # erf
+                    fwd_erf(n, X_, 0, c, X8, yo)
+                elif op == 18:  # log1p
+                    fwd_log1p(n, X_, 0, c, X8, yo)
+                elif op == 19:  # expm1
+                    fwd_expm1(n, X_, 0, c, X8, yo)
+                elif op == 20:  # scale
+                    fwd_scale(n, X_, 0, c, X8, yo)
+                elif op == 21:  # step
+                    fwd_step(n, X_, 0, c, X8, yo)
+                elif op == 22:  # clamp_min
+                    fwd_clamp_min(n, X_, 0, c, X8, yo)
+                elif op == 23:  # clamp_max
+                    fwd_clamp_max(n, X_, 0, c, X8, yo)
+                elif op == 24:  # leaky_relu
+                    fwd_leaky_relu(n, X_, 0, c, X8, yo)
+                elif op == 25:  # elu
+                    fwd_elu(n, X_, 0, c, X8, yo)
+                elif op == 26:  # gelu
+                    fwd_gelu(n, X_, 0, c, X8, yo)
+                elif op == 27:  # silu
+                    fwd_silu(n, X_, 0, c, X8, yo)
+                elif op == 28:  # softplus
+                    fwd_softplus(n, X_, 0, c, X8, yo)
+                elif op == 29:  # log_sigmoid
+                    fwd_log_sigmoid(n, X_, 0, c, X8, yo)
+                elif op == 30:  # smooth_l1
+                    fwd_smooth_l1(n, X_, 0, c, X8, yo)
+                elif op == 31:  # lgamma
+                    fwd_lgamma(n, X_, 0, c, X8, yo)
+                elif op == 32:  # polygamma
+                    fwd_polygamma(n, X_, 0, c, X8, yo)
             elif kind == 1:  # binary
                 A_ = operand(True, X8, V8, XA8, N, a, E[b0 + SA], (n - 1) * E[b0 + P0] + 1)
                 B_ = operand(True, X8, V8, XA8, N, b, E[b0 + SB], (n - 1) * E[b0 + P1] + 1)
-                if op == 11:  # add
+                if op == 33:  # add
                     fwd_add(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 12:  # sub
+                elif op == 34:  # sub
                     fwd_sub(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 13:  # mul
+                elif op == 35:  # mul
                     fwd_mul(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 14:  # div
+                elif op == 36:  # div
                     fwd_div(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 15:  # pow
+                elif op == 37:  # pow
                     fwd_pow(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
+                elif op == 38:  # maximum
+                    fwd_maximum(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
+                elif op == 39:  # minimum
+                    fwd_minimum(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
+                elif op == 40:  # atan2
+                    fwd_atan2(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
+                elif op == 41:  # hypot
+                    fwd_hypot(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
+                elif op == 42:  # remainder
+                    fwd_remainder(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
             elif kind == 2:  # sum
-                if op == 16:  # sum
+                if op == 43:  # sum
                     fwd_sum(N[a * NK + NSIZE], X8, noff(N, a), c, X8, yo)
             elif kind == 3:  # index
-                if op == 17:  # gather
+                if op == 44:  # gather
                     fwd_gather(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
-                elif op == 18:  # segsum
+                elif op == 45:  # segsum
                     fwd_segsum(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
-                elif op == 19:  # copy
+                elif op == 46:  # copy
                     fwd_copy(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
             elif kind == 4:  # mm
                 A_ = operand(True, X8, V8, XA8, N, a, E[b0 + SA], E[b0 + P0] * E[b0 + P1])
                 B_ = operand(True, X8, V8, XA8, N, b, E[b0 + SB], E[b0 + P1] * (n // E[b0 + P0]))
-                if op == 20:  # mm
+                if op == 47:  # mm
                     fwd_mm(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, 0, B_, 0, X8, yo)
     return -1

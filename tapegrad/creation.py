@@ -44,7 +44,7 @@ def _infer(data):
             flat = _flatten(data)
         if all(isinstance(v, (bool, np.bool_)) for v in flat) and flat:
             return np.array(data, dtype=np.bool_), bool_
-        if all(isinstance(v, (numbers.Integral,)) for v in flat):
+        if all(isinstance(v, (numbers.Integral,)) for v in flat) and flat:
             return np.array(data, dtype=np.int64), int64
         return np.array(data, dtype=np.float64), _DEFAULT[0]
     if isinstance(data, (bool, np.bool_)):
@@ -153,7 +153,10 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     return _finish(_rng[0].standard_normal(_size(size)).astype(dt.np), dt, requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False):
+def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False,
+            generator=None):
+    if size is None and isinstance(high, (tuple, list, Size)):
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     dt = _as_dtype(dtype) or int64
@@ -212,3 +215,59 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype)
     return _finish(np.eye(n, m, dtype=dt.np), dt, requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
+    """torch.normal: numbers or tensors for mean/std (no gradient through the sample)."""
+    m = mean._data if isinstance(mean, Tensor) else mean
+    sd = std._data if isinstance(std, Tensor) else std
+    if size is None:
+        size = np.broadcast_shapes(np.shape(m), np.shape(sd))
+    dt = (mean._dtype if isinstance(mean, Tensor) else std._dtype if isinstance(std, Tensor)
+          else _dt(dtype))
+    v = _rng[0].normal(m, sd, _size((size,)) if not isinstance(size, tuple) or size else size)
+    return _finish(np.asarray(v).astype(dt.np), dt, requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    probs = input._data if p is None else np.full(input._data.shape, p)
+    return _finish((_rng[0].random(np.shape(probs)) < probs).astype(input._dtype.np), input._dtype,
+                   False)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    p = np.asarray(input._data, np.float64)
+    rows = p.reshape(-1, p.shape[-1])
+    out = []
+    for r in rows:
+        r = r / r.sum()
+        out.append(_rng[0].choice(r.size, size=num_samples, replace=replacement, p=r))
+    res = np.array(out, np.int64).reshape(p.shape[:-1] + (num_samples,))
+    return _finish(res, int64, False)
+
+
+def randperm(n, dtype=None, requires_grad=False, generator=None):
+    dt = _as_dtype(dtype) or int64
+    return _finish(_rng[0].permutation(int(n)).astype(dt.np), dt, requires_grad)
+
+
+def zeros_like_(t):
+    return zeros_like(t)
+
+
+def scalar_tensor(s, dtype=None, requires_grad=False):
+    dt = _dt(dtype)
+    return _finish(np.array(s, dt.np), dt, requires_grad)
+
+
+def get_rng_state():
+    import copy
+    return copy.deepcopy(_rng[0].bit_generator.state)
+
+
+def set_rng_state(state):
+    _rng[0].bit_generator.state = state
+
+
+def initial_seed():
+    return 0

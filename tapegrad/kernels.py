@@ -429,3 +429,529 @@ def vjp_mm(m, k, n, G, go, A, ao, B, bo, GA, gao, GB, gbo, na, nb):
                 aip = A[ao + i * k + p]
                 for j in range(n):
                     GB[gbo + p * n + j] += aip * G[go + i * n + j]
+
+
+# ================================================================ breadth rows (issue 4)
+# ---------------------------------------------------------------- unary elementwise
+# d tan(x) = (1 + tan(x)^2) dx
+@_jit
+def fwd_tan(n, X, xo, c, Y, yo):
+    for i in range(n):
+        Y[yo + i] = math.tan(X[xo + i])
+
+
+@_jit
+def vjp_tan(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        y = Y[yo + i]
+        GX[gxo + i] += G[go + i] * (1 + y * y)
+
+
+# d asin(x) = dx / sqrt(1 - x^2)
+@_jit
+def fwd_asin(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[xo + i]
+        Y[yo + i] = math.asin(v) if -1.0 <= v <= 1.0 else np.nan
+
+
+@_jit
+def vjp_asin(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        v = X[xo + i]
+        GX[gxo + i] += G[go + i] / math.sqrt(1 - v * v) if v * v <= 1 else np.nan
+
+
+# d acos(x) = -dx / sqrt(1 - x^2)
+@_jit
+def fwd_acos(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[xo + i]
+        Y[yo + i] = math.acos(v) if -1.0 <= v <= 1.0 else np.nan
+
+
+@_jit
+def vjp_acos(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        v = X[xo + i]
+        GX[gxo + i] -= G[go + i] / math.sqrt(1 - v * v) if v * v <= 1 else np.nan
+
+
+# d atan(x) = dx / (1 + x^2)
+@_jit
+def fwd_atan(n, X, xo, c, Y, yo):
+    for i in range(n):
+        Y[yo + i] = math.atan(X[xo + i])
+
+
+@_jit
+def vjp_atan(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        v = X[xo + i]
+        GX[gxo + i] += G[go + i] / (1 + v * v)
+
+
+# d sinh(x) = cosh(x) dx
+@_jit
+def fwd_sinh(n, X, xo, c, Y, yo):
+    for i in range(n):
+        Y[yo + i] = math.sinh(X[xo + i])
+
+
+@_jit
+def vjp_sinh(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        GX[gxo + i] += G[go + i] * math.cosh(X[xo + i])
+
+
+# d cosh(x) = sinh(x) dx
+@_jit
+def fwd_cosh(n, X, xo, c, Y, yo):
+    for i in range(n):
+        Y[yo + i] = math.cosh(X[xo + i])
+
+
+@_jit
+def vjp_cosh(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        GX[gxo + i] += G[go + i] * math.sinh(X[xo + i])
+
+
+# d erf(x) = 2/sqrt(pi) exp(-x^2) dx
+@_jit
+def fwd_erf(n, X, xo, c, Y, yo):
+    for i in range(n):
+        Y[yo + i] = math.erf(X[xo + i])
+
+
+@_jit
+def vjp_erf(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        v = X[xo + i]
+        GX[gxo + i] += G[go + i] * 1.1283791670955126 * math.exp(-v * v)
+
+
+# d log1p(x) = dx / (1 + x)
+@_jit
+def fwd_log1p(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[xo + i]
+        Y[yo + i] = math.log1p(v) if v > -1 else (-np.inf if v == -1 else np.nan)
+
+
+@_jit
+def vjp_log1p(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        GX[gxo + i] += G[go + i] / (1 + X[xo + i])
+
+
+# d expm1(x) = (expm1(x) + 1) dx
+@_jit
+def fwd_expm1(n, X, xo, c, Y, yo):
+    for i in range(n):
+        Y[yo + i] = math.expm1(X[xo + i])
+
+
+@_jit
+def vjp_expm1(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        GX[gxo + i] += G[go + i] * (Y[yo + i] + 1)
+
+
+# d(c x) = c dx   (a constant factor: log2/log10/exp2 compositions, var's 1/(n-1) ...)
+@_jit
+def fwd_scale(n, X, xo, c, Y, yo):
+    for i in range(n):
+        Y[yo + i] = c * X[xo + i]
+
+
+@_jit
+def vjp_scale(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        GX[gxo + i] += c * G[go + i]
+
+
+# piecewise constant: c = 0 floor, 1 ceil, 2 round (half to even), 3 trunc, 4 sign; d = 0
+@_jit
+def fwd_step(n, X, xo, c, Y, yo):
+    k = int(c)
+    for i in range(n):
+        v = X[xo + i]
+        if k == 0:
+            Y[yo + i] = np.floor(v)
+        elif k == 1:
+            Y[yo + i] = np.ceil(v)
+        elif k == 2:
+            Y[yo + i] = np.rint(v)
+        elif k == 3:
+            Y[yo + i] = np.trunc(v)
+        else:
+            Y[yo + i] = np.sign(v)
+
+
+@_jit
+def vjp_step(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    return
+
+
+# clamp_min(x, c) = max(x, c); d = [x >= c] dx   (torch: the bound itself passes)
+@_jit
+def fwd_clamp_min(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[xo + i]
+        Y[yo + i] = v if (v >= c or v != v) else c
+
+
+@_jit
+def vjp_clamp_min(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        if X[xo + i] >= c:
+            GX[gxo + i] += G[go + i]
+
+
+# clamp_max(x, c) = min(x, c); d = [x <= c] dx
+@_jit
+def fwd_clamp_max(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[xo + i]
+        Y[yo + i] = v if (v <= c or v != v) else c
+
+
+@_jit
+def vjp_clamp_max(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        if X[xo + i] <= c:
+            GX[gxo + i] += G[go + i]
+
+
+# leaky_relu(x; slope c): d = (x > 0 ? 1 : c) dx
+@_jit
+def fwd_leaky_relu(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[xo + i]
+        Y[yo + i] = v if v > 0 else v * c
+
+
+@_jit
+def vjp_leaky_relu(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        if X[xo + i] > 0:
+            GX[gxo + i] += G[go + i]
+        else:
+            GX[gxo + i] += G[go + i] * c
+
+
+# elu(x; alpha c) = x > 0 ? x : c (exp(x) - 1); d = (x > 0 ? 1 : y + c) dx
+@_jit
+def fwd_elu(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[xo + i]
+        Y[yo + i] = v if v > 0 else c * math.expm1(v)
+
+
+@_jit
+def vjp_elu(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        if X[xo + i] > 0:
+            GX[gxo + i] += G[go + i]
+        else:
+            GX[gxo + i] += G[go + i] * (Y[yo + i] + c)
+
+
+# gelu: c = 0 exact x Phi(x); c = 1 tanh approximation
+@_jit
+def fwd_gelu(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[xo + i]
+        if c == 0.0:
+            Y[yo + i] = 0.5 * v * (1.0 + math.erf(v * 0.7071067811865476))
+        else:
+            u = 0.7978845608028654 * (v + 0.044715 * v * v * v)
+            Y[yo + i] = 0.5 * v * (1.0 + math.tanh(u))
+
+
+@_jit
+def vjp_gelu(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        v = X[xo + i]
+        if c == 0.0:
+            d = (0.5 * (1.0 + math.erf(v * 0.7071067811865476))
+                 + v * 0.3989422804014327 * math.exp(-0.5 * v * v))
+        else:
+            u = 0.7978845608028654 * (v + 0.044715 * v * v * v)
+            t = math.tanh(u)
+            d = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * 0.7978845608028654 * (
+                1.0 + 3.0 * 0.044715 * v * v)
+        GX[gxo + i] += G[go + i] * d
+
+
+@_jit
+def _sig(v):
+    if v >= 0:
+        return 1.0 / (1.0 + math.exp(-v))
+    z = math.exp(v)
+    return z / (1.0 + z)
+
+
+# silu(x) = x sigmoid(x); d = s (1 + x (1 - s)) dx
+@_jit
+def fwd_silu(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[xo + i]
+        Y[yo + i] = v * _sig(v)
+
+
+@_jit
+def vjp_silu(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        v = X[xo + i]
+        s = _sig(v)
+        GX[gxo + i] += G[go + i] * s * (1.0 + v * (1.0 - s))
+
+
+# softplus(x; beta c, threshold 20) = log1p(exp(c x)) / c, x where c x > 20;
+# d = sigmoid(c x) dx (1 above the threshold)
+@_jit
+def fwd_softplus(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[xo + i]
+        z = v * c
+        if z > 20.0:
+            Y[yo + i] = v
+        else:
+            Y[yo + i] = (max(z, 0.0) + math.log1p(math.exp(-abs(z)))) / c
+
+
+@_jit
+def vjp_softplus(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        z = X[xo + i] * c
+        if z > 20.0:
+            GX[gxo + i] += G[go + i]
+        else:
+            GX[gxo + i] += G[go + i] * _sig(z)
+
+
+# log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)); d = sigmoid(-x) dx
+@_jit
+def fwd_log_sigmoid(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[xo + i]
+        Y[yo + i] = min(v, 0.0) - math.log1p(math.exp(-abs(v)))
+
+
+@_jit
+def vjp_log_sigmoid(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        GX[gxo + i] += G[go + i] * _sig(-X[xo + i])
+
+
+# smooth_l1(x; beta c) = |x| < c ? x^2 / (2c) : |x| - c/2; d = clip(x / c, -1, 1) dx
+@_jit
+def fwd_smooth_l1(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[xo + i]
+        a = abs(v)
+        Y[yo + i] = 0.5 * v * v / c if a < c else a - 0.5 * c
+
+
+@_jit
+def vjp_smooth_l1(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        v = X[xo + i]
+        if v >= c:
+            GX[gxo + i] += G[go + i]
+        elif v <= -c:
+            GX[gxo + i] -= G[go + i]
+        else:
+            GX[gxo + i] += G[go + i] * v / c
+
+
+# polygamma psi^(k)(x) for x > 0: recurrence up to x >= 15, then the asymptotic series
+_BERN = (1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66, -691.0 / 2730, 7.0 / 6)
+
+
+@_jit
+def _psi_pos(k, x):
+    """psi^(k)(x) for x > 0."""
+    acc = 0.0
+    fk = math.gamma(k + 1.0)
+    sgn = 1.0 if k % 2 == 1 else -1.0   # (-1)^(k+1)
+    while x < 15.0:
+        if k == 0:
+            acc -= 1.0 / x
+        else:
+            acc += sgn * fk / x ** (k + 1)
+        x += 1.0
+    if k == 0:
+        r = math.log(x) - 0.5 / x
+        x2 = 1.0 / (x * x)
+        p = x2
+        for j in range(7):
+            r -= _BERN[j] / (2.0 * (j + 1)) * p
+            p *= x2
+        return acc + r
+    r = math.gamma(k * 1.0) / x ** k + fk / (2.0 * x ** (k + 1))
+    for j in range(7):
+        m = 2 * (j + 1)
+        r += _BERN[j] * math.gamma(m + k * 1.0) / (math.gamma(m + 1.0) * x ** (m + k))
+    return acc + sgn * r
+
+
+@_jit
+def _polygamma(k, x):
+    if x != x:
+        return np.nan
+    if x <= 0.0:
+        if x == math.floor(x) or k != 0:
+            return np.nan
+        return _psi_pos(0, 1.0 - x) - math.pi / math.tan(math.pi * x)   # reflection
+    return _psi_pos(k, x)
+
+
+# d lgamma(x) = digamma(x) dx
+@_jit
+def fwd_lgamma(n, X, xo, c, Y, yo):
+    for i in range(n):
+        Y[yo + i] = math.lgamma(X[xo + i])
+
+
+@_jit
+def vjp_lgamma(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        GX[gxo + i] += G[go + i] * _polygamma(0, X[xo + i])
+
+
+# polygamma(c, x) (c = 0: digamma); d = polygamma(c + 1, x) dx
+@_jit
+def fwd_polygamma(n, X, xo, c, Y, yo):
+    k = int(c)
+    for i in range(n):
+        Y[yo + i] = _polygamma(k, X[xo + i])
+
+
+@_jit
+def vjp_polygamma(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    k = int(c) + 1
+    for i in range(n):
+        GX[gxo + i] += G[go + i] * _polygamma(k, X[xo + i])
+
+
+# ---------------------------------------------------------------- binary elementwise
+# maximum: d = [a > b] da + [b > a] db, ties split in half (torch)
+@_jit
+def fwd_maximum(n, A, ao, sa, B, bo, sb, Y, yo):
+    for i in range(n):
+        a = A[ao + i * sa]
+        b = B[bo + i * sb]
+        Y[yo + i] = a if (a > b or a != a) else b
+
+
+@_jit
+def vjp_maximum(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
+    for i in range(n):
+        a = A[ao + i * sa]
+        b = B[bo + i * sb]
+        g = G[go + i]
+        if a == b:
+            g = g * 0.5
+            if na:
+                GA[gao + i * sa] += g
+            if nb:
+                GB[gbo + i * sb] += g
+        elif a > b:
+            if na:
+                GA[gao + i * sa] += g
+        elif b > a:
+            if nb:
+                GB[gbo + i * sb] += g
+
+
+# minimum: d = [a < b] da + [b < a] db, ties split in half
+@_jit
+def fwd_minimum(n, A, ao, sa, B, bo, sb, Y, yo):
+    for i in range(n):
+        a = A[ao + i * sa]
+        b = B[bo + i * sb]
+        Y[yo + i] = a if (a < b or a != a) else b
+
+
+@_jit
+def vjp_minimum(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
+    for i in range(n):
+        a = A[ao + i * sa]
+        b = B[bo + i * sb]
+        g = G[go + i]
+        if a == b:
+            g = g * 0.5
+            if na:
+                GA[gao + i * sa] += g
+            if nb:
+                GB[gbo + i * sb] += g
+        elif a < b:
+            if na:
+                GA[gao + i * sa] += g
+        elif b < a:
+            if nb:
+                GB[gbo + i * sb] += g
+
+
+# atan2(a, b): d = (b da - a db) / (a^2 + b^2)
+@_jit
+def fwd_atan2(n, A, ao, sa, B, bo, sb, Y, yo):
+    for i in range(n):
+        Y[yo + i] = math.atan2(A[ao + i * sa], B[bo + i * sb])
+
+
+@_jit
+def vjp_atan2(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
+    for i in range(n):
+        a = A[ao + i * sa]
+        b = B[bo + i * sb]
+        r = G[go + i] / (a * a + b * b)
+        if na:
+            GA[gao + i * sa] += r * b
+        if nb:
+            GB[gbo + i * sb] -= r * a
+
+
+# hypot(a, b) = sqrt(a^2 + b^2): d = (a da + b db) / y
+@_jit
+def fwd_hypot(n, A, ao, sa, B, bo, sb, Y, yo):
+    for i in range(n):
+        Y[yo + i] = math.hypot(A[ao + i * sa], B[bo + i * sb])
+
+
+@_jit
+def vjp_hypot(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
+    for i in range(n):
+        r = G[go + i] / Y[yo + i]
+        if na:
+            GA[gao + i * sa] += r * A[ao + i * sa]
+        if nb:
+            GB[gbo + i * sb] += r * B[bo + i * sb]
+
+
+# remainder(a, b) = a - floor(a / b) b (the sign of b): d = da - floor(a / b) db
+@_jit
+def fwd_remainder(n, A, ao, sa, B, bo, sb, Y, yo):
+    for i in range(n):
+        a = A[ao + i * sa]
+        b = B[bo + i * sb]
+        if b == 0 or a != a or b != b:
+            Y[yo + i] = np.nan
+        else:
+            r = np.fmod(a, b)
+            if r != 0 and ((r < 0) != (b < 0)):
+                r += b
+            Y[yo + i] = r
+
+
+@_jit
+def vjp_remainder(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
+    for i in range(n):
+        g = G[go + i]
+        if na:
+            GA[gao + i * sa] += g
+        if nb:
+            GB[gbo + i * sb] -= g * np.floor(A[ao + i * sa] / B[bo + i * sb])

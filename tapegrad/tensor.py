@@ -100,6 +100,8 @@ def _as_dtype(d):
 def promote_types(a, b):
     if a is b:
         return a
+    if a._cat != b._cat:                  # torch: int32 with float32 -> float32
+        return a if a._cat > b._cat else b
     return _BY_NP[np.promote_types(a.np, b.np)]
 
 
@@ -637,9 +639,13 @@ class Tensor:
         return a.astype(dtype) if dtype is not None else a
 
     def __float__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __index__(self):
@@ -699,7 +705,11 @@ class Tensor:
     def contiguous(self, memory_format=None):
         if type(self._data) is not _ndarray or self._data.flags.c_contiguous:
             return self
-        return self.clone()
+        y = np.ascontiguousarray(self._data)
+        if self._rg and _grad_on():
+            tp, e, n = _record_index(self, "copy", None, y, nm=_nm("CloneBackward0"))
+            return _out(y, self._dtype, tp, n)
+        return _wrap(y, self._dtype)
 
     def is_contiguous(self, memory_format=None):
         return type(self._data) is not _ndarray or bool(self._data.flags.c_contiguous)
@@ -741,6 +751,60 @@ class Tensor:
 
     def bool(self):
         return self.to(bool_)
+
+    def half(self):
+        return self.to(float16)
+
+    def short(self):
+        return self.to(int16)
+
+    def byte(self):
+        return self.to(uint8)
+
+    def char(self):
+        return self.to(int8)
+
+    def stride(self, dim=None):
+        d = self._arr()
+        st = tuple(s // d.itemsize for s in d.strides) if d.size else tuple(
+            int(np.prod(d.shape[i + 1:], dtype=np.int64)) for i in range(d.ndim))
+        return st if dim is None else st[dim]
+
+    def storage_offset(self):
+        return 0
+
+    def data_ptr(self):
+        return int(self._arr().__array_interface__["data"][0])
+
+    # ---- in-place random initialisers (torch.nn.init uses them under no_grad)
+    def _init_(self, sample):
+        _leaf_inplace_check(self)
+        d = self._arr()
+        d[...] = sample(d.shape).astype(d.dtype, copy=False)
+        _bump(self)
+        return self
+
+    def uniform_(self, a=0.0, b=1.0, generator=None):
+        from .creation import _rng
+        return self._init_(lambda shp: _rng[0].uniform(a, b, shp))
+
+    def normal_(self, mean=0.0, std=1.0, generator=None):
+        from .creation import _rng
+        return self._init_(lambda shp: _rng[0].normal(mean, std, shp))
+
+    def bernoulli_(self, p=0.5, generator=None):
+        from .creation import _rng
+        return self._init_(lambda shp: (_rng[0].random(shp) < p))
+
+    def exponential_(self, lambd=1.0, generator=None):
+        from .creation import _rng
+        return self._init_(lambda shp: _rng[0].exponential(1.0 / lambd, shp))
+
+    def random_(self, low=0, high=None, generator=None):
+        from .creation import _rng
+        if high is None:
+            low, high = 0, low if low else 2 ** 24
+        return self._init_(lambda shp: _rng[0].integers(low, high, shp))
 
     def cpu(self):
         return self
@@ -1476,8 +1540,12 @@ def _view(x, shape, kind):
         raise RuntimeError("shape '%s' is invalid for input of size %d"
                            % (list(shape), d.size))
     if x._rg and STATE.enabled:
-        name = "ViewBackward0" if (kind == "view" or np.shares_memory(y, d)) else "UnsafeViewBackward0"
-        tp, e, n = _record_index(x, "copy", None, y, nm=_nm(name))
+        if kind == "view" or np.shares_memory(y, d):
+            tp, e, n = _record_index(x, "copy", None, y, nm=_nm("ViewBackward0"))
+        else:
+            # torch copies (CloneBackward0), then views the copy (UnsafeViewBackward0)
+            tp, e, n = _record_index(x, "copy", None, y, nm=_nm("CloneBackward0"))
+            e, n = tp.entry(OPCODE["copy"], _nm("UnsafeViewBackward0"), y.size, x._dtype.slot, n, -1)
         out = _out(y, x._dtype, tp, n)
     else:
         out = _wrap(y, x._dtype)

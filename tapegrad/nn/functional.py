@@ -1,4 +1,550 @@
-"""The part of torch.nn.functional the foundation needs; compositions of tensor ops."""
-from ..tensor import relu, sigmoid, tanh  # noqa: F401
+"""torch.nn.functional: activations and losses.
 
-__all__ = ["relu", "sigmoid", "tanh"]
+Activations with their own op-table rows (leaky_relu, elu, gelu, silu, softplus, logsigmoid)
+record one entry; softmax/log_softmax and the losses are compositions of primitives whose
+intermediate entries are hidden and whose last entry carries torch's grad_fn name
+(``SoftmaxBackward0``, ``NllLossBackward0``, ``MseLossBackward0`` ...).
+"""
+import warnings
+
+import numpy as np
+
+from .. import _math
+from ..autograd.grad_mode import STATE
+from ..tensor import (Tensor, _as_dtype, _norm_dims, _record_unary_sum, _wrap, _nm, int64,
+                      relu, sigmoid, tanh)
+from .._math import hide, named, exact, unary
+
+__all__ = ["relu", "relu_", "leaky_relu", "elu", "gelu", "silu", "softplus", "logsigmoid",
+           "sigmoid", "tanh", "softmax", "log_softmax", "linear", "dropout", "mse_loss",
+           "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "one_hot", "normalize",
+           "softsign", "hardtanh", "relu6", "softmin", "mish", "tanhshrink", "selu", "celu"]
+
+
+# ----------------------------------------------------------------------------- activations
+def _maybe_inplace(input, out, inplace):
+    if not inplace:
+        return out
+    return input._inplace(None, lambda s, o: out)
+
+
+def relu_(input):
+    return input._inplace(None, lambda s, o: relu(s))
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    if inplace:
+        return input._inplace(None, lambda s, o: unary(s, "leaky_relu", c=float(negative_slope)))
+    return unary(input, "leaky_relu", c=float(negative_slope))
+
+
+def elu(input, alpha=1.0, inplace=False):
+    if inplace:
+        return input._inplace(None, lambda s, o: unary(s, "elu", c=float(alpha)))
+    return unary(input, "elu", c=float(alpha))
+
+
+def celu(input, alpha=1.0, inplace=False):
+    y = unary(input * (1.0 / alpha), "elu", c=1.0) * alpha
+    return y
+
+
+def selu(input, inplace=False):
+    alpha, sc = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return unary(input, "elu", c=alpha) * sc
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return unary(input, "gelu", c=0.0 if approximate == "none" else 1.0)
+
+
+def silu(input, inplace=False):
+    if inplace:
+        return input._inplace(None, lambda s, o: unary(s, "silu"))
+    return unary(input, "silu")
+
+
+def mish(input, inplace=False):
+    return input * softplus(input).tanh()
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    if float(threshold) != 20.0:
+        raise NotImplementedError("softplus(threshold=%r): only torch's default threshold 20 is "
+                                  "supported" % (threshold,))
+    return unary(input, "softplus", c=float(beta))
+
+
+def logsigmoid(input):
+    return unary(input, "log_sigmoid")
+
+
+def softsign(input):
+    return input / (1 + input.abs())
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return named(_math.clamp(input, min_val, max_val), "HardtanhBackward0")
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0)
+
+
+def _softmax_dim(ndim):
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _prep(input, dim, dtype, fname):
+    if dtype is not None:
+        input = input.to(_as_dtype(dtype))
+    elif input._dtype._cat < 2:
+        raise NotImplementedError("\"%s_lastdim_kernel_impl\" not implemented for '%s'"
+                           % (fname, input._dtype.name.capitalize()))
+    if dim is None:
+        warnings.warn("Implicit dimension choice for %s has been deprecated. Change the call to "
+                      "include dim=X as an argument." % fname, UserWarning, stacklevel=3)
+        dim = _softmax_dim(input._data.ndim)
+    nd = input._data.ndim
+    dim = _norm_dims(dim, nd)[0] if nd else 0
+    return input, dim
+
+
+def _shift(d, dim):
+    if np.ndim(d) == 0:
+        m = np.asarray(d)
+    else:
+        m = np.max(d, axis=dim, keepdims=True) if np.size(d) else np.zeros(
+            tuple(1 if i == dim else s for i, s in enumerate(np.shape(d))), np.asarray(d).dtype)
+    return np.where(np.isfinite(m), m, 0).astype(np.asarray(d).dtype)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    x, dim = _prep(input, dim, dtype, "softmax")
+    d = np.asarray(x._data)
+    m = _shift(d, dim)
+    e = np.exp(d - m)
+    y = e / (np.sum(e, axis=dim, keepdims=True) if d.ndim else e)
+    if not (x._rg and STATE.enabled):
+        return _wrap(y if y.ndim else y[()], x._dtype)
+    z = x - _wrap(m, x._dtype)
+    ez = z.exp()
+    s = ez.sum(dim, keepdim=True) if d.ndim else ez
+    out = ez / s
+    hide(z, ez, s)
+    return exact(named(out, "SoftmaxBackward0"), y)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    return softmax(-input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    x, dim = _prep(input, dim, dtype, "log_softmax")
+    d = np.asarray(x._data)
+    m = _shift(d, dim)
+    zd = d - m
+    lse = np.log(np.sum(np.exp(zd), axis=dim, keepdims=True)) if d.ndim else np.log(np.exp(zd))
+    y = zd - lse
+    if not (x._rg and STATE.enabled):
+        return _wrap(y if y.ndim else y[()], x._dtype)
+    z = x - _wrap(m, x._dtype)
+    ez = z.exp()
+    s = ez.sum(dim, keepdim=True) if d.ndim else ez
+    ls = s.log()
+    out = z - ls
+    hide(z, ez, s, ls)
+    return exact(named(out, "LogSoftmaxBackward0"), y)
+
+
+# ----------------------------------------------------------------------------- linear, dropout
+def linear(input, weight, bias=None):
+    from .._shape import t as _t
+    x = input
+    nd = x._data.ndim
+    if nd == 0:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D and %dD"
+                           % weight._data.ndim)
+    if weight._data.ndim == 1:
+        y = x @ weight
+        return y + bias if bias is not None else y
+    if nd == 2:
+        if x._data.shape[1] != weight._data.shape[1]:
+            raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)"
+                               % (x._data.shape[0], x._data.shape[1], weight._data.shape[1],
+                                  weight._data.shape[0]))
+        y = x.mm(_t(weight))
+        if bias is None:
+            return y
+        out = y + bias
+        hide(y)
+        return named(out, "AddmmBackward0")
+    lead = x._data.shape[:-1]
+    if x._data.shape[-1] != weight._data.shape[1]:
+        raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)"
+                           % (int(np.prod(lead, dtype=np.int64)), x._data.shape[-1],
+                              weight._data.shape[1], weight._data.shape[0]))
+    x2 = x.reshape(-1, x._data.shape[-1])
+    y2 = linear(x2, weight, bias)
+    return y2.view(lead + (weight._data.shape[0],))
+
+
+def bilinear(input1, input2, weight, bias=None):
+    from .. import einsum
+    y = einsum("bi,oij,bj->bo", input1, weight, input2)
+    return y + bias if bias is not None else y
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    if p < 0.0 or p > 1.0:
+        raise ValueError("dropout probability has to be between 0 and 1, but got %s" % p)
+    if not training or p == 0.0:
+        return input
+    from ..creation import _rng
+    d = np.asarray(input._data)
+    if p == 1.0:
+        mask = np.zeros(d.shape, input._dtype.np)
+    else:
+        mask = ((_rng[0].random(d.shape) >= p) / (1.0 - p)).astype(input._dtype.np)
+    m = _wrap(mask if mask.ndim else mask[()], input._dtype)
+    if inplace:
+        return input.mul_(m)
+    return input * m
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    if not training or p == 0:
+        return input
+    raise NotImplementedError("alpha_dropout in training mode is not supported yet")
+
+
+# ----------------------------------------------------------------------------- losses
+def _reduction(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        return ("mean" if size_average else "sum") if reduce else "none"
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError("%s is not a valid value for reduction" % reduction)
+    return reduction
+
+
+def _reduce(t, reduction, name, hidden=()):
+    """Apply the reduction to the elementwise loss ``t``; the last entry gets ``name``."""
+    if reduction == "none":
+        hide(*hidden)
+        return named(t, name)
+    hide(t, *hidden)
+    n = max(t._data.size, 1)
+    y = np.sum(t._data) if reduction == "sum" else np.mean(t._data) if t._data.size else np.float64(np.nan)
+    y = t._dtype.np.type(y)
+    if t._rg and STATE.enabled:
+        return _record_unary_sum(t, y, 1.0 if reduction == "sum" else 1.0 / n, _nm(name))
+    return _wrap(y, t._dtype)
+
+
+def _check_target_shape(input, target, fname):
+    if input._data.shape != np.shape(_np(target)):
+        warnings.warn("Using a target size (%s) that is different to the input size (%s). This will "
+                      "likely lead to incorrect results due to broadcasting. Please ensure they have "
+                      "the same size." % (tuple(np.shape(_np(target))), tuple(input._data.shape)),
+                      UserWarning, stacklevel=3)
+
+
+def _np(t):
+    return t._data if isinstance(t, Tensor) else np.asarray(t)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    red = _reduction(size_average, reduce, reduction)
+    _check_target_shape(input, target, "mse_loss")
+    d = input - target
+    sq = d ** 2
+    if weight is not None:
+        sq2 = sq * weight
+        return _reduce(sq2, red, "MseLossBackward0", hidden=(d, sq))
+    return _reduce(sq, red, "MseLossBackward0", hidden=(d,))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    red = _reduction(size_average, reduce, reduction)
+    _check_target_shape(input, target, "l1_loss")
+    a = (input - target).abs()
+    if weight is not None:
+        a = a * weight
+    if red == "none":
+        return a
+    return a.mean() if red == "mean" else a.sum()
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    red = _reduction(size_average, reduce, reduction)
+    _check_target_shape(input, target, "smooth_l1_loss")
+    if beta == 0.0:
+        return l1_loss(input, target, reduction=red)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = input - target
+    e = unary(d, "smooth_l1", c=float(beta))
+    return _reduce(e, red, "SmoothL1LossBackward0", hidden=(d,))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    red = _reduction(None, None, reduction)
+    d = input - target
+    e = unary(d, "smooth_l1", c=float(delta))
+    h = _math.scale(e, float(delta))
+    return _reduce(h, red, "HuberLossBackward0", hidden=(d, e))
+
+
+def _class_positions(input, target, ignore_index):
+    """(flat positions in input of the picked log-probabilities for valid targets, the flat
+    positions of those targets in the output, the target classes, output shape)."""
+    x = input._data
+    t = np.asarray(target._data)
+    if x.ndim == 1:
+        C = x.shape[0]
+        if t.ndim != 0:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        tt = t.reshape(1)
+        xs = x.reshape(1, C)
+        out_shape = ()
+    else:
+        C = x.shape[1]
+        expect = (x.shape[0],) + x.shape[2:]
+        if t.shape != expect:
+            if x.ndim == 2 and t.ndim != 1:
+                raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+            raise RuntimeError("Expected target size %s, got %s" % (list(expect), list(t.shape)))
+        tt = t
+        xs = x
+        out_shape = t.shape
+    valid = tt != ignore_index
+    bad = valid & ((tt < 0) | (tt >= C))
+    if np.any(bad):
+        raise IndexError("Target %d is out of bounds." % int(tt[bad].reshape(-1)[0]))
+    # position of x[n, t[n, ...], ...] in x's flat layout
+    N = xs.shape[0]
+    rest = xs.shape[2:]
+    inner = int(np.prod(rest, dtype=np.int64))
+    n_idx = np.arange(N, dtype=np.int64).reshape((N,) + (1,) * len(rest))
+    r_idx = np.arange(inner, dtype=np.int64).reshape((1,) + rest) if rest else np.zeros((1,), np.int64)
+    tcl = np.where(valid, tt, 0).astype(np.int64)
+    pos = n_idx * (C * inner) + tcl * inner + r_idx
+    vmask = valid.reshape(-1)
+    return pos.reshape(-1)[vmask], np.flatnonzero(vmask).astype(np.int64), tcl.reshape(-1)[vmask], \
+        out_shape, vmask.size
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    red = _reduction(size_average, reduce, reduction)
+    if not isinstance(target, Tensor) or target._dtype._cat != 1:
+        raise RuntimeError("expected scalar type Long but found %s"
+                           % (target._dtype.name.capitalize() if isinstance(target, Tensor) else "?"))
+    if input._data.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if input._data.ndim >= 2 and input._data.shape[0] != np.shape(target._data)[0]:
+        raise ValueError("Expected input batch_size (%d) to match target batch_size (%d)."
+                         % (input._data.shape[0], np.shape(target._data)[0]))
+    pos, opos, cls, out_shape, nout = _class_positions(input, target, ignore_index)
+    x = input._data
+    dtn = input._dtype.np
+    w = np.ones(pos.size, dtn) if weight is None else np.asarray(weight._data, dtn)[cls]
+    picked = np.asarray(x).reshape(-1)[pos]
+    vals = -(w * picked)
+    if red == "none":
+        full = np.zeros(nout, dtn)
+        full[opos] = vals
+        y = full.reshape(out_shape)
+    else:
+        tot = np.sum(vals, dtype=dtn)
+        y = tot if red == "sum" else (tot / np.sum(w, dtype=dtn))
+        y = np.asarray(y, dtn)
+    if not (input._rg and STATE.enabled):
+        return _wrap(y if y.ndim else y[()], input._dtype)
+    from ..tensor import _out, _tape_for, _src
+    from ..ops import OPCODE
+    from ..kernels import F_HIDDEN
+    tp = _tape_for(input)
+    node = _src(input, tp)
+    dt = input._dtype.slot
+    e, g = tp.entry(OPCODE["gather"], _nm("IndexBackward0"), pos.size, dt, node, -1,
+                    p0=tp.index(pos), p1=pos.size, fl=F_HIDDEN)
+    if weight is not None:
+        cw = tp.save(np.ascontiguousarray(w), dt)
+        e, g = tp.entry(OPCODE["mul"], _nm("MulBackward0"), pos.size, dt, g, -1, sb=cw, p0=1, p1=1,
+                        fl=F_HIDDEN | 2)
+    name = _nm("NllLoss2DBackward0" if input._data.ndim >= 3 else "NllLossBackward0")
+    if red == "none":
+        e, g = tp.entry(OPCODE["scale"], _nm("MulBackward0"), pos.size, dt, g, -1,
+                        ci=tp.const(-1.0), fl=F_HIDDEN)
+        e, n = tp.entry(OPCODE["segsum"], name, nout, dt, g, -1, p0=tp.index(opos), p1=opos.size,
+                        ci=tp.const(1.0))
+    else:
+        c = -1.0 if red == "sum" else -1.0 / float(np.sum(w, dtype=np.float64))
+        e, n = tp.entry(OPCODE["sum"], name, 1, dt, g, -1, ci=tp.const(c))
+    return _out(y if y.ndim else y[()], input._dtype, tp, n)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    red = _reduction(size_average, reduce, reduction)
+    cdim = 0 if input._data.ndim == 1 else 1
+    lsm = log_softmax(input, cdim)
+    if isinstance(target, Tensor) and target._dtype._cat == 2:
+        # class probabilities
+        if target._data.shape != input._data.shape:
+            raise RuntimeError("Expected target size %s, got %s"
+                               % (list(input._data.shape), list(target._data.shape)))
+        tgt = target
+        if label_smoothing > 0:
+            C = input._data.shape[cdim]
+            tgt = tgt * (1 - label_smoothing) + label_smoothing / C
+        p = lsm * tgt
+        if weight is not None:
+            shape = [1] * input._data.ndim
+            shape[cdim] = -1
+            p = p * weight.reshape(shape)
+        if red == "none":
+            return -(p.sum(cdim))
+        if red == "sum":
+            return -(p.sum())
+        n = input._data.shape[0] if input._data.ndim > 1 else 1
+        n = n * int(np.prod(input._data.shape[2:], dtype=np.int64)) if input._data.ndim > 2 else n
+        return named(-(p.sum()) / float(n), "DivBackward1")
+    nll = nll_loss(lsm, target, weight, ignore_index=ignore_index, reduction=red)
+    if label_smoothing <= 0:
+        return nll
+    C = input._data.shape[cdim]
+    valid = (np.asarray(target._data) != ignore_index)
+    wv = None if weight is None else weight.reshape([-1 if i == cdim else 1
+                                                     for i in range(input._data.ndim)])
+    sm = -((lsm * wv).sum(cdim) if wv is not None else lsm.sum(cdim))
+    sm = sm * _wrap(valid.astype(input._dtype.np), input._dtype)
+    if red == "mean":
+        if weight is not None:
+            denom = float(np.sum(np.asarray(weight._data)[np.asarray(target._data)[valid]]))
+        else:
+            denom = float(np.count_nonzero(valid))
+        sm = sm.sum() / denom
+    elif red == "sum":
+        sm = sm.sum()
+    return named(nll * (1 - label_smoothing), "MulBackward1") + named(sm * (label_smoothing / C),
+                                                                     "MulBackward1")
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    red = _reduction(size_average, reduce, reduction)
+    if input._data.shape != np.shape(_np(target)):
+        raise ValueError("Using a target size (%s) that is different to the input size (%s) is "
+                         "deprecated. Please ensure they have the same size."
+                         % (tuple(np.shape(_np(target))), tuple(input._data.shape)))
+    d = np.asarray(input._data)
+    if np.any((d < 0) | (d > 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    lp = input.log()
+    lpc = _math.clamp(lp, min=-100.0)
+    a = lpc * target
+    q = 1 - input
+    lq = q.log()
+    lqc = _math.clamp(lq, min=-100.0)
+    b = lqc * (1 - target)
+    s = a + b
+    loss = -s
+    hidden = [lp, lpc, a, q, lq, lqc, b, s]
+    if weight is not None:
+        hidden.append(loss)
+        loss = loss * weight
+    return _reduce(loss, red, "BinaryCrossEntropyBackward0", hidden=hidden)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    red = _reduction(size_average, reduce, reduction)
+    if input._data.shape != np.shape(_np(target)):
+        raise ValueError("Target size (%s) must be the same as input size (%s)"
+                         % (tuple(np.shape(_np(target))), tuple(input._data.shape)))
+    # (1 - y) x - w_p log sigmoid(x),  w_p = 1 + (pos_weight - 1) y
+    a = input * (1 - target)
+    ls = unary(input, "log_sigmoid")
+    hidden = [a, ls]
+    if pos_weight is not None:
+        wp = (pos_weight - 1) * target + 1
+        ls2 = ls * wp
+        hidden.append(ls2)
+        ls = ls2
+    loss = a - ls
+    if weight is not None:
+        hidden.append(loss)
+        loss = loss * weight
+    return _reduce(loss, red, "BinaryCrossEntropyWithLogitsBackward0", hidden=hidden)
+
+
+def one_hot(tensor, num_classes=-1):
+    t = np.asarray(tensor._data)
+    if tensor._dtype is not int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(t.max()) + 1 if t.size else 0
+    if t.size and (t.min() < 0 or t.max() >= num_classes):
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = (t[..., None] == np.arange(num_classes)).astype(np.int64)
+    return _wrap(out, int64)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    from .. import _reduce as R
+    n = R.norm(input, p, dim, keepdim=True)
+    return input / _math.clamp(n, min=eps).expand_as(input)
+
+
+def pad(input, pad, mode="constant", value=None):
+    if mode != "constant":
+        raise NotImplementedError("pad(mode=%r) is not supported yet" % mode)
+    from ..creation import full
+    x = input
+    v = 0.0 if value is None else value
+    nd = x._data.ndim
+    for i in range(len(pad) // 2):
+        dim = nd - 1 - i
+        lo, hi = int(pad[2 * i]), int(pad[2 * i + 1])
+        if lo < 0 or hi < 0:
+            raise NotImplementedError("negative padding is not supported yet")
+        parts = []
+        shp = list(x._data.shape)
+        if lo:
+            shp[dim] = lo
+            parts.append(full(tuple(shp), v, dtype=x._dtype))
+        parts.append(x)
+        if hi:
+            shp[dim] = hi
+            parts.append(full(tuple(shp), v, dtype=x._dtype))
+        if len(parts) > 1:
+            from .._shape import cat
+            x = cat(parts, dim)
+    return named(x, "ConstantPadNdBackward0") if x is not input else x
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    from .. import _reduce as R
+    n1 = _math.clamp(R.norm(x1, 2, dim, keepdim=True), min=eps)
+    n2 = _math.clamp(R.norm(x2, 2, dim, keepdim=True), min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def _install():
+    Tensor.softmax = lambda self, dim=None, dtype=None: softmax(self, dim, dtype=dtype)
+    Tensor.log_softmax = lambda self, dim=None, dtype=None: log_softmax(self, dim, dtype=dtype)
+    Tensor.relu_ = relu_
+
+
+_install()

@@ -1,0 +1,703 @@
+"""Reductions and scans beyond sum/mean: prod, var, std, norm, logsumexp, cumsum, cumprod,
+max/min (with indices), amax/amin, argmax/argmin, sort/argsort/topk, median, any/all.
+
+All are compositions over the primitive rows: selections (max with dim, sort, topk) are
+gathers at the selected positions; even splits of tied extrema are gathers followed by a
+scaled sum; prod is a balanced tree of multiplications (exact gradients with zeros); cumsum
+and cumprod are Hillis-Steele scans of shifted index maps (O(n log k), exact and replayable).
+Intermediate entries are hidden and the last carries torch's grad_fn name.
+
+Selections (max/min/sort/topk/median, amax ties) are data-dependent: a compiled replay on new
+leaf values reuses the recorded positions (as any traced program does).
+"""
+import collections
+import math
+
+import numpy as np
+
+from . import tape as _tp
+from .autograd.grad_mode import STATE
+from .autograd.graph import ONE_INPUT
+from .kernels import F_HIDDEN
+from .ops import OPCODE
+from .tensor import (Tensor, _DEFAULT, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
+                     _tape_for, _wrap, bool_, int64)
+from ._math import exact, hide, named, unary
+
+ONE_INPUT.update({"CumsumBackward0", "CumprodBackward0", "LogcumsumexpBackward0"})
+
+
+def _rt(name, fields=("values", "indices")):
+    cls = collections.namedtuple(name, fields)
+    cls.__module__ = "torch.return_types"
+    cls.__qualname__ = name
+
+    def __repr__(self):
+        return "torch.return_types.%s(\n%s)" % (
+            name, ",\n".join("%s=%r" % (f, getattr(self, f)) for f in fields))
+    cls.__repr__ = __repr__
+    return cls
+
+
+class return_types:
+    max = _rt("max")
+    min = _rt("min")
+    sort = _rt("sort")
+    topk = _rt("topk")
+    median = _rt("median")
+    kthvalue = _rt("kthvalue")
+    mode = _rt("mode")
+    aminmax = _rt("aminmax", ("min", "max"))
+
+
+# ----------------------------------------------------------------------------- helpers
+def _grads(x):
+    return x._rg and STATE.enabled
+
+
+def _one_dim(dim, nd):
+    return _norm_dims(dim, nd)[0] if nd else 0
+
+
+def _val(arr, dt):
+    arr = np.asarray(arr, dt.np)
+    return arr if arr.ndim else arr[()]
+
+
+def _pick(x, pos, shape, y, name):
+    """Tensor of x's elements at flat positions ``pos`` (a gather named ``name``)."""
+    if not _grads(x):
+        return _wrap(_val(y, x._dtype), x._dtype)
+    if x._dtype.slot < 0:
+        raise RuntimeError("only floating point tensors can be differentiated")
+    tp = _tape_for(x)
+    node = _src(x, tp)
+    pos = np.ascontiguousarray(pos, np.int64).reshape(-1)
+    e, n = tp.entry(OPCODE["gather"], _nm(name), pos.size, x._dtype.slot, node, -1,
+                    p0=tp.index(pos), p1=pos.size)
+    return _out(_val(y, x._dtype).reshape(shape) if shape else _val(y, x._dtype), x._dtype, tp, n)
+
+
+def _even_split(x, tied, out_index, nout, out_shape, y, name):
+    """Extrema with ties: each output's gradient split evenly over its tied inputs.
+    tied: flat positions of tied elements; out_index: their output numbers."""
+    if not _grads(x):
+        return _wrap(_val(y, x._dtype), x._dtype)
+    tp = _tape_for(x)
+    node = _src(x, tp)
+    dt = x._dtype.slot
+    counts = np.bincount(out_index, minlength=nout)
+    if np.all(counts == 1):
+        order = np.argsort(out_index, kind="stable")
+        e, n = tp.entry(OPCODE["gather"], _nm(name), nout, dt, node, -1,
+                        p0=tp.index(tied[order]), p1=tied.size)
+        return _out(_val(y, x._dtype), x._dtype, tp, n)
+    e, g = tp.entry(OPCODE["gather"], _nm("IndexBackward0"), tied.size, dt, node, -1,
+                    p0=tp.index(tied), p1=tied.size, fl=F_HIDDEN)
+    if nout == 1:
+        e, n = tp.entry(OPCODE["sum"], _nm(name), 1, dt, g, -1, ci=tp.const(1.0 / tied.size))
+        return _out(_val(y, x._dtype), x._dtype, tp, n)
+    from ._shape import _scatter_entry
+    s = _scatter_entry(tp, g, np.ascontiguousarray(out_index, np.int64), nout, dt,
+                       _nm("SumBackward1"), F_HIDDEN)
+    w = (1.0 / np.maximum(counts, 1)).astype(x._dtype.np)
+    cw = tp.save(w, dt)
+    e, n = tp.entry(OPCODE["mul"], _nm(name), nout, dt, s, -1, sb=cw, p0=1, p1=1, fl=2)
+    return _out(_val(y, x._dtype), x._dtype, tp, n)
+
+
+# ----------------------------------------------------------------------------- max / min
+def _extreme(input, dim, keepdim, other, largest, fname):
+    if other is not None or isinstance(dim, Tensor):
+        from ._math import maximum, minimum
+        o = other if other is not None else dim
+        return maximum(input, o) if largest else minimum(input, o)
+    d = np.asarray(input._arr())
+    if dim is None:
+        if d.size == 0:
+            raise RuntimeError("%s(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument." % fname)
+        y = np.max(d) if largest else np.min(d)
+        if input._dtype._cat < 2 or not _grads(input):
+            return _wrap(_val(y, input._dtype), input._dtype)
+        flat = d.reshape(-1)
+        tied = np.flatnonzero(flat == y) if y == y else np.flatnonzero(flat != flat)[:1]
+        return _even_split(input, tied.astype(np.int64), np.zeros(tied.size, np.int64), 1, (),
+                           y, "MaxBackward1" if largest else "MinBackward1")
+    if isinstance(dim, (tuple, list)):
+        raise TypeError("%s() received an invalid combination of arguments - got (Tensor, tuple)"
+                        % fname)
+    nd = d.ndim
+    ax = _one_dim(dim, nd)
+    if nd == 0:
+        vals, idx = d, np.zeros((), np.int64)
+        pos = np.zeros((), np.int64)
+    else:
+        if d.shape[ax] == 0:
+            raise IndexError("%s(): Expected reduction dim %d to have non-zero size." % (fname, ax))
+        idx = (np.argmax if largest else np.argmin)(d, axis=ax)
+        idx = np.expand_dims(idx, ax)
+        vals = np.take_along_axis(d, idx, ax)
+        pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
+        if not keepdim:
+            vals, idx, pos = (np.squeeze(v, ax) for v in (vals, idx, pos))
+    name = "MaxBackward0" if largest else "MinBackward0"
+    if input._dtype._cat == 2:
+        v = _pick(input, pos, np.shape(vals), vals, name)
+    else:
+        v = _wrap(_val(vals, input._dtype), input._dtype)
+    rt = return_types.max if largest else return_types.min
+    return rt(v, _wrap(_val(idx, int64), int64))
+
+
+def max(input, dim=None, keepdim=False, *, other=None, out=None):
+    return _extreme(input, dim, keepdim, other, True, "max")
+
+
+def min(input, dim=None, keepdim=False, *, other=None, out=None):
+    return _extreme(input, dim, keepdim, other, False, "min")
+
+
+def _amax(input, dim, keepdim, largest):
+    d = np.asarray(input._arr())
+    nd = d.ndim
+    dims = tuple(range(nd)) if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0) \
+        else _norm_dims(dim, nd) if nd else ()
+    fname = "amax" if largest else "amin"
+    if d.size == 0:
+        raise IndexError("%s(): Expected reduction dim %s to have non-zero size."
+                         % (fname, dims[0] if dims else 0))
+    f = np.amax if largest else np.amin
+    mk = f(d, axis=dims, keepdims=True) if nd else d
+    y = mk if keepdim else (np.squeeze(mk, dims) if nd else mk)
+    name = "AmaxBackward0" if largest else "AminBackward0"
+    if input._dtype._cat < 2 or not _grads(input):
+        return _wrap(_val(y, input._dtype), input._dtype)
+    kshape = np.shape(mk)
+    nout = int(np.prod(kshape, dtype=np.int64))
+    oidx = np.broadcast_to(np.arange(nout, dtype=np.int64).reshape(kshape), d.shape).reshape(-1)
+    tiedm = (d == mk) | ((d != d) & (mk != mk))
+    tied = np.flatnonzero(tiedm.reshape(-1)).astype(np.int64)
+    return _even_split(input, tied, oidx[tied], nout, np.shape(y), y, name)
+
+
+def amax(input, dim=(), keepdim=False):
+    return _amax(input, dim, keepdim, True)
+
+
+def amin(input, dim=(), keepdim=False):
+    return _amax(input, dim, keepdim, False)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    return return_types.aminmax(amin(input, dim if dim is not None else (), keepdim),
+                                amax(input, dim if dim is not None else (), keepdim))
+
+
+def _arg(input, dim, keepdim, largest):
+    d = np.asarray(input._data)
+    f = np.argmax if largest else np.argmin
+    if dim is None:
+        r = f(d.reshape(-1))
+        if keepdim:
+            r = np.reshape(r, (1,) * d.ndim)
+        return _wrap(_val(r, int64), int64)
+    ax = _one_dim(dim, d.ndim)
+    if d.ndim == 0:
+        return _wrap(np.int64(0), int64)
+    r = f(d, axis=ax)
+    if keepdim:
+        r = np.expand_dims(r, ax)
+    return _wrap(_val(r, int64), int64)
+
+
+def argmax(input, dim=None, keepdim=False):
+    return _arg(input, dim, keepdim, True)
+
+
+def argmin(input, dim=None, keepdim=False):
+    return _arg(input, dim, keepdim, False)
+
+
+# ----------------------------------------------------------------------------- sort / topk
+def _order(d, ax, descending):
+    """Stable sort order along ax (NaN largest, as torch)."""
+    if not descending:
+        return np.argsort(d, axis=ax, kind="stable")
+    key = -(d.astype(np.float64) if d.dtype.kind in "biu" else d)
+    if key.dtype.kind == "f":
+        key = np.where(key != key, -np.inf, key)
+    return np.argsort(key, axis=ax, kind="stable")
+
+
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    d = np.asarray(input._arr())
+    if d.ndim == 0:
+        return return_types.sort(_pick(input, np.zeros((), np.int64), (), d, "SortBackward0")
+                                 if input._dtype._cat == 2 else _wrap(d[()], input._dtype),
+                                 _wrap(np.int64(0), int64))
+    ax = _one_dim(dim, d.ndim)
+    idx = _order(d, ax, descending)
+    vals = np.take_along_axis(d, idx, ax)
+    pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
+    v = _pick(input, pos, vals.shape, vals, "SortBackward0") if input._dtype._cat == 2 else \
+        _wrap(vals, input._dtype)
+    return return_types.sort(v, _wrap(idx.astype(np.int64), int64))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return sort(input, dim, descending, stable).indices
+
+
+def msort(input):
+    return sort(input, 0).values
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    d = np.asarray(input._arr())
+    ax = _one_dim(dim, d.ndim)
+    n = d.shape[ax] if d.ndim else 1
+    if k > n or k < 0:
+        raise RuntimeError("selected index k out of range")
+    if d.ndim == 0:
+        dd = d.reshape(1)
+        idx = _order(dd, 0, largest)[:k]
+        v = dd[idx]
+        return return_types.topk(_pick(input, idx, (k,), v, "TopkBackward0") if input._dtype._cat == 2
+                                 else _wrap(v, input._dtype), _wrap(idx.astype(np.int64), int64))
+    idx = np.take(_order(d, ax, largest), np.arange(k), axis=ax)
+    vals = np.take_along_axis(d, idx, ax)
+    pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
+    v = _pick(input, pos, vals.shape, vals, "TopkBackward0") if input._dtype._cat == 2 else \
+        _wrap(vals, input._dtype)
+    return return_types.topk(v, _wrap(idx.astype(np.int64), int64))
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    d = np.asarray(input._arr())
+    ax = _one_dim(dim, d.ndim)
+    idx = np.take(_order(d, ax, False), [k - 1], axis=ax)
+    vals = np.take_along_axis(d, idx, ax)
+    pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
+    if not keepdim:
+        vals, idx, pos = (np.squeeze(a, ax) for a in (vals, idx, pos))
+    v = _pick(input, pos, vals.shape, vals, "KthvalueBackward0") if input._dtype._cat == 2 else \
+        _wrap(_val(vals, input._dtype), input._dtype)
+    return return_types.kthvalue(v, _wrap(_val(idx, int64), int64))
+
+
+def median(input, dim=None, keepdim=False):
+    d = np.asarray(input._arr())
+    if dim is None:
+        flat = d.reshape(-1)
+        if flat.size == 0:
+            return _wrap(_val(np.nan, input._dtype), input._dtype)
+        order = np.argsort(flat, kind="stable")
+        p = order[(flat.size - 1) // 2]
+        if input._dtype._cat < 2:
+            return _wrap(_val(flat[p], input._dtype), input._dtype)
+        return _pick(input, np.array([p]), (), flat[p], "MedianBackward0")
+    ax = _one_dim(dim, d.ndim)
+    n = d.shape[ax] if d.ndim else 1
+    r = kthvalue(input, (n - 1) // 2 + 1, ax, keepdim)
+    if r.values._tape is not None:
+        _rename(r.values, "MedianBackward1")
+    return return_types.median(r.values, r.indices)
+
+
+def _rename(t, name):
+    from .tensor import _rename_last
+    _rename_last(t, name)
+
+
+# ----------------------------------------------------------------------------- any / all
+def _bool_red(input, dim, keepdim, f):
+    d = np.asarray(input._data)
+    if dim is None:
+        r = f(d)
+    else:
+        dims = _norm_dims(dim, d.ndim) if d.ndim else None
+        r = f(d, axis=dims, keepdims=keepdim)
+    return _wrap(_val(r, bool_), bool_)
+
+
+def any(input, dim=None, keepdim=False):
+    return _bool_red(input, dim, keepdim, np.any)
+
+
+def all(input, dim=None, keepdim=False):
+    return _bool_red(input, dim, keepdim, np.all)
+
+
+# ----------------------------------------------------------------------------- prod
+def _tree_prod(x, ax):
+    """Product along ``ax`` (keepdim) by a balanced tree of hidden multiplications."""
+    from ._shape import cat, narrow
+    from .creation import ones
+    k = x._data.shape[ax]
+    K = 1
+    while K < k:
+        K *= 2
+    cur = x
+    if K > k:
+        shp = list(x._data.shape)
+        shp[ax] = K - k
+        cur = cat([x, ones(tuple(shp), dtype=x._dtype)], ax)
+        hide(cur)
+    while K > 1:
+        h = K // 2
+        a = narrow(cur, ax, 0, h)
+        b = narrow(cur, ax, h, h)
+        nxt = a * b
+        hide(a, b, nxt)
+        cur = nxt
+        K = h
+    return cur
+
+
+def prod(input, dim=None, keepdim=False, dtype=None):
+    x = input
+    if dtype is not None:
+        x = x.to(_as_dtype(dtype))
+    elif x._dtype._cat < 2:
+        x = _convert(x, int64)
+    d = np.asarray(x._arr())
+    if dim is None:
+        y = np.prod(d, dtype=x._dtype.np)
+        if not _grads(x) or d.size == 0:
+            return _wrap(_val(y, x._dtype), x._dtype)
+        flat = x.reshape(-1)
+        hide(flat)
+        p = _tree_prod(flat, 0)
+        return exact(_final(p, (), "ProdBackward0"), y)
+    ax = _one_dim(dim, d.ndim)
+    y = np.prod(d, axis=ax, keepdims=keepdim, dtype=x._dtype.np) if d.ndim else d
+    if not _grads(x) or d.ndim == 0:
+        if d.ndim == 0 and _grads(x):
+            return _final(x, (), "ProdBackward1")
+        return _wrap(_val(y, x._dtype), x._dtype)
+    if d.shape[ax] == 0:
+        return _wrap(_val(y, x._dtype), x._dtype)
+    p = _tree_prod(x, ax)
+    return exact(_final(p, np.shape(y), "ProdBackward1"), y)
+
+
+def _final(t, shape, name):
+    """An identity entry named ``name`` giving ``t`` its final shape (the visible node)."""
+    from ._shape import _reshape_view
+    return _reshape_view(t, tuple(shape), name)
+
+
+# ----------------------------------------------------------------------------- var / std
+def _var_args(dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):               # var(x, unbiased)
+        unbiased, dim = dim, None
+    if correction is None:
+        correction = 1 if (unbiased is None or unbiased) else 0
+    return dim, keepdim, correction
+
+
+def _var_core(input, dim, keepdim, correction, sqrt_, name):
+    x = input
+    if x._dtype._cat < 2:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    d = np.asarray(x._arr())
+    nd = d.ndim
+    dims = tuple(range(nd)) if dim is None else (_norm_dims(dim, nd) if nd else ())
+    n = int(np.prod([d.shape[i] for i in dims], dtype=np.int64)) if nd else 1
+    with np.errstate(all="ignore"):
+        v = np.var(d, axis=dims if nd else None, ddof=correction, keepdims=keepdim and nd > 0,
+                   dtype=np.float64 if x._dtype.np == np.float64 else None)
+        y = np.sqrt(v) if sqrt_ else v
+    y = np.asarray(y, x._dtype.np)
+    if not _grads(x):
+        return _wrap(_val(y, x._dtype), x._dtype)
+    den = n - correction
+    c = 1.0 / den if den > 0 else (math.inf if n - correction == 0 else -math.inf)
+    m = x.mean(dims, keepdim=True) if nd else x
+    dv = x - m
+    sq = dv * dv
+    s = sq.sum(dims, keepdim=keepdim) if nd else sq
+    hide(m, dv, sq, s)
+    if not nd:
+        s = _final(s, (), "VarBackward0")
+        hide(s)
+    if sqrt_:
+        var_ = scale(s, c, "VarBackward0")
+        hide(var_)
+        out = var_.sqrt()
+        return exact(named(out, name), y)
+    return exact(scale(s, c, name), y)
+
+
+def scale(t, c, name):
+    return unary(t, "scale", c=c, name=name)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction)
+    return _var_core(input, dim, keepdim, correction, False, "VarBackward0")
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction)
+    return _var_core(input, dim, keepdim, correction, True, "StdBackward0")
+
+
+def _joint(parts, name):
+    """Tensors sharing one entry named ``name`` (like torch's several-output nodes): the
+    parts are concatenated flat (hidden) and one identity entry covers them, one alias node
+    per part."""
+    from ._shape import cat
+    live = [p for p in parts if p._tape is not None]
+    if not live:
+        return parts
+    flat = [p.reshape(-1) for p in parts]
+    both = cat(flat)
+    hide(*flat, both)
+    tp, node = _tp.resolve(both)
+    e, n = tp.entry(OPCODE["copy"], _nm(name), both._data.size, both._dtype.slot, node, -1)
+    N = _tp.view_i64(tp.N)
+    base_off, slot = int(N[n * 5]), int(N[n * 5 + 2])
+    del N
+    outs, off = [], 0
+    for i, p in enumerate(parts):
+        a = len(tp.N) // 5
+        tp.N.extend((base_off + off, p._data.size, slot, e, i))
+        off += p._data.size
+        outs.append(_out(p._data, p._dtype, tp, a))
+    return tuple(outs)
+
+
+def _mean_of(input, dim, keepdim):
+    if input._data.ndim == 0:
+        return input.mean()
+    return input.mean(dim if dim is not None else tuple(range(input._data.ndim)), keepdim=keepdim)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction)
+    v = _var_core(input, dim, keepdim, correction, False, "VarBackward0")
+    return _joint((v, _mean_of(input, dim, keepdim)), "VarMeanBackward0")
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction)
+    s = _var_core(input, dim, keepdim, correction, True, "StdBackward0")
+    return _joint((s, _mean_of(input, dim, keepdim)), "StdMeanBackward0")
+
+
+# ----------------------------------------------------------------------------- norms
+_NORM = "LinalgVectorNormBackward0"
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    if dtype is not None:
+        x = x.to(_as_dtype(dtype))
+    if x._dtype._cat < 2:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           "Got %s" % x._dtype.name.capitalize())
+    d = np.asarray(x._arr())
+    nd = d.ndim
+    dims = None if dim is None else (_norm_dims(dim, nd) if nd else None)
+    axis = dims
+    p = float(ord)
+    with np.errstate(all="ignore"):
+        a = np.abs(d)
+        if p == math.inf:
+            y = np.amax(a, axis=axis, keepdims=keepdim) if a.size else np.zeros(())
+        elif p == -math.inf:
+            y = np.amin(a, axis=axis, keepdims=keepdim)
+        elif p == 0:
+            y = np.sum(a != 0, axis=axis, keepdims=keepdim).astype(d.dtype)
+        elif p == 1:
+            y = np.sum(a, axis=axis, keepdims=keepdim)
+        elif p == 2:
+            y = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim, dtype=np.float64))
+        else:
+            y = np.sum(a ** p, axis=axis, keepdims=keepdim, dtype=np.float64) ** (1.0 / p)
+    y = np.asarray(y, x._dtype.np)
+    if not _grads(x):
+        return _wrap(_val(y, x._dtype), x._dtype)
+    sdims = tuple(range(nd)) if dims is None else dims
+    if p == math.inf or p == -math.inf:
+        ab = x.abs()
+        hide(ab)
+        r = _amax(ab, sdims if nd else None, keepdim, p > 0)
+        return exact(named(r, _NORM), y)
+    if p == 0:
+        z = scale(x.sum(sdims, keepdim=keepdim) if nd else x, 0.0, _NORM)
+        return exact(z, y)
+    if p == 1:
+        ab = x.abs()
+        s = ab.sum(sdims, keepdim=keepdim) if nd else ab
+        hide(ab)
+        return exact(named(s if nd else _final(s, (), _NORM), _NORM), y)
+    tiny = float(np.finfo(x._dtype.np).tiny)
+    if p == 2:
+        sq = x * x
+        s = sq.sum(sdims, keepdim=keepdim) if nd else sq
+        cl = unary(s, "clamp_min", c=tiny)
+        out = cl.sqrt()
+        hide(sq, s, cl)
+        return exact(named(out, _NORM), y)
+    ab = x.abs()
+    pw = ab ** p
+    s = pw.sum(sdims, keepdim=keepdim) if nd else pw
+    cl = unary(s, "clamp_min", c=tiny)
+    out = cl ** (1.0 / p)
+    hide(ab, pw, s, cl)
+    return exact(named(out, _NORM), y)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    if p == "fro" or p is None:
+        p = 2
+    if p == "nuc":
+        raise NotImplementedError("norm(p='nuc') is not supported yet")
+    if isinstance(p, str):
+        raise RuntimeError("norm: unsupported p %r" % p)
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------- logsumexp
+def logsumexp(input, dim, keepdim=False):
+    x = input
+    if x._dtype._cat < 2:
+        x = _convert(x, _DEFAULT[0])
+    d = np.asarray(x._arr())
+    nd = d.ndim
+    dims = _norm_dims(dim, nd) if nd else ()
+    with np.errstate(all="ignore"):
+        m = np.amax(d, axis=dims, keepdims=True) if nd and d.size else np.asarray(d)
+        m = np.where(np.isfinite(m), m, 0).astype(d.dtype)
+        s = np.sum(np.exp(d - m), axis=dims, keepdims=True) if nd else np.exp(d - m)
+        yk = np.log(s) + m
+    y = yk if (keepdim or not nd) else np.squeeze(yk, dims)
+    if not _grads(x):
+        return _wrap(_val(y, x._dtype), x._dtype)
+    mt = _wrap(m, x._dtype)
+    z = x - mt
+    e = z.exp()
+    sm = e.sum(dims, keepdim=True) if nd else e
+    lg = sm.log()
+    out = lg + mt
+    hide(z, e, sm, lg)
+    if not keepdim and nd:
+        hide(out)
+        out = _final(out, np.shape(y), "LogsumexpBackward0")
+    else:
+        named(out, "LogsumexpBackward0")
+    return exact(out, y)
+
+
+# ----------------------------------------------------------------------------- scans
+def cumsum(input, dim, dtype=None, out=None):
+    """Hillis-Steele scan: log2(k) steps of y += shift(y, s) (hidden gathers, scatters, adds)."""
+    x = input
+    if dtype is not None:
+        x = x.to(_as_dtype(dtype))
+    elif x._dtype._cat < 2:
+        x = _convert(x, int64)
+    d = np.asarray(x._arr())
+    nd = d.ndim
+    ax = _one_dim(dim, nd)
+    y = np.cumsum(d if nd else d.reshape(1), axis=ax, dtype=x._dtype.np)
+    if not nd:
+        y = y.reshape(())
+    if not _grads(x):
+        return _wrap(_val(y, x._dtype), x._dtype)
+    k = d.shape[ax] if nd else 1
+    if k <= 1:
+        return _final(x, d.shape, "CumsumBackward0")
+    from ._shape import _add_entry, _scatter_entry
+    tp = _tape_for(x)
+    node = _src(x, tp)
+    dt = x._dtype.slot
+    m = d.size
+    pos = np.arange(m, dtype=np.int64).reshape(d.shape)
+    s = 1
+    pre = (slice(None),) * ax
+    while s < k:
+        src = pos[pre + (slice(0, k - s),)].reshape(-1)
+        dst = pos[pre + (slice(s, k),)].reshape(-1)
+        e, g = tp.entry(OPCODE["gather"], _nm("IndexBackward0"), src.size, dt, node, -1,
+                        p0=tp.index(src), p1=src.size, fl=F_HIDDEN)
+        sh = _scatter_entry(tp, g, dst, m, dt, _nm("SumBackward1"), F_HIDDEN)
+        node = _add_entry(tp, node, sh, None, m, dt, _nm("CumsumBackward0"),
+                          0 if s * 2 >= k else F_HIDDEN)
+        s *= 2
+    return _out(_val(y, x._dtype), x._dtype, tp, node)
+
+
+def cumprod(input, dim, dtype=None, out=None):
+    """cumprod: Hillis-Steele products; every step's operand values are saved for its VJP."""
+    x = input
+    if dtype is not None:
+        x = x.to(_as_dtype(dtype))
+    elif x._dtype._cat < 2:
+        x = _convert(x, int64)
+    d = np.asarray(x._arr())
+    ax = _one_dim(dim, d.ndim)
+    if not _grads(x):
+        y = np.cumprod(d if d.ndim else d.reshape(1), axis=ax, dtype=x._dtype.np).reshape(d.shape)
+        return _wrap(_val(y, x._dtype), x._dtype)
+    k = d.shape[ax] if d.ndim else 1
+    if k <= 1:
+        return _final(x, d.shape, "CumprodBackward0")
+    # tensor-level Hillis-Steele (values tracked by the tensors themselves)
+    from ._shape import narrow, cat
+    from .creation import ones
+    cur = x
+    s = 1
+    while s < k:
+        shp = list(d.shape)
+        shp[ax] = s
+        head = ones(tuple(shp), dtype=x._dtype)
+        shifted = cat([head, narrow(cur, ax, 0, k - s)], ax)
+        nxt = cur * shifted
+        hide(shifted)
+        if s * 2 < k:
+            hide(nxt)
+        cur = nxt
+        s *= 2
+    y = np.cumprod(d, axis=ax, dtype=x._dtype.np)
+    return exact(named(cur, "CumprodBackward0"), y)
+
+
+def logcumsumexp(input, dim):
+    x = input
+    d = np.asarray(x._arr())
+    ax = _one_dim(dim, d.ndim)
+    m = np.amax(d, axis=ax, keepdims=True) if d.ndim else d
+    m = np.where(np.isfinite(m), m, 0).astype(d.dtype)
+    mt = _wrap(m, x._dtype)
+    z = x - mt
+    e = z.exp()
+    c = cumsum(e, ax)
+    lg = c.log()
+    out = lg + mt
+    hide(z, e, c, lg)
+    return named(out, "LogcumsumexpBackward0")
+
+
+# ----------------------------------------------------------------------------- Tensor methods
+def _install():
+    T = Tensor
+
+    def _norm_m(self, p="fro", dim=None, keepdim=False, dtype=None):
+        return norm(self, p, dim, keepdim, dtype=dtype)
+    methods = dict(max=max, min=min, amax=amax, amin=amin, aminmax=aminmax, argmax=argmax,
+                   argmin=argmin, sort=sort, argsort=argsort, msort=msort, topk=topk,
+                   kthvalue=kthvalue, median=median, any=any, all=all, prod=prod, var=var, std=std,
+                   norm=_norm_m, logsumexp=logsumexp, cumsum=cumsum, cumprod=cumprod,
+                   logcumsumexp=logcumsumexp)
+    for k, f in methods.items():
+        setattr(T, k, f)
+
+    def _cumsum_(self, dim, dtype=None):
+        return self._inplace(None, lambda s, o: cumsum(s, dim))
+    T.cumsum_ = _cumsum_
+
+
+_install()

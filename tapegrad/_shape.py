@@ -1,0 +1,731 @@
+"""Shape operations: transpose, permute, squeeze, expand, repeat, cat, stack, split, flip ...
+
+Every one is an index map over the primitive rows (``gather``: y = x[idx]; ``segsum``:
+y[idx] += x; ``copy``: y = x) recorded under torch's grad_fn name. Forward values are numpy
+views where torch returns views (transpose, permute, squeeze, expand, split), copies where
+torch copies (flip, repeat, cat). Several-output ops (split, chunk) record one entry whose
+output node is covered by one alias node per part, as ``unbind`` does, so the parts share one
+grad_fn (``SplitBackward0``) with their output numbers. ``cat``/``stack`` join their inputs
+pairwise in a balanced tree of hidden scatters and adds (O(n log k) work for k inputs); the
+top entry carries torch's name.
+"""
+import numbers
+
+import numpy as np
+
+from . import tape as _tp
+from .autograd.grad_mode import STATE
+from .kernels import F_HIDDEN
+from .ops import OPCODE
+from .tensor import (Size, Tensor, _norm_dims, _nm, _out, _record_index, _src, _tape_for,
+                     _track_view, _view, _wrap, _convert, promote_types)
+
+
+def _dim(d, ndim):
+    return _norm_dims(int(d), ndim)[0]
+
+
+def _dims_tuple(args):
+    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
+        args = tuple(args[0])
+    return tuple(int(a) for a in args)
+
+
+def _pos(x):
+    return np.arange(x._data.size, dtype=np.int64).reshape(x._data.shape)
+
+
+def index_map(x, fn, name, view=True):
+    """y = fn(x) for a numpy function that rearranges elements; recorded as a gather of x's
+    flat positions (fn applied to an arange) named ``name``; ``view``: y is a view of x."""
+    d = x._arr()
+    y = fn(d)
+    if type(y) is not np.ndarray:
+        y = np.asarray(y)
+    if x._rg and STATE.enabled:
+        if x._dtype.slot < 0:
+            raise RuntimeError("only floating point tensors can be differentiated")
+        idx = np.ascontiguousarray(fn(_pos(x))).reshape(-1)
+        if idx.size == d.size and (idx.size == 0 or np.array_equal(idx, np.arange(idx.size))):
+            tp, e, n = _record_index(x, "copy", None, y, nm=_nm(name))
+        else:
+            tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
+        out = _out(y, x._dtype, tp, n)
+    else:
+        out = _wrap(y, x._dtype)
+    if view and (y.size == 0 or np.shares_memory(y, d)):
+        _track_view(out, x, fn)
+    return out
+
+
+# ----------------------------------------------------------------------------- views
+def transpose(input, dim0, dim1):
+    nd = input._data.ndim
+    if nd == 0:
+        _norm_dims(dim0, 0), _norm_dims(dim1, 0)
+        return index_map(input, lambda a: a, "TransposeBackward0")
+    d0, d1 = _dim(dim0, nd), _dim(dim1, nd)
+    return index_map(input, lambda a: np.swapaxes(a, d0, d1), "TransposeBackward0")
+
+
+swapaxes = swapdims = transpose
+
+
+def permute(input, *dims):
+    dims = _dims_tuple(dims)
+    nd = input._data.ndim
+    if len(dims) != nd:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not "
+                           "match the length of the desired ordering of dimensions i.e. input.dim() "
+                           "= %d is not equal to len(dims) = %d" % (nd, len(dims)))
+    nd_ = [_dim(d, nd) for d in dims] if nd else []
+    if len(set(nd_)) != len(nd_):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return index_map(input, lambda a: np.transpose(a, nd_), "PermuteBackward0")
+
+
+def t(input):
+    nd = input._data.ndim
+    if nd > 2:
+        raise RuntimeError("t() expects a tensor with <= 2 dimensions, but self is %dD" % nd)
+    return index_map(input, lambda a: a.T, "TBackward0")
+
+
+def _T(self):
+    return index_map(self, lambda a: np.transpose(a), "PermuteBackward0")
+
+
+def _mT(self):
+    if self._data.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           "Got %d-D tensor." % self._data.ndim)
+    return index_map(self, lambda a: np.swapaxes(a, -1, -2), "TransposeBackward0")
+
+
+def squeeze(input, dim=None):
+    d = input._data
+    if dim is None:
+        name = "SqueezeBackward0"
+        axes = tuple(i for i, s in enumerate(d.shape) if s == 1)
+    else:
+        if isinstance(dim, (tuple, list)):
+            name = "SqueezeBackward2"
+            dims = [_dim(k, d.ndim) for k in dim] if d.ndim else []
+        else:
+            name = "SqueezeBackward1"
+            dims = [_dim(dim, d.ndim)] if d.ndim else []
+        axes = tuple(k for k in dims if d.shape[k] == 1)
+    shape = tuple(s for i, s in enumerate(d.shape) if i not in axes)
+    return _reshape_view(input, shape, name)
+
+
+def unsqueeze(input, dim):
+    nd = input._data.ndim
+    if not -nd - 1 <= dim <= nd:
+        raise IndexError("Dimension out of range (expected to be in range of [%d, %d], but got %d)"
+                         % (-nd - 1, nd, dim))
+    dim = dim % (nd + 1)
+    shape = input._data.shape[:dim] + (1,) + input._data.shape[dim:]
+    return _reshape_view(input, shape, "UnsqueezeBackward0")
+
+
+def _reshape_view(x, shape, name):
+    """A view with the same elements in the same order under a new shape (a copy entry)."""
+    d = x._arr()
+    y = d.reshape(shape)
+    if x._rg and STATE.enabled:
+        tp, e, n = _record_index(x, "copy", None, y, nm=_nm(name))
+        out = _out(y, x._dtype, tp, n)
+    else:
+        out = _wrap(y, x._dtype)
+    _track_view(out, x, lambda p: p.reshape(shape))
+    return out
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    shp = input._data.shape
+    nd = len(shp)
+    if nd == 0:
+        return _view(input, ((1,),), "reshape")
+    s, e = _dim(start_dim, nd), _dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    new = shp[:s] + (int(np.prod(shp[s:e + 1], dtype=np.int64)),) + shp[e + 1:]
+    return _view(input, (new,), "reshape")
+
+
+def unflatten(input, dim, sizes):
+    shp = input._data.shape
+    dim = _dim(dim, len(shp))
+    sizes = list(sizes)
+    if -1 in sizes:
+        known = int(np.prod([s for s in sizes if s != -1], dtype=np.int64))
+        sizes[sizes.index(-1)] = shp[dim] // known if known else 0
+    return _view(input, (shp[:dim] + tuple(sizes) + shp[dim + 1:],), "view")
+
+
+def _expand_shape(shp, sizes):
+    sizes = _dims_tuple(sizes)
+    if len(sizes) < len(shp):
+        raise RuntimeError("expand(torch.FloatTensor{[%s]}, size=[%s]): the number of sizes "
+                           "provided (%d) must be greater or equal to the number of dimensions in "
+                           "the tensor (%d)" % (", ".join(map(str, shp)), ", ".join(map(str, sizes)),
+                                                len(sizes), len(shp)))
+    lead = len(sizes) - len(shp)
+    out = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError("The expanded size of the tensor (%d) isn't allowed in a leading, "
+                                   "non-existing dimension %d" % (s, i))
+            out.append(s)
+            continue
+        have = shp[i - lead]
+        if s == -1:
+            out.append(have)
+        elif have == s or have == 1:
+            out.append(s)
+        else:
+            raise RuntimeError("The expanded size of the tensor (%d) must match the existing size "
+                               "(%d) at non-singleton dimension %d.  Target sizes: [%s].  Tensor "
+                               "sizes: [%s]" % (s, have, i, ", ".join(map(str, sizes)),
+                                                ", ".join(map(str, shp))))
+    return tuple(out)
+
+
+def expand(input, *sizes):
+    shape = _expand_shape(input._data.shape, sizes)
+    return index_map(input, lambda a: np.broadcast_to(a, shape), "ExpandBackward0")
+
+
+def expand_as(input, other):
+    return expand(input, other._data.shape)
+
+
+def broadcast_to(input, size):
+    return expand(input, size)
+
+
+def broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = np.broadcast_shapes(*[t._data.shape for t in tensors])
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def repeat(input, *sizes):
+    sizes = _dims_tuple(sizes)
+    nd = input._data.ndim
+    if len(sizes) < nd:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
+                           "dimensions of tensor")
+
+    def fn(a):
+        a = a.reshape((1,) * (len(sizes) - a.ndim) + a.shape)
+        return np.tile(a, sizes)
+    return index_map(input, fn, "RepeatBackward0", view=False)
+
+
+def repeat_interleave(input, repeats=None, dim=None, output_size=None):
+    if isinstance(input, Tensor) and repeats is None:
+        raise NotImplementedError("repeat_interleave(repeats_tensor) is not supported yet")
+    if isinstance(repeats, Tensor):
+        repeats = repeats._data.tolist() if repeats._data.ndim else int(repeats._data)
+    if dim is None:
+        x = flatten(input)
+        axis = 0
+    else:
+        x = input
+        axis = _dim(dim, input._data.ndim)
+    # torch: unsqueeze, expand, clone, view (the graph reads ViewBackward0 <- CloneBackward0)
+    y = index_map(x, lambda a: np.repeat(a, repeats, axis=axis), "CloneBackward0", view=False)
+    return _reshape_view(y, y._data.shape, "ViewBackward0")
+
+
+def flip(input, *dims):
+    dims = _dims_tuple(dims)
+    nd = input._data.ndim
+    axes = tuple(_dim(d, nd) for d in dims) if nd else ()
+    return index_map(input, lambda a: np.flip(a, axes).copy() if axes else a.copy(),
+                     "FlipBackward0", view=False)
+
+
+def fliplr(input):
+    return flip(input, 1)
+
+
+def flipud(input):
+    return flip(input, 0)
+
+
+def roll(input, shifts, dims=None):
+    if dims is None:
+        x = flatten(input)
+        return _view(index_map(x, lambda a: np.roll(a, shifts), "RollBackward0", view=False),
+                     (input._data.shape,), "view")
+    return index_map(input, lambda a: np.roll(a, shifts, dims), "RollBackward0", view=False)
+
+
+def narrow(input, dim, start, length):
+    dim = _dim(dim, input._data.ndim)
+    start = int(start)
+    if start < 0:
+        start += input._data.shape[dim]
+    key = (slice(None),) * dim + (slice(start, start + int(length)),)
+    return index_map(input, lambda a: a[key], "SliceBackward0")
+
+
+def select(input, dim, index):
+    dim = _dim(dim, input._data.ndim)
+    key = (slice(None),) * dim + (int(index),)
+    size = input._data.shape[dim]
+    if not -size <= int(index) < size:
+        raise IndexError("select(): index %d out of range for tensor of size %s at dimension %d"
+                         % (int(index), list(input._data.shape), dim))
+    return index_map(input, lambda a: a[key], "SelectBackward0")
+
+
+def movedim(input, source, destination):
+    nd = input._data.ndim
+    src = [source] if isinstance(source, numbers.Integral) else list(source)
+    dst = [destination] if isinstance(destination, numbers.Integral) else list(destination)
+    src = [_dim(s, nd) for s in src]
+    dst = [_dim(s, nd) for s in dst]
+    return index_map(input, lambda a: np.moveaxis(a, src, dst), "PermuteBackward0")
+
+
+moveaxis = movedim
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    nd = input._data.ndim
+    a1, a2 = _dim(dim1, nd), _dim(dim2, nd)
+    return index_map(input, lambda a: np.diagonal(a, offset, a1, a2), "DiagonalBackward0",
+                     view=False)
+
+
+# ----------------------------------------------------------------------------- tril / triu
+def _keep_map(x, keep, name):
+    """y = x where keep else 0 (keep: bool array of x's shape): a hidden gather of the kept
+    elements and a scatter back named ``name`` (exact zeros, no 0 * inf)."""
+    d = x._arr()
+    y = np.where(keep, d, d.dtype.type(0))
+    if x._rg and STATE.enabled:
+        pos = np.flatnonzero(keep.reshape(-1)).astype(np.int64)
+        tp = _tape_for(x)
+        node = _src(x, tp)
+        dt = x._dtype.slot
+        e, n = tp.entry(OPCODE["gather"], _nm("IndexBackward0"), pos.size, dt, node, -1,
+                        p0=tp.index(pos), p1=pos.size, fl=F_HIDDEN)
+        e, n = tp.entry(OPCODE["segsum"], _nm(name), d.size, dt, n, -1,
+                        p0=tp.index(pos), p1=pos.size, ci=tp.const(1.0))
+        return _out(y, x._dtype, tp, n)
+    return _wrap(y, x._dtype)
+
+
+def tril(input, diagonal=0):
+    d = input._data
+    if d.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    keep = np.broadcast_to(np.tri(d.shape[-2], d.shape[-1], int(diagonal), dtype=bool), d.shape)
+    return _keep_map(input, keep, "TrilBackward0")
+
+
+def triu(input, diagonal=0):
+    d = input._data
+    if d.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    keep = ~np.broadcast_to(np.tri(d.shape[-2], d.shape[-1], int(diagonal) - 1, dtype=bool), d.shape)
+    return _keep_map(input, keep, "TriuBackward0")
+
+
+# ----------------------------------------------------------------------------- split
+def _multi(input, dim, sizes, name):
+    """Parts of ``input`` along ``dim`` with the given sizes, sharing one entry (alias nodes)."""
+    d = input._arr()
+    bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    keys = [(slice(None),) * dim + (slice(int(bounds[i]), int(bounds[i + 1])),)
+            for i in range(len(sizes))]
+    parts = [d[k] for k in keys]
+    if input._rg and STATE.enabled and len(parts):
+        if input._dtype.slot < 0:
+            raise RuntimeError("only floating point tensors can be differentiated")
+        if int(np.prod(d.shape[:dim], dtype=np.int64)) <= 1:
+            tp, e, n = _record_index(input, "copy", None, d, nm=_nm(name))
+        else:
+            pos = _pos(input)
+            idx = np.concatenate([pos[k].reshape(-1) for k in keys])
+            tp, e, n = _record_index(input, "gather", idx, d, nm=_nm(name))
+        N = _tp.view_i64(tp.N)
+        base_off, slot = int(N[n * 5]), int(N[n * 5 + 2])
+        del N
+        outs = []
+        off = 0
+        for i, p in enumerate(parts):
+            node = len(tp.N) // 5
+            tp.N.extend((base_off + off, p.size, slot, e, i))
+            off += p.size
+            outs.append(_out(p, input._dtype, tp, node))
+    else:
+        outs = [_wrap(p, input._dtype) for p in parts]
+    for o, k in zip(outs, keys):
+        _track_view(o, input, lambda p, k=k: p[k])
+    return tuple(outs)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    d = tensor._data
+    if d.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    dim = _dim(dim, d.ndim)
+    k = d.shape[dim]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [int(s) for s in split_size_or_sections]
+        if builtins_sum(sizes) != k:
+            raise RuntimeError("split_with_sizes expects split_sizes to sum exactly to %d (input "
+                               "tensor's size at dimension %d), but got split_sizes=%s"
+                               % (k, dim, list(sizes)))
+        return _multi(tensor, dim, sizes, "SplitWithSizesBackward0")
+    s = int(split_size_or_sections)
+    if s <= 0 and k:
+        raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension "
+                           "size of %d" % k)
+    n = max(1, -(-k // s)) if s else 1
+    sizes = [min(s, k - i * s) for i in range(n)]
+    return _multi(tensor, dim, sizes, "SplitBackward0")
+
+
+def builtins_sum(xs):
+    total = 0
+    for v in xs:
+        total += v
+    return total
+
+
+def chunk(input, chunks, dim=0):
+    d = input._data
+    if d.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: %d" % chunks)
+    dim_ = _dim(dim, d.ndim)
+    k = d.shape[dim_]
+    s = -(-k // chunks)
+    if s == 0:
+        return _multi(input, dim_, [0], "SplitBackward0")
+    return split(input, s, dim_)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    d = input._data
+    dim_ = _dim(dim, d.ndim)
+    k = d.shape[dim_]
+    if isinstance(indices_or_sections, numbers.Integral):
+        n = int(indices_or_sections)
+        sizes = [k // n + (1 if i < k % n else 0) for i in range(n)]
+    else:
+        idx = [0] + [min(max(int(i), 0), k) for i in indices_or_sections] + [k]
+        sizes = [max(idx[i + 1] - idx[i], 0) for i in range(len(idx) - 1)]
+    return _multi(input, dim_, sizes, "SplitWithSizesBackward0")
+
+
+# ----------------------------------------------------------------------------- cat / stack
+def _add_entry(tp, na, nb, bval, m, dt, nm, fl):
+    """An add entry of node na and node nb, or of na and the constant array bval (nb < 0)."""
+    cb = tp.save(np.ascontiguousarray(bval).reshape(-1), dt) if nb < 0 else -1
+    return tp.entry(OPCODE["add"], nm, m, dt, na, nb, sb=cb, p0=1, p1=1, fl=fl)[1]
+
+
+def _scatter_entry(tp, node, pos, m, dt, nm, fl):
+    return tp.entry(OPCODE["segsum"], nm, m, dt, node, -1, p0=tp.index(pos), p1=pos.size,
+                    ci=tp.const(1.0), fl=fl)[1]
+
+
+def _concat(ts, shapes, dim, name):
+    """Concatenate tensors (already of one dtype) viewed with ``shapes`` along ``dim``."""
+    rdt = ts[0]._dtype
+    vals = [t._arr().reshape(s) for t, s in zip(ts, shapes)]
+    y = np.concatenate(vals, axis=dim)
+    if not (STATE.enabled and any(t._rg for t in ts)):
+        return _wrap(y, rdt)
+    if rdt.slot < 0:
+        raise RuntimeError("only floating point tensors can be differentiated")
+    tp = _tape_for(*[t for t in ts if t._rg])
+    dt = rdt.slot
+    # pieces: (node or -1, value when constant, size along dim, shape)
+    items = [((_src(t, tp) if t._rg else -1), None if t._rg else v, v.shape[dim], v.shape)
+             for t, v in zip(ts, vals)]
+    nm_top, nm_hid = _nm(name), _nm(name)
+
+    def merge(A, B, top):
+        na, va, ka, sa = A
+        nb, vb, kb, sb = B
+        shape = list(sa)
+        shape[dim] = ka + kb
+        shape = tuple(shape)
+        m = int(np.prod(shape, dtype=np.int64))
+        if na < 0 and nb < 0:
+            return (-1, np.concatenate([va, vb], axis=dim), ka + kb, shape)
+        fl = 0 if top else F_HIDDEN
+        pos = np.arange(m, dtype=np.int64).reshape(shape)
+        pa = pos[(slice(None),) * dim + (slice(0, ka),)].reshape(-1)
+        pb = pos[(slice(None),) * dim + (slice(ka, ka + kb),)].reshape(-1)
+        if na >= 0 and nb >= 0:
+            xa = _scatter_entry(tp, na, pa, m, dt, nm_hid, F_HIDDEN)
+            xb = _scatter_entry(tp, nb, pb, m, dt, nm_hid, F_HIDDEN)
+            return (_add_entry(tp, xa, xb, None, m, dt, nm_top, fl), None, ka + kb, shape)
+        node, p, cval, cpos = (na, pa, vb, pb) if na >= 0 else (nb, pb, va, pa)
+        const = np.zeros(m, y.dtype)
+        const[cpos] = np.ascontiguousarray(cval).reshape(-1)
+        xn = _scatter_entry(tp, node, p, m, dt, nm_hid, F_HIDDEN)
+        return (_add_entry(tp, xn, -1, const, m, dt, nm_top, fl), None, ka + kb, shape)
+
+    while len(items) > 1:
+        nxt = []
+        for i in range(0, len(items) - 1, 2):
+            nxt.append(merge(items[i], items[i + 1], len(items) == 2))
+        if len(items) % 2:
+            nxt.append(items[-1])
+        items = nxt
+    node = items[0][0]
+    if len(ts) == 1:
+        # a single piece: an identity under the op's name
+        e, node = tp.entry(OPCODE["copy"], nm_top, y.size, dt, node, -1)
+    return _out(y, rdt, tp, node)
+
+
+def _cat_dtype(ts):
+    dt = ts[0]._dtype
+    for t in ts[1:]:
+        if t._dtype is not dt:
+            if t._dtype._cat != dt._cat:
+                dt = dt if dt._cat > t._dtype._cat else t._dtype
+            else:
+                dt = promote_types(dt, t._dtype)
+    return dt
+
+
+def _as_list(tensors, fname):
+    if isinstance(tensors, Tensor):
+        raise TypeError("%s(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+                        % fname)
+    ts = list(tensors)
+    if not ts:
+        raise RuntimeError("%s(): expected a non-empty list of Tensors" % fname)
+    for t in ts:
+        if not isinstance(t, Tensor):
+            raise TypeError("expected Tensor as element %d in argument 0, but got %s"
+                            % (ts.index(t), type(t).__name__))
+    return ts
+
+
+def cat(tensors, dim=0, out=None):
+    ts = _as_list(tensors, "cat")
+    # torch skips legacy empty 1-D tensors
+    keep = [i for i, t in enumerate(ts) if not (t._data.ndim == 1 and t._data.size == 0)] or [0]
+    ts_ = [ts[i] for i in keep]
+    ref = ts_[0]._data
+    for i, t in enumerate(ts):
+        if t._data.ndim == 0:
+            raise RuntimeError("zero-dimensional tensor (at position %d) cannot be concatenated" % i)
+    dim = _dim(dim, ref.ndim)
+    for i, t in zip(keep, ts_):
+        s = t._data.shape
+        if len(s) != ref.ndim:
+            raise RuntimeError("Tensors must have same number of dimensions: got %d and %d"
+                               % (ref.ndim, len(s)))
+        for j in range(ref.ndim):
+            if j != dim and s[j] != ref.shape[j]:
+                raise RuntimeError("Sizes of tensors must match except in dimension %d. Expected "
+                                   "size %d but got size %d for tensor number %d in the list."
+                                   % (dim, ref.shape[j], s[j], i))
+    rdt = _cat_dtype(ts_)
+    ts_ = [t if t._dtype is rdt else _convert(t, rdt) for t in ts_]
+    return _concat(ts_, [t._data.shape for t in ts_], dim, "CatBackward0")
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0, out=None):
+    ts = _as_list(tensors, "stack")
+    ref = ts[0]._data.shape
+    for i, t in enumerate(ts):
+        if t._data.shape != ref:
+            raise RuntimeError("stack expects each tensor to be equal size, but got %s at entry 0 "
+                               "and %s at entry %d" % (list(ref), list(t._data.shape), i))
+    nd = len(ref) + 1
+    if not -nd <= dim < nd:
+        raise IndexError("Dimension out of range (expected to be in range of [%d, %d], but got %d)"
+                         % (-nd, nd - 1, dim))
+    dim = dim % nd
+    rdt = _cat_dtype(ts)
+    ts = [t if t._dtype is rdt else _convert(t, rdt) for t in ts]
+    shape = ref[:dim] + (1,) + ref[dim:]
+    return _concat(ts, [shape] * len(ts), dim, "StackBackward0")
+
+
+def hstack(tensors):
+    ts = _as_list(tensors, "hstack")
+    ts = [atleast_1d(t) for t in ts]
+    return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
+
+
+def vstack(tensors):
+    ts = [atleast_2d(t) for t in _as_list(tensors, "vstack")]
+    return cat(ts, 0)
+
+
+def atleast_1d(t):
+    return t if t._data.ndim >= 1 else _reshape_view(t, (1,), "ViewBackward0")
+
+
+def atleast_2d(t):
+    if t._data.ndim >= 2:
+        return t
+    return _reshape_view(t, (1,) + t._data.shape if t._data.ndim == 1 else (1, 1),
+                         "UnsqueezeBackward0")
+
+
+# ----------------------------------------------------------------------------- Tensor methods
+def _install():
+    def _flip_m(self, *dims):
+        return flip(self, *dims)
+
+    def _permute_m(self, *dims):
+        return permute(self, *dims)
+
+    def _expand_m(self, *sizes):
+        return expand(self, *sizes)
+
+    def _repeat_m(self, *sizes):
+        return repeat(self, *sizes)
+
+    methods = dict(
+        transpose=transpose, swapaxes=swapaxes, swapdims=swapdims, permute=_permute_m, t=t,
+        squeeze=squeeze, unsqueeze=unsqueeze, flatten=flatten, unflatten=unflatten,
+        expand=_expand_m, expand_as=expand_as, broadcast_to=broadcast_to, repeat=_repeat_m,
+        repeat_interleave=repeat_interleave, flip=_flip_m, fliplr=fliplr, flipud=flipud,
+        roll=roll, narrow=narrow, select=select, movedim=movedim, moveaxis=moveaxis,
+        diagonal=diagonal, tril=tril, triu=triu, split=split, chunk=chunk,
+        tensor_split=tensor_split,
+    )
+    for k, f in methods.items():
+        setattr(Tensor, k, f)
+    Tensor.T = property(_T)
+    Tensor.mT = property(_mT)
+
+    def _t_(self):
+        raise NotImplementedError("in-place t_() is not supported yet")
+    Tensor.t_ = _t_
+
+    def _unsqueeze_(self, dim):
+        if self._rg and self._tape is not None:
+            raise NotImplementedError("in-place unsqueeze_ on a tensor with a grad_fn is not supported")
+        self._data = self._arr().reshape(unsqueeze(_wrap(self._data, self._dtype), dim)._data.shape)
+        return self
+
+    def _squeeze_(self, dim=None):
+        if self._rg and self._tape is not None:
+            raise NotImplementedError("in-place squeeze_ on a tensor with a grad_fn is not supported")
+        self._data = self._arr().reshape(squeeze(_wrap(self._data, self._dtype), dim)._data.shape)
+        return self
+    Tensor.unsqueeze_ = _unsqueeze_
+    Tensor.squeeze_ = _squeeze_
+
+
+_install()
+
+
+# ----------------------------------------------------------------------------- gather & co
+def gather(input, dim, index, *, sparse_grad=False):
+    from .tensor import int64 as _i64
+    if not isinstance(index, Tensor) or index._dtype is not _i64:
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    nd = input._data.ndim
+    ax = _dim(dim, nd) if nd else 0
+    idx = np.asarray(index._data)
+    if idx.ndim != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    n = input._data.shape[ax] if nd else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise RuntimeError("index %d is out of bounds for dimension %d with size %d"
+                           % (int(idx.max() if idx.max() >= n else idx.min()), ax, n))
+    idx = np.where(idx < 0, idx + n, idx)
+
+    def fn(a):
+        sl = tuple(slice(0, s) for s in idx.shape)
+        sub = a[tuple(slice(None) if i == ax else sl[i] for i in range(a.ndim))]
+        return np.take_along_axis(sub, idx, ax)
+    return index_map(input, fn, "GatherBackward0", view=False)
+
+
+def index_select(input, dim, index):
+    idx = np.asarray(index._data).reshape(-1).astype(np.int64)
+    ax = _dim(dim, input._data.ndim) if input._data.ndim else 0
+    return index_map(input, lambda a: np.take(a, idx, axis=ax), "IndexSelectBackward0", view=False)
+
+
+def masked_select(input, mask):
+    m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
+    shape = np.broadcast_shapes(input._data.shape, m.shape)
+    mb = np.broadcast_to(m, shape)
+    return index_map(input, lambda a: np.broadcast_to(a, shape)[mb], "MaskedSelectBackward0",
+                     view=False)
+
+
+def masked_fill(input, mask, value):
+    from ._math import where, named
+    m = mask if isinstance(mask, Tensor) else _wrap(np.asarray(mask), None)
+    if np.asarray(m._data).dtype != np.bool_:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype %s"
+                           % m._dtype.name)
+    v = value
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               "tensor with %d dimension(s)." % value._data.ndim)
+        if not value._rg:
+            v = value.item()
+    if not isinstance(v, Tensor):
+        v = _wrap(np.asarray(v, input._dtype.np)[()], input._dtype)
+    out = where(m, v, input)
+    if out._data.shape != input._data.shape:
+        raise RuntimeError("masked_fill: the mask must broadcast to the input's shape")
+    return named(out, "MaskedFillBackward0")
+
+
+def _install_gather():
+    Tensor.gather = gather
+    Tensor.index_select = index_select
+    Tensor.masked_select = masked_select
+    Tensor.masked_fill = masked_fill
+
+    def masked_fill_(self, mask, value):
+        return self._inplace(None, lambda s, o: masked_fill(s, mask, value))
+    Tensor.masked_fill_ = masked_fill_
+
+    def _new(maker):
+        def f(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+            from . import creation
+            return getattr(creation, maker)(*size, dtype=dtype or self._dtype,
+                                            requires_grad=requires_grad)
+        return f
+    Tensor.new_zeros = _new("zeros")
+    Tensor.new_ones = _new("ones")
+    Tensor.new_empty = _new("empty")
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        from .creation import full
+        return full(size, fill_value, dtype=dtype or self._dtype, requires_grad=requires_grad)
+    Tensor.new_full = new_full
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        from .creation import tensor
+        return tensor(data, dtype=dtype or self._dtype, requires_grad=requires_grad)
+    Tensor.new_tensor = new_tensor
+
+
+_install_gather()

@@ -1,0 +1,173 @@
+"""torch.nn.functional against torch (values, gradients, grad_fn names) and finite differences."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from test_breadth_harness import data, fdcheck, leaf, same
+
+X = data((4, 5), seed=21)
+T = data((4, 5), seed=22)
+P = data((4, 5), 0.05, 0.95, seed=23)
+TGT = [0, 3, 4, 1]
+
+ACT = {
+    "relu": lambda F, lib, x: F.relu(x),
+    "leaky_relu": lambda F, lib, x: F.leaky_relu(x),
+    "leaky_relu_slope": lambda F, lib, x: F.leaky_relu(x, 0.2),
+    "elu": lambda F, lib, x: F.elu(x),
+    "elu_alpha": lambda F, lib, x: F.elu(x, alpha=0.5),
+    "gelu": lambda F, lib, x: F.gelu(x),
+    "gelu_tanh": lambda F, lib, x: F.gelu(x, approximate="tanh"),
+    "silu": lambda F, lib, x: F.silu(x),
+    "softplus": lambda F, lib, x: F.softplus(x),
+    "softplus_beta": lambda F, lib, x: F.softplus(x * 10, beta=2.0),
+    "sigmoid": lambda F, lib, x: F.sigmoid(x),
+    "tanh": lambda F, lib, x: F.tanh(x),
+    "logsigmoid": lambda F, lib, x: F.logsigmoid(x),
+    "softmax": lambda F, lib, x: F.softmax(x, dim=1),
+    "softmax0": lambda F, lib, x: F.softmax(x, 0),
+    "softmax_method": lambda F, lib, x: x.softmax(-1),
+    "torch_softmax": lambda F, lib, x: lib.softmax(x, 1),
+    "log_softmax": lambda F, lib, x: F.log_softmax(x, dim=1),
+    "log_softmax0": lambda F, lib, x: lib.log_softmax(x, 0),
+    "linear": lambda F, lib, x: F.linear(x, x[:3] * 0.5),
+    "linear_bias": lambda F, lib, x: F.linear(x, x[:3] * 0.5, x[0, :3]),
+    "linear_1d": lambda F, lib, x: F.linear(x[0], x[:3] * 0.5, x[1, :3]),
+    "linear_3d": lambda F, lib, x: F.linear(x.reshape(2, 2, 5), x[:3] * 0.5, x[1, :3]),
+    "dropout_eval": lambda F, lib, x: F.dropout(x * 1, 0.5, training=False),
+    "dropout_p0": lambda F, lib, x: F.dropout(x * 1, 0.0),
+    "mse": lambda F, lib, x: F.mse_loss(x, x.detach() * 0 + lib.tensor(T, dtype=x.dtype)),
+    "mse_sum": lambda F, lib, x: F.mse_loss(x, lib.tensor(T, dtype=x.dtype), reduction="sum"),
+    "mse_none": lambda F, lib, x: F.mse_loss(x, lib.tensor(T, dtype=x.dtype), reduction="none"),
+    "l1": lambda F, lib, x: F.l1_loss(x, lib.tensor(T, dtype=x.dtype)),
+    "l1_none": lambda F, lib, x: F.l1_loss(x, lib.tensor(T, dtype=x.dtype), reduction="none"),
+    "l1_sum": lambda F, lib, x: F.l1_loss(x, lib.tensor(T, dtype=x.dtype), reduction="sum"),
+    "smooth_l1": lambda F, lib, x: F.smooth_l1_loss(x, lib.tensor(T, dtype=x.dtype)),
+    "smooth_l1_beta": lambda F, lib, x: F.smooth_l1_loss(x, lib.tensor(T, dtype=x.dtype), beta=0.5,
+                                                         reduction="none"),
+    "huber": lambda F, lib, x: F.huber_loss(x, lib.tensor(T, dtype=x.dtype), delta=0.7),
+    "cross_entropy": lambda F, lib, x: F.cross_entropy(x, lib.tensor(TGT)),
+    "cross_entropy_sum": lambda F, lib, x: F.cross_entropy(x, lib.tensor(TGT), reduction="sum"),
+    "cross_entropy_none": lambda F, lib, x: F.cross_entropy(x, lib.tensor(TGT), reduction="none"),
+    "cross_entropy_w": lambda F, lib, x: F.cross_entropy(
+        x, lib.tensor(TGT), weight=lib.tensor([1.0, 2.0, 0.5, 1.5, 3.0], dtype=x.dtype)),
+    "cross_entropy_ignore": lambda F, lib, x: F.cross_entropy(x, lib.tensor([0, -100, 4, 1])),
+    "cross_entropy_prob": lambda F, lib, x: F.cross_entropy(
+        x, lib.softmax(lib.tensor(T, dtype=x.dtype), 1)),
+    "cross_entropy_smooth": lambda F, lib, x: F.cross_entropy(x, lib.tensor(TGT), label_smoothing=0.1),
+    "cross_entropy_1d": lambda F, lib, x: F.cross_entropy(x[0], lib.tensor(2)),
+    "cross_entropy_3d": lambda F, lib, x: F.cross_entropy(x.reshape(2, 5, 2), lib.tensor([[0, 1], [4, 2]])),
+    "nll": lambda F, lib, x: F.nll_loss(F.log_softmax(x, 1), lib.tensor(TGT)),
+    "nll_raw": lambda F, lib, x: F.nll_loss(x, lib.tensor(TGT), reduction="none"),
+    "nll_w_sum": lambda F, lib, x: F.nll_loss(x, lib.tensor(TGT), reduction="sum",
+                                              weight=lib.tensor([1.0, 2.0, 0.5, 1.5, 3.0], dtype=x.dtype)),
+    "bce": lambda F, lib, x: F.binary_cross_entropy(x.sigmoid(), lib.tensor(P, dtype=x.dtype)),
+    "bce_none": lambda F, lib, x: F.binary_cross_entropy(x.sigmoid(), lib.tensor(P, dtype=x.dtype),
+                                                         reduction="none"),
+    "bce_w": lambda F, lib, x: F.binary_cross_entropy(x.sigmoid(), lib.tensor(P, dtype=x.dtype),
+                                                      weight=lib.tensor(P, dtype=x.dtype), reduction="sum"),
+    "bce_logits": lambda F, lib, x: F.binary_cross_entropy_with_logits(x, lib.tensor(P, dtype=x.dtype)),
+    "bce_logits_none": lambda F, lib, x: F.binary_cross_entropy_with_logits(
+        x, lib.tensor(P, dtype=x.dtype), reduction="none"),
+    "bce_logits_pos": lambda F, lib, x: F.binary_cross_entropy_with_logits(
+        x, lib.tensor(P, dtype=x.dtype), pos_weight=lib.tensor([1.0, 2.0, 3.0, 0.5, 1.0], dtype=x.dtype)),
+    "normalize": lambda F, lib, x: F.normalize(x, dim=1),
+    "one_hot_mul": lambda F, lib, x: x * F.one_hot(lib.tensor([0, 1, 4, 2]), 5),
+    "pad": lambda F, lib, x: F.pad(x, (1, 2)),
+    "cosine_similarity": lambda F, lib, x: F.cosine_similarity(x, x.flip(0)),
+}
+NO_NEXT = {"linear_bias", "mse", "mse_sum", "mse_none", "smooth_l1", "smooth_l1_beta", "huber",
+           "bce", "bce_none", "bce_w", "bce_logits", "bce_logits_none", "bce_logits_pos",
+           "cross_entropy_3d", "pad"}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(ACT))
+def test_functional_vs_torch(name, dtype):
+    f = ACT[name]
+
+    def prog(lib):
+        F = lib.nn.functional
+        x = leaf(lib, X, dtype)
+        y = f(F, lib, x)
+        w = lib.tensor(np.resize(np.array(data((20,), 0.5, 1.5, seed=3)), tuple(y.shape)).tolist(),
+                       dtype=getattr(lib, dtype))
+        (y * w).sum().backward()
+        nexts = [None if n is None else type(n).__name__ for n, _ in y.grad_fn.next_functions]
+        return y, x.grad, (nexts[:1] if name not in NO_NEXT else None)
+    same(prog)
+
+
+@pytest.mark.parametrize("name", sorted(ACT))
+def test_functional_finite_differences(name):
+    f = ACT[name]
+    fdcheck(lambda x: f(tg.nn.functional, tg, x), [np.array(X)], rtol=1e-5, atol=1e-6)
+
+
+def test_dropout_training_statistics_and_gradient():
+    tg.manual_seed(0)
+    x = tg.ones(200, 50, requires_grad=True)
+    y = tg.nn.functional.dropout(x, 0.3)
+    kept = y.detach().numpy() != 0
+    assert abs(kept.mean() - 0.7) < 0.02
+    np.testing.assert_allclose(y.detach().numpy()[kept], 1 / 0.7, rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), kept / 0.7, rtol=1e-6)
+    assert y.grad_fn.name() == "MulBackward0"
+    z = tg.nn.functional.dropout(x, 1.0)
+    assert float(z.abs().sum()) == 0.0
+    assert tg.nn.functional.dropout(x, 0.5, training=False) is x
+
+
+def test_loss_errors():
+    def prog(lib):
+        F = lib.nn.functional
+        out = []
+        for f in (lambda: F.cross_entropy(lib.ones(3, 4), lib.tensor([0, 5, 1])),
+                  lambda: F.nll_loss(lib.ones(3, 4), lib.tensor([0, 1])),
+                  lambda: F.binary_cross_entropy(lib.tensor([1.5]), lib.tensor([1.0])),
+                  lambda: F.mse_loss(lib.ones(3), lib.ones(3), reduction="avg"),
+                  lambda: F.binary_cross_entropy_with_logits(lib.ones(3), lib.ones(4)),
+                  lambda: F.softmax(lib.tensor([1, 2]), 0)):
+            try:
+                f()
+                out.append(None)
+            except Exception as e:  # noqa: BLE001 - the types are compared
+                out.append(type(e).__name__)
+        return out
+    same(prog)
+
+
+def test_softmax_is_stable_and_sums_to_one():
+    def prog(lib):
+        x = lib.tensor([[1000.0, 0.0, -1000.0], [float("-inf"), 0.0, 1.0]], requires_grad=True)
+        y = lib.nn.functional.softmax(x, 1)
+        z = lib.nn.functional.log_softmax(x[:1], 1)
+        (y[:, 1].sum() + z[0, 1]).backward()
+        return y, z, x.grad
+    same(prog)
+
+
+def test_second_order_through_losses():
+    rng = np.random.default_rng(2)
+    v = rng.standard_normal((3, 4))
+    F = tg.nn.functional
+    for f in (lambda x: F.cross_entropy(x, tg.tensor([0, 3, 1])),
+              lambda x: F.mse_loss(x.tanh(), tg.tensor(v, dtype=tg.float64) * 0.5),
+              lambda x: F.binary_cross_entropy_with_logits(x, tg.tensor(np.abs(v) / 3)),
+              lambda x: F.log_softmax(x, 1).sum() + F.softmax(x, 0)[0].sum()):
+        x = tg.tensor(v, dtype=tg.float64, requires_grad=True)
+        (g,) = tg.autograd.grad(f(x), x, create_graph=True)
+        (h,) = tg.autograd.grad((g * g).sum(), x)
+
+        def gg(a):
+            xx = tg.tensor(a, dtype=tg.float64, requires_grad=True)
+            (g1,) = tg.autograd.grad(f(xx), xx)
+            return float((g1.numpy() ** 2).sum())
+        want = np.zeros_like(v)
+        for i in range(v.size):
+            e = np.zeros(v.size)
+            e[i] = 1e-6
+            e = e.reshape(v.shape)
+            want.reshape(-1)[i] = (gg(v + e) - gg(v - e)) / 2e-6
+        np.testing.assert_allclose(h.numpy(), want, rtol=1e-5, atol=1e-6)

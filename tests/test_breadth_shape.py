@@ -1,0 +1,286 @@
+"""Shape operations against torch (values, gradients, grad_fn names, errors) and finite
+differences (without torch)."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from test_breadth_harness import data, fdcheck, leaf, same
+
+X34 = data((3, 4), seed=1)
+X234 = data((2, 3, 4), seed=2)
+
+# name -> (program on a (2, 3, 4) leaf x; returns a tensor)
+SHAPE_OPS = {
+    "transpose": lambda lib, x: x.transpose(0, 2),
+    "transpose_neg": lambda lib, x: lib.transpose(x, -1, 1),
+    "swapaxes": lambda lib, x: x.swapaxes(0, 1),
+    "permute": lambda lib, x: x.permute(2, 0, 1),
+    "permute_tuple": lambda lib, x: lib.permute(x, (1, 2, 0)),
+    "t": lambda lib, x: x[0].t(),
+    "T": lambda lib, x: x[0].T,
+    "mT": lambda lib, x: x.mT,
+    "squeeze": lambda lib, x: x[:, :1].squeeze(),
+    "squeeze_dim": lambda lib, x: x[:, :1].squeeze(1),
+    "squeeze_dim_noop": lambda lib, x: x.squeeze(0),
+    "squeeze_tuple": lambda lib, x: x[:1, :1].squeeze((0, 1)),
+    "unsqueeze": lambda lib, x: x.unsqueeze(1),
+    "unsqueeze_neg": lambda lib, x: lib.unsqueeze(x, -1),
+    "flatten": lambda lib, x: x.flatten(),
+    "flatten_range": lambda lib, x: x.flatten(1),
+    "flatten_noncontig": lambda lib, x: x.transpose(0, 1).flatten(),
+    "flatten_fn": lambda lib, x: lib.flatten(x, 0, 1),
+    "unflatten": lambda lib, x: x.unflatten(2, (2, 2)),
+    "expand": lambda lib, x: x[:, :1].expand(2, 3, 4),
+    "expand_new": lambda lib, x: x[0, 0].expand(5, -1),
+    "expand_as": lambda lib, x: x[0, :, :1].expand_as(x),
+    "broadcast_to": lambda lib, x: lib.broadcast_to(x[0], (2, 3, 4)),
+    "repeat": lambda lib, x: x.repeat(1, 2, 1),
+    "repeat_more": lambda lib, x: x[0].repeat(2, 1, 3),
+    "repeat_interleave": lambda lib, x: x.repeat_interleave(2, dim=1),
+    "repeat_interleave_flat": lambda lib, x: x[0].repeat_interleave(2),
+    "flip": lambda lib, x: x.flip(0),
+    "flip_many": lambda lib, x: lib.flip(x, (0, 2)),
+    "fliplr": lambda lib, x: lib.fliplr(x[0]),
+    "roll": lambda lib, x: lib.roll(x, 1, 2),
+    "narrow": lambda lib, x: x.narrow(2, 1, 2),
+    "select": lambda lib, x: x.select(1, 2),
+    "movedim": lambda lib, x: lib.movedim(x, 0, 2),
+    "tril": lambda lib, x: x.tril(),
+    "tril_k": lambda lib, x: lib.tril(x, -1),
+    "triu": lambda lib, x: x.triu(1),
+    "diagonal": lambda lib, x: lib.diagonal(x[0]),
+    "cat0": lambda lib, x: lib.cat([x, x * 2]),
+    "cat1": lambda lib, x: lib.cat([x, x[:, :1] * 3, x.exp()], dim=1),
+    "cat_last": lambda lib, x: lib.cat((x, x), -1),
+    "cat_const": lambda lib, x: lib.cat([lib.ones(2, 1, 4), x, lib.zeros(2, 2, 4)], 1),
+    "cat_many": lambda lib, x: lib.cat([x[:, i:i + 1] * (i + 1) for i in range(3)] + [x, x], 1),
+    "stack": lambda lib, x: lib.stack([x, x * 2]),
+    "stack1": lambda lib, x: lib.stack([x[0], x[1], x[0]], 1),
+    "stack_last": lambda lib, x: lib.stack([x, x.sin()], -1),
+    "hstack": lambda lib, x: lib.hstack([x[0], x[1]]),
+    "vstack": lambda lib, x: lib.vstack([x[0], x[1, :1]]),
+    "split0": lambda lib, x: x.split(1)[1],
+    "split2": lambda lib, x: x.split(3, dim=2)[1],
+    "split_sizes": lambda lib, x: x.split([1, 2], 1)[1],
+    "chunk": lambda lib, x: x.chunk(2, 2)[0],
+    "chunk_uneven": lambda lib, x: x.chunk(2, 1)[1],
+    "unbind1": lambda lib, x: x.unbind(1)[2],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_OPS))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_shape_op_vs_torch(name, dtype):
+    op = SHAPE_OPS[name]
+    w = data((2, 3, 4), seed=9)
+
+    def f(lib):
+        x = leaf(lib, X234, dtype)
+        y = op(lib, x)
+        wt = lib.tensor(np.resize(np.array(w), tuple(y.shape)).tolist(), dtype=getattr(lib, dtype))
+        (y * wt).sum().backward()
+        nexts = [type(n).__name__ if n is not None else None for n, _ in y.grad_fn.next_functions]
+        # n-ary nodes (cat/stack of > 2 inputs) list two inputs in tapegrad: not compared
+        return y, x.grad, y.is_contiguous(), nexts[:1] if "stack" not in name and "cat" not in name else []
+    same(f)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_OPS))
+def test_shape_op_finite_differences(name):
+    op = SHAPE_OPS[name]
+    fdcheck(lambda x: op(tg, x), [X234])
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_OPS))
+def test_shape_op_without_grad(name):
+    op = SHAPE_OPS[name]
+
+    def f(lib):
+        x = leaf(lib, X234, "float64", rg=False)
+        return op(lib, x)
+    same(f)
+
+
+def test_split_outputs_share_one_node():
+    def f(lib):
+        x = leaf(lib, X234)
+        parts = x.split([1, 3], dim=2)
+        a, b = parts
+        (a.sum() * 2 + (b * b).sum()).backward()
+        return (a, b, x.grad, a.grad_fn is b.grad_fn, len(parts),
+                [type(p.grad_fn).__name__ for p in x.chunk(3, 1)])
+    same(f)
+
+
+def test_cat_next_functions_and_mixed_dtypes():
+    def f(lib):
+        a = leaf(lib, X34, "float32")
+        b = leaf(lib, X34, "float64")
+        c = lib.cat([a, b, lib.tensor([[1, 2, 3, 4]])])
+        c.sum().backward()
+        return c, a.grad, b.grad, [type(n).__name__ for n, _ in lib.cat([a, a * 2]).grad_fn.next_functions]
+    same(f)
+
+
+def test_views_share_storage_and_versions():
+    def f(lib):
+        x = lib.zeros(3, 4)
+        t = x.t()
+        t[0, 1] = 5.0
+        u = x.unsqueeze(0)
+        u[0, 2, 3] = 7.0
+        s = x.split(2)[1]
+        s += 1
+        e = x[0].expand(2, 4)
+        return x, t, x._version, t._version, t.is_contiguous(), x.T.is_contiguous(), e
+    same(f)
+
+
+def test_view_of_non_contiguous_raises():
+    def f(lib):
+        x = lib.arange(12.0).reshape(3, 4)
+        return x.t().view(12)
+    same(f, phrases=("view size is not compatible with input tensor's size and stride",))
+
+    def g(lib):
+        x = lib.arange(12.0).reshape(3, 4)
+        return x.t().reshape(12), x.t().contiguous().view(12), x.t().contiguous().is_contiguous()
+    same(g)
+
+
+@pytest.mark.parametrize("prog", [
+    lambda lib: lib.ones(2, 3).expand(3, 3),
+    lambda lib: lib.ones(2, 3).expand(3),
+    lambda lib: lib.ones(2, 3).permute(0),
+    lambda lib: lib.ones(2, 3).permute(0, 0),
+    lambda lib: lib.ones(2, 3).transpose(0, 2),
+    lambda lib: lib.ones(2, 3, 4).t(),
+    lambda lib: lib.ones(2, 3).repeat(2),
+    lambda lib: lib.cat([lib.ones(2, 3), lib.ones(3, 2)]),
+    lambda lib: lib.cat([lib.ones(2, 3), lib.ones(3)]),
+    lambda lib: lib.cat([lib.ones(()), lib.ones(())]),
+    lambda lib: lib.cat(lib.ones(2)),
+    lambda lib: lib.stack([lib.ones(2, 3), lib.ones(3, 2)]),
+    lambda lib: lib.ones(2, 3).split([1, 1], 0),
+    lambda lib: lib.ones(2, 3).unsqueeze(3),
+    lambda lib: lib.ones(2, 3).squeeze(2),
+    lambda lib: lib.ones(2, 3).flatten(1, 0),
+    lambda lib: lib.ones(3).tril(),
+])
+def test_shape_errors(prog):
+    same(prog)
+
+
+def test_len_and_iteration():
+    def f(lib):
+        x = leaf(lib, X34)
+        rows = [r * (i + 1) for i, r in enumerate(x)]
+        s = sum(r.sum() for r in rows)
+        s.backward()
+        return len(x), len(rows), rows[1], x.grad, [type(r.grad_fn).__name__ for r in x]
+    same(f)
+
+    def g(lib):
+        return len(lib.tensor(1.0))
+    same(g)
+
+    def h(lib):
+        return list(lib.tensor(1.0))
+    same(h)
+
+
+def test_chunk_and_split_counts():
+    def f(lib):
+        x = lib.arange(10.0)
+        return ([tuple(p.shape) for p in x.chunk(3)], [tuple(p.shape) for p in x.chunk(4)],
+                [tuple(p.shape) for p in x.split(4)], [tuple(p.shape) for p in x.chunk(20)],
+                [tuple(p.shape) for p in lib.tensor_split(x, 3)])
+    same(f)
+
+
+def test_big_cat_and_transpose_use_numpy_path(monkeypatch):
+    """Entries of these ops on big nodes run through numpy; same gradients as compiled."""
+    from tapegrad import tape as T
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((4, 5)), rng.standard_normal((4, 3))
+
+    def run():
+        x = tg.tensor(a, requires_grad=True)
+        y = tg.tensor(b, requires_grad=True)
+        z = tg.cat([x, y.exp()], 1).t().flip(0).repeat(2, 1)
+        (z * z).sum().backward()
+        return x.grad.numpy(), y.grad.numpy()
+    want = run()
+    monkeypatch.setattr(T, "BIG", 1)
+    got = run()
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_replay_of_shape_ops():
+    from tapegrad.tape import recording, replay
+    rng = np.random.default_rng(4)
+    x = tg.tensor(rng.standard_normal((2, 3, 4)), dtype=tg.float64, requires_grad=True)
+    f = lambda x: tg.cat([x.transpose(0, 2).flatten(), x.split(2, 2)[1].sum(1).flatten(),  # noqa: E731
+                          tg.stack([x[0].tril(), x[1]]).flip(1).flatten()])
+    with recording() as tp:
+        y = f(x)
+    new = rng.standard_normal((2, 3, 4))
+    w = rng.standard_normal(y.shape)
+    (vals,), (g,) = replay(tp, [y], [x], [new], [w])
+    xe = tg.tensor(new, dtype=tg.float64, requires_grad=True)
+    ye = f(xe)
+    (ye * tg.tensor(w, dtype=tg.float64)).sum().backward()
+    np.testing.assert_allclose(vals, ye.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(g, xe.grad.numpy(), rtol=1e-12)
+
+
+def test_second_order_through_shape_ops():
+    x = tg.tensor(np.array(X34), dtype=tg.float64, requires_grad=True)
+    y = (tg.cat([x.t().flatten(), x.flip(1).flatten()]) ** 3).sum()
+    (g,) = tg.autograd.grad(y, x, create_graph=True)
+    (h,) = tg.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(g.detach().numpy(), 6 * np.array(X34) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(h.numpy(), 12 * np.array(X34), rtol=1e-12)
+
+
+GATHER_OPS = {
+    "gather": lambda lib, x: x.gather(1, lib.tensor([[0, 0], [3, 1], [2, 2]])),
+    "gather_fn": lambda lib, x: lib.gather(x, 0, lib.tensor([[2, 1, 0, 0]])),
+    "index_select": lambda lib, x: x.index_select(1, lib.tensor([3, 0, 3])),
+    "index_select_fn": lambda lib, x: lib.index_select(x, 0, lib.tensor([1])),
+    "masked_select": lambda lib, x: x.masked_select(x > 0),
+    "masked_fill": lambda lib, x: x.masked_fill(x > 0.5, -1.0),
+    "masked_fill_bcast": lambda lib, x: lib.masked_fill(x, lib.tensor([True, False, False, True]), 0.0),
+    "masked_fill_inf_softmax": lambda lib, x: x.masked_fill(
+        lib.tensor([[False, True, False, False]] * 3), float("-inf")).softmax(1),
+    "addmm": lambda lib, x: lib.addmm(x[0, :2], x[:, :3].t(), x[:, :2]),
+    "exp_inplace": lambda lib, x: (x * 1).exp_(),
+    "sigmoid_inplace": lambda lib, x: (x + 0).sigmoid_(),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(GATHER_OPS))
+def test_gather_family_vs_torch(name, dtype):
+    op = GATHER_OPS[name]
+
+    def f(lib):
+        x = leaf(lib, X34, dtype)
+        y = op(lib, x)
+        (y * y).sum().backward()
+        return y, x.grad, y.grad_fn.name()
+    same(f)
+
+
+@pytest.mark.parametrize("name", sorted(GATHER_OPS))
+def test_gather_family_finite_differences(name):
+    fdcheck(lambda x: GATHER_OPS[name](tg, x), [X34])
+
+
+def test_new_constructors():
+    def f(lib):
+        x = lib.ones(2, dtype=lib.float64)
+        return (x.new_zeros(3), x.new_ones((2, 2)), x.new_full((2,), 7), x.new_tensor([1, 2]),
+                x.new_empty(2).shape, x.new_zeros(2, dtype=lib.int64))
+    same(f)
