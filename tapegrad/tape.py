@@ -21,6 +21,7 @@ is appended to the larger (``absorb``) and tensors of the small one are re-point
 """
 import struct
 import threading
+import traceback
 import weakref
 from array import array
 
@@ -504,6 +505,12 @@ def sweep(tp, seeds, retain_graph):
             tp.n_saving -= int(np.count_nonzero((fl & (F_SAVES | F_FREED)) == F_SAVES))
             Ev[hit, FL] = fl | F_FREED
             del Ev
+    except BaseException as exc:
+        # a user callback (custom Function backward, hook) raised: its frames, kept alive by
+        # the traceback, hold views of the tape's buffers; clear their locals (the traceback
+        # keeps its lines) so the tape can keep growing.
+        traceback.clear_frames(exc.__traceback__)
+        raise
     finally:
         del E, N, V4, V8, XA4, XA8, I, C
     if err is not None:

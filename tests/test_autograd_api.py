@@ -202,3 +202,29 @@ def test_grad_mode_is_thread_local():
         t.join()
         assert not tg.is_grad_enabled()
     assert seen["other"] is True
+
+
+def test_tape_keeps_working_after_a_callback_raises():
+    """A custom backward or a hook that raises must not leave the tape's buffers pinned by
+    the traceback (the next op on the same tape would fail with BufferError)."""
+    class Bad(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("boom")
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = Bad.apply(x) * x
+    with pytest.raises(ValueError, match="boom"):
+        y.sum().backward()
+    z = y * 3                                   # records on the same tape
+    assert type(z.grad_fn).__name__ == "MulBackward0"
+    h = x.register_hook(lambda g: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        (x * x).sum().backward()
+    h.remove()
+    w = (x * 2).sum()
+    w.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
