@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from test_breadth_harness import torch
+from oracle import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from test_breadth_harness import data, fdcheck, leaf, same
+from oracle import data, fdcheck, leaf, same
 
 SHAPES = {
     "dot": ((4,), (4,), lambda lib, a, b: lib.dot(a, b)),

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from test_breadth_harness import data, fdcheck, leaf, same
+from oracle import data, fdcheck, leaf, same
 
 X34 = data((3, 4), seed=1)
 X234 = data((2, 3, 4), seed=2)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from test_breadth_harness import data, fdcheck, leaf, same
+from oracle import data, fdcheck, leaf, same
 
 SPECIAL = {
     "expit": (lambda lib, x: lib.special.expit(x), (-3, 3)),

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from test_breadth_harness import same, torch
+from oracle import same, torch
 
 
 def test_promotion_table():
