@@ -228,3 +228,83 @@ def test_tape_keeps_working_after_a_callback_raises():
     w = (x * 2).sum()
     w.backward()
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_custom_function_ctx_features_match_torch():
+    """mark_dirty, mark_non_differentiable (also of an int output), set_materialize_grads,
+    grad mode inside forward/backward, version-checked saved tensors: as torch."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        out = {}
+
+        class Inplace(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = a * 1
+        c = Inplace.apply(b)
+        out["dirty"] = (c is b, type(c.grad_fn).__name__, b._version)
+        (c * c).sum().backward()
+        out["dirty_grad"] = a.grad.tolist()
+
+        class TwoOut(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                idx = (x > 0).to(lib.int64)
+                ctx.mark_non_differentiable(idx)
+                return x * 2, idx
+
+            @staticmethod
+            def backward(ctx, gs, gi):
+                return gs * 2
+        x = lib.tensor([1.0, -2.0], requires_grad=True)
+        s, idx = TwoOut.apply(x)
+        out["nondiff"] = (s.requires_grad, idx.requires_grad)
+        s.sum().backward()
+        out["nondiff_grad"] = x.grad.tolist()
+
+        class Mat(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(False)
+                return x * 1, x * 2
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                out["g2_is_none"] = g2 is None
+                return g1
+        y = lib.tensor([1.0], requires_grad=True)
+        p, _ = Mat.apply(y)
+        p.sum().backward()
+
+        class Save(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                out["fwd_mode"] = lib.is_grad_enabled()
+                return x * 3
+
+            @staticmethod
+            def backward(ctx, g):
+                out["bwd_mode"] = lib.is_grad_enabled()
+                (x,) = ctx.saved_tensors
+                return g * x
+        z = lib.tensor([2.0], requires_grad=True)
+        w = z * 1
+        r = Save.apply(w)
+        w.add_(1)
+        try:
+            r.sum().backward()
+            out["version_err"] = None
+        except RuntimeError as e:
+            out["version_err"] = "modified by an inplace operation" in str(e)
+        return out
+    assert run(tg) == run(torch)

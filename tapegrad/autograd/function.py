@@ -61,15 +61,18 @@ class PyFuncRecord:
 
     def shift(self, dn):
         self.in_nodes = tuple(n + dn if n >= 0 else n for n in self.in_nodes)
-        self.out_nodes = tuple(n + dn for n in self.out_nodes)
+        self.out_nodes = tuple(n + dn if n >= 0 else n for n in self.out_nodes)
 
     def backward(self, adj, N, nreach, ereach):
         from ..tensor import _wrap
         grads = []
         for node, (shape, dt) in zip(self.out_nodes, self.out_meta):
-            if nreach[node] or self.ctx.materialize_grads:
+            if node >= 0 and (nreach[node] or self.ctx.materialize_grads):
                 g = adj.get(N, node).reshape(shape).copy()
                 grads.append(_wrap(g if g.ndim else g[()], dt))
+            elif self.ctx.materialize_grads:     # non-differentiable output: zeros, as torch
+                z = np.zeros(shape, dt.np)
+                grads.append(_wrap(z if z.ndim else z[()], dt))
             else:
                 grads.append(None)
         with no_grad():
@@ -140,26 +143,30 @@ class Function(metaclass=FunctionMeta):
         if not touts:
             return out
         non_diff = {id(t) for t in ctx._non_diff}
+        diff = [(k, i, o) for k, (i, o) in enumerate(touts)
+                if id(o) not in non_diff and o._dtype.slot >= 0]
+        if not diff:                           # nothing differentiable came out
+            return out
         fl = F_SAVES if ctx._saved else 0
         rec_index = len(tp.pyfuncs)
-        first = touts[0][1]
-        if first._dtype.slot < 0:
-            raise RuntimeError("custom Function outputs must be floating point to be differentiable")
+        k0, _, first = diff[0]
         e, n0 = tp.entry(OPCODE["pyfunc"], _nm(cls.__name__ + "Backward"), first._data.size,
                          first._dtype.slot, -1, -1, p0=rec_index, fl=fl)
+        tp.N[n0 * NK + 4] = k0                 # output number of that node
+        dirty = {id(t) for t in ctx._dirty}
+        diff_ids = {id(o) for _, _, o in diff}
         out_nodes, out_meta, results = [], [], list(outs)
         for k, (i, o) in enumerate(touts):
-            if k == 0:
-                node = n0
-            else:
-                node = tp.node(o._data.size, o._dtype.slot, e, k)
-            out_nodes.append(node)
             out_meta.append((o._data.shape, o._dtype))
-            if id(o) in non_diff:
+            if id(o) not in diff_ids:          # non-differentiable (marked, or not floating)
+                out_nodes.append(-1)
                 continue
+            node = n0 if k == k0 else tp.node(o._data.size, o._dtype.slot, e, k)
+            out_nodes.append(node)
             if any(o is a for a in args):
-                if id(o) in {id(t) for t in ctx._dirty}:
+                if id(o) in dirty:             # modified in place: the same tensor, new node
                     o._tape, o._node, o._rg = tp, node, True
+                    _vcof(o)[0] += 1           # torch bumps the version when rebasing history
                     results[i] = o
                     continue
                 o = _wrap(o._data, o._dtype)      # returning an input: a new view of it
