@@ -36,3 +36,43 @@ def _grad_mode_guard():
     for lib in libs:
         lib.set_grad_enabled(True)
     assert not leaked, "grad mode left disabled by the test in: %s" % leaked
+
+
+# ---------------------------------------------------------------- tapegrad.testing (issue 3)
+# Hypothesis profiles: "quick" is the default (README test command, CI); "thorough" runs many
+# thousands of examples: `python -m pytest --hypothesis-profile thorough tests/test_testing.py`
+# (HYPOTHESIS_PROFILE=thorough works too).
+try:
+    from hypothesis import HealthCheck
+    from hypothesis import settings as _hsettings
+except ImportError:        # hypothesis is a test extra; its tests skip themselves
+    _hsettings = None
+if _hsettings is not None:
+    _hsettings.register_profile("quick", max_examples=25, deadline=None, print_blob=True,
+                                suppress_health_check=[HealthCheck.too_slow])
+    _hsettings.register_profile("thorough", max_examples=20000, deadline=None, print_blob=True,
+                                suppress_health_check=[HealthCheck.too_slow,
+                                                       HealthCheck.filter_too_much])
+    _hsettings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
+
+
+def pytest_addoption(parser, pluginmanager):
+    # The tapegrad pytest plugin (--tapegrad-seed, fixtures tg / tapegrad_seed) is an entry
+    # point of the installed package; register it from the checkout when it is not installed.
+    if not pluginmanager.has_plugin("tapegrad"):
+        from tapegrad.testing import pytest_plugin
+        pluginmanager.register(pytest_plugin, "tapegrad")
+
+
+def _check_checkout_is_tested():
+    # An installed tapegrad whose pytest11 entry point imported it before this file ran would be
+    # tested instead of the checkout: say so (`python -m pytest` from the checkout, or
+    # `pip install -e .`, avoids it).
+    mod = sys.modules.get("tapegrad")
+    path = os.path.abspath(getattr(mod, "__file__", "") or "")
+    if mod is not None and not path.startswith(os.path.join(ROOT, "tapegrad")):
+        import warnings
+        warnings.warn("tests import tapegrad from %s, not from the checkout %s" % (path, ROOT))
+
+
+_check_checkout_is_tested()

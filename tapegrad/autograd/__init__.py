@@ -7,3 +7,4 @@ from .function import Function, FunctionCtx  # noqa: F401
 from . import function, graph, grad_mode  # noqa: F401
 from . import functional  # noqa: F401
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
+from ..testing import GradcheckError, gradcheck, gradgradcheck  # noqa: F401,E402
