@@ -1633,6 +1633,8 @@ def _getitem(x, key):
     name, advanced = _index_name(key)
     if type(y) is not _ndarray:
         y = np.array(y)
+    elif advanced and not y.flags.c_contiguous:
+        y = np.ascontiguousarray(y)       # torch's advanced-indexing result is contiguous
     if x._rg and STATE.enabled:
         idx = np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]
         idx = np.asarray(idx).ravel()

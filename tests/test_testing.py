@@ -672,10 +672,6 @@ pytest_plugins = ["pytester"]
 # ----------------------------------------------------------------- tapegrad divergences found
 # Strict xfails: each fails today because of the tapegrad behaviour it names, and will XPASS
 # (making the suite fail) once it is fixed -- then drop the marker.
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="tapegrad bug: advanced indexing on a non-leading dim "
-                   "returns a non-contiguous (numpy F-order) result; torch's is contiguous, so "
-                   "is_contiguous() differs and a later .view() raises in tapegrad only")
 def test_index_tensor_on_a_later_dim_is_contiguous_as_in_torch():
     x = t64(np.arange(12.0).reshape(3, 4))
     y = x[:, tg.tensor([0, 2])]
@@ -684,10 +680,6 @@ def test_index_tensor_on_a_later_dim_is_contiguous_as_in_torch():
     assert tuple((y * 2).view(6).shape) == (6,)       # torch: fine; tapegrad: RuntimeError
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError,
-                   reason="tapegrad gap: autograd.grad(is_grads_batched=True) is "
-                   "accepted but ignored (a shape-mismatch RuntimeError instead of batched "
-                   "gradients or the NotImplementedError api.md promises for missing options)")
 def test_grad_is_grads_batched():
     x = t64(X)
     y = x * 2

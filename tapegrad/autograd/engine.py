@@ -252,8 +252,28 @@ def _accumulate_graph(t, g):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """d(outputs)/d(inputs) as a tuple, leaving ``.grad`` untouched (torch.autograd.grad).
-    With ``create_graph=True`` the results carry grad_fn and can be differentiated again."""
+    With ``create_graph=True`` the results carry grad_fn and can be differentiated again.
+    ``is_grads_batched``: the first dimension of each grad_output indexes a batch of cotangents;
+    the results gain that dimension (one reverse sweep per cotangent)."""
     Tensor = _tensor_cls()
+    if is_grads_batched:
+        gos = _as_tuple(grad_outputs)
+        nb = gos[0].shape[0]
+        rows = []
+        for i in range(nb):
+            rows.append(grad(outputs, inputs, tuple(g[i] for g in gos),
+                             retain_graph=True if i < nb - 1 else retain_graph,
+                             create_graph=create_graph, allow_unused=allow_unused,
+                             materialize_grads=materialize_grads))
+        from ..tensor import _wrap
+        res = []
+        for j, t in enumerate(_as_tuple(inputs)):
+            col = [r[j] for r in rows]
+            if any(c is None for c in col):
+                res.append(None)
+            else:
+                res.append(_wrap(np.stack([np.asarray(c._data) for c in col]), t._dtype))
+        return tuple(res)
     outputs = _as_tuple(outputs)
     single = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)
