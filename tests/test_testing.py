@@ -692,11 +692,6 @@ def test_grad_is_grads_batched():
     np.testing.assert_array_equal(g.numpy(), np.full((2,) + X.shape, 2.0))
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError,
-                   reason="tapegrad bug: autograd.grad(y, b) with a non-leaf b "
-                   "sweeps (and frees) the graph below b too; torch only runs what is needed for "
-                   "the requested inputs, so a later grad/backward through b works there but "
-                   "raises 'Trying to backward through the graph a second time' in tapegrad")
 def test_grad_wrt_a_non_leaf_leaves_the_graph_below_it_alone():
     x = t64([0.5, 1.0])
     b = x * x

@@ -59,7 +59,7 @@ def _size(shape):
     return Size(shape)
 
 
-def _run(tensors, grads, retain_graph):
+def _run(tensors, grads, retain_graph, inputs=None):
     """Sweep the (joined) tape of the non-leaf roots. Returns (tape, A, nreach) or None."""
     roots = [(t, g) for t, g in zip(tensors, grads) if t._tape is not None]
     if not roots:
@@ -71,7 +71,18 @@ def _run(tensors, grads, retain_graph):
     for t, g in roots:
         _, node = _tp.resolve(t)
         seeds.append((node, np.ascontiguousarray(g, _tp.NP_DT[t._dtype.slot]).reshape(-1)))
-    adj, nreach = _tp.sweep(tp, seeds, retain_graph)
+    needed = None
+    if inputs is not None and not retain_graph:
+        nodes = []
+        for t in inputs:
+            if t._tape is None:
+                nodes += [n for n, ref in tp.leaf_pairs if ref() is t]
+            else:
+                ttp, node = _tp.resolve(t)
+                if ttp is tp:
+                    nodes.append(node)
+        needed = _tp.needed_entries(tp, nodes)
+    adj, nreach = _tp.sweep(tp, seeds, retain_graph, needed)
     return tp, adj, nreach
 
 
@@ -286,7 +297,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if create_graph:
         return _grad_create_graph(outputs, inputs, grads, _as_tuple(grad_outputs), allow_unused,
                                   materialize_grads)
-    res = _run(outputs, grads, retain_graph)
+    res = _run(outputs, grads, retain_graph, inputs)
     from ..tensor import _wrap
     out = []
     for i, t in enumerate(inputs):
