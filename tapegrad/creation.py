@@ -3,8 +3,7 @@ import numbers
 
 import numpy as np
 
-from .tensor import (Size, Tensor, _DEFAULT, _as_dtype, _wrap, bool_, float32, int64,
-                     _CPU, device)
+from .tensor import Size, Tensor, _DEFAULT, _as_dtype, _wrap, bool_, int64
 
 _rng = [np.random.default_rng()]
 

@@ -427,8 +427,6 @@ def grad_and_value(func, argnums=0, has_aux=False):
     cache = _Cache(func)
 
     def seed(outs, ct):
-        if has_aux:
-            main = outs[0] if ct.out_spec[0] in ("tuple", "list") else None
         if outs[0].size != 1:
             raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
                                "Tensor, got tensor with %d dims." % outs[0].ndim)
@@ -533,7 +531,6 @@ def vmap(func, in_dims=0, out_dims=0):
     """Map func over a leading batch dimension. Evaluated point by point for now (each point
     replays compiled when func is a tapegrad.func transform); the batched chunk interpreter of
     issue 6 is not built yet."""
-    from . import creation
     from .tensor import Tensor, _wrap
 
     def wrapper(*args):

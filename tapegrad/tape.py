@@ -28,7 +28,7 @@ from array import array
 import numpy as np
 
 from . import _par
-from .kernels import (CI, F_BIG, F_FREED, F_HIDDEN, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NNR, NOFF,
+from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NNR, NOFF,
                       NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
 BIG = 1 << 15          # nodes this big live in the "big" slots and their entries run on numpy

@@ -7,7 +7,6 @@ by the op table's numpy references; recording appends one entry (``_record_*``).
 operations (mean, sigmoid via the table, reshape, unbind, indexing, matmul shapes) are built
 here from the primitive core of ``ops.py``.
 """
-import math
 import numbers
 import warnings
 
@@ -273,13 +272,6 @@ def _out(data, dt, tp, node):
     t._tape = tp
     t._node = node
     return t
-
-
-def _fix0(y, dt):
-    """numpy results: keep the tensor dtype (numpy may widen) and plain ndarray/scalar types."""
-    if y.dtype != dt.np:
-        y = y.astype(dt.np)
-    return y
 
 
 # ----------------------------------------------------------------------------- recording
@@ -963,7 +955,6 @@ class Tensor:
             self._tape, self._node = res._tape, res._node
             self._rg = True
         else:
-            od = _np_of(other)
             res = f(_wrap(self._data, self._dtype), other if not isinstance(other, Tensor) else _share(other))
             rd = res._data
             if res._dtype is not self._dtype and not (res._dtype._cat <= self._dtype._cat):
@@ -974,7 +965,6 @@ class Tensor:
                 d[...] = rd
             else:
                 self._data = np.asarray(rd, self._dtype.np)[()]
-            del od
         _bump(self)
         return self
 

@@ -159,3 +159,13 @@ def test_against_torch_double_backward():
     ref = program(torch, torch.tensor(xv, requires_grad=True), torch.tensor(wv))
     for a, b in zip(ours, ref):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_backward_gradient_argument_keeps_its_graph_under_create_graph():
+    """backward(gradient=v, create_graph=True): x.grad = v * dy/dx depends on v, as in torch."""
+    x = tg.tensor([0.5, 2.0], dtype=tg.float64, requires_grad=True)
+    v = tg.tensor([3.0, -1.0], dtype=tg.float64, requires_grad=True)
+    (x ** 3).backward(v, create_graph=True)
+    np.testing.assert_allclose(x.grad.detach().numpy(), [3.0 * 0.75, -12.0])
+    (gv,) = tg.autograd.grad(x.grad.sum(), v)
+    np.testing.assert_allclose(gv.numpy(), 3 * np.array([0.5, 2.0]) ** 2)

@@ -8,7 +8,6 @@ import numpy as np
 
 from .. import tape as _tp
 from ..kernels import NK
-from .grad_mode import STATE
 
 
 def _tensor_cls():
@@ -24,7 +23,7 @@ def _as_tuple(x):
     return (x,)
 
 
-def _seed_grads(tensors, grad_tensors, what="backward", raw=None):
+def _seed_grads(tensors, grad_tensors, what="backward"):
     Tensor = _tensor_cls()
     grads = []
     if len(grad_tensors) not in (0, len(tensors)):
@@ -164,12 +163,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grad_tensors = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _seed_grads(tensors, grad_tensors, raw=grad_tensors)
+    grads = _seed_grads(tensors, grad_tensors)
     only = None
     if inputs is not None:
         only = {id(t) for t in _as_tuple(inputs)}
     if create_graph:
-        _backward_create_graph(tensors, grads, only)
+        _backward_create_graph(tensors, grads, only, grad_tensors)
         return
     # leaf roots accumulate directly
     for t, g in zip(tensors, grads):
@@ -224,10 +223,10 @@ def _graph_seeds(tensors, grads, raw):
     return tp, [(_tp.resolve(t)[1], g) for t, g in roots]
 
 
-def _backward_create_graph(tensors, grads, only):
+def _backward_create_graph(tensors, grads, only, raw):
+    """create_graph backward; ``raw``: the caller's gradient tensors (kept with their graph)."""
     from .higher import differentiable_sweep
     T = _tensor_mod()
-    raw = None
     for t, g in zip(tensors, grads):
         if t._tape is None and (only is None or id(t) in only):
             _accumulate_graph(t, T._wrap(np.array(g) if g.ndim else g[()].copy(), t._dtype))

@@ -5,8 +5,6 @@ an entry's ``grad_fn`` and is then cached on the tape, so ``a.grad_fn is b.grad_
 outputs of one entry. Each grad_fn name (``MulBackward0``) is its own subclass of ``Node`` so
 ``type(node).__name__`` reads as in torch.
 """
-import numpy as np
-
 from ..kernels import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, OP
 from ..ops import BINARY, MM, OPS, PYFUNC
 from ..tape import resolve_entry, view_i64

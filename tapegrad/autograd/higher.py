@@ -15,7 +15,7 @@ finite differences of the first derivative, and torch's double backward.
 import numpy as np
 
 from .. import tape as _tp
-from ..kernels import (CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NNR, NOFF, NPROD, NSIZE,
+from ..kernels import (CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE,
                        OP, OUT, P0, P1, SA, SB, SY)
 from ..ops import BINARY, BY_NAME, CAST, INDEX, MM, OPS, PYFUNC, SUM, UNARY
 from .grad_mode import enable_grad

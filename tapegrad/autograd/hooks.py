@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import tape as _tp
 from ..kernels import F_BIG, F_HOOK, FL, IA, IB, K, NDT, NK, NPROD, NSIZE, OP
-from ..ops import BINARY, MM, OPS, PYFUNC
+from ..ops import BINARY, MM, OPS
 
 _ids = itertools.count()
 
