@@ -5,14 +5,16 @@ backwards accumulating adjoints; `forward` replays it on new node values. Each i
 compiled function (its body emitted once per dtype store, float32 and float64), cached on
 disk; no tape ever triggers a compilation.
 """
-from numba import njit
+import numpy as np
+from numba import carray, njit, prange
 
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
-                      F_FREED, F_SAVES, F_BIG, noff, operand, mark, raw)
+                      F_FREED, F_SAVES, F_BIG, NPROD, noff, operand, mark, raw, boperand, _voidptr)
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 
+KERNELS_SHA = '19058b2d11656d14'  # sha256 of kernels.py: regenerate when it changes
 # kind code of each opcode (see ops.KIND_CODES)
 KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 4, 5, 6,)
 OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'lgamma', 'polygamma', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'mm', 'cast', 'pyfunc',)
@@ -136,26 +138,90 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 A_ = operand(live, X4, V4, XA4, N, a, E[b0 + SA], (n - 1) * sa + 1)
                 B_ = operand(live, X4, V4, XA4, N, b, E[b0 + SB], (n - 1) * sb + 1)
                 Y_ = operand(live, X4, V4, XA4, N, out, E[b0 + SY], n)
-                if op == 33:  # add
-                    vjp_add(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 34:  # sub
-                    vjp_sub(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 35:  # mul
-                    vjp_mul(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 36:  # div
-                    vjp_div(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 37:  # pow
-                    vjp_pow(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 38:  # maximum
-                    vjp_maximum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 39:  # minimum
-                    vjp_minimum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 40:  # atan2
-                    vjp_atan2(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 41:  # hypot
-                    vjp_hypot(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 42:  # remainder
-                    vjp_remainder(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                if sa == 1 and sb == 1:
+                    if op == 33:  # add
+                        vjp_add(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 34:  # sub
+                        vjp_sub(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 35:  # mul
+                        vjp_mul(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 36:  # div
+                        vjp_div(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 37:  # pow
+                        vjp_pow(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 38:  # maximum
+                        vjp_maximum(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 39:  # minimum
+                        vjp_minimum(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 40:  # atan2
+                        vjp_atan2(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 41:  # hypot
+                        vjp_hypot(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 42:  # remainder
+                        vjp_remainder(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                elif sa == 1 and sb == 0:
+                    if op == 33:  # add
+                        vjp_add(n, A4, go, A_, 0, 1, B_, 0, 0, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 34:  # sub
+                        vjp_sub(n, A4, go, A_, 0, 1, B_, 0, 0, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 35:  # mul
+                        vjp_mul(n, A4, go, A_, 0, 1, B_, 0, 0, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 36:  # div
+                        vjp_div(n, A4, go, A_, 0, 1, B_, 0, 0, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 37:  # pow
+                        vjp_pow(n, A4, go, A_, 0, 1, B_, 0, 0, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 38:  # maximum
+                        vjp_maximum(n, A4, go, A_, 0, 1, B_, 0, 0, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 39:  # minimum
+                        vjp_minimum(n, A4, go, A_, 0, 1, B_, 0, 0, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 40:  # atan2
+                        vjp_atan2(n, A4, go, A_, 0, 1, B_, 0, 0, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 41:  # hypot
+                        vjp_hypot(n, A4, go, A_, 0, 1, B_, 0, 0, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 42:  # remainder
+                        vjp_remainder(n, A4, go, A_, 0, 1, B_, 0, 0, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                elif sa == 0 and sb == 1:
+                    if op == 33:  # add
+                        vjp_add(n, A4, go, A_, 0, 0, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 34:  # sub
+                        vjp_sub(n, A4, go, A_, 0, 0, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 35:  # mul
+                        vjp_mul(n, A4, go, A_, 0, 0, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 36:  # div
+                        vjp_div(n, A4, go, A_, 0, 0, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 37:  # pow
+                        vjp_pow(n, A4, go, A_, 0, 0, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 38:  # maximum
+                        vjp_maximum(n, A4, go, A_, 0, 0, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 39:  # minimum
+                        vjp_minimum(n, A4, go, A_, 0, 0, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 40:  # atan2
+                        vjp_atan2(n, A4, go, A_, 0, 0, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 41:  # hypot
+                        vjp_hypot(n, A4, go, A_, 0, 0, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 42:  # remainder
+                        vjp_remainder(n, A4, go, A_, 0, 0, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                else:
+                    if op == 33:  # add
+                        vjp_add(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 34:  # sub
+                        vjp_sub(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 35:  # mul
+                        vjp_mul(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 36:  # div
+                        vjp_div(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 37:  # pow
+                        vjp_pow(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 38:  # maximum
+                        vjp_maximum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 39:  # minimum
+                        vjp_minimum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 40:  # atan2
+                        vjp_atan2(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 41:  # hypot
+                        vjp_hypot(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 42:  # remainder
+                        vjp_remainder(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -256,26 +322,90 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 A_ = operand(live, X8, V8, XA8, N, a, E[b0 + SA], (n - 1) * sa + 1)
                 B_ = operand(live, X8, V8, XA8, N, b, E[b0 + SB], (n - 1) * sb + 1)
                 Y_ = operand(live, X8, V8, XA8, N, out, E[b0 + SY], n)
-                if op == 33:  # add
-                    vjp_add(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 34:  # sub
-                    vjp_sub(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 35:  # mul
-                    vjp_mul(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 36:  # div
-                    vjp_div(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 37:  # pow
-                    vjp_pow(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 38:  # maximum
-                    vjp_maximum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 39:  # minimum
-                    vjp_minimum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 40:  # atan2
-                    vjp_atan2(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 41:  # hypot
-                    vjp_hypot(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 42:  # remainder
-                    vjp_remainder(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                if sa == 1 and sb == 1:
+                    if op == 33:  # add
+                        vjp_add(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 34:  # sub
+                        vjp_sub(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 35:  # mul
+                        vjp_mul(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 36:  # div
+                        vjp_div(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 37:  # pow
+                        vjp_pow(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 38:  # maximum
+                        vjp_maximum(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 39:  # minimum
+                        vjp_minimum(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 40:  # atan2
+                        vjp_atan2(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 41:  # hypot
+                        vjp_hypot(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 42:  # remainder
+                        vjp_remainder(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                elif sa == 1 and sb == 0:
+                    if op == 33:  # add
+                        vjp_add(n, A8, go, A_, 0, 1, B_, 0, 0, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 34:  # sub
+                        vjp_sub(n, A8, go, A_, 0, 1, B_, 0, 0, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 35:  # mul
+                        vjp_mul(n, A8, go, A_, 0, 1, B_, 0, 0, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 36:  # div
+                        vjp_div(n, A8, go, A_, 0, 1, B_, 0, 0, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 37:  # pow
+                        vjp_pow(n, A8, go, A_, 0, 1, B_, 0, 0, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 38:  # maximum
+                        vjp_maximum(n, A8, go, A_, 0, 1, B_, 0, 0, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 39:  # minimum
+                        vjp_minimum(n, A8, go, A_, 0, 1, B_, 0, 0, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 40:  # atan2
+                        vjp_atan2(n, A8, go, A_, 0, 1, B_, 0, 0, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 41:  # hypot
+                        vjp_hypot(n, A8, go, A_, 0, 1, B_, 0, 0, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 42:  # remainder
+                        vjp_remainder(n, A8, go, A_, 0, 1, B_, 0, 0, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                elif sa == 0 and sb == 1:
+                    if op == 33:  # add
+                        vjp_add(n, A8, go, A_, 0, 0, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 34:  # sub
+                        vjp_sub(n, A8, go, A_, 0, 0, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 35:  # mul
+                        vjp_mul(n, A8, go, A_, 0, 0, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 36:  # div
+                        vjp_div(n, A8, go, A_, 0, 0, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 37:  # pow
+                        vjp_pow(n, A8, go, A_, 0, 0, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 38:  # maximum
+                        vjp_maximum(n, A8, go, A_, 0, 0, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 39:  # minimum
+                        vjp_minimum(n, A8, go, A_, 0, 0, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 40:  # atan2
+                        vjp_atan2(n, A8, go, A_, 0, 0, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 41:  # hypot
+                        vjp_hypot(n, A8, go, A_, 0, 0, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 42:  # remainder
+                        vjp_remainder(n, A8, go, A_, 0, 0, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                else:
+                    if op == 33:  # add
+                        vjp_add(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 34:  # sub
+                        vjp_sub(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 35:  # mul
+                        vjp_mul(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 36:  # div
+                        vjp_div(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 37:  # pow
+                        vjp_pow(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 38:  # maximum
+                        vjp_maximum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 39:  # minimum
+                        vjp_minimum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 40:  # atan2
+                        vjp_atan2(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 41:  # hypot
+                        vjp_hypot(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 42:  # remainder
+                        vjp_remainder(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -399,28 +529,94 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                 elif op == 32:  # polygamma
                     fwd_polygamma(n, X_, 0, c, X4, yo)
             elif kind == 1:  # binary
-                A_ = operand(True, X4, V4, XA4, N, a, E[b0 + SA], (n - 1) * E[b0 + P0] + 1)
-                B_ = operand(True, X4, V4, XA4, N, b, E[b0 + SB], (n - 1) * E[b0 + P1] + 1)
-                if op == 33:  # add
-                    fwd_add(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 34:  # sub
-                    fwd_sub(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 35:  # mul
-                    fwd_mul(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 36:  # div
-                    fwd_div(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 37:  # pow
-                    fwd_pow(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 38:  # maximum
-                    fwd_maximum(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 39:  # minimum
-                    fwd_minimum(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 40:  # atan2
-                    fwd_atan2(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 41:  # hypot
-                    fwd_hypot(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
-                elif op == 42:  # remainder
-                    fwd_remainder(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X4, yo)
+                sa = E[b0 + P0]
+                sb = E[b0 + P1]
+                A_ = operand(True, X4, V4, XA4, N, a, E[b0 + SA], (n - 1) * sa + 1)
+                B_ = operand(True, X4, V4, XA4, N, b, E[b0 + SB], (n - 1) * sb + 1)
+                if sa == 1 and sb == 1:
+                    if op == 33:  # add
+                        fwd_add(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 34:  # sub
+                        fwd_sub(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 35:  # mul
+                        fwd_mul(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 36:  # div
+                        fwd_div(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 37:  # pow
+                        fwd_pow(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 38:  # maximum
+                        fwd_maximum(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 39:  # minimum
+                        fwd_minimum(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 40:  # atan2
+                        fwd_atan2(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 41:  # hypot
+                        fwd_hypot(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 42:  # remainder
+                        fwd_remainder(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                elif sa == 1 and sb == 0:
+                    if op == 33:  # add
+                        fwd_add(n, A_, 0, 1, B_, 0, 0, X4, yo)
+                    elif op == 34:  # sub
+                        fwd_sub(n, A_, 0, 1, B_, 0, 0, X4, yo)
+                    elif op == 35:  # mul
+                        fwd_mul(n, A_, 0, 1, B_, 0, 0, X4, yo)
+                    elif op == 36:  # div
+                        fwd_div(n, A_, 0, 1, B_, 0, 0, X4, yo)
+                    elif op == 37:  # pow
+                        fwd_pow(n, A_, 0, 1, B_, 0, 0, X4, yo)
+                    elif op == 38:  # maximum
+                        fwd_maximum(n, A_, 0, 1, B_, 0, 0, X4, yo)
+                    elif op == 39:  # minimum
+                        fwd_minimum(n, A_, 0, 1, B_, 0, 0, X4, yo)
+                    elif op == 40:  # atan2
+                        fwd_atan2(n, A_, 0, 1, B_, 0, 0, X4, yo)
+                    elif op == 41:  # hypot
+                        fwd_hypot(n, A_, 0, 1, B_, 0, 0, X4, yo)
+                    elif op == 42:  # remainder
+                        fwd_remainder(n, A_, 0, 1, B_, 0, 0, X4, yo)
+                elif sa == 0 and sb == 1:
+                    if op == 33:  # add
+                        fwd_add(n, A_, 0, 0, B_, 0, 1, X4, yo)
+                    elif op == 34:  # sub
+                        fwd_sub(n, A_, 0, 0, B_, 0, 1, X4, yo)
+                    elif op == 35:  # mul
+                        fwd_mul(n, A_, 0, 0, B_, 0, 1, X4, yo)
+                    elif op == 36:  # div
+                        fwd_div(n, A_, 0, 0, B_, 0, 1, X4, yo)
+                    elif op == 37:  # pow
+                        fwd_pow(n, A_, 0, 0, B_, 0, 1, X4, yo)
+                    elif op == 38:  # maximum
+                        fwd_maximum(n, A_, 0, 0, B_, 0, 1, X4, yo)
+                    elif op == 39:  # minimum
+                        fwd_minimum(n, A_, 0, 0, B_, 0, 1, X4, yo)
+                    elif op == 40:  # atan2
+                        fwd_atan2(n, A_, 0, 0, B_, 0, 1, X4, yo)
+                    elif op == 41:  # hypot
+                        fwd_hypot(n, A_, 0, 0, B_, 0, 1, X4, yo)
+                    elif op == 42:  # remainder
+                        fwd_remainder(n, A_, 0, 0, B_, 0, 1, X4, yo)
+                else:
+                    if op == 33:  # add
+                        fwd_add(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 34:  # sub
+                        fwd_sub(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 35:  # mul
+                        fwd_mul(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 36:  # div
+                        fwd_div(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 37:  # pow
+                        fwd_pow(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 38:  # maximum
+                        fwd_maximum(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 39:  # minimum
+                        fwd_minimum(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 40:  # atan2
+                        fwd_atan2(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 41:  # hypot
+                        fwd_hypot(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 42:  # remainder
+                        fwd_remainder(n, A_, 0, sa, B_, 0, sb, X4, yo)
             elif kind == 2:  # sum
                 if op == 43:  # sum
                     fwd_sum(N[a * NK + NSIZE], X4, noff(N, a), c, X4, yo)
@@ -506,28 +702,94 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                 elif op == 32:  # polygamma
                     fwd_polygamma(n, X_, 0, c, X8, yo)
             elif kind == 1:  # binary
-                A_ = operand(True, X8, V8, XA8, N, a, E[b0 + SA], (n - 1) * E[b0 + P0] + 1)
-                B_ = operand(True, X8, V8, XA8, N, b, E[b0 + SB], (n - 1) * E[b0 + P1] + 1)
-                if op == 33:  # add
-                    fwd_add(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 34:  # sub
-                    fwd_sub(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 35:  # mul
-                    fwd_mul(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 36:  # div
-                    fwd_div(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 37:  # pow
-                    fwd_pow(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 38:  # maximum
-                    fwd_maximum(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 39:  # minimum
-                    fwd_minimum(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 40:  # atan2
-                    fwd_atan2(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 41:  # hypot
-                    fwd_hypot(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
-                elif op == 42:  # remainder
-                    fwd_remainder(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X8, yo)
+                sa = E[b0 + P0]
+                sb = E[b0 + P1]
+                A_ = operand(True, X8, V8, XA8, N, a, E[b0 + SA], (n - 1) * sa + 1)
+                B_ = operand(True, X8, V8, XA8, N, b, E[b0 + SB], (n - 1) * sb + 1)
+                if sa == 1 and sb == 1:
+                    if op == 33:  # add
+                        fwd_add(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 34:  # sub
+                        fwd_sub(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 35:  # mul
+                        fwd_mul(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 36:  # div
+                        fwd_div(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 37:  # pow
+                        fwd_pow(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 38:  # maximum
+                        fwd_maximum(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 39:  # minimum
+                        fwd_minimum(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 40:  # atan2
+                        fwd_atan2(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 41:  # hypot
+                        fwd_hypot(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 42:  # remainder
+                        fwd_remainder(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                elif sa == 1 and sb == 0:
+                    if op == 33:  # add
+                        fwd_add(n, A_, 0, 1, B_, 0, 0, X8, yo)
+                    elif op == 34:  # sub
+                        fwd_sub(n, A_, 0, 1, B_, 0, 0, X8, yo)
+                    elif op == 35:  # mul
+                        fwd_mul(n, A_, 0, 1, B_, 0, 0, X8, yo)
+                    elif op == 36:  # div
+                        fwd_div(n, A_, 0, 1, B_, 0, 0, X8, yo)
+                    elif op == 37:  # pow
+                        fwd_pow(n, A_, 0, 1, B_, 0, 0, X8, yo)
+                    elif op == 38:  # maximum
+                        fwd_maximum(n, A_, 0, 1, B_, 0, 0, X8, yo)
+                    elif op == 39:  # minimum
+                        fwd_minimum(n, A_, 0, 1, B_, 0, 0, X8, yo)
+                    elif op == 40:  # atan2
+                        fwd_atan2(n, A_, 0, 1, B_, 0, 0, X8, yo)
+                    elif op == 41:  # hypot
+                        fwd_hypot(n, A_, 0, 1, B_, 0, 0, X8, yo)
+                    elif op == 42:  # remainder
+                        fwd_remainder(n, A_, 0, 1, B_, 0, 0, X8, yo)
+                elif sa == 0 and sb == 1:
+                    if op == 33:  # add
+                        fwd_add(n, A_, 0, 0, B_, 0, 1, X8, yo)
+                    elif op == 34:  # sub
+                        fwd_sub(n, A_, 0, 0, B_, 0, 1, X8, yo)
+                    elif op == 35:  # mul
+                        fwd_mul(n, A_, 0, 0, B_, 0, 1, X8, yo)
+                    elif op == 36:  # div
+                        fwd_div(n, A_, 0, 0, B_, 0, 1, X8, yo)
+                    elif op == 37:  # pow
+                        fwd_pow(n, A_, 0, 0, B_, 0, 1, X8, yo)
+                    elif op == 38:  # maximum
+                        fwd_maximum(n, A_, 0, 0, B_, 0, 1, X8, yo)
+                    elif op == 39:  # minimum
+                        fwd_minimum(n, A_, 0, 0, B_, 0, 1, X8, yo)
+                    elif op == 40:  # atan2
+                        fwd_atan2(n, A_, 0, 0, B_, 0, 1, X8, yo)
+                    elif op == 41:  # hypot
+                        fwd_hypot(n, A_, 0, 0, B_, 0, 1, X8, yo)
+                    elif op == 42:  # remainder
+                        fwd_remainder(n, A_, 0, 0, B_, 0, 1, X8, yo)
+                else:
+                    if op == 33:  # add
+                        fwd_add(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 34:  # sub
+                        fwd_sub(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 35:  # mul
+                        fwd_mul(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 36:  # div
+                        fwd_div(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 37:  # pow
+                        fwd_pow(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 38:  # maximum
+                        fwd_maximum(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 39:  # minimum
+                        fwd_minimum(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 40:  # atan2
+                        fwd_atan2(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 41:  # hypot
+                        fwd_hypot(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 42:  # remainder
+                        fwd_remainder(n, A_, 0, sa, B_, 0, sb, X8, yo)
             elif kind == 2:  # sum
                 if op == 43:  # sum
                     fwd_sum(N[a * NK + NSIZE], X8, noff(N, a), c, X8, yo)
@@ -544,3 +806,909 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                 if op == 47:  # mm
                     fwd_mm(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, 0, B_, 0, X8, yo)
     return -1
+
+
+@_jit
+def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
+    """Batched replay of entries start..stop-1 on a chunk of B points laid out slot-major
+    (element i of the node at offset o: X[(o + i) * B + lane]). The caller has checked that
+    the tape has no custom Function and no F_BIG entry (tapegrad.func)."""
+    E, N, V4, V8, XA4, XA8, I, C = raw(E), raw(N), raw(V4), raw(V8), raw(XA4), raw(XA8), raw(I), raw(C)
+    X4, X8 = raw(X4), raw(X8)
+    for e in range(start, stop):
+        b0 = e * K
+        op = E[b0 + OP]
+        out = E[b0 + OUT]
+        a = E[b0 + IA]
+        b = E[b0 + IB]
+        c = C[E[b0 + CI]] if E[b0 + CI] >= 0 else 0.0
+        kind = KIND[op]
+        yo = N[out * NK + NOFF] * B
+        n = N[out * NK + NSIZE]
+        if op == CAST_OP:
+            da, oa = N[a * NK + NDT], N[a * NK + NOFF] * B
+            for i in range(n * B):
+                v = X4[oa + i] if da == 0 else X8[oa + i]
+                if N[out * NK + NDT] == 0:
+                    X4[yo + i] = v
+                else:
+                    X8[yo + i] = v
+        elif N[out * NK + NDT] == 0:
+            if kind == 0:  # unary
+                if op == 0:  # neg
+                    fwd_neg(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 1:  # exp
+                    fwd_exp(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 2:  # log
+                    fwd_log(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 3:  # sin
+                    fwd_sin(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 4:  # cos
+                    fwd_cos(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 5:  # tanh
+                    fwd_tanh(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 6:  # sigmoid
+                    fwd_sigmoid(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 7:  # relu
+                    fwd_relu(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 8:  # sqrt
+                    fwd_sqrt(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 9:  # abs
+                    fwd_abs(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 10:  # pow_scalar
+                    fwd_pow_scalar(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 11:  # tan
+                    fwd_tan(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 12:  # asin
+                    fwd_asin(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 13:  # acos
+                    fwd_acos(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 14:  # atan
+                    fwd_atan(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 15:  # sinh
+                    fwd_sinh(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 16:  # cosh
+                    fwd_cosh(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 17:  # erf
+                    fwd_erf(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 18:  # log1p
+                    fwd_log1p(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 19:  # expm1
+                    fwd_expm1(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 20:  # scale
+                    fwd_scale(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 21:  # step
+                    fwd_step(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 22:  # clamp_min
+                    fwd_clamp_min(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 23:  # clamp_max
+                    fwd_clamp_max(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 24:  # leaky_relu
+                    fwd_leaky_relu(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 25:  # elu
+                    fwd_elu(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 26:  # gelu
+                    fwd_gelu(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 27:  # silu
+                    fwd_silu(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 28:  # softplus
+                    fwd_softplus(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 29:  # log_sigmoid
+                    fwd_log_sigmoid(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 30:  # smooth_l1
+                    fwd_smooth_l1(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 31:  # lgamma
+                    fwd_lgamma(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                elif op == 32:  # polygamma
+                    fwd_polygamma(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+            elif kind == 1:  # binary
+                sa = E[b0 + P0]
+                sb = E[b0 + P1]
+                A_, ao, aes, als = boperand(X4, V4, XA4, N, a, E[b0 + SA], B)
+                B_, bo, bes, bls = boperand(X4, V4, XA4, N, b, E[b0 + SB], B)
+                whole = ((als == 1 and (sa == 1 or n == 1)) or (als == 0 and sa == 0)) and ((bls == 1 and (sb == 1 or n == 1)) or (bls == 0 and sb == 0))
+                nl, w = (1, n * B) if whole else (n, B)
+                for i in range(nl):
+                    if als == 1 and bls == 1:
+                        if op == 33:  # add
+                            fwd_add(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 34:  # sub
+                            fwd_sub(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 35:  # mul
+                            fwd_mul(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 36:  # div
+                            fwd_div(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 37:  # pow
+                            fwd_pow(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 38:  # maximum
+                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 39:  # minimum
+                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 40:  # atan2
+                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 41:  # hypot
+                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 42:  # remainder
+                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                    elif als == 1 and bls == 0:
+                        if op == 33:  # add
+                            fwd_add(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
+                        elif op == 34:  # sub
+                            fwd_sub(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
+                        elif op == 35:  # mul
+                            fwd_mul(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
+                        elif op == 36:  # div
+                            fwd_div(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
+                        elif op == 37:  # pow
+                            fwd_pow(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
+                        elif op == 38:  # maximum
+                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
+                        elif op == 39:  # minimum
+                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
+                        elif op == 40:  # atan2
+                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
+                        elif op == 41:  # hypot
+                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
+                        elif op == 42:  # remainder
+                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
+                    elif als == 0 and bls == 1:
+                        if op == 33:  # add
+                            fwd_add(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 34:  # sub
+                            fwd_sub(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 35:  # mul
+                            fwd_mul(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 36:  # div
+                            fwd_div(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 37:  # pow
+                            fwd_pow(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 38:  # maximum
+                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 39:  # minimum
+                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 40:  # atan2
+                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 41:  # hypot
+                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                        elif op == 42:  # remainder
+                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
+                    else:
+                        if op == 33:  # add
+                            fwd_add(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
+                        elif op == 34:  # sub
+                            fwd_sub(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
+                        elif op == 35:  # mul
+                            fwd_mul(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
+                        elif op == 36:  # div
+                            fwd_div(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
+                        elif op == 37:  # pow
+                            fwd_pow(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
+                        elif op == 38:  # maximum
+                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
+                        elif op == 39:  # minimum
+                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
+                        elif op == 40:  # atan2
+                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
+                        elif op == 41:  # hypot
+                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
+                        elif op == 42:  # remainder
+                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
+            elif kind == 2:  # sum
+                if op == 43:  # sum
+                    bfwd_sum(N[a * NK + NSIZE], X4, noff(N, a) * B, c, X4, yo, B)
+            elif kind == 3:  # index
+                if op == 44:  # gather
+                    bfwd_gather(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
+                elif op == 45:  # segsum
+                    bfwd_segsum(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
+                elif op == 46:  # copy
+                    bfwd_copy(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
+            elif kind == 4:  # mm
+                m = E[b0 + P0]
+                k = E[b0 + P1]
+                A_, ao, aes, als = boperand(X4, V4, XA4, N, a, E[b0 + SA], B)
+                B_, bo, bes, bls = boperand(X4, V4, XA4, N, b, E[b0 + SB], B)
+                if op == 47:  # mm
+                    bfwd_mm(m, k, n // m, A_, ao, aes, als, B_, bo, bes, bls, X4, yo, B)
+        else:
+            if kind == 0:  # unary
+                if op == 0:  # neg
+                    fwd_neg(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 1:  # exp
+                    fwd_exp(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 2:  # log
+                    fwd_log(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 3:  # sin
+                    fwd_sin(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 4:  # cos
+                    fwd_cos(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 5:  # tanh
+                    fwd_tanh(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 6:  # sigmoid
+                    fwd_sigmoid(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 7:  # relu
+                    fwd_relu(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 8:  # sqrt
+                    fwd_sqrt(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 9:  # abs
+                    fwd_abs(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 10:  # pow_scalar
+                    fwd_pow_scalar(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 11:  # tan
+                    fwd_tan(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 12:  # asin
+                    fwd_asin(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 13:  # acos
+                    fwd_acos(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 14:  # atan
+                    fwd_atan(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 15:  # sinh
+                    fwd_sinh(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 16:  # cosh
+                    fwd_cosh(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 17:  # erf
+                    fwd_erf(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 18:  # log1p
+                    fwd_log1p(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 19:  # expm1
+                    fwd_expm1(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 20:  # scale
+                    fwd_scale(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 21:  # step
+                    fwd_step(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 22:  # clamp_min
+                    fwd_clamp_min(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 23:  # clamp_max
+                    fwd_clamp_max(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 24:  # leaky_relu
+                    fwd_leaky_relu(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 25:  # elu
+                    fwd_elu(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 26:  # gelu
+                    fwd_gelu(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 27:  # silu
+                    fwd_silu(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 28:  # softplus
+                    fwd_softplus(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 29:  # log_sigmoid
+                    fwd_log_sigmoid(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 30:  # smooth_l1
+                    fwd_smooth_l1(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 31:  # lgamma
+                    fwd_lgamma(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                elif op == 32:  # polygamma
+                    fwd_polygamma(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+            elif kind == 1:  # binary
+                sa = E[b0 + P0]
+                sb = E[b0 + P1]
+                A_, ao, aes, als = boperand(X8, V8, XA8, N, a, E[b0 + SA], B)
+                B_, bo, bes, bls = boperand(X8, V8, XA8, N, b, E[b0 + SB], B)
+                whole = ((als == 1 and (sa == 1 or n == 1)) or (als == 0 and sa == 0)) and ((bls == 1 and (sb == 1 or n == 1)) or (bls == 0 and sb == 0))
+                nl, w = (1, n * B) if whole else (n, B)
+                for i in range(nl):
+                    if als == 1 and bls == 1:
+                        if op == 33:  # add
+                            fwd_add(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 34:  # sub
+                            fwd_sub(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 35:  # mul
+                            fwd_mul(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 36:  # div
+                            fwd_div(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 37:  # pow
+                            fwd_pow(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 38:  # maximum
+                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 39:  # minimum
+                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 40:  # atan2
+                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 41:  # hypot
+                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 42:  # remainder
+                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                    elif als == 1 and bls == 0:
+                        if op == 33:  # add
+                            fwd_add(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
+                        elif op == 34:  # sub
+                            fwd_sub(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
+                        elif op == 35:  # mul
+                            fwd_mul(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
+                        elif op == 36:  # div
+                            fwd_div(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
+                        elif op == 37:  # pow
+                            fwd_pow(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
+                        elif op == 38:  # maximum
+                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
+                        elif op == 39:  # minimum
+                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
+                        elif op == 40:  # atan2
+                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
+                        elif op == 41:  # hypot
+                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
+                        elif op == 42:  # remainder
+                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
+                    elif als == 0 and bls == 1:
+                        if op == 33:  # add
+                            fwd_add(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 34:  # sub
+                            fwd_sub(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 35:  # mul
+                            fwd_mul(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 36:  # div
+                            fwd_div(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 37:  # pow
+                            fwd_pow(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 38:  # maximum
+                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 39:  # minimum
+                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 40:  # atan2
+                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 41:  # hypot
+                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                        elif op == 42:  # remainder
+                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
+                    else:
+                        if op == 33:  # add
+                            fwd_add(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
+                        elif op == 34:  # sub
+                            fwd_sub(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
+                        elif op == 35:  # mul
+                            fwd_mul(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
+                        elif op == 36:  # div
+                            fwd_div(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
+                        elif op == 37:  # pow
+                            fwd_pow(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
+                        elif op == 38:  # maximum
+                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
+                        elif op == 39:  # minimum
+                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
+                        elif op == 40:  # atan2
+                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
+                        elif op == 41:  # hypot
+                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
+                        elif op == 42:  # remainder
+                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
+            elif kind == 2:  # sum
+                if op == 43:  # sum
+                    bfwd_sum(N[a * NK + NSIZE], X8, noff(N, a) * B, c, X8, yo, B)
+            elif kind == 3:  # index
+                if op == 44:  # gather
+                    bfwd_gather(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
+                elif op == 45:  # segsum
+                    bfwd_segsum(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
+                elif op == 46:  # copy
+                    bfwd_copy(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
+            elif kind == 4:  # mm
+                m = E[b0 + P0]
+                k = E[b0 + P1]
+                A_, ao, aes, als = boperand(X8, V8, XA8, N, a, E[b0 + SA], B)
+                B_, bo, bes, bls = boperand(X8, V8, XA8, N, b, E[b0 + SB], B)
+                if op == 47:  # mm
+                    bfwd_mm(m, k, n // m, A_, ao, aes, als, B_, bo, bes, bls, X8, yo, B)
+
+
+@_jit
+def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, start, stop):
+    """Batched reverse sweep of entries start..stop (downwards) over a chunk of B points
+    (layout as bforward), accumulating adjoints into A4/A8; entries no cotangent reaches
+    are skipped."""
+    E, N, V4, V8, XA4, XA8, I, C = raw(E), raw(N), raw(V4), raw(V8), raw(XA4), raw(XA8), raw(I), raw(C)
+    A4, A8, X4, X8, nreach, ereach = raw(A4), raw(A8), raw(X4), raw(X8), raw(nreach), raw(ereach)
+    for e in range(start, stop - 1, -1):
+        if ereach[e] == 0:
+            continue
+        b0 = e * K
+        op = E[b0 + OP]
+        out = E[b0 + OUT]
+        a = E[b0 + IA]
+        b = E[b0 + IB]
+        c = C[E[b0 + CI]] if E[b0 + CI] >= 0 else 0.0
+        kind = KIND[op]
+        go = N[out * NK + NOFF] * B
+        n = N[out * NK + NSIZE]
+        if op == CAST_OP:
+            da, oa = N[a * NK + NDT], N[a * NK + NOFF] * B
+            for i in range(n * B):
+                v = A4[go + i] if N[out * NK + NDT] == 0 else A8[go + i]
+                if da == 0:
+                    A4[oa + i] += v
+                else:
+                    A8[oa + i] += v
+            mark(N, nreach, ereach, a)
+        elif N[out * NK + NDT] == 0:
+            if kind == 0:  # unary
+                if op == 0:  # neg
+                    vjp_neg(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 1:  # exp
+                    vjp_exp(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 2:  # log
+                    vjp_log(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 3:  # sin
+                    vjp_sin(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 4:  # cos
+                    vjp_cos(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 5:  # tanh
+                    vjp_tanh(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 6:  # sigmoid
+                    vjp_sigmoid(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 7:  # relu
+                    vjp_relu(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 8:  # sqrt
+                    vjp_sqrt(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 9:  # abs
+                    vjp_abs(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 10:  # pow_scalar
+                    vjp_pow_scalar(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 11:  # tan
+                    vjp_tan(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 12:  # asin
+                    vjp_asin(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 13:  # acos
+                    vjp_acos(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 14:  # atan
+                    vjp_atan(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 15:  # sinh
+                    vjp_sinh(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 16:  # cosh
+                    vjp_cosh(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 17:  # erf
+                    vjp_erf(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 18:  # log1p
+                    vjp_log1p(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 19:  # expm1
+                    vjp_expm1(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 20:  # scale
+                    vjp_scale(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 21:  # step
+                    vjp_step(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 22:  # clamp_min
+                    vjp_clamp_min(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 23:  # clamp_max
+                    vjp_clamp_max(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 24:  # leaky_relu
+                    vjp_leaky_relu(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 25:  # elu
+                    vjp_elu(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 26:  # gelu
+                    vjp_gelu(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 27:  # silu
+                    vjp_silu(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 28:  # softplus
+                    vjp_softplus(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 29:  # log_sigmoid
+                    vjp_log_sigmoid(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 30:  # smooth_l1
+                    vjp_smooth_l1(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 31:  # lgamma
+                    vjp_lgamma(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                elif op == 32:  # polygamma
+                    vjp_polygamma(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                mark(N, nreach, ereach, a)
+            elif kind == 1:  # binary
+                sa = E[b0 + P0]
+                sb = E[b0 + P1]
+                A_, ao, aes, als = boperand(X4, V4, XA4, N, a, E[b0 + SA], B)
+                B_, bo, bes, bls = boperand(X4, V4, XA4, N, b, E[b0 + SB], B)
+                whole = ((als == 1 and (sa == 1 or n == 1)) or (als == 0 and sa == 0)) and ((bls == 1 and (sb == 1 or n == 1)) or (bls == 0 and sb == 0))
+                nl, w = (1, n * B) if whole else (n, B)
+                ga = noff(N, a) * B
+                gb = noff(N, b) * B
+                for i in range(nl):
+                    if als == 1 and bls == 1:
+                        if op == 33:  # add
+                            vjp_add(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 34:  # sub
+                            vjp_sub(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 35:  # mul
+                            vjp_mul(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 36:  # div
+                            vjp_div(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 37:  # pow
+                            vjp_pow(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 38:  # maximum
+                            vjp_maximum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 39:  # minimum
+                            vjp_minimum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 40:  # atan2
+                            vjp_atan2(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 41:  # hypot
+                            vjp_hypot(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 42:  # remainder
+                            vjp_remainder(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                    elif als == 1 and bls == 0:
+                        if op == 33:  # add
+                            vjp_add(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 34:  # sub
+                            vjp_sub(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 35:  # mul
+                            vjp_mul(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 36:  # div
+                            vjp_div(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 37:  # pow
+                            vjp_pow(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 38:  # maximum
+                            vjp_maximum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 39:  # minimum
+                            vjp_minimum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 40:  # atan2
+                            vjp_atan2(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 41:  # hypot
+                            vjp_hypot(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 42:  # remainder
+                            vjp_remainder(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                    elif als == 0 and bls == 1:
+                        if op == 33:  # add
+                            vjp_add(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 34:  # sub
+                            vjp_sub(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 35:  # mul
+                            vjp_mul(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 36:  # div
+                            vjp_div(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 37:  # pow
+                            vjp_pow(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 38:  # maximum
+                            vjp_maximum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 39:  # minimum
+                            vjp_minimum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 40:  # atan2
+                            vjp_atan2(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 41:  # hypot
+                            vjp_hypot(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 42:  # remainder
+                            vjp_remainder(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                    else:
+                        if op == 33:  # add
+                            vjp_add(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 34:  # sub
+                            vjp_sub(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 35:  # mul
+                            vjp_mul(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 36:  # div
+                            vjp_div(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 37:  # pow
+                            vjp_pow(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 38:  # maximum
+                            vjp_maximum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 39:  # minimum
+                            vjp_minimum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 40:  # atan2
+                            vjp_atan2(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 41:  # hypot
+                            vjp_hypot(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 42:  # remainder
+                            vjp_remainder(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                mark(N, nreach, ereach, a)
+                mark(N, nreach, ereach, b)
+            elif kind == 2:  # sum
+                if op == 43:  # sum
+                    bvjp_sum(N[a * NK + NSIZE], A4, go, c, A4, noff(N, a) * B, B)
+                mark(N, nreach, ereach, a)
+            elif kind == 3:  # index
+                if op == 44:  # gather
+                    bvjp_gather(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
+                elif op == 45:  # segsum
+                    bvjp_segsum(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
+                elif op == 46:  # copy
+                    bvjp_copy(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
+                mark(N, nreach, ereach, a)
+            elif kind == 4:  # mm
+                m = E[b0 + P0]
+                k = E[b0 + P1]
+                A_, ao, aes, als = boperand(X4, V4, XA4, N, a, E[b0 + SA], B)
+                B_, bo, bes, bls = boperand(X4, V4, XA4, N, b, E[b0 + SB], B)
+                if op == 47:  # mm
+                    bvjp_mm(m, k, n // m, A4, go, A_, ao, aes, als, B_, bo, bes, bls, A4, noff(N, a) * B, A4, noff(N, b) * B, a >= 0, b >= 0, B)
+                mark(N, nreach, ereach, a)
+                mark(N, nreach, ereach, b)
+        else:
+            if kind == 0:  # unary
+                if op == 0:  # neg
+                    vjp_neg(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 1:  # exp
+                    vjp_exp(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 2:  # log
+                    vjp_log(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 3:  # sin
+                    vjp_sin(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 4:  # cos
+                    vjp_cos(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 5:  # tanh
+                    vjp_tanh(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 6:  # sigmoid
+                    vjp_sigmoid(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 7:  # relu
+                    vjp_relu(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 8:  # sqrt
+                    vjp_sqrt(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 9:  # abs
+                    vjp_abs(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 10:  # pow_scalar
+                    vjp_pow_scalar(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 11:  # tan
+                    vjp_tan(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 12:  # asin
+                    vjp_asin(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 13:  # acos
+                    vjp_acos(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 14:  # atan
+                    vjp_atan(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 15:  # sinh
+                    vjp_sinh(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 16:  # cosh
+                    vjp_cosh(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 17:  # erf
+                    vjp_erf(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 18:  # log1p
+                    vjp_log1p(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 19:  # expm1
+                    vjp_expm1(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 20:  # scale
+                    vjp_scale(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 21:  # step
+                    vjp_step(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 22:  # clamp_min
+                    vjp_clamp_min(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 23:  # clamp_max
+                    vjp_clamp_max(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 24:  # leaky_relu
+                    vjp_leaky_relu(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 25:  # elu
+                    vjp_elu(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 26:  # gelu
+                    vjp_gelu(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 27:  # silu
+                    vjp_silu(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 28:  # softplus
+                    vjp_softplus(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 29:  # log_sigmoid
+                    vjp_log_sigmoid(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 30:  # smooth_l1
+                    vjp_smooth_l1(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 31:  # lgamma
+                    vjp_lgamma(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                elif op == 32:  # polygamma
+                    vjp_polygamma(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                mark(N, nreach, ereach, a)
+            elif kind == 1:  # binary
+                sa = E[b0 + P0]
+                sb = E[b0 + P1]
+                A_, ao, aes, als = boperand(X8, V8, XA8, N, a, E[b0 + SA], B)
+                B_, bo, bes, bls = boperand(X8, V8, XA8, N, b, E[b0 + SB], B)
+                whole = ((als == 1 and (sa == 1 or n == 1)) or (als == 0 and sa == 0)) and ((bls == 1 and (sb == 1 or n == 1)) or (bls == 0 and sb == 0))
+                nl, w = (1, n * B) if whole else (n, B)
+                ga = noff(N, a) * B
+                gb = noff(N, b) * B
+                for i in range(nl):
+                    if als == 1 and bls == 1:
+                        if op == 33:  # add
+                            vjp_add(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 34:  # sub
+                            vjp_sub(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 35:  # mul
+                            vjp_mul(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 36:  # div
+                            vjp_div(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 37:  # pow
+                            vjp_pow(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 38:  # maximum
+                            vjp_maximum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 39:  # minimum
+                            vjp_minimum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 40:  # atan2
+                            vjp_atan2(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 41:  # hypot
+                            vjp_hypot(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 42:  # remainder
+                            vjp_remainder(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                    elif als == 1 and bls == 0:
+                        if op == 33:  # add
+                            vjp_add(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 34:  # sub
+                            vjp_sub(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 35:  # mul
+                            vjp_mul(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 36:  # div
+                            vjp_div(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 37:  # pow
+                            vjp_pow(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 38:  # maximum
+                            vjp_maximum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 39:  # minimum
+                            vjp_minimum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 40:  # atan2
+                            vjp_atan2(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 41:  # hypot
+                            vjp_hypot(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 42:  # remainder
+                            vjp_remainder(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                    elif als == 0 and bls == 1:
+                        if op == 33:  # add
+                            vjp_add(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 34:  # sub
+                            vjp_sub(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 35:  # mul
+                            vjp_mul(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 36:  # div
+                            vjp_div(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 37:  # pow
+                            vjp_pow(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 38:  # maximum
+                            vjp_maximum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 39:  # minimum
+                            vjp_minimum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 40:  # atan2
+                            vjp_atan2(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 41:  # hypot
+                            vjp_hypot(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 42:  # remainder
+                            vjp_remainder(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                    else:
+                        if op == 33:  # add
+                            vjp_add(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 34:  # sub
+                            vjp_sub(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 35:  # mul
+                            vjp_mul(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 36:  # div
+                            vjp_div(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 37:  # pow
+                            vjp_pow(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 38:  # maximum
+                            vjp_maximum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 39:  # minimum
+                            vjp_minimum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 40:  # atan2
+                            vjp_atan2(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 41:  # hypot
+                            vjp_hypot(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                        elif op == 42:  # remainder
+                            vjp_remainder(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                mark(N, nreach, ereach, a)
+                mark(N, nreach, ereach, b)
+            elif kind == 2:  # sum
+                if op == 43:  # sum
+                    bvjp_sum(N[a * NK + NSIZE], A8, go, c, A8, noff(N, a) * B, B)
+                mark(N, nreach, ereach, a)
+            elif kind == 3:  # index
+                if op == 44:  # gather
+                    bvjp_gather(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
+                elif op == 45:  # segsum
+                    bvjp_segsum(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
+                elif op == 46:  # copy
+                    bvjp_copy(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
+                mark(N, nreach, ereach, a)
+            elif kind == 4:  # mm
+                m = E[b0 + P0]
+                k = E[b0 + P1]
+                A_, ao, aes, als = boperand(X8, V8, XA8, N, a, E[b0 + SA], B)
+                B_, bo, bes, bls = boperand(X8, V8, XA8, N, b, E[b0 + SB], B)
+                if op == 47:  # mm
+                    bvjp_mm(m, k, n // m, A8, go, A_, ao, aes, als, B_, bo, bes, bls, A8, noff(N, a) * B, A8, noff(N, b) * B, a >= 0, b >= 0, B)
+                mark(N, nreach, ereach, a)
+                mark(N, nreach, ereach, b)
+        # a node's adjoint is dead once its producer's VJP ran: clear its lanes now, while
+        # they are in cache, so the next chunk starts from zeros without a pass over the store
+        if N[out * NK + NDT] == 0:
+            z4 = A4[go:go + n * B]
+            z4[:] = 0
+        else:
+            z8 = A8[go:go + n * B]
+            z8[:] = 0
+
+
+# ---------------------------------------------------------------- the batched driver
+# The batched driver: one compiled call evaluates a recorded tape on P points.
+# 
+# Points are cut into chunks of B; each chunk is laid out slot-major (element i of the node at
+# offset o: ``X[(o + i) * B + lane]``) so that the generated ``bforward`` / ``breverse`` sweeps
+# interpret each tape entry once per chunk with the inner loop over the chunk's lanes. Chunks
+# are shared among threads with ``prange`` (one group of chunks per thread, each group with its
+# own value and adjoint stores sized to stay in cache). Compiled once, cached on disk: no tape
+# or batch size triggers a compilation.
+# 
+# Inputs, outputs, cotangents and gradients are passed as tables of int64 rows
+# ``(address, node, n, point stride, dtype slot)`` describing C-contiguous arrays of shape
+# (P, n) (point stride n) or (n,) broadcast to every point (point stride 0), so one compiled
+# signature serves any number of arguments of either dtype.
+_pjit = njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+ADDR, NODE, NEL, PSTR, SLOT = range(5)
+
+
+@_jit
+def _load(X, R, B, p0, nb, N):
+    """Input rows -> lanes of the chunk starting at point p0 (nb valid lanes)."""
+    src = carray(_voidptr(R[ADDR]), (1 << 40,), X.dtype)
+    o = N[R[NODE] * NK + NOFF] * B
+    n, ps = R[NEL], R[PSTR]
+    for i in range(n):              # views, so the indices are provably >= 0 (vectorises)
+        d = X[o + i * B:]
+        s = src[p0 * ps + i:]
+        for j in range(nb):
+            d[j] = s[j * ps]
+
+
+@_jit
+def _store(X, R, B, p0, nb, N):
+    """Lanes of a node -> rows p0..p0+nb of a (P, n) output array."""
+    dst = carray(_voidptr(R[ADDR]), (1 << 40,), X.dtype)
+    o = N[R[NODE] * NK + NOFF] * B
+    n = R[NEL]
+    for i in range(n):
+        s = X[o + i * B:]
+        d = dst[p0 * n + i:]
+        for j in range(nb):
+            d[j * n] = s[j]
+
+
+@_jit
+def _seed(A, R, B, p0, nb, N, nreach, ereach):
+    """Add a cotangent row into the adjoint lanes of its node and mark it reached."""
+    src = carray(_voidptr(R[ADDR]), (1 << 40,), A.dtype)
+    node = R[NODE]
+    o = N[node * NK + NOFF] * B
+    n, ps = R[NEL], R[PSTR]
+    for i in range(n):
+        d = A[o + i * B:]
+        s = src[p0 * ps + i:]
+        for j in range(nb):
+            d[j] += s[j * ps]
+    nreach[node] = 1
+    p = N[node * NK + NPROD]
+    if p >= 0:
+        ereach[p] = 1
+
+
+@_pjit
+def run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS, GRADS, rev_start):
+    """Evaluate the tape on P points in chunks of B lanes, G groups of chunks in parallel:
+    forward (inputs INS -> outputs OUTS), then, when rev_start >= 0, the reverse sweep from
+    entry rev_start seeded by the cotangents CTS, writing the adjoints of GRADS."""
+    nn = len(N) // NK
+    nchunks = (P + B - 1) // B
+    for g in prange(G):
+        X4 = np.zeros(max(n4, 1) * B, np.float32)
+        X8 = np.zeros(max(n8, 1) * B, np.float64)
+        A4 = np.zeros(max(n4, 1) * B if rev_start >= 0 else 1, np.float32)
+        A8 = np.zeros(max(n8, 1) * B if rev_start >= 0 else 1, np.float64)
+        nreach = np.zeros(nn + 1, np.uint8)
+        ereach = np.zeros(ne + 1, np.uint8)
+        r4, r8 = raw(X4), raw(X8)
+        for ch in range(g, nchunks, G):
+            p0 = ch * B
+            nb = min(B, P - p0)
+            for r in range(INS.shape[0]):
+                if INS[r, SLOT] == 0:
+                    _load(r4, INS[r], B, p0, nb, N)
+                else:
+                    _load(r8, INS[r], B, p0, nb, N)
+            bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, 0, ne)
+            for r in range(OUTS.shape[0]):
+                if OUTS[r, SLOT] == 0:
+                    _store(r4, OUTS[r], B, p0, nb, N)
+                else:
+                    _store(r8, OUTS[r], B, p0, nb, N)
+            if rev_start < 0:
+                continue
+            nreach[:] = 0
+            ereach[:] = 0
+            for r in range(CTS.shape[0]):
+                if CTS[r, SLOT] == 0:
+                    _seed(A4, CTS[r], B, p0, nb, N, nreach, ereach)
+                else:
+                    _seed(A8, CTS[r], B, p0, nb, N, nreach, ereach)
+            breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, rev_start, 0)
+            for r in range(GRADS.shape[0]):
+                if GRADS[r, SLOT] == 0:
+                    _store(A4, GRADS[r], B, p0, nb, N)
+                else:
+                    _store(A8, GRADS[r], B, p0, nb, N)
+            for node in range(nn):              # leaves' adjoints: cleared for the next chunk
+                if nreach[node] != 0 and N[node * NK + NPROD] < 0:
+                    o, m = N[node * NK + NOFF] * B, N[node * NK + NSIZE] * B
+                    if N[node * NK + NDT] == 0:
+                        A4[o:o + m] = 0
+                    else:
+                        A8[o:o + m] = 0

@@ -24,11 +24,14 @@ import threading
 import numpy as np
 
 from . import tape as _tp
-from .kernels import F_BIG, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, IA, IB, NM
+from .kernels import F_BIG, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, IA, IB, NM
 
 log = logging.getLogger("tapegrad.func")
 _NP = (np.float32, np.float64)
 _M = {}
+# value + adjoint bytes a thread's chunk may hold (in L2: 2 MiB per core here)
+_BATCH_BYTES = 1 << 20
+_BATCH_MAX = 1024
 
 
 def _mods():
@@ -69,7 +72,10 @@ def _unflatten(spec, leaves):
 
 
 def _signature(spec, leaves):
-    return (repr(spec), tuple((t._data.shape, t._dtype.name) for t in leaves))
+    """Tree structure, static values, shapes and dtypes; and the values of non-float tensors
+    (integer indices, masks): they are recorded as constants, so new values record again."""
+    return (repr(spec), tuple((t._data.shape, t._dtype.name) if t._dtype.is_floating_point
+                              else (t._data.shape, t._dtype.name, t._data.tobytes()) for t in leaves))
 
 
 class _TapeData:
@@ -282,6 +288,156 @@ class CompiledTape:
             grads.append(g)
         return grads
 
+    # --------------------------------------------------------------- batched replay
+    def batch_blocker(self):
+        """Why this tape cannot run in the batched interpreter (None: it can)."""
+        if "_blocker" not in self.__dict__:
+            from .ops import KIND_CODES, OPS, PYFUNC, BINARY, MM
+            E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
+            why = None
+            if (E[:, FL] & F_BIG).any():
+                why = "it has nodes of >= %d elements (run by numpy)" % _tp.BIG
+            elif (N[:, NDT] >= 2).any():
+                why = "it has nodes of >= %d elements" % _tp.BIG
+            elif any(OPS[int(o)].kind == PYFUNC for o in E[:, OP]):
+                why = "it calls a custom autograd.Function"
+            else:
+                two = {KIND_CODES[BINARY], KIND_CODES[MM]}
+                for e in range(self.ne):
+                    if KIND_CODES[OPS[int(E[e, OP])].kind] not in two and E[e, IA] < 0:
+                        why = "entry %d reads a constant as its only operand" % e
+                        break
+            self._blocker = why
+        return self._blocker
+
+    def _reach(self, seeded):
+        """Static reverse reachability from the seeded output nodes: (nreach, start entry)."""
+        key = tuple(sorted(seeded))
+        memo = self.__dict__.setdefault("_reach_memo", {})
+        if key not in memo:
+            E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
+            nreach = np.zeros(len(N), bool)
+            nreach[list(key)] = True
+            start = max([int(N[v, NPROD]) for v in key] + [-1])
+            for e in range(start, -1, -1):
+                if nreach[E[e, OUT]]:
+                    for c in (IA, IB):
+                        if E[e, c] >= 0:
+                            nreach[E[e, c]] = True
+            memo[key] = (nreach, start)
+        return memo[key]
+
+    def _row(self, node, arr, pstride, keep):
+        N = self.N
+        keep.append(arr)
+        return (arr.__array_interface__["data"][0], node, N[node * NK + NSIZE], pstride,
+                N[node * NK + NDT])
+
+    def batch(self, values, batched, P, cotangents=None):
+        """Evaluate the tape on P points in the batched interpreter.
+
+        ``values[i]``: input i, shape (P, *shape) when ``batched[i]`` else (*shape) (the same
+        for every point). ``cotangents``: None (forward only) or one per output: None, or
+        (array, batched) with the array (P, *shape) when batched else (*shape). Returns (outputs, gradients, ok): outputs (P, *shape),
+        gradients per input (P, *shape) or None (unreached), ok a bool (P,) mask of the points
+        whose recorded branch decisions hold (the others must be evaluated again)."""
+        from ._interp import run
+        from numba import get_num_threads
+        N, keep = self.N, []
+        ins, outs_rows, cts, grows = [], [], [], []
+        for node, v, bt, (shape, dt) in zip(self.in_nodes, values, batched, self.in_meta):
+            if node is None:
+                continue
+            npd = _NP[N[node * NK + NDT] & 1]
+            a = np.ascontiguousarray(v, npd)
+            ins.append(self._row(node, a, N[node * NK + NSIZE] if bt else 0, keep))
+        for node, ref in self.captured:
+            leaf = ref()
+            if leaf is not None:
+                a = np.ascontiguousarray(leaf._data, _NP[N[node * NK + NDT] & 1])
+                ins.append(self._row(node, a, 0, keep))
+        # nodes whose values leave the chunk: outputs and the nodes the guards read
+        want = {}
+        for kind, v in self.out_nodes:
+            if kind == "node":
+                want[v] = None
+        for g in self.guards:
+            for spec in (g[2], g[3]):
+                if spec is not None and spec[0] == "node":
+                    want[spec[1]] = None
+        for node in want:
+            want[node] = np.empty((P, N[node * NK + NSIZE]), _NP[N[node * NK + NDT] & 1])
+            outs_rows.append(self._row(node, want[node], 0, keep))
+        rev_start, grads = -1, [None] * len(self.in_nodes)
+        if cotangents is not None:
+            seeded = []
+            for (kind, v), ct in zip(self.out_nodes, cotangents):
+                if ct is None or kind != "node":
+                    continue
+                n = N[v * NK + NSIZE]
+                arr, bt = ct
+                a = np.ascontiguousarray(arr, _NP[N[v * NK + NDT] & 1])
+                cts.append(self._row(v, a, n if bt else 0, keep))
+                seeded.append(v)
+            nreach, rev_start = self._reach(seeded)
+            for i, node in enumerate(self.in_nodes):
+                if node is not None and nreach[node]:
+                    grads[i] = np.empty((P, N[node * NK + NSIZE]), _NP[N[node * NK + NDT] & 1])
+                    grows.append(self._row(node, grads[i], 0, keep))
+        asz = self.data.asz
+        lane = (asz[0] * 4 + asz[1] * 8) * (2 if rev_start >= 0 else 1) + 1
+        G = max(1, get_num_threads())
+        B = int(min(_BATCH_BYTES // lane, _BATCH_MAX, -(-P // G)))
+        B = max(8, B - B % 8) if B >= 8 else max(B, 1)
+        G = min(G, -(-P // B))
+
+        def table(rows):
+            return np.array(rows, np.int64).reshape(-1, 5)
+        run(self.E, N, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, self.data.C,
+            asz[0], asz[1], self.ne, B, P, G, table(ins), table(outs_rows), table(cts),
+            table(grows), rev_start)
+        # outputs
+        res = []
+        for (kind, v), (shape, dt) in zip(self.out_nodes, self.out_meta):
+            if kind == "node":
+                res.append(want[v].reshape((P,) + tuple(shape)))
+            elif kind == "input":
+                x = values[v]
+                res.append(np.array(x if batched[v] else np.broadcast_to(x, (P,) + tuple(shape)),
+                                    dt.np).reshape((P,) + tuple(shape)))
+            else:
+                res.append(np.broadcast_to(v, (P,) + v.shape).astype(dt.np))
+        for i, (shape, dt) in enumerate(self.in_meta):
+            if grads[i] is not None:
+                grads[i] = grads[i].reshape((P,) + tuple(shape))
+        # extra: cotangents of outputs that are inputs themselves
+        if cotangents is not None:
+            for (kind, v), ct in zip(self.out_nodes, cotangents):
+                if kind == "input" and ct is not None:
+                    shape, dt = self.in_meta[v]
+                    c = np.broadcast_to(np.asarray(ct[0], dt.np), (P,) + tuple(shape))
+                    grads[v] = c.copy() if grads[v] is None else grads[v] + c
+        return res, grads, self._guards_ok(want, P)
+
+    def _guards_ok(self, want, P):
+        ok = np.ones(P, bool)
+        for kind, f, a, b, seen in self.guards:
+            seen = np.asarray(seen)
+
+            def val(spec):
+                if spec[0] == "const":
+                    return spec[1]
+                shape = tuple(spec[2])
+                pad = max(0, seen.ndim - len(shape))
+                return want[spec[1]].reshape((P,) + (1,) * pad + shape)
+            if kind == "cmp":
+                now = np.asarray(f(val(a), val(b)))
+                now = np.broadcast_to(now, (P,) + seen.shape).reshape(P, -1)
+            else:
+                now = want[a[1]].reshape(P, -1)[:, :1]
+            ok &= (now == seen.reshape(1, -1)).all(axis=1)
+        return ok
+
     # --------------------------------------------------------------- presentation
     def _names(self, tp):
         from .autograd.graph import NAMES
@@ -370,29 +526,42 @@ def make_tape(f, *example_args, **example_kwargs):
 
 # ----------------------------------------------------------------------------- transforms
 class _Cache:
-    """One CompiledTape per input signature; re-records when a guard fails."""
+    """The CompiledTapes of one function: per input signature, the variants recorded so far
+    (most recent first), one per combination of branch decisions met; a call replays the
+    first variant whose guards hold, and records a new one when none does."""
+    MAX_VARIANTS = 8
 
     def __init__(self, f):
         self.f = f
         self.tapes = {}
         self.recordings = 0
 
-    def run(self, args, need_reverse, cotangent_fn, fresh=False):
+    def key(self, args):
         leaves = []
         spec = _flatten((args, {}), leaves)
-        key = _signature(spec, leaves)
+        return _signature(spec, leaves), leaves
+
+    def record(self, key, args):
+        if key in self.tapes:
+            log.debug("tapegrad.func: a recorded branch decision changed; recording %s again",
+                      getattr(self.f, "__name__", self.f))
+        ct = CompiledTape(self.f, args)
+        self.recordings += 1
+        variants = self.tapes.setdefault(key, [])
+        variants.insert(0, ct)
+        del variants[self.MAX_VARIANTS:]
+        return ct
+
+    def run(self, args, need_reverse, cotangent_fn, fresh=False):
+        key, leaves = self.key(args)
         values = [t._data for t in leaves]
-        ct = self.tapes.get(key)
-        for attempt in range(2):
-            if ct is None:
-                ct = self.tapes[key] = CompiledTape(self.f, args)
-                self.recordings += 1
+        for ct in self.tapes.get(key, ()):
             X = ct.forward(values, fresh)
             if not ct.guards or ct.guards_hold(X):
                 break
-            log.debug("tapegrad.func: a recorded branch decision changed; recording %s again",
-                      getattr(self.f, "__name__", self.f))
-            ct = None
+        else:
+            ct = self.record(key, args)
+            X = ct.forward(values, fresh)
         outs = ct.outputs(X, values)
         grads = ct.reverse(X, cotangent_fn(outs, ct)) if need_reverse else None
         return ct, leaves, outs, grads, X
@@ -443,6 +612,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             return g, (value, aux)
         return g, out
     wrapper._cache = cache
+    wrapper._tg_transform = ("grad_and_value", func, argnums, has_aux)
     return wrapper
 
 
@@ -456,6 +626,7 @@ def grad(func, argnums=0, has_aux=False):
             return g, v[1]
         return g
     wrapper._cache = gv._cache
+    wrapper._tg_transform = ("grad", func, argnums, has_aux)
     return wrapper
 
 
@@ -527,33 +698,182 @@ def hessian(func, argnums=0):
     return wrapper
 
 
+class _NotBatchable(Exception):
+    pass
+
+
+def _take(x, d, p):
+    """Point p of a tree of tensors batched along dim d (None: not batched)."""
+    T = _mods()["T"]
+    if d is None:
+        return x
+    if isinstance(x, T.Tensor):
+        return T._wrap(np.take(x._data, p, axis=d), x._dtype)
+    if isinstance(x, (tuple, list)):
+        return type(x)(_take(v, d, p) for v in x)
+    if isinstance(x, dict):
+        return {k: _take(v, d, p) for k, v in x.items()}
+    return x
+
+
+def _vmap_loop(func, args, dims, P, out_dims):
+    """Point by point (functions the batched interpreter cannot run)."""
+    T = _mods()["T"]
+    results = [func(*[_take(a, d, p) for a, d in zip(args, dims)]) for p in range(P)]
+    return _stack_tree(results, out_dims, T)
+
+
+def _stack_tree(results, out_dims, T):
+    first = results[0]
+    if isinstance(first, T.Tensor):
+        return T._wrap(np.stack([r._data for r in results], axis=out_dims), first._dtype)
+    if isinstance(first, (tuple, list)):
+        od = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(first)
+        return type(first)(_stack_tree([r[k] for r in results], od[k], T) for k in range(len(first)))
+    if isinstance(first, dict):
+        return {k: _stack_tree([r[k] for r in results], out_dims, T) for k in first}
+    raise ValueError("vmap: `%s` must only return Tensors, got type %s as a return"
+                     % (getattr(results, "__name__", "func"), type(first).__name__))
+
+
+def _vmap_batched(func, cache, args, dims, P, out_dims):
+    """All P points in the batched interpreter: each tape entry interpreted once per chunk of
+    points. Points whose recorded branch decisions do not hold are evaluated again with the
+    variant recorded for them."""
+    T = _mods()["T"]
+    tr = getattr(func, "_tg_transform", None)
+    kind, f, argnums, has_aux = tr if tr is not None else ("call", func, None, False)
+    point0 = [_take(a, d, 0) for a, d in zip(args, dims)]
+    key, pleaves = cache.key(point0)
+    full, batched = [], []
+    for a, d in zip(args, dims):
+        sub = []
+        _flatten(a, sub)
+        for t in sub:
+            full.append(np.moveaxis(t._data, d, 0) if d is not None else t._data)
+            batched.append(d is not None)
+    if not any(batched):
+        raise _NotBatchable("no batched argument")
+    idx = np.arange(P)
+    outs = grads = None
+    tried = set()
+    while idx.size:
+        cands = [t for t in cache.tapes.get(key, ()) if id(t) not in tried]
+        if cands:
+            ct = cands[0]
+        elif len(tried) >= 4 * cache.MAX_VARIANTS:
+            raise _NotBatchable("too many branch variants")
+        else:
+            ct = cache.record(key, [_take(a, d, int(idx[0])) for a, d in zip(args, dims)])
+        tried.add(id(ct))
+        why = ct.batch_blocker()
+        if why:
+            raise _NotBatchable(why)
+        if any(k != "node" and k != "input" and k != "const" for k, _ in ct.out_nodes):
+            raise _NotBatchable("output kind")
+        cot = None
+        if kind != "call":
+            if ct.out_meta[0][0] != () and int(np.prod(ct.out_meta[0][0])) != 1:
+                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   "scalar Tensor, got tensor with %d dims."
+                                   % len(ct.out_meta[0][0]))
+            cot = [(np.ones(1), False)] + [None] * (len(ct.out_nodes) - 1)
+        sub = idx if idx.size < P else None
+        vals = [v[sub] if (b and sub is not None) else v for v, b in zip(full, batched)]
+        o, g, ok = ct.batch(vals, batched, idx.size, cot)
+        if outs is None:
+            outs = [np.empty((P,) + a.shape[1:], a.dtype) for a in o]
+            metas = ct.out_meta
+            grads = [None] * len(pleaves)
+        for k, a in enumerate(o):
+            outs[k][idx[ok]] = a[ok]
+        if kind != "call":
+            for k, a in enumerate(g):
+                if grads[k] is None:
+                    shape, dt = ct.in_meta[k]
+                    grads[k] = np.zeros((P,) + tuple(shape), dt.np)
+                if a is not None:
+                    grads[k][idx[ok]] = a[ok]
+        idx = idx[~ok]
+    vals = [T._wrap(a, dt) for a, (_, dt) in zip(outs, metas)]
+    out = _unflatten(ct.out_spec, vals)
+    if kind == "call":
+        res = out
+    else:
+        g = _select(grads, [_Batched(t, P) for t in pleaves], point0, argnums)
+        if kind == "grad_and_value":
+            res = (g, (out[0], out[1]) if has_aux else out)
+        else:
+            res = (g, out[1]) if has_aux else g
+    return _move_out(res, out_dims, T)
+
+
+class _Batched:
+    """A leaf's dtype and batched shape (what _select needs for zeros and wrapping)."""
+    def __init__(self, t, P):
+        self._dtype = t._dtype
+        self._data = np.empty((P,) + t._data.shape, dtype=np.uint8)
+
+
+def _move_out(res, out_dims, T):
+    if isinstance(res, T.Tensor):
+        if out_dims in (0, None):
+            return res
+        return T._wrap(np.ascontiguousarray(np.moveaxis(res._data, 0, out_dims)), res._dtype)
+    if isinstance(res, (tuple, list)):
+        od = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(res)
+        return type(res)(_move_out(r, d, T) for r, d in zip(res, od))
+    if isinstance(res, dict):
+        return {k: _move_out(v, out_dims, T) for k, v in res.items()}
+    return res
+
+
 def vmap(func, in_dims=0, out_dims=0):
-    """Map func over a leading batch dimension. Evaluated point by point for now (each point
-    replays compiled when func is a tapegrad.func transform); the batched chunk interpreter of
-    issue 6 is not built yet."""
-    from .tensor import Tensor, _wrap
+    """Map func over a batch dimension of its arguments (torch.func.vmap).
+
+    When func is recordable (a plain tensor function, or tapegrad.func.grad / grad_and_value
+    of one), the batch runs in the batched interpreter: the function is recorded once on one
+    point, then every tape entry is interpreted once per chunk of points, with the inner loop
+    over the chunk (values slot-major), chunks spread over the cores. Otherwise (custom
+    Functions, very large per-point nodes, non-tensor outputs) it runs point by point."""
+    own = _Cache(func)
 
     def wrapper(*args):
-        dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
-        sizes = {a._data.shape[d] for a, d in zip(args, dims) if d is not None and isinstance(a, Tensor)}
+        dims = tuple(in_dims) if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
+        if len(dims) != len(args):
+            raise ValueError("vmap(%s, in_dims=%s, ...)(<inputs>): in_dims is not compatible "
+                             "with the structure of `inputs`. in_dims has structure %s but "
+                             "inputs has %d arguments" % (getattr(func, "__name__", "func"),
+                                                          in_dims, dims, len(args)))
+        sizes = set()
+        for a, d in zip(args, dims):
+            if d is None:
+                continue
+            sub = []
+            _flatten(a, sub)
+            for t in sub:
+                if not -t._data.ndim <= d < max(t._data.ndim, 1):
+                    raise ValueError("vmap(%s, in_dims=%s, ...)(<inputs>): Got in_dim=%d for an "
+                                     "input but the input is of type %s. We cannot vmap over "
+                                     "non-Tensor arguments or dims out of range"
+                                     % (getattr(func, "__name__", "func"), in_dims, d, type(t)))
+                sizes.add(t._data.shape[d])
         if len(sizes) != 1:
             raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
                              "dimension, got sizes %s for the mapped dimension" % sorted(sizes))
-        (B,) = sizes
-        results = []
-        for i in range(B):
-            pt = [(_wrap(np.take(a._data, i, axis=d), a._dtype) if d is not None else a)
-                  for a, d in zip(args, dims)]
-            results.append(func(*pt))
-        first = results[0]
-
-        def stack(vals):
-            return _wrap(np.stack([v._data for v in vals], axis=out_dims), vals[0]._dtype)
-        if isinstance(first, tuple):
-            return tuple(stack([r[k] for r in results]) if isinstance(first[k], Tensor)
-                         else tuple(stack([r[k][j] for r in results]) for j in range(len(first[k])))
-                         for k in range(len(first)))
-        return stack(results)
+        (P,) = sizes
+        tr = getattr(func, "_tg_transform", None)
+        cache = func._cache if tr is not None else own
+        try:
+            return _vmap_batched(func, cache, args, dims, P, out_dims)
+        except _NotBatchable as e:
+            log.debug("tapegrad.func.vmap: %s runs point by point (%s)",
+                      getattr(func, "__name__", func), e)
+        except NotImplementedError as e:
+            log.debug("tapegrad.func.vmap: %s runs point by point (%s)",
+                      getattr(func, "__name__", func), e)
+        return _vmap_loop(func, args, dims, P, out_dims)
+    wrapper._cache = own
     return wrapper
 
 

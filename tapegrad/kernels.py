@@ -244,16 +244,36 @@ def vjp_abs(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d x^c = c x^(c-1) dx   (torch: 0 when c == 0)
 @_jit
 def fwd_pow_scalar(n, X, xo, c, Y, yo):
-    for i in range(n):
-        Y[yo + i] = X[xo + i] ** c
+    if c == 2.0:                        # the common exponents without pow() (vectorises)
+        for i in range(n):
+            Y[yo + i] = X[xo + i] * X[xo + i]
+    elif c == 3.0:
+        for i in range(n):
+            Y[yo + i] = X[xo + i] * X[xo + i] * X[xo + i]
+    elif c == 1.0:
+        for i in range(n):
+            Y[yo + i] = X[xo + i]
+    else:
+        for i in range(n):
+            Y[yo + i] = X[xo + i] ** c
 
 
 @_jit
 def vjp_pow_scalar(n, G, go, X, xo, Y, yo, c, GX, gxo):
     if c == 0.0:
         return
-    for i in range(n):
-        GX[gxo + i] += G[go + i] * c * X[xo + i] ** (c - 1)
+    if c == 2.0:
+        for i in range(n):
+            GX[gxo + i] += G[go + i] * 2 * X[xo + i]
+    elif c == 3.0:
+        for i in range(n):
+            GX[gxo + i] += G[go + i] * 3 * (X[xo + i] * X[xo + i])
+    elif c == 1.0:
+        for i in range(n):
+            GX[gxo + i] += G[go + i]
+    else:
+        for i in range(n):
+            GX[gxo + i] += G[go + i] * c * X[xo + i] ** (c - 1)
 
 
 # ---------------------------------------------------------------- binary elementwise
@@ -955,3 +975,152 @@ def vjp_remainder(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, n
             GA[gao + i * sa] += g
         if nb:
             GB[gbo + i * sb] -= g * np.floor(A[ao + i * sa] / B[bo + i * sb])
+
+
+# ================================================================ batched forms (issue 6)
+# A batch of B points is laid out slot-major: element i of the node at offset o lives at
+# X[(o + i) * B + lane], so one entry's work over the chunk is a contiguous, vectorisable run.
+# Unary and binary rows reuse their own kernels above (over n * B contiguous elements, or per
+# element over B lanes with lane stride 0 for a recorded constant); the kinds whose kernels
+# address elements (sum, index, mm) have batched forms here, named bfwd_/bvjp_<row name>,
+# taking the single-point arguments (offsets already scaled by B) plus B.
+@_jit
+def boperand(Xv, V, XA, N, node, s, B):
+    """(store, offset, element stride, lane stride) of a batched operand: a node's lanes in
+    the batch store, or a recorded constant (the same for every lane: lane stride 0)."""
+    if node >= 0:
+        return Xv, N[node * NK + NOFF] * B, B, 1
+    if s <= -2:
+        addr = XA[2 * (-2 - s)]
+    else:
+        addr = V.ctypes.data + (s if s > 0 else 0) * V.itemsize
+    return carray(_voidptr(addr), (1 << 40,), V.dtype), 0, 1, 0
+
+
+# Inside these kernels every lane loop indexes a view starting at its run (index j >= 0):
+# LLVM then proves the accesses affine and vectorises them (with an absolute offset added,
+# Numba's negative-index wraparound hides that, and the loops stay scalar: ~8x slower).
+@_jit
+def bfwd_sum(n, X, xo, c, Y, yo, B):
+    y = Y[yo:yo + B]
+    for j in range(B):
+        y[j] = 0
+    for i in range(n):
+        x = X[xo + i * B:]
+        for j in range(B):
+            y[j] += x[j]
+    for j in range(B):
+        y[j] *= c
+
+
+@_jit
+def bvjp_sum(n, G, go, c, GX, gxo, B):
+    g = G[go:go + B]
+    for i in range(n):
+        gx = GX[gxo + i * B:]
+        for j in range(B):
+            gx[j] += c * g[j]
+
+
+@_jit
+def bfwd_gather(n, m, X, xo, I, io, c, Y, yo, B):
+    for i in range(n):
+        x = X[xo + I[io + i] * B:]
+        y = Y[yo + i * B:]
+        for j in range(B):
+            y[j] = x[j]
+
+
+@_jit
+def bvjp_gather(n, m, G, go, I, io, c, GX, gxo, B):
+    for i in range(n):
+        gx = GX[gxo + I[io + i] * B:]
+        g = G[go + i * B:]
+        for j in range(B):
+            gx[j] += g[j]
+
+
+@_jit
+def bfwd_segsum(n, m, X, xo, I, io, c, Y, yo, B):
+    y = Y[yo:yo + m * B]
+    for t in range(m * B):
+        y[t] = 0
+    for i in range(n):
+        yi = Y[yo + I[io + i] * B:]
+        x = X[xo + i * B:]
+        for j in range(B):
+            yi[j] += x[j]
+    for t in range(m * B):
+        y[t] *= c
+
+
+@_jit
+def bvjp_segsum(n, m, G, go, I, io, c, GX, gxo, B):
+    for i in range(n):
+        gx = GX[gxo + i * B:]
+        g = G[go + I[io + i] * B:]
+        for j in range(B):
+            gx[j] += c * g[j]
+
+
+@_jit
+def bfwd_copy(n, m, X, xo, I, io, c, Y, yo, B):
+    x = X[xo:]
+    y = Y[yo:]
+    for t in range(m * B):
+        y[t] = x[t]
+
+
+@_jit
+def bvjp_copy(n, m, G, go, I, io, c, GX, gxo, B):
+    g = G[go:]
+    gx = GX[gxo:]
+    for t in range(m * B):
+        gx[t] += g[t]
+
+
+@_jit
+def _bmm_lanes(y, a, als, b, bls, B):
+    """y[j] += a[j * als] * b[j * bls] over B lanes, with literal strides (vectorised)."""
+    if als == 1 and bls == 1:
+        for j in range(B):
+            y[j] += a[j] * b[j]
+    elif als == 1:
+        v = b[0]
+        for j in range(B):
+            y[j] += a[j] * v
+    elif bls == 1:
+        v = a[0]
+        for j in range(B):
+            y[j] += v * b[j]
+    else:
+        v = a[0] * b[0]
+        for j in range(B):
+            y[j] += v
+
+
+@_jit
+def bfwd_mm(m, k, n, A, ao, aes, als, Bm, bo, bes, bls, Y, yo, B):
+    for i in range(m):
+        for q in range(n):
+            y = Y[yo + (i * n + q) * B:]
+            for j in range(B):
+                y[j] = 0
+            for p in range(k):
+                _bmm_lanes(y, A[ao + (i * k + p) * aes:], als, Bm[bo + (p * n + q) * bes:], bls, B)
+
+
+@_jit
+def bvjp_mm(m, k, n, G, go, A, ao, aes, als, Bm, bo, bes, bls, GA, gao, GB, gbo, na, nb, B):
+    if na:
+        for i in range(m):
+            for p in range(k):
+                d = GA[gao + (i * k + p) * B:]
+                for q in range(n):
+                    _bmm_lanes(d, G[go + (i * n + q) * B:], 1, Bm[bo + (p * n + q) * bes:], bls, B)
+    if nb:
+        for p in range(k):
+            for q in range(n):
+                d = GB[gbo + (p * n + q) * B:]
+                for i in range(m):
+                    _bmm_lanes(d, A[ao + (i * k + p) * aes:], als, G[go + (i * n + q) * B:], 1, B)

@@ -535,11 +535,12 @@ backwards accumulating adjoints; `forward` replays it on new node values. Each i
 compiled function (its body emitted once per dtype store, float32 and float64), cached on
 disk; no tape ever triggers a compilation.
 """
-from numba import njit
+import numpy as np
+from numba import carray, njit, prange
 
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
-                      F_FREED, F_SAVES, F_BIG, noff, operand, mark, raw)
+                      F_FREED, F_SAVES, F_BIG, NPROD, noff, operand, mark, raw, boperand, _voidptr)
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 '''
@@ -554,7 +555,7 @@ _REV = {
               "A_ = operand(live, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], (n - 1) * sa + 1)",
               "B_ = operand(live, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], (n - 1) * sb + 1)",
               "Y_ = operand(live, X{d}, V{d}, XA{d}, N, out, E[b0 + SY], n)"],
-             "vjp_{name}(n, A{d}, go, A_, 0, sa, B_, 0, sb, Y_, 0, "
+             "vjp_{name}(n, A{d}, go, A_, 0, {sa}, B_, 0, {sb}, Y_, 0, "
              "A{d}, noff(N, a), A{d}, noff(N, b), a >= 0, b >= 0)",
              ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
     SUM: ([], "vjp_{name}(N[a * NK + NSIZE], A{d}, go, c, A{d}, noff(N, a))",
@@ -575,15 +576,110 @@ _REV = {
 _FWD = {
     UNARY: (["X_ = operand(True, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], n)"],
             "fwd_{name}(n, X_, 0, c, X{d}, yo)"),
-    BINARY: (["A_ = operand(True, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], (n - 1) * E[b0 + P0] + 1)",
-              "B_ = operand(True, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], (n - 1) * E[b0 + P1] + 1)"],
-             "fwd_{name}(n, A_, 0, E[b0 + P0], B_, 0, E[b0 + P1], X{d}, yo)"),
+    BINARY: (["sa = E[b0 + P0]", "sb = E[b0 + P1]",
+              "A_ = operand(True, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], (n - 1) * sa + 1)",
+              "B_ = operand(True, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], (n - 1) * sb + 1)"],
+             "fwd_{name}(n, A_, 0, {sa}, B_, 0, {sb}, X{d}, yo)"),
     SUM: ([], "fwd_{name}(N[a * NK + NSIZE], X{d}, noff(N, a), c, X{d}, yo)"),
     INDEX: ([], "fwd_{name}(E[b0 + P1], n, X{d}, noff(N, a), I, E[b0 + P0], c, X{d}, yo)"),
     MM: (["A_ = operand(True, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], E[b0 + P0] * E[b0 + P1])",
           "B_ = operand(True, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], E[b0 + P1] * (n // E[b0 + P0]))"],
          "fwd_{name}(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, 0, B_, 0, X{d}, yo)"),
 }
+
+
+# The batched sweeps (slot-major chunks of B points; see kernels.py "batched forms").
+# Per kind: (lines before, loop header or None, kernel call, lines after). Offsets are in
+# batch units: yo / go = the output node's offset * B.
+_BSPLIT = ["sa = E[b0 + P0]", "sb = E[b0 + P1]",
+           "A_, ao, aes, als = boperand(X{d}, V{d}, XA{d}, N, a, E[b0 + SA], B)",
+           "B_, bo, bes, bls = boperand(X{d}, V{d}, XA{d}, N, b, E[b0 + SB], B)",
+           # one call over all n * B values when each operand is a node read contiguously or
+           # a recorded scalar; else one call of B lanes per element
+           "whole = ((als == 1 and (sa == 1 or n == 1)) or (als == 0 and sa == 0)) and "
+           "((bls == 1 and (sb == 1 or n == 1)) or (bls == 0 and sb == 0))",
+           "nl, w = (1, n * B) if whole else (n, B)"]
+_BFWD = {
+    UNARY: ([], None, "fwd_{name}(n * B, X{d}[noff(N, a) * B:], 0, c, X{d}[yo:], 0)", []),
+    BINARY: (_BSPLIT, "for i in range(nl):",
+             "fwd_{name}(w, A_[ao + i * sa * aes:], 0, {sa}, B_[bo + i * sb * bes:], 0, {sb}, "
+             "X{d}[yo + i * B:], 0)", []),
+    SUM: ([], None, "bfwd_{name}(N[a * NK + NSIZE], X{d}, noff(N, a) * B, c, X{d}, yo, B)", []),
+    INDEX: ([], None, "bfwd_{name}(E[b0 + P1], n, X{d}, noff(N, a) * B, I, E[b0 + P0], c, X{d}, yo, B)", []),
+    MM: (["m = E[b0 + P0]", "k = E[b0 + P1]",
+          "A_, ao, aes, als = boperand(X{d}, V{d}, XA{d}, N, a, E[b0 + SA], B)",
+          "B_, bo, bes, bls = boperand(X{d}, V{d}, XA{d}, N, b, E[b0 + SB], B)"], None,
+         "bfwd_{name}(m, k, n // m, A_, ao, aes, als, B_, bo, bes, bls, X{d}, yo, B)", []),
+}
+_BREV = {
+    UNARY: ([], None, "vjp_{name}(n * B, A{d}[go:], 0, X{d}[noff(N, a) * B:], 0, X{d}[go:], 0, c, "
+                      "A{d}[noff(N, a) * B:], 0)",
+            ["mark(N, nreach, ereach, a)"]),
+    BINARY: (_BSPLIT + ["ga = noff(N, a) * B", "gb = noff(N, b) * B"], "for i in range(nl):",
+             "vjp_{name}(w, A{d}[go + i * B:], 0, A_[ao + i * sa * aes:], 0, {sa}, B_[bo + i * sb * bes:], 0, "
+             "{sb}, X{d}[go + i * B:], 0, A{d}[ga + i * sa * B:], 0, A{d}[gb + i * sb * B:], 0, a >= 0, b >= 0)",
+             ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
+    SUM: ([], None, "bvjp_{name}(N[a * NK + NSIZE], A{d}, go, c, A{d}, noff(N, a) * B, B)",
+          ["mark(N, nreach, ereach, a)"]),
+    INDEX: ([], None, "bvjp_{name}(E[b0 + P1], N[a * NK + NSIZE], A{d}, go, I, E[b0 + P0], c, "
+                      "A{d}, noff(N, a) * B, B)",
+            ["mark(N, nreach, ereach, a)"]),
+    MM: (["m = E[b0 + P0]", "k = E[b0 + P1]",
+          "A_, ao, aes, als = boperand(X{d}, V{d}, XA{d}, N, a, E[b0 + SA], B)",
+          "B_, bo, bes, bls = boperand(X{d}, V{d}, XA{d}, N, b, E[b0 + SB], B)"], None,
+         "bvjp_{name}(m, k, n // m, A{d}, go, A_, ao, aes, als, B_, bo, bes, bls, "
+         "A{d}, noff(N, a) * B, A{d}, noff(N, b) * B, a >= 0, b >= 0, B)",
+         ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
+}
+
+
+def _bbody(by_kind, table, d, ind):
+    """The per-kind dispatch of a batched sweep for one dtype store."""
+    out = []
+    first = True
+    for kind in (UNARY, BINARY, SUM, INDEX, MM):
+        rows = by_kind.get(kind)
+        if not rows:
+            continue
+        out.append("%s%s kind == %d:  # %s" % (ind, "if" if first else "elif", KIND_CODES[kind], kind))
+        first = False
+        pre, loop, call, post = table[kind]
+        for line in pre:
+            out.append(ind + "    " + line.replace("{d}", d))
+        inner = ind + "    "
+        if loop:
+            out.append(inner + loop)
+            inner += "    "
+        call = call.replace("{d}", d)
+        out += _chain(rows, call, inner, _BSTRIDES if kind == BINARY else None)
+        for line in post:
+            out.append(ind + "    " + line)
+    return out
+
+
+# Binary kernels take element strides; when they are literal constants Numba inlines the
+# kernel with them and LLVM vectorises its loop (about 15x faster than variable strides).
+# So the common stride pairs get their own dispatch chain: (condition, sa, sb).
+_STRIDES = [("sa == 1 and sb == 1", "1", "1"), ("sa == 1 and sb == 0", "1", "0"),
+            ("sa == 0 and sb == 1", "0", "1"), (None, "sa", "sb")]
+_BSTRIDES = [("als == 1 and bls == 1", "1", "1"), ("als == 1 and bls == 0", "1", "0"),
+             ("als == 0 and bls == 1", "0", "1"), (None, "als", "bls")]
+
+
+def _chain(rows, call, ind, strides):
+    """The op-code dispatch chain of one kind (per stride variant for binary kernels)."""
+    out = []
+    variants = strides or [(None, None, None)]
+    for v, (cond, sa, sb) in enumerate(variants):
+        inner = ind
+        if strides:
+            out.append("%s%s" % (ind, ("if %s:" if v == 0 else "elif %s:") % cond if cond else "else:"))
+            inner = ind + "    "
+        c = call if sa is None else call.replace("{sa}", sa).replace("{sb}", sb)
+        for i, (code, op) in enumerate(rows):
+            out.append("%s%s op == %d:  # %s" % (inner, "if" if i == 0 else "elif", code, op.name))
+            out.append("%s    %s" % (inner, c.replace("{name}", op.name)))
+    return out
 
 
 def _body(by_kind, table, d, ind, reverse):
@@ -600,9 +696,7 @@ def _body(by_kind, table, d, ind, reverse):
         for line in spec[0]:
             out.append(ind + "    " + line.replace("{d}", d))
         call = spec[1].replace("{d}", d)
-        for i, (code, op) in enumerate(rows):
-            out.append("%s    %s op == %d:  # %s" % (ind, "if" if i == 0 else "elif", code, op.name))
-            out.append("%s        %s" % (ind, call.replace("{name}", op.name)))
+        out += _chain(rows, call, ind + "    ", _STRIDES if kind == BINARY else None)
         if reverse:
             for line in spec[2]:
                 out.append(ind + "    " + line)
@@ -684,12 +778,207 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
         elif N[out * NK + NDT] == 0:'''
 
 
+
+_DRIVER = r'''
+
+# ---------------------------------------------------------------- the batched driver
+# The batched driver: one compiled call evaluates a recorded tape on P points.
+# 
+# Points are cut into chunks of B; each chunk is laid out slot-major (element i of the node at
+# offset o: ``X[(o + i) * B + lane]``) so that the generated ``bforward`` / ``breverse`` sweeps
+# interpret each tape entry once per chunk with the inner loop over the chunk's lanes. Chunks
+# are shared among threads with ``prange`` (one group of chunks per thread, each group with its
+# own value and adjoint stores sized to stay in cache). Compiled once, cached on disk: no tape
+# or batch size triggers a compilation.
+# 
+# Inputs, outputs, cotangents and gradients are passed as tables of int64 rows
+# ``(address, node, n, point stride, dtype slot)`` describing C-contiguous arrays of shape
+# (P, n) (point stride n) or (n,) broadcast to every point (point stride 0), so one compiled
+# signature serves any number of arguments of either dtype.
+_pjit = njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+ADDR, NODE, NEL, PSTR, SLOT = range(5)
+
+
+@_jit
+def _load(X, R, B, p0, nb, N):
+    """Input rows -> lanes of the chunk starting at point p0 (nb valid lanes)."""
+    src = carray(_voidptr(R[ADDR]), (1 << 40,), X.dtype)
+    o = N[R[NODE] * NK + NOFF] * B
+    n, ps = R[NEL], R[PSTR]
+    for i in range(n):              # views, so the indices are provably >= 0 (vectorises)
+        d = X[o + i * B:]
+        s = src[p0 * ps + i:]
+        for j in range(nb):
+            d[j] = s[j * ps]
+
+
+@_jit
+def _store(X, R, B, p0, nb, N):
+    """Lanes of a node -> rows p0..p0+nb of a (P, n) output array."""
+    dst = carray(_voidptr(R[ADDR]), (1 << 40,), X.dtype)
+    o = N[R[NODE] * NK + NOFF] * B
+    n = R[NEL]
+    for i in range(n):
+        s = X[o + i * B:]
+        d = dst[p0 * n + i:]
+        for j in range(nb):
+            d[j * n] = s[j]
+
+
+@_jit
+def _seed(A, R, B, p0, nb, N, nreach, ereach):
+    """Add a cotangent row into the adjoint lanes of its node and mark it reached."""
+    src = carray(_voidptr(R[ADDR]), (1 << 40,), A.dtype)
+    node = R[NODE]
+    o = N[node * NK + NOFF] * B
+    n, ps = R[NEL], R[PSTR]
+    for i in range(n):
+        d = A[o + i * B:]
+        s = src[p0 * ps + i:]
+        for j in range(nb):
+            d[j] += s[j * ps]
+    nreach[node] = 1
+    p = N[node * NK + NPROD]
+    if p >= 0:
+        ereach[p] = 1
+
+
+@_pjit
+def run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS, GRADS, rev_start):
+    """Evaluate the tape on P points in chunks of B lanes, G groups of chunks in parallel:
+    forward (inputs INS -> outputs OUTS), then, when rev_start >= 0, the reverse sweep from
+    entry rev_start seeded by the cotangents CTS, writing the adjoints of GRADS."""
+    nn = len(N) // NK
+    nchunks = (P + B - 1) // B
+    for g in prange(G):
+        X4 = np.zeros(max(n4, 1) * B, np.float32)
+        X8 = np.zeros(max(n8, 1) * B, np.float64)
+        A4 = np.zeros(max(n4, 1) * B if rev_start >= 0 else 1, np.float32)
+        A8 = np.zeros(max(n8, 1) * B if rev_start >= 0 else 1, np.float64)
+        nreach = np.zeros(nn + 1, np.uint8)
+        ereach = np.zeros(ne + 1, np.uint8)
+        r4, r8 = raw(X4), raw(X8)
+        for ch in range(g, nchunks, G):
+            p0 = ch * B
+            nb = min(B, P - p0)
+            for r in range(INS.shape[0]):
+                if INS[r, SLOT] == 0:
+                    _load(r4, INS[r], B, p0, nb, N)
+                else:
+                    _load(r8, INS[r], B, p0, nb, N)
+            bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, 0, ne)
+            for r in range(OUTS.shape[0]):
+                if OUTS[r, SLOT] == 0:
+                    _store(r4, OUTS[r], B, p0, nb, N)
+                else:
+                    _store(r8, OUTS[r], B, p0, nb, N)
+            if rev_start < 0:
+                continue
+            nreach[:] = 0
+            ereach[:] = 0
+            for r in range(CTS.shape[0]):
+                if CTS[r, SLOT] == 0:
+                    _seed(A4, CTS[r], B, p0, nb, N, nreach, ereach)
+                else:
+                    _seed(A8, CTS[r], B, p0, nb, N, nreach, ereach)
+            breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, rev_start, 0)
+            for r in range(GRADS.shape[0]):
+                if GRADS[r, SLOT] == 0:
+                    _store(A4, GRADS[r], B, p0, nb, N)
+                else:
+                    _store(A8, GRADS[r], B, p0, nb, N)
+            for node in range(nn):              # leaves' adjoints: cleared for the next chunk
+                if nreach[node] != 0 and N[node * NK + NPROD] < 0:
+                    o, m = N[node * NK + NOFF] * B, N[node * NK + NSIZE] * B
+                    if N[node * NK + NDT] == 0:
+                        A4[o:o + m] = 0
+                    else:
+                        A8[o:o + m] = 0
+'''
+
+_BREVERSE_TAIL = '''        # a node's adjoint is dead once its producer's VJP ran: clear its lanes now, while
+        # they are in cache, so the next chunk starts from zeros without a pass over the store
+        if N[out * NK + NDT] == 0:
+            z4 = A4[go:go + n * B]
+            z4[:] = 0
+        else:
+            z8 = A8[go:go + n * B]
+            z8[:] = 0'''
+
+_BFORWARD_HEAD = '''
+
+@_jit
+def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
+    \"\"\"Batched replay of entries start..stop-1 on a chunk of B points laid out slot-major
+    (element i of the node at offset o: X[(o + i) * B + lane]). The caller has checked that
+    the tape has no custom Function and no F_BIG entry (tapegrad.func).\"\"\"
+    E, N, V4, V8, XA4, XA8, I, C = raw(E), raw(N), raw(V4), raw(V8), raw(XA4), raw(XA8), raw(I), raw(C)
+    X4, X8 = raw(X4), raw(X8)
+    for e in range(start, stop):
+        b0 = e * K
+        op = E[b0 + OP]
+        out = E[b0 + OUT]
+        a = E[b0 + IA]
+        b = E[b0 + IB]
+        c = C[E[b0 + CI]] if E[b0 + CI] >= 0 else 0.0
+        kind = KIND[op]
+        yo = N[out * NK + NOFF] * B
+        n = N[out * NK + NSIZE]
+        if op == CAST_OP:
+            da, oa = N[a * NK + NDT], N[a * NK + NOFF] * B
+            for i in range(n * B):
+                v = X4[oa + i] if da == 0 else X8[oa + i]
+                if N[out * NK + NDT] == 0:
+                    X4[yo + i] = v
+                else:
+                    X8[yo + i] = v
+        elif N[out * NK + NDT] == 0:'''
+
+_BREVERSE_HEAD = '''
+
+@_jit
+def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, start, stop):
+    \"\"\"Batched reverse sweep of entries start..stop (downwards) over a chunk of B points
+    (layout as bforward), accumulating adjoints into A4/A8; entries no cotangent reaches
+    are skipped.\"\"\"
+    E, N, V4, V8, XA4, XA8, I, C = raw(E), raw(N), raw(V4), raw(V8), raw(XA4), raw(XA8), raw(I), raw(C)
+    A4, A8, X4, X8, nreach, ereach = raw(A4), raw(A8), raw(X4), raw(X8), raw(nreach), raw(ereach)
+    for e in range(start, stop - 1, -1):
+        if ereach[e] == 0:
+            continue
+        b0 = e * K
+        op = E[b0 + OP]
+        out = E[b0 + OUT]
+        a = E[b0 + IA]
+        b = E[b0 + IB]
+        c = C[E[b0 + CI]] if E[b0 + CI] >= 0 else 0.0
+        kind = KIND[op]
+        go = N[out * NK + NOFF] * B
+        n = N[out * NK + NSIZE]
+        if op == CAST_OP:
+            da, oa = N[a * NK + NDT], N[a * NK + NOFF] * B
+            for i in range(n * B):
+                v = A4[go + i] if N[out * NK + NDT] == 0 else A8[go + i]
+                if da == 0:
+                    A4[oa + i] += v
+                else:
+                    A8[oa + i] += v
+            mark(N, nreach, ereach, a)
+        elif N[out * NK + NDT] == 0:'''
+
+
 def generate_interp():
     """Source text of ``_interp.py``, derived from ``OPS``."""
     by_kind = {}
     for code, op in enumerate(OPS):
         by_kind.setdefault(op.kind, []).append((code, op))
-    L = [_HEADER]
+    import hashlib
+    import os
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.py"), "rb") as fh:
+        sha = hashlib.sha256(fh.read()).hexdigest()[:16]
+    # Numba's disk cache keys a function on its own file only: naming the kernels' digest
+    # here makes any change to kernels.py change this file, so no stale compiled sweep survives.
+    L = [_HEADER, "KERNELS_SHA = %r  # sha256 of kernels.py: regenerate when it changes" % sha]
     L.append("# kind code of each opcode (see ops.KIND_CODES)")
     L.append("KIND = (%s,)" % ", ".join(str(KIND_CODES[op.kind]) for op in OPS))
     L.append("OPNAMES = (%s,)" % ", ".join(repr(op.name) for op in OPS))
@@ -705,6 +994,16 @@ def generate_interp():
     L.append("        else:")
     L += _body(by_kind, _FWD, "8", " " * 12, False)
     L.append("    return -1")
+    L.append(_BFORWARD_HEAD)
+    L += _bbody(by_kind, _BFWD, "4", " " * 12)
+    L.append("        else:")
+    L += _bbody(by_kind, _BFWD, "8", " " * 12)
+    L.append(_BREVERSE_HEAD)
+    L += _bbody(by_kind, _BREV, "4", " " * 12)
+    L.append("        else:")
+    L += _bbody(by_kind, _BREV, "8", " " * 12)
+    L.append(_BREVERSE_TAIL)
+    L.append(_DRIVER.rstrip("\n"))
     return "\n".join(L) + "\n"
 
 
