@@ -14,9 +14,9 @@ from . import _par
 from . import kernels as _K
 from . import tape as _tp
 from .autograd.grad_mode import STATE
-from .autograd.graph import ONE_INPUT, _CPP_NAMES
+from .autograd.graph import ONE_INPUT, _CPP_NAMES, entry_name, multi_name_id, tap_name_id
 from .autograd.function import Function
-from .kernels import F_HIDDEN, FL, K, NK, NPROD
+from .kernels import F_HIDDEN, FL, K, NK, NM, NPROD
 from .ops import BY_NAME
 from .tensor import (GUARD, Tensor, _DEFAULT, _check_shapes, _convert, _nm, _par_map, _record_binary,
                      _record_unary, _rename_last, _result_dtype, _wrap, bool_, int64)
@@ -24,7 +24,9 @@ from .tensor import (GUARD, Tensor, _DEFAULT, _check_shapes, _convert, _nm, _par
 # Composite nodes whose last entry is binary but which torch shows with one input.
 ONE_INPUT.update({"RemainderBackward0", "FracBackward0", "LogsumexpBackward0", "AmaxBackward0", "AminBackward0",
                   "SoftmaxBackward0", "LogSoftmaxBackward0", "LogitBackward0", "RoundBackward1",
-                  "NativeDropoutBackward0", "MaxBackward1", "MinBackward1"})
+                  "NativeDropoutBackward0", "MaxBackward1", "MinBackward1",
+                  # Scalar overloads (x * number, x / number inside torch's composites)
+                  "MulBackward1", "DivBackward1", "MaskedFillBackward0"})
 
 _CPP_NAMES["NotImplemented"] = "torch::autograd::NotImplemented"
 
@@ -72,10 +74,44 @@ def hide(*ts):
                 del E
 
 
-def named(t, name):
-    """Give the entry producing ``t`` torch's name (when ``t`` was recorded)."""
+def named(t, name, arity=None):
+    """Give the entry producing ``t`` torch's name (when ``t`` was recorded); ``arity``: the
+    node lists that many inputs, found through ``tap``/``tap_entry`` marks below it."""
     if t._tape is not None:
-        _rename_last(t, name)
+        if arity is None:
+            _rename_last(t, name)
+        else:
+            _set_name_id(t, multi_name_id(name, arity))
+    return t
+
+
+def _set_name_id(t, nid):
+    tp, e = entry_of(t)
+    if e >= 0:
+        E = _tp.view_i64(tp.E)
+        E[e * K + NM] = nid
+        del E
+
+
+def tap_entry(t, *slots):
+    """Mark the (hidden) entry producing ``t``: its operands are inputs ``slots`` of the
+    composite node named with an arity above it (see ``autograd.graph.TAPS``)."""
+    if t is not None and t._tape is not None:
+        tp, e = entry_of(t)
+        if e >= 0:
+            E = _tp.view_i64(tp.E)
+            E[e * K + NM] = tap_name_id(entry_name(tp, e), slots)
+            E[e * K + FL] |= F_HIDDEN
+            del E
+    return t
+
+
+def tap(t, slot):
+    """``t`` through a hidden identity entry marked as input ``slot`` of a composite node (for
+    inputs used by several entries); ``t`` itself when it records nothing."""
+    if isinstance(t, Tensor) and t._rg and STATE.enabled:
+        from ._shape import _reshape_view
+        return tap_entry(_reshape_view(t, t._data.shape, "ViewBackward0"), slot)
     return t
 
 

@@ -284,3 +284,36 @@ def test_new_constructors():
         return (x.new_zeros(3), x.new_ones((2, 2)), x.new_full((2,), 7), x.new_tensor([1, 2]),
                 x.new_empty(2).shape, x.new_zeros(2, dtype=lib.int64))
     same(f)
+
+
+# ----------------------------------------------------------------------------- n-input nodes
+CAT_GRAPHS = {
+    "cat3": lambda lib, x, y, c: lib.cat([x, y, x]),
+    "cat5_consts": lambda lib, x, y, c: lib.cat([c, x, c, c, y]),
+    "cat_trailing_const": lambda lib, x, y, c: lib.cat([x, y.exp(), c], 1),
+    "cat_one": lambda lib, x, y, c: lib.cat([x]),
+    "cat_two_const_first": lambda lib, x, y, c: lib.cat([c, y]),
+    "stack3": lambda lib, x, y, c: lib.stack([x, c, y]),
+    "stack5": lambda lib, x, y, c: lib.stack([x.sin(), x, x.exp(), y, c], 1),
+    "stack_many": lambda lib, x, y, c: lib.stack([x * i if i % 3 else c for i in range(11)]),
+    "hstack": lambda lib, x, y, c: lib.hstack([x, c, y]),
+    "vstack": lambda lib, x, y, c: lib.vstack([x, c, y, y]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CAT_GRAPHS))
+def test_cat_stack_list_every_input(name):
+    """torch's CatBackward0/StackBackward0 have one next_function per input ((None, 0) for
+    inputs that need no grad)."""
+    from oracle import graph
+    f = CAT_GRAPHS[name]
+
+    def prog(lib):
+        x = leaf(lib, data((2, 3), seed=1))
+        y = leaf(lib, data((2, 3), seed=2))
+        c = leaf(lib, data((2, 3), seed=3), rg=False)
+        out = f(lib, x, y, c)
+        w = lib.tensor(np.resize(np.array(data((7,), seed=4)), tuple(out.shape)).tolist())
+        (out * w).sum().backward()
+        return graph(out.grad_fn), len(out.grad_fn.next_functions), out, x.grad, y.grad
+    same(prog)
