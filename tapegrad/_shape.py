@@ -444,7 +444,7 @@ def _scatter_entry(tp, node, pos, m, dt, nm, fl):
                     ci=tp.const(1.0), fl=fl)[1]
 
 
-def _concat(ts, shapes, dim, name):
+def _concat(ts, shapes, dim, name, taps=True):
     """Concatenate tensors (already of one dtype) viewed with ``shapes`` along ``dim``."""
     rdt = ts[0]._dtype
     vals = [t._arr().reshape(s) for t, s in zip(ts, shapes)]
@@ -461,10 +461,10 @@ def _concat(ts, shapes, dim, name):
              for i, (t, v) in enumerate(zip(ts, vals))]
     # torch's node lists every input ((None, 0) for constants): the top entry carries the
     # arity, each input's scatter is a tap naming its slot (autograd.graph.TAPS)
-    nm_top, nm_hid = (multi_name_id(name, len(ts)) if len(ts) > 1 else _nm(name)), _nm(name)
+    nm_top, nm_hid = (multi_name_id(name, len(ts)) if taps and len(ts) > 1 else _nm(name)), _nm(name)
 
     def nm_in(k):
-        return tap_name_id(name, (k,)) if k >= 0 else nm_hid
+        return tap_name_id(name, (k,)) if taps and k >= 0 else nm_hid
 
     def merge(A, B, top):
         na, va, ka, sa, ia = A

@@ -1531,7 +1531,9 @@ def _view(x, shape, kind):
                            % (list(shape), d.size))
     if x._rg and STATE.enabled:
         if kind == "view" or np.shares_memory(y, d):
-            tp, e, n = _record_index(x, "copy", None, y, nm=_nm("ViewBackward0"))
+            # torch: reshape of a non-contiguous tensor that can be viewed is _reshape_alias
+            tp, e, n = _record_index(x, "copy", None, y, nm=_nm(
+                "ViewBackward0" if kind == "view" or d.flags.c_contiguous else "ReshapeAliasBackward0"))
         else:
             # torch copies (CloneBackward0), then views the copy (UnsafeViewBackward0)
             tp, e, n = _record_index(x, "copy", None, y, nm=_nm("CloneBackward0"))
