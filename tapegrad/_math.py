@@ -22,7 +22,7 @@ from .tensor import (GUARD, Tensor, _DEFAULT, _check_shapes, _convert, _nm, _par
                      _record_unary, _rename_last, _result_dtype, _wrap, bool_, int64)
 
 # Composite nodes whose last entry is binary but which torch shows with one input.
-ONE_INPUT.update({"RemainderBackward0", "FracBackward0", "LogsumexpBackward0", "AmaxBackward0", "AminBackward0",
+ONE_INPUT.update({"RemainderBackward0", "FmodBackward0", "FracBackward0", "LogsumexpBackward0", "AmaxBackward0", "AminBackward0",
                   "SoftmaxBackward0", "LogSoftmaxBackward0", "LogitBackward0", "RoundBackward1",
                   "NativeDropoutBackward0", "MaxBackward1", "MinBackward1",
                   # Scalar overloads (x * number, x / number inside torch's composites)
@@ -446,6 +446,49 @@ def remainder(input, other):
     return _binary("remainder", input, other, name)
 
 
+def fmod(input, other):
+    """C's fmod: the remainder of truncated division (sign of ``input``). The gradient is 1 for
+    ``input`` and -trunc(input / other) for a tensor ``other`` (torch's FmodBackward0/1)."""
+    if not isinstance(input, Tensor):
+        raise TypeError("fmod(): argument 'input' (position 1) must be Tensor, not %s"
+                        % type(input).__name__)
+    if isinstance(other, Tensor):
+        _check_shapes(input, other)
+    rdt = _result_dtype(input, other)
+    av = np.asarray(input._data, rdt.np)
+    bv = np.asarray(_npv(other), rdt.np)
+    if rdt._cat < 2:
+        if np.any(bv == 0):
+            raise RuntimeError("ZeroDivisionError")
+        return _wrap(_val0(np.fmod(av, bv), rdt), rdt)
+    with np.errstate(all="ignore"):
+        y = np.fmod(av, bv)
+    gb = isinstance(other, Tensor) and other._rg and STATE.enabled
+    ga = input._rg and STATE.enabled
+    if not (ga or gb):
+        return _wrap(_val0(y, rdt), rdt)
+    a = input if input._dtype is rdt else _convert(input, rdt)
+    if a is not input:
+        hide(a)          # torch promotes inside the kernel: no ToCopy node
+    if not gb:
+        # d/d input = 1: input plus a constant (one entry)
+        with np.errstate(all="ignore"):
+            shift = np.asarray(y - np.broadcast_to(av, y.shape), rdt.np)
+        # (a tensor ``other`` shows as the constant operand: (None, 0), as in torch)
+        out = named(a + _wrap(shift, rdt), "FmodBackward1" if isinstance(other, Tensor)
+                    else "FmodBackward0")
+        return exact(out, y)
+    b = other if other._dtype is rdt else _convert(other, rdt)
+    # input - other * trunc(input / other), the quotient a constant (trunc has zero gradient):
+    # nothing saves ``input``, so fmod_ in place works; next_functions read (input, other)
+    with np.errstate(all="ignore"):
+        tq = np.trunc(np.broadcast_to(av, y.shape) / np.broadcast_to(bv, y.shape)).astype(rdt.np)
+    p = b * _wrap(tq, rdt)
+    out = a - p
+    hide(p, a if a is not input else None, b if b is not other else None)
+    return exact(named(out, "FmodBackward1"), y)
+
+
 def _val0(y, rdt):
     y = np.asarray(y, rdt.np)
     return y if y.ndim else y[()]
@@ -704,7 +747,7 @@ def _install():
                 "log1p", "expm1", "exp2", "log2", "log10", "rsqrt", "square", "floor", "ceil",
                 "round", "trunc", "fix", "sign", "sgn", "frac", "clamp", "clip", "clamp_min",
                 "clamp_max", "maximum", "minimum", "fmax", "fmin", "atan2", "arctan2", "hypot",
-                "remainder", "floor_divide", "lerp", "nonzero", "argwhere", "count_nonzero",
+                "remainder", "fmod", "floor_divide", "lerp", "nonzero", "argwhere", "count_nonzero",
                 "eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal",
                 "greater", "greater_equal", "equal", "isclose", "isnan", "isinf", "isfinite",
                 "isposinf", "isneginf", "signbit", "logical_and", "logical_or", "logical_xor",
@@ -756,7 +799,7 @@ def _install():
         return g
     for nm_ in ("clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil", "round", "trunc",
                 "sign", "frac", "tan", "sinh", "cosh", "erf", "log1p", "expm1", "exp2", "log2",
-                "log10", "rsqrt", "square", "asin", "acos", "atan", "atan2", "hypot", "remainder",
+                "log10", "rsqrt", "square", "asin", "acos", "atan", "atan2", "hypot", "remainder", "fmod",
                 "floor_divide", "lerp", "maximum", "minimum"):
         f = globals()[nm_]
         setattr(T, nm_ + "_", _inplace_fn(f))

@@ -229,20 +229,65 @@ def repeat(input, *sizes):
     return index_map(input, fn, "RepeatBackward0", view=False)
 
 
-def repeat_interleave(input, repeats=None, dim=None, output_size=None):
-    if isinstance(input, Tensor) and repeats is None:
-        raise NotImplementedError("repeat_interleave(repeats_tensor) is not supported yet")
-    if isinstance(repeats, Tensor):
-        repeats = repeats._data.tolist() if repeats._data.ndim else int(repeats._data)
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """torch.repeat_interleave: a Python int repeats by unsqueeze -> expand -> clone -> view
+    (torch's graph); a tensor of repeats selects with index_select (IndexSelectBackward0);
+    ``repeat_interleave(repeats)`` alone gives the repeated indices."""
+    if repeats is None:
+        return _repeat_indices(input)
     if dim is None:
         x = flatten(input)
         axis = 0
     else:
         x = input
         axis = _dim(dim, input._data.ndim)
-    # torch: unsqueeze, expand, clone, view (the graph reads ViewBackward0 <- CloneBackward0)
-    y = index_map(x, lambda a: np.repeat(a, repeats, axis=axis), "CloneBackward0", view=False)
-    return _reshape_view(y, y._data.shape, "ViewBackward0")
+    n = x._data.shape[axis]
+    if isinstance(repeats, Tensor):
+        rv = _repeats_array(repeats)
+        if rv.size == 1:
+            rv = np.full(n, rv[0], np.int64)
+        if rv.size != n:
+            raise RuntimeError("repeats must have the same size as input along dim, but got "
+                               "repeats.size(0) = %d and input.size(%d) = %d" % (rv.size, axis, n))
+        idx = np.repeat(np.arange(n, dtype=np.int64), rv)
+        if output_size is not None and int(output_size) != idx.size:
+            raise RuntimeError("allocated size does not match required size")
+        return index_select(x, axis, _wrap(idx, _int64()))
+    r = int(repeats)
+    if r < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    shp = x._data.shape
+    u = unsqueeze(x, axis + 1)
+    e = expand(u, shp[:axis + 1] + (r,) + shp[axis + 1:])
+    c = e.clone()
+    return _reshape_view(c, shp[:axis] + (shp[axis] * r,) + shp[axis + 1:], "ViewBackward0")
+
+
+def _int64():
+    from .tensor import int64
+    return int64
+
+
+def _repeats_array(repeats):
+    if repeats._dtype._cat != 1:
+        raise NotImplementedError("\"repeat_interleave_cpu\" not implemented for '%s'"
+                                  % repeats._dtype.name.capitalize())
+    if repeats._data.ndim > 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    rv = np.asarray(repeats._data, np.int64).reshape(-1)
+    if np.any(rv < 0):
+        raise RuntimeError("repeats can not be negative")
+    return rv
+
+
+def _repeat_indices(repeats):
+    if not isinstance(repeats, Tensor):
+        raise TypeError("repeat_interleave(): argument 'repeats' must be Tensor, not %s"
+                        % type(repeats).__name__)
+    if repeats._data.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    rv = _repeats_array(repeats)
+    return _wrap(np.repeat(np.arange(rv.size, dtype=np.int64), rv), _int64())
 
 
 def flip(input, *dims):

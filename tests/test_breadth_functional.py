@@ -223,3 +223,30 @@ def test_loss_graph_vs_torch(name):
         y.sum().backward()
         return graph(y.grad_fn), y, x.grad, p.grad, q.grad
     same(prog)
+
+
+# ----------------------------------------------------------------------------- softplus
+SOFTPLUS_X = [-30., -3., -0.5, 0., 0.2, 0.5, 0.75, 1.0, 2.0, 11.0, 21.0, 24.0, 26.0, 40.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("beta, threshold", [(1.0, 20.0), (1.0, 1.0), (2.0, 0.5), (0.5, 30.0),
+                                             (1.0, 25.0), (3.0, -1.0), (1.5, 5.0)])
+def test_softplus_threshold_vs_torch(beta, threshold, dtype):
+    from oracle import graph
+
+    def prog(lib):
+        x = leaf(lib, SOFTPLUS_X, dtype)
+        y = lib.nn.functional.softplus(x, beta=beta, threshold=threshold)
+        (y * lib.arange(1.0, 15.0, dtype=x.dtype)).sum().backward()
+        return graph(y.grad_fn), y, x.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("beta, threshold", [(1.0, 1.0), (2.0, 0.5), (0.5, 30.0), (1.5, 5.0)])
+def test_softplus_threshold_finite_differences(beta, threshold):
+    x = np.array([v for v in SOFTPLUS_X if abs(v * beta - threshold) > 1e-3])
+    fdcheck(lambda t: tg.nn.functional.softplus(t, beta, threshold), [x])
+    want = np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta)
+    got = tg.nn.functional.softplus(tg.tensor(x, dtype=tg.float64), beta, threshold).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-14)

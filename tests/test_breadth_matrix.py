@@ -233,3 +233,74 @@ def test_einsum_sublist_format():
 ])
 def test_einsum_errors(eq, shapes):
     same(lambda lib: lib.einsum(eq, *_ein_args(lib, shapes, "float32")))
+
+
+# ----------------------------------------------------------------------------- matrix norms
+A43 = [[1.0, -2.0, 0.5], [0.3, 4.0, -1.0], [2.0, 0.1, 3.0], [-1.5, 0.7, 0.2]]
+INF = float("inf")
+NORMS = {
+    "ord1": lambda lib, A: lib.linalg.norm(A, 1),
+    "ord-1": lambda lib, A: lib.linalg.norm(A, -1),
+    "ord_inf": lambda lib, A: lib.linalg.norm(A, INF),
+    "ord-inf": lambda lib, A: lib.linalg.norm(A, -INF),
+    "ord2": lambda lib, A: lib.linalg.norm(A, 2),
+    "ord-2": lambda lib, A: lib.linalg.norm(A, -2),
+    "fro": lambda lib, A: lib.linalg.norm(A, "fro"),
+    "nuc": lambda lib, A: lib.linalg.norm(A, "nuc"),
+    "matrix_norm_default": lambda lib, A: lib.linalg.matrix_norm(A),
+    "matrix_norm_1_keepdim": lambda lib, A: lib.linalg.matrix_norm(A, 1, keepdim=True),
+    "matrix_norm_2_keepdim": lambda lib, A: lib.linalg.matrix_norm(A, 2, keepdim=True),
+    "matrix_norm_nuc_dims": lambda lib, A: lib.linalg.matrix_norm(A, "nuc", dim=(1, 0)),
+    "matrix_norm_inf_dims": lambda lib, A: lib.linalg.matrix_norm(A, INF, dim=(1, 0)),
+    "norm_dim_pair": lambda lib, A: lib.linalg.norm(A, 2, dim=(0, 1)),
+    "batched_2": lambda lib, A: lib.linalg.matrix_norm(A.reshape(2, 2, 3), 2),
+    "batched_-1": lambda lib, A: lib.linalg.matrix_norm(A.reshape(2, 2, 3), -1),
+    "batched_inf_keepdim": lambda lib, A: lib.linalg.matrix_norm(A.reshape(2, 2, 3), INF, keepdim=True),
+    "batched_nuc_mid": lambda lib, A: lib.linalg.matrix_norm(A.reshape(2, 3, 2), "nuc", dim=(0, 2)),
+    "torch_norm_fro": lambda lib, A: lib.norm(A, "fro"),
+    "torch_norm_nuc": lambda lib, A: lib.norm(A, "nuc"),
+    "torch_norm_nuc_keepdim": lambda lib, A: lib.norm(A, p="nuc", dim=(0, 1), keepdim=True),
+    "torch_norm_p2_vector": lambda lib, A: lib.norm(A, p=2),
+    "svdvals": lambda lib, A: lib.linalg.svdvals(A),
+    "vector_dim": lambda lib, A: lib.linalg.norm(A, 2, dim=1),
+    "bad_ord": lambda lib, A: lib.linalg.matrix_norm(A, 3),
+    "bad_ord_norm": lambda lib, A: lib.linalg.norm(A, 3),
+    "bad_ord_str": lambda lib, A: lib.linalg.matrix_norm(A, "abc"),
+    "bad_1d": lambda lib, A: lib.linalg.matrix_norm(A[0], 1),
+    "bad_same_dims": lambda lib, A: lib.linalg.matrix_norm(A, 1, dim=(0, 0)),
+    "bad_3d_ord": lambda lib, A: lib.linalg.norm(A.reshape(2, 2, 3), 1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(NORMS))
+def test_matrix_norms_vs_torch(name, dtype):
+    from oracle import graph
+    f = NORMS[name]
+
+    def prog(lib):
+        A = leaf(lib, A43, dtype)
+        y = f(lib, A)
+        w = lib.tensor(np.resize(np.array(data((5,), 0.5, 1.5, seed=3)), tuple(y.shape)).tolist(),
+                       dtype=getattr(lib, dtype))
+        (y * w).sum().backward()
+        return graph(y.grad_fn), y, A.grad
+    same(prog, loose=True)
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(NORMS) if not n.startswith("bad")])
+def test_matrix_norms_finite_differences(name):
+    f = NORMS[name]
+    fdcheck(lambda A: f(tg, A), [np.array(A43)], rtol=1e-5, atol=1e-6)
+
+
+def test_matrix_norms_match_numpy():
+    """Independent of torch: values against numpy.linalg.norm."""
+    a = np.array(A43)
+    A = tg.tensor(a, dtype=tg.float64)
+    for o in (1, -1, 2, -2, INF, -INF, "fro", "nuc"):
+        np.testing.assert_allclose(tg.linalg.norm(A, o).item(), np.linalg.norm(a, o), rtol=1e-12)
+    b = a.reshape(2, 2, 3)
+    for o in (1, -1, 2, -2, INF, -INF, "fro", "nuc"):
+        np.testing.assert_allclose(tg.linalg.matrix_norm(tg.tensor(b), o).numpy(),
+                                   np.linalg.norm(b, o, axis=(-2, -1)), rtol=1e-5)

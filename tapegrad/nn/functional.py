@@ -73,10 +73,28 @@ def mish(input, inplace=False):
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    if float(threshold) != 20.0:
-        raise NotImplementedError("softplus(threshold=%r): only torch's default threshold 20 is "
-                                  "supported" % (threshold,))
-    return unary(input, "softplus", c=float(beta))
+    """log(1 + exp(beta x)) / beta, x where beta x > threshold. The row's kernel switches at
+    torch's default threshold 20; another threshold is composed: where(beta x > threshold, x,
+    -log_sigmoid(-beta x) / beta), whose gradient sigmoid(beta x) is torch's."""
+    beta, threshold = float(beta), float(threshold)
+    if threshold == 20.0:
+        return unary(input, "softplus", c=beta)
+    x = _math._floatify(input)
+    d = x._data
+    dt = x._dtype.np
+    with np.errstate(over="ignore"):
+        z = d * dt.type(beta)
+        y = np.where(z > dt.type(threshold), d, np.log1p(np.exp(z)) / dt.type(beta)).astype(dt)
+    y = y if y.ndim else y[()]
+    if not (x._rg and STATE.enabled):
+        return _wrap(y, x._dtype)
+    nz = tap_entry(_math.scale(x, -beta), 0)
+    ls = unary(nz, "log_sigmoid")
+    sp = _math.scale(ls, -1.0 / beta)
+    mask = _wrap(np.asarray(z > dt.type(threshold)), bool_)
+    out = _math.where(mask, x, sp)
+    hide(ls, sp)
+    return exact(named(out, "SoftplusBackward0", 1), y)
 
 
 def logsigmoid(input):
