@@ -26,7 +26,7 @@ from ._math import (acos, arccos, arcsin, arctan, arctan2, argwhere, asin, atan,
                     floor_divide, fmax, fmin, frac, ge, greater, greater_equal, gt, hypot, isclose,
                     isfinite, isinf, isnan, isneginf, isposinf, isreal, le, lerp, less, less_equal,
                     log10, log1p, log2, logical_and, logical_not, logical_or, logical_xor, lt,
-                    maximum, minimum, ne, nonzero, not_equal, remainder, round, rsqrt, sgn, sign,
+                    maximum, minimum, ne, nonzero, not_equal, remainder, fmod, round, rsqrt, sgn, sign,
                     signbit, sinh, square, tan, trunc, where)
 from ._reduce import (all, amax, amin, aminmax, any, argmax, argmin, argsort, cumprod,  # noqa: F401
                       cumsum, kthvalue, logcumsumexp, logsumexp, max, median, min, msort, norm,

@@ -14,17 +14,19 @@ from . import _par
 from . import kernels as _K
 from . import tape as _tp
 from .autograd.grad_mode import STATE
-from .autograd.graph import ONE_INPUT, _CPP_NAMES
+from .autograd.graph import ONE_INPUT, _CPP_NAMES, entry_name, multi_name_id, tap_name_id
 from .autograd.function import Function
-from .kernels import F_HIDDEN, FL, K, NK, NPROD
+from .kernels import F_HIDDEN, FL, K, NK, NM, NPROD
 from .ops import BY_NAME
 from .tensor import (GUARD, Tensor, _DEFAULT, _check_shapes, _convert, _nm, _par_map, _record_binary,
                      _record_unary, _rename_last, _result_dtype, _wrap, bool_, int64)
 
 # Composite nodes whose last entry is binary but which torch shows with one input.
-ONE_INPUT.update({"RemainderBackward0", "FracBackward0", "LogsumexpBackward0", "AmaxBackward0", "AminBackward0",
+ONE_INPUT.update({"RemainderBackward0", "FmodBackward0", "FracBackward0", "LogsumexpBackward0", "AmaxBackward0", "AminBackward0",
                   "SoftmaxBackward0", "LogSoftmaxBackward0", "LogitBackward0", "RoundBackward1",
-                  "NativeDropoutBackward0", "MaxBackward1", "MinBackward1"})
+                  "NativeDropoutBackward0", "MaxBackward1", "MinBackward1",
+                  # Scalar overloads (x * number, x / number inside torch's composites)
+                  "MulBackward1", "DivBackward1", "MaskedFillBackward0"})
 
 _CPP_NAMES["NotImplemented"] = "torch::autograd::NotImplemented"
 
@@ -72,10 +74,44 @@ def hide(*ts):
                 del E
 
 
-def named(t, name):
-    """Give the entry producing ``t`` torch's name (when ``t`` was recorded)."""
+def named(t, name, arity=None):
+    """Give the entry producing ``t`` torch's name (when ``t`` was recorded); ``arity``: the
+    node lists that many inputs, found through ``tap``/``tap_entry`` marks below it."""
     if t._tape is not None:
-        _rename_last(t, name)
+        if arity is None:
+            _rename_last(t, name)
+        else:
+            _set_name_id(t, multi_name_id(name, arity))
+    return t
+
+
+def _set_name_id(t, nid):
+    tp, e = entry_of(t)
+    if e >= 0:
+        E = _tp.view_i64(tp.E)
+        E[e * K + NM] = nid
+        del E
+
+
+def tap_entry(t, *slots):
+    """Mark the (hidden) entry producing ``t``: its operands are inputs ``slots`` of the
+    composite node named with an arity above it (see ``autograd.graph.TAPS``)."""
+    if t is not None and t._tape is not None:
+        tp, e = entry_of(t)
+        if e >= 0:
+            E = _tp.view_i64(tp.E)
+            E[e * K + NM] = tap_name_id(entry_name(tp, e), slots)
+            E[e * K + FL] |= F_HIDDEN
+            del E
+    return t
+
+
+def tap(t, slot):
+    """``t`` through a hidden identity entry marked as input ``slot`` of a composite node (for
+    inputs used by several entries); ``t`` itself when it records nothing."""
+    if isinstance(t, Tensor) and t._rg and STATE.enabled:
+        from ._shape import _reshape_view
+        return tap_entry(_reshape_view(t, t._data.shape, "ViewBackward0"), slot)
     return t
 
 
@@ -410,6 +446,49 @@ def remainder(input, other):
     return _binary("remainder", input, other, name)
 
 
+def fmod(input, other):
+    """C's fmod: the remainder of truncated division (sign of ``input``). The gradient is 1 for
+    ``input`` and -trunc(input / other) for a tensor ``other`` (torch's FmodBackward0/1)."""
+    if not isinstance(input, Tensor):
+        raise TypeError("fmod(): argument 'input' (position 1) must be Tensor, not %s"
+                        % type(input).__name__)
+    if isinstance(other, Tensor):
+        _check_shapes(input, other)
+    rdt = _result_dtype(input, other)
+    av = np.asarray(input._data, rdt.np)
+    bv = np.asarray(_npv(other), rdt.np)
+    if rdt._cat < 2:
+        if np.any(bv == 0):
+            raise RuntimeError("ZeroDivisionError")
+        return _wrap(_val0(np.fmod(av, bv), rdt), rdt)
+    with np.errstate(all="ignore"):
+        y = np.fmod(av, bv)
+    gb = isinstance(other, Tensor) and other._rg and STATE.enabled
+    ga = input._rg and STATE.enabled
+    if not (ga or gb):
+        return _wrap(_val0(y, rdt), rdt)
+    a = input if input._dtype is rdt else _convert(input, rdt)
+    if a is not input:
+        hide(a)          # torch promotes inside the kernel: no ToCopy node
+    if not gb:
+        # d/d input = 1: input plus a constant (one entry)
+        with np.errstate(all="ignore"):
+            shift = np.asarray(y - np.broadcast_to(av, y.shape), rdt.np)
+        # (a tensor ``other`` shows as the constant operand: (None, 0), as in torch)
+        out = named(a + _wrap(shift, rdt), "FmodBackward1" if isinstance(other, Tensor)
+                    else "FmodBackward0")
+        return exact(out, y)
+    b = other if other._dtype is rdt else _convert(other, rdt)
+    # input - other * trunc(input / other), the quotient a constant (trunc has zero gradient):
+    # nothing saves ``input``, so fmod_ in place works; next_functions read (input, other)
+    with np.errstate(all="ignore"):
+        tq = np.trunc(np.broadcast_to(av, y.shape) / np.broadcast_to(bv, y.shape)).astype(rdt.np)
+    p = b * _wrap(tq, rdt)
+    out = a - p
+    hide(p, a if a is not input else None, b if b is not other else None)
+    return exact(named(out, "FmodBackward1"), y)
+
+
 def _val0(y, rdt):
     y = np.asarray(y, rdt.np)
     return y if y.ndim else y[()]
@@ -668,7 +747,7 @@ def _install():
                 "log1p", "expm1", "exp2", "log2", "log10", "rsqrt", "square", "floor", "ceil",
                 "round", "trunc", "fix", "sign", "sgn", "frac", "clamp", "clip", "clamp_min",
                 "clamp_max", "maximum", "minimum", "fmax", "fmin", "atan2", "arctan2", "hypot",
-                "remainder", "floor_divide", "lerp", "nonzero", "argwhere", "count_nonzero",
+                "remainder", "fmod", "floor_divide", "lerp", "nonzero", "argwhere", "count_nonzero",
                 "eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal",
                 "greater", "greater_equal", "equal", "isclose", "isnan", "isinf", "isfinite",
                 "isposinf", "isneginf", "signbit", "logical_and", "logical_or", "logical_xor",
@@ -720,7 +799,7 @@ def _install():
         return g
     for nm_ in ("clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil", "round", "trunc",
                 "sign", "frac", "tan", "sinh", "cosh", "erf", "log1p", "expm1", "exp2", "log2",
-                "log10", "rsqrt", "square", "asin", "acos", "atan", "atan2", "hypot", "remainder",
+                "log10", "rsqrt", "square", "asin", "acos", "atan", "atan2", "hypot", "remainder", "fmod",
                 "floor_divide", "lerp", "maximum", "minimum"):
         f = globals()[nm_]
         setattr(T, nm_ + "_", _inplace_fn(f))

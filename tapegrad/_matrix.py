@@ -9,8 +9,8 @@ import numpy as np
 
 from .autograd.grad_mode import STATE
 from .tensor import Tensor, _mm_core, _wrap, matmul as _matmul2
-from ._math import exact, hide, named
-from ._shape import _reshape_view, expand, index_map, permute, stack
+from ._math import exact, hide, named, tap_entry
+from ._shape import _concat, _reshape_view, expand, index_map, permute
 
 
 def _rv(t, shape, name):
@@ -34,17 +34,17 @@ def _bmm3(a, b, name):
         return _wrap(y, a._dtype)
     outs = []
     for i in range(B):
-        ai = a[i]
-        bi = b[i]
+        # the selections are taps: torch's node lists (a, b)
+        ai = tap_entry(a[i], 0)
+        bi = tap_entry(b[i], 1)
         yi = _mm_core(ai, bi, m, k, n, np.matmul(ai._data, bi._data), "MmBackward0")
-        hide(ai, bi, yi)
+        hide(yi)
         outs.append(yi)
     if B == 1:
         out = _rv(outs[0], (1, m, n), name)
     else:
-        out = stack(outs)
-        named(out, name)
-    return exact(out, y)
+        out = _concat(outs, [(1, m, n)] * B, 0, name, taps=False)
+    return exact(named(out, name, 2), y)
 
 
 def bmm(input, mat2):
@@ -202,98 +202,302 @@ def linalg_cross(input, other, dim=-1):
 
 
 # ----------------------------------------------------------------------------- einsum
-def _parse(eq, nops):
-    eq = eq.replace(" ", "")
-    if "->" in eq:
-        lhs, out = eq.split("->")
+# torch's algorithm (aten einsum + sumproduct_pair), so the graph reads as torch's: every
+# operand is aligned to (output dims, contraction dims) by unsqueeze/diagonal/permute, pairs are
+# contracted by permute -> reshape -> bmm -> view -> permute (a product when nothing is summed),
+# dims held by one operand only are summed first, and a last view drops the contraction dims.
+# Three or more operands follow opt_einsum's path when it is installed (as torch does).
+_ELL = -1
+
+
+def _label(c):
+    if "A" <= c <= "Z":
+        return ord(c) - ord("A")
+    if "a" <= c <= "z":
+        return ord(c) - ord("a") + 26
+    raise RuntimeError("einsum(): invalid subscript given at index %d in the equation string, "
+                       "subscripts must be in [a-zA-Z]" % 0)
+
+
+def _parse_labels(term, what):
+    labels = []
+    i = 0
+    while i < len(term):
+        c = term[i]
+        if c == ".":
+            if term[i:i + 3] != "..." or _ELL in labels:
+                raise RuntimeError("einsum(): found '.' for %s that is not part of any ellipsis"
+                                   % what)
+            labels.append(_ELL)
+            i += 3
+            continue
+        if c == " ":
+            i += 1
+            continue
+        labels.append(_label(c))
+        i += 1
+    return labels
+
+
+def _sublist_equation(args):
+    """einsum(op0, sublist0, op1, sublist1, ..., [sublist_out]) as an equation string."""
+    ops = list(args[0::2])
+    subs = list(args[1::2])
+    out = None
+    if len(ops) > len(subs):          # the last element is the output sublist
+        out = ops.pop()
+
+    def term(sl):
+        r = ""
+        for v in sl:
+            if v is Ellipsis:
+                r += "..."
+            elif isinstance(v, int) and 0 <= v < 52:
+                r += chr(ord("A") + v) if v < 26 else chr(ord("a") + v - 26)
+            else:
+                raise RuntimeError("einsum(): expected subscript to be within the range [0, 52), "
+                                   "but got %r" % (v,))
+        return r
+    eq = ",".join(term(sl) for sl in subs)
+    if out is not None:
+        eq += "->" + term(out)
+    return eq, ops
+
+
+def _torch_reshape(t, shape):
+    """torch's reshape node: ViewBackward0 (contiguous), ReshapeAliasBackward0 (a view of a
+    non-contiguous tensor), CloneBackward0 + UnsafeViewBackward0 (a copy)."""
+    return t.reshape(tuple(int(v) for v in shape))
+
+
+def _sumproduct_pair(left, right, sum_dims):
+    """(left * right).sum(sum_dims, keepdim=True) as torch computes it (bmm)."""
+    if not sum_dims:
+        return left * right
+    dim = left._data.ndim
+    sl_ = left._data.shape
+    sr_ = right._data.shape
+    sdset = set(sum_dims)
+    lro, lo, ro = [], [], []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for i in range(dim):
+        sl, sr = sl_[i] != 1, sr_[i] != 1
+        if i in sdset:
+            if sl and sr:
+                if sl_[i] != sr_[i]:
+                    raise RuntimeError("einsum(): operands do not broadcast with remapped shapes "
+                                       "(original->remapped): %s and %s" % (list(sl_), list(sr_)))
+                sum_size *= sl_[i]
+            elif sl:
+                left = left.sum(i, keepdim=True)
+            elif sr:
+                right = right.sum(i, keepdim=True)
+        elif sl and sr:
+            if sl_[i] != sr_[i]:
+                raise RuntimeError("einsum(): operands do not broadcast with remapped shapes "
+                                   "(original->remapped): %s and %s" % (list(sl_), list(sr_)))
+            lro.append(i)
+            lro_size *= sl_[i]
+        elif sl:
+            lo.append(i)
+            lo_size *= sl_[i]
+        else:
+            ro.append(i)
+            ro_size *= sr_[i]
+    if lo and ro and ro[-1] < lo[0]:
+        # torch swaps the operands so that bmm writes the output in its memory order
+        left, right, lo, ro, lo_size, ro_size = right, left, ro, lo, ro_size, lo_size
+        sl_, sr_ = sr_, sl_
+    out_size = [sl_[d] for d in lro] + [sl_[d] for d in lo] + [1] * len(sum_dims) + \
+        [sr_[d] for d in ro]
+    lperm = lro + lo + list(sum_dims) + ro
+    rperm = lro + list(sum_dims) + ro + lo
+    operm = [-1] * len(out_size)
+    for i, d in enumerate(lro + lo + list(sum_dims) + ro):
+        operm[d] = i
+    a3 = _torch_reshape(permute(left, lperm), (lro_size, lo_size, sum_size))
+    b3 = _torch_reshape(permute(right, rperm), (lro_size, sum_size, ro_size))
+    r = bmm(a3, b3)
+    r = r.view(tuple(out_size))
+    return permute(r, operm)
+
+
+def _opt_path(equation, operands):
+    try:
+        import opt_einsum
+    except ImportError:
+        return None
+    path = opt_einsum.contract_path(equation, *[np.empty(t._data.shape, np.float32)
+                                                for t in operands], optimize="auto")[0]
+    return [tuple(p) for p in path]
+
+
+def einsum(*args):
+    if args and isinstance(args[0], Tensor):
+        equation, operands = _sublist_equation(args)
     else:
-        lhs, out = eq, None
-    ins = lhs.split(",")
-    if len(ins) != nops:
-        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
-                           if nops > len(ins) else
-                           "einsum(): fewer operands were provided than specified in the equation")
-    if any("." in s for s in ins) or (out is not None and "." in out):
-        raise NotImplementedError("einsum with '...' is not supported yet")
-    if out is None:
-        letters = "".join(ins)
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    return ins, out
-
-
-def _diag_letters(t, lab):
-    """Take diagonals for letters repeated within one operand ('ii' -> 'i')."""
-    while len(set(lab)) != len(lab):
-        for c in lab:
-            if lab.count(c) > 1:
-                i = lab.index(c)
-                j = lab.index(c, i + 1)
-                t = index_map(t, lambda a, i=i, j=j: np.moveaxis(np.diagonal(a, 0, i, j), -1, i),
-                              "DiagonalBackward0", view=False)
-                lab = lab[:j] + lab[j + 1:]
-                break
-    return t, lab
-
-
-def _sum_letters(t, lab, keep):
-    dims = [i for i, c in enumerate(lab) if c not in keep]
-    if dims:
-        t = t.sum(tuple(dims))
-        lab = "".join(c for c in lab if c in keep)
-    return t, lab
-
-
-def _contract(a, la, b, lb, keep):
-    """Contract two labelled operands over shared letters not in ``keep``."""
-    batch = [c for c in la if c in lb and c in keep]
-    contr = [c for c in la if c in lb and c not in keep]
-    fa = [c for c in la if c not in lb]
-    fb = [c for c in lb if c not in la]
-    sizes = {}
-    for t, lab in ((a, la), (b, lb)):
-        for c, s in zip(lab, t._data.shape):
-            sizes[c] = s
-    pa = [la.index(c) for c in batch + fa + contr]
-    pb = [lb.index(c) for c in batch + contr + fb]
-    at = permute(a, pa) if pa != list(range(len(la))) else a
-    bt = permute(b, pb) if pb != list(range(len(lb))) else b
-    nb = int(np.prod([sizes[c] for c in batch], dtype=np.int64))
-    nfa = int(np.prod([sizes[c] for c in fa], dtype=np.int64))
-    nc = int(np.prod([sizes[c] for c in contr], dtype=np.int64))
-    nfb = int(np.prod([sizes[c] for c in fb], dtype=np.int64))
-    a3 = at.reshape(nb, nfa, nc)
-    b3 = bt.reshape(nb, nc, nfb)
-    if nb == 1:
-        y = _matmul2(a3.reshape(nfa, nc), b3.reshape(nc, nfb))
-    else:
-        y = bmm(a3, b3)
-    out = y.reshape(tuple(sizes[c] for c in batch + fa + fb))
-    return out, "".join(batch + fa + fb)
-
-
-def einsum(equation, *operands):
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
-    ins, out = _parse(equation, len(operands))
-    ts = []
-    for t, lab in zip(operands, ins):
-        if len(lab) != t._data.ndim:
+        equation, operands = args[0], args[1:]
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = tuple(operands[0])
+    operands = list(operands)
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    for t in operands:
+        if not isinstance(t, Tensor):
+            raise TypeError("einsum(): argument 'operands' must be tuple of Tensors, not %s"
+                            % type(t).__name__)
+    eq = equation.replace(" ", "")
+    arrow = eq.find("->")
+    lhs = eq if arrow < 0 else eq[:arrow]
+    terms = lhs.split(",")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    op_labels = [_parse_labels(tm, "operand %d" % i) for i, tm in enumerate(terms)]
+    nops = len(operands)
+    TOTAL = 52
+    label_count = [0] * TOTAL
+    ell_num_dim = 0
+    for i, labels in enumerate(op_labels):
+        ndims = operands[i]._data.ndim
+        nlabels = len(labels) - (1 if _ELL in labels else 0)
+        for lb in labels:
+            if lb != _ELL:
+                label_count[lb] += 1
+        if _ELL in labels:
+            if nlabels > ndims:
+                raise RuntimeError("einsum(): the number of subscripts in the equation (%d) is more "
+                                   "than the number of dimensions (%d) for operand %d"
+                                   % (nlabels, ndims, i))
+            ell_num_dim = max(ell_num_dim, ndims - nlabels)
+        elif nlabels != ndims:
             raise RuntimeError("einsum(): the number of subscripts in the equation (%d) does not "
-                               "match the number of dimensions (%d) for operand %d"
-                               % (len(lab), t._data.ndim, len(ts)))
-        t, lab = _diag_letters(t, lab)
-        ts.append((t, lab))
-    # sum letters that appear in one operand only and not in the output
-    for i, (t, lab) in enumerate(ts):
-        others = out + "".join(l2 for j, (_, l2) in enumerate(ts) if j != i)
-        ts[i] = _sum_letters(t, lab, others)
-    t, lab = ts[0]
-    for i in range(1, len(ts)):
-        later = "".join(l2 for _, l2 in ts[i + 1:])
-        t, lab = _contract(t, lab, ts[i][0], ts[i][1], out + later)
-    t, lab = _sum_letters(t, lab, out)
-    if lab != out:
-        t = permute(t, [lab.index(c) for c in out])
+                               "match the number of dimensions (%d) for operand %d and no ellipsis "
+                               "was given" % (nlabels, ndims, i))
+    label_perm = [-1] * TOTAL
+    perm_index = 0
+    ell_index = 0
+    has_ell = False
+    if arrow < 0:
+        perm_index = ell_num_dim
+        has_ell = True
+        for lb in range(TOTAL):
+            if label_count[lb] == 1:
+                label_perm[lb] = perm_index
+                perm_index += 1
+    else:
+        for lb in _parse_labels(eq[arrow + 2:], "the output"):
+            if lb == _ELL:
+                ell_index = perm_index
+                perm_index += ell_num_dim
+                has_ell = True
+                continue
+            c = chr(ord("A") + lb) if lb < 26 else chr(ord("a") + lb - 26)
+            if label_count[lb] == 0:
+                raise RuntimeError("einsum(): output subscript %s does not appear in the equation "
+                                   "for any input operand" % c)
+            if label_perm[lb] != -1:
+                raise RuntimeError("einsum(): output subscript %s appears more than once in the "
+                                   "output" % c)
+            label_perm[lb] = perm_index
+            perm_index += 1
+    out_num_dim = perm_index
+    if not has_ell:
+        ell_index = perm_index
+        perm_index += ell_num_dim
+    for lb in range(TOTAL):
+        if label_count[lb] > 0 and label_perm[lb] == -1:
+            label_perm[lb] = perm_index
+            perm_index += 1
+    # align every operand to the permuted shape (output dims, then contraction dims)
+    ops = []
+    for i, labels in enumerate(op_labels):
+        perm_shape = [-1] * perm_index
+        label_dim = [-1] * TOTAL
+        t = operands[i]
+        nd0 = t._data.ndim
+        j = 0
+        for lb in labels:
+            if lb == _ELL:
+                missing = ell_num_dim - (nd0 - len(labels) + 1)
+                for _ in range(missing):
+                    t = t.unsqueeze(j)
+                for k in range(ell_num_dim):
+                    perm_shape[ell_index + k] = j
+                    j += 1
+            elif label_dim[lb] != -1:
+                d = label_dim[lb]
+                if t._data.shape[j] != t._data.shape[d]:
+                    c = chr(ord("A") + lb) if lb < 26 else chr(ord("a") + lb - 26)
+                    raise RuntimeError("einsum(): subscript %s is repeated for operand %d but the "
+                                       "sizes don't match, %d != %d"
+                                       % (c, i, t._data.shape[j], t._data.shape[d]))
+                t = t.diagonal(0, d, j).movedim(-1, d)
+            else:
+                label_dim[lb] = j
+                perm_shape[label_perm[lb]] = j
+                j += 1
+        for k in range(perm_index):
+            if perm_shape[k] == -1:
+                t = t.unsqueeze(-1)
+                perm_shape[k] = j
+                j += 1
+        ops.append(permute(t, perm_shape))
+    if nops == 1:
+        t = ops[0]
+        if perm_index - out_num_dim > 0:
+            t = t.sum(tuple(range(out_num_dim, perm_index)))
+        return t
+    # broadcast check of the aligned operands
+    for k in range(perm_index):
+        sizes = {o._data.shape[k] for o in ops} - {1}
+        if len(sizes) > 1:
+            raise RuntimeError("einsum(): operands do not broadcast with remapped shapes "
+                               "(original->remapped): %s" % ", ".join(
+                                   "%s->%s" % (list(a._data.shape), list(o._data.shape))
+                                   for a, o in zip(operands, ops)))
+    dim_counts = [0] * perm_index
+    for k in range(out_num_dim, perm_index):
+        for o in ops:
+            if o._data.shape[k] != 1:
+                dim_counts[k] += 1
+    path = _opt_path(eq, operands) if nops >= 3 else None
+    step = 0
+    while len(ops) > 1:
+        i, j = 0, 1
+        if path is not None:
+            i, j = sorted(path[step])
+            step += 1
+        a, b = ops[i], ops[j]
+        del ops[j]
+        del ops[i]
+        sum_dims, a_sum, b_sum = [], [], []
+        for k in range(out_num_dim, perm_index):
+            if a._data.shape[k] != 1 and b._data.shape[k] != 1:
+                dim_counts[k] -= 1
+                if dim_counts[k] == 1:
+                    sum_dims.append(k)
+                    dim_counts[k] = 0
+            elif dim_counts[k] == 1:
+                if a._data.shape[k] != 1:
+                    a_sum.append(k)
+                    dim_counts[k] = 0
+                elif b._data.shape[k] != 1:
+                    b_sum.append(k)
+                    dim_counts[k] = 0
+        if a_sum:
+            a = a.sum(tuple(a_sum), keepdim=True)
+        if b_sum:
+            b = b.sum(tuple(b_sum), keepdim=True)
+        r = _sumproduct_pair(a, b, sum_dims)
+        if path is not None:
+            ops.append(r)
+        else:
+            ops.insert(0, r)
+    t = ops[0]
+    if perm_index - out_num_dim > 0:
+        t = t.view(t._data.shape[:out_num_dim])
     return t
 
 

@@ -553,10 +553,13 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if p == "fro" or p is None:
         p = 2
-    if p == "nuc":
-        raise NotImplementedError("norm(p='nuc') is not supported yet")
     if isinstance(p, str):
-        raise RuntimeError("norm: unsupported p %r" % p)
+        # torch.norm: 'nuc' (and any other string) goes to linalg.matrix_norm over dim (all dims
+        # when None), which raises for orders it does not know
+        from .linalg import matrix_norm
+        d = list(range(input._data.ndim)) if dim is None else ([dim] if isinstance(dim, int) else
+                                                                list(dim))
+        return matrix_norm(input, p, d, keepdim, dtype=dtype)
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 

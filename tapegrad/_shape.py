@@ -15,6 +15,7 @@ import numpy as np
 
 from . import tape as _tp
 from .autograd.grad_mode import STATE
+from .autograd.graph import multi_name_id, tap_name_id
 from .kernels import F_HIDDEN
 from .ops import OPCODE
 from .tensor import (Size, Tensor, _norm_dims, _nm, _out, _record_index, _src, _tape_for,
@@ -228,20 +229,65 @@ def repeat(input, *sizes):
     return index_map(input, fn, "RepeatBackward0", view=False)
 
 
-def repeat_interleave(input, repeats=None, dim=None, output_size=None):
-    if isinstance(input, Tensor) and repeats is None:
-        raise NotImplementedError("repeat_interleave(repeats_tensor) is not supported yet")
-    if isinstance(repeats, Tensor):
-        repeats = repeats._data.tolist() if repeats._data.ndim else int(repeats._data)
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """torch.repeat_interleave: a Python int repeats by unsqueeze -> expand -> clone -> view
+    (torch's graph); a tensor of repeats selects with index_select (IndexSelectBackward0);
+    ``repeat_interleave(repeats)`` alone gives the repeated indices."""
+    if repeats is None:
+        return _repeat_indices(input)
     if dim is None:
         x = flatten(input)
         axis = 0
     else:
         x = input
         axis = _dim(dim, input._data.ndim)
-    # torch: unsqueeze, expand, clone, view (the graph reads ViewBackward0 <- CloneBackward0)
-    y = index_map(x, lambda a: np.repeat(a, repeats, axis=axis), "CloneBackward0", view=False)
-    return _reshape_view(y, y._data.shape, "ViewBackward0")
+    n = x._data.shape[axis]
+    if isinstance(repeats, Tensor):
+        rv = _repeats_array(repeats)
+        if rv.size == 1:
+            rv = np.full(n, rv[0], np.int64)
+        if rv.size != n:
+            raise RuntimeError("repeats must have the same size as input along dim, but got "
+                               "repeats.size(0) = %d and input.size(%d) = %d" % (rv.size, axis, n))
+        idx = np.repeat(np.arange(n, dtype=np.int64), rv)
+        if output_size is not None and int(output_size) != idx.size:
+            raise RuntimeError("allocated size does not match required size")
+        return index_select(x, axis, _wrap(idx, _int64()))
+    r = int(repeats)
+    if r < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    shp = x._data.shape
+    u = unsqueeze(x, axis + 1)
+    e = expand(u, shp[:axis + 1] + (r,) + shp[axis + 1:])
+    c = e.clone()
+    return _reshape_view(c, shp[:axis] + (shp[axis] * r,) + shp[axis + 1:], "ViewBackward0")
+
+
+def _int64():
+    from .tensor import int64
+    return int64
+
+
+def _repeats_array(repeats):
+    if repeats._dtype._cat != 1:
+        raise NotImplementedError("\"repeat_interleave_cpu\" not implemented for '%s'"
+                                  % repeats._dtype.name.capitalize())
+    if repeats._data.ndim > 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    rv = np.asarray(repeats._data, np.int64).reshape(-1)
+    if np.any(rv < 0):
+        raise RuntimeError("repeats can not be negative")
+    return rv
+
+
+def _repeat_indices(repeats):
+    if not isinstance(repeats, Tensor):
+        raise TypeError("repeat_interleave(): argument 'repeats' must be Tensor, not %s"
+                        % type(repeats).__name__)
+    if repeats._data.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    rv = _repeats_array(repeats)
+    return _wrap(np.repeat(np.arange(rv.size, dtype=np.int64), rv), _int64())
 
 
 def flip(input, *dims):
@@ -443,7 +489,7 @@ def _scatter_entry(tp, node, pos, m, dt, nm, fl):
                     ci=tp.const(1.0), fl=fl)[1]
 
 
-def _concat(ts, shapes, dim, name):
+def _concat(ts, shapes, dim, name, taps=True):
     """Concatenate tensors (already of one dtype) viewed with ``shapes`` along ``dim``."""
     rdt = ts[0]._dtype
     vals = [t._arr().reshape(s) for t, s in zip(ts, shapes)]
@@ -455,32 +501,38 @@ def _concat(ts, shapes, dim, name):
     tp = _tape_for(*[t for t in ts if t._rg])
     dt = rdt.slot
     # pieces: (node or -1, value when constant, size along dim, shape)
-    items = [((_src(t, tp) if t._rg else -1), None if t._rg else v, v.shape[dim], v.shape)
-             for t, v in zip(ts, vals)]
-    nm_top, nm_hid = _nm(name), _nm(name)
+    # (node or -1, value when constant, size along dim, shape, input number or -1 when merged)
+    items = [((_src(t, tp) if t._rg else -1), None if t._rg else v, v.shape[dim], v.shape, i)
+             for i, (t, v) in enumerate(zip(ts, vals))]
+    # torch's node lists every input ((None, 0) for constants): the top entry carries the
+    # arity, each input's scatter is a tap naming its slot (autograd.graph.TAPS)
+    nm_top, nm_hid = (multi_name_id(name, len(ts)) if taps and len(ts) > 1 else _nm(name)), _nm(name)
+
+    def nm_in(k):
+        return tap_name_id(name, (k,)) if taps and k >= 0 else nm_hid
 
     def merge(A, B, top):
-        na, va, ka, sa = A
-        nb, vb, kb, sb = B
+        na, va, ka, sa, ia = A
+        nb, vb, kb, sb, ib = B
         shape = list(sa)
         shape[dim] = ka + kb
         shape = tuple(shape)
         m = int(np.prod(shape, dtype=np.int64))
         if na < 0 and nb < 0:
-            return (-1, np.concatenate([va, vb], axis=dim), ka + kb, shape)
+            return (-1, np.concatenate([va, vb], axis=dim), ka + kb, shape, -1)
         fl = 0 if top else F_HIDDEN
         pos = np.arange(m, dtype=np.int64).reshape(shape)
         pa = pos[(slice(None),) * dim + (slice(0, ka),)].reshape(-1)
         pb = pos[(slice(None),) * dim + (slice(ka, ka + kb),)].reshape(-1)
         if na >= 0 and nb >= 0:
-            xa = _scatter_entry(tp, na, pa, m, dt, nm_hid, F_HIDDEN)
-            xb = _scatter_entry(tp, nb, pb, m, dt, nm_hid, F_HIDDEN)
-            return (_add_entry(tp, xa, xb, None, m, dt, nm_top, fl), None, ka + kb, shape)
-        node, p, cval, cpos = (na, pa, vb, pb) if na >= 0 else (nb, pb, va, pa)
+            xa = _scatter_entry(tp, na, pa, m, dt, nm_in(ia), F_HIDDEN)
+            xb = _scatter_entry(tp, nb, pb, m, dt, nm_in(ib), F_HIDDEN)
+            return (_add_entry(tp, xa, xb, None, m, dt, nm_top, fl), None, ka + kb, shape, -1)
+        node, p, cval, cpos, k = (na, pa, vb, pb, ia) if na >= 0 else (nb, pb, va, pa, ib)
         const = np.zeros(m, y.dtype)
         const[cpos] = np.ascontiguousarray(cval).reshape(-1)
-        xn = _scatter_entry(tp, node, p, m, dt, nm_hid, F_HIDDEN)
-        return (_add_entry(tp, xn, -1, const, m, dt, nm_top, fl), None, ka + kb, shape)
+        xn = _scatter_entry(tp, node, p, m, dt, nm_in(k), F_HIDDEN)
+        return (_add_entry(tp, xn, -1, const, m, dt, nm_top, fl), None, ka + kb, shape, -1)
 
     while len(items) > 1:
         nxt = []
@@ -691,10 +743,17 @@ def masked_fill(input, mask, value):
             v = value.item()
     if not isinstance(v, Tensor):
         v = _wrap(np.asarray(v, input._dtype.np)[()], input._dtype)
-    out = where(m, v, input)
+    if isinstance(v, Tensor) and v._rg:
+        # masked_fill.Tensor: torch's MaskedFillBackward1 lists (input, value)
+        from ._math import tap
+        out = where(m, tap(v, 1), tap(input, 0))
+        name, arity = "MaskedFillBackward1", 2
+    else:
+        out = where(m, v, input)
+        name, arity = "MaskedFillBackward0", None
     if out._data.shape != input._data.shape:
         raise RuntimeError("masked_fill: the mask must broadcast to the input's shape")
-    return named(out, "MaskedFillBackward0")
+    return named(out, name, arity)
 
 
 def _install_gather():

@@ -1462,7 +1462,8 @@ def _reduce(input, dim, keepdim, dtype, mean_):
         d = d.astype(np.int64)
     dims = _norm_dims(dim, d.ndim)
     if dims is None or d.ndim == 0 or (len(dims) == d.ndim and not keepdim):
-        y = np.mean(d) if mean_ else np.sum(d)
+        # the ndarray methods skip np.sum's Python dispatch layer (same reduction, same value)
+        y = d.mean() if mean_ else d.sum()
         y = dt.np.type(y)
         if keepdim and dims is not None:
             y = np.reshape(y, (1,) * d.ndim)
@@ -1531,7 +1532,9 @@ def _view(x, shape, kind):
                            % (list(shape), d.size))
     if x._rg and STATE.enabled:
         if kind == "view" or np.shares_memory(y, d):
-            tp, e, n = _record_index(x, "copy", None, y, nm=_nm("ViewBackward0"))
+            # torch: reshape of a non-contiguous tensor that can be viewed is _reshape_alias
+            tp, e, n = _record_index(x, "copy", None, y, nm=_nm(
+                "ViewBackward0" if kind == "view" or d.flags.c_contiguous else "ReshapeAliasBackward0"))
         else:
             # torch copies (CloneBackward0), then views the copy (UnsafeViewBackward0)
             tp, e, n = _record_index(x, "copy", None, y, nm=_nm("CloneBackward0"))

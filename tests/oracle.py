@@ -161,3 +161,15 @@ def fdcheck(f, arrays, rtol=1e-6, atol=1e-7, seed=5, eps=1e-6):
         want = fd(scalar, a.copy(), eps)
         got = xs[i].grad.numpy() if xs[i].grad is not None else np.zeros_like(a)
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg="input %d" % i)
+
+
+def graph(fn, depth=8):
+    """The backward graph below ``fn`` (a grad_fn) as nested text: names with their
+    next_functions in order, ``None`` for inputs that need no grad, leaves as AccumulateGrad."""
+    if fn is None:
+        return "None"
+    name = fn.name().replace("torch::autograd::", "")
+    if depth == 0:
+        return name + "..."
+    kids = [graph(f, depth - 1) + ("" if k == 0 else "#%d" % k) for f, k in fn.next_functions]
+    return name + ("(" + ", ".join(kids) + ")" if kids else "")

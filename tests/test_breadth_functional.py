@@ -171,3 +171,82 @@ def test_second_order_through_losses():
             e = e.reshape(v.shape)
             want.reshape(-1)[i] = (gg(v + e) - gg(v - e)) / 2e-6
         np.testing.assert_allclose(h.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- loss graphs
+LOSS_GRAPHS = {
+    "mse": lambda F, x, t, p, q, c: F.mse_loss(x, t),
+    "mse_none": lambda F, x, t, p, q, c: F.mse_loss(x, t, reduction="none"),
+    "mse_sum_both": lambda F, x, t, p, q, c: F.mse_loss(x, q, reduction="sum"),
+    "mse_target_only": lambda F, x, t, p, q, c: F.mse_loss(t, q),
+    "l1": lambda F, x, t, p, q, c: F.l1_loss(x, t),
+    "l1_none_both": lambda F, x, t, p, q, c: F.l1_loss(x, q, reduction="none"),
+    "smooth_l1": lambda F, x, t, p, q, c: F.smooth_l1_loss(x, t),
+    "smooth_l1_both_beta": lambda F, x, t, p, q, c: F.smooth_l1_loss(x, q, beta=2.0),
+    "smooth_l1_none": lambda F, x, t, p, q, c: F.smooth_l1_loss(x, t, reduction="none"),
+    "huber": lambda F, x, t, p, q, c: F.huber_loss(x, t, delta=0.5),
+    "cross_entropy": lambda F, x, t, p, q, c: F.cross_entropy(x, c),
+    "cross_entropy_none": lambda F, x, t, p, q, c: F.cross_entropy(x, c, reduction="none"),
+    "cross_entropy_probs": lambda F, x, t, p, q, c: F.cross_entropy(x, t.softmax(1)),
+    "cross_entropy_smooth": lambda F, x, t, p, q, c: F.cross_entropy(x, c, label_smoothing=0.1),
+    "nll": lambda F, x, t, p, q, c: F.nll_loss(x, c, reduction="sum"),
+    "bce": lambda F, x, t, p, q, c: F.binary_cross_entropy(p, t.sigmoid()),
+    "bce_none_weight": lambda F, x, t, p, q, c: F.binary_cross_entropy(p, t.sigmoid(), weight=t.abs(),
+                                                                       reduction="none"),
+    "bce_both": lambda F, x, t, p, q, c: F.binary_cross_entropy(p, q.sigmoid()),
+    "bce_logits": lambda F, x, t, p, q, c: F.binary_cross_entropy_with_logits(x, t.sigmoid()),
+    "bce_logits_none": lambda F, x, t, p, q, c: F.binary_cross_entropy_with_logits(
+        x, t.sigmoid(), reduction="none"),
+    "bce_logits_pos_weight": lambda F, x, t, p, q, c: F.binary_cross_entropy_with_logits(
+        x, t.sigmoid(), pos_weight=t[0].abs()),
+    "bce_logits_target_grad": lambda F, x, t, p, q, c: F.binary_cross_entropy_with_logits(
+        x, p),
+    "masked_fill_value_grad": lambda F, x, t, p, q, c: x.masked_fill(t > 0, q.sum()),
+    "masked_fill_number": lambda F, x, t, p, q, c: x.masked_fill(t > 0, 2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSS_GRAPHS))
+def test_loss_graph_vs_torch(name):
+    """Node names and next_functions of the losses (input and target slots) as torch, and the
+    gradients of both arguments."""
+    from oracle import graph
+    f = LOSS_GRAPHS[name]
+
+    def prog(lib):
+        x = leaf(lib, data((4, 3), seed=1))
+        t = leaf(lib, data((4, 3), seed=2), rg=False)
+        p = leaf(lib, data((4, 3), 0.05, 0.95, seed=3))
+        q = leaf(lib, data((4, 3), seed=4))
+        c = lib.tensor([0, 2, 1, 0])
+        y = f(lib.nn.functional, x, t, p, q, c)
+        y.sum().backward()
+        return graph(y.grad_fn), y, x.grad, p.grad, q.grad
+    same(prog)
+
+
+# ----------------------------------------------------------------------------- softplus
+SOFTPLUS_X = [-30., -3., -0.5, 0., 0.2, 0.5, 0.75, 1.0, 2.0, 11.0, 21.0, 24.0, 26.0, 40.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("beta, threshold", [(1.0, 20.0), (1.0, 1.0), (2.0, 0.5), (0.5, 30.0),
+                                             (1.0, 25.0), (3.0, -1.0), (1.5, 5.0)])
+def test_softplus_threshold_vs_torch(beta, threshold, dtype):
+    from oracle import graph
+
+    def prog(lib):
+        x = leaf(lib, SOFTPLUS_X, dtype)
+        y = lib.nn.functional.softplus(x, beta=beta, threshold=threshold)
+        (y * lib.arange(1.0, 15.0, dtype=x.dtype)).sum().backward()
+        return graph(y.grad_fn), y, x.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("beta, threshold", [(1.0, 1.0), (2.0, 0.5), (0.5, 30.0), (1.5, 5.0)])
+def test_softplus_threshold_finite_differences(beta, threshold):
+    x = np.array([v for v in SOFTPLUS_X if abs(v * beta - threshold) > 1e-3])
+    fdcheck(lambda t: tg.nn.functional.softplus(t, beta, threshold), [x])
+    want = np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta)
+    got = tg.nn.functional.softplus(tg.tensor(x, dtype=tg.float64), beta, threshold).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-14)

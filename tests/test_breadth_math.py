@@ -250,3 +250,49 @@ def test_second_order_through_new_rows():
         want = np.array([(first(v + eps * e).sum() - first(v - eps * e).sum()) / (2 * eps)
                          for e in np.eye(5)])
         np.testing.assert_allclose(h.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- fmod
+FMOD_A = [5.3, -5.3, 2.2, -7.3, 0.4, 3.1, -0.7]
+FMOD_B = [2.0, 2.0, -1.5, 2.5, -0.3, 1.1, 0.45]
+FMOD = {
+    "tensor_tensor": lambda lib, a, b: lib.fmod(a, b),
+    "scalar": lambda lib, a, b: lib.fmod(a, 1.5),
+    "negative_scalar": lambda lib, a, b: a.fmod(-2),
+    "divisor_constant": lambda lib, a, b: lib.fmod(a, b.detach()),
+    "dividend_constant": lambda lib, a, b: lib.fmod(a.detach(), b),
+    "broadcast": lambda lib, a, b: lib.fmod(a.reshape(7, 1), b[:3]),
+    "zero_dim_divisor": lambda lib, a, b: lib.fmod(a, b[1]),
+    "mixed_dtype": lambda lib, a, b: a.double().fmod(b),
+    "inplace": lambda lib, a, b: a.clone().fmod_(b),
+    "int": lambda lib, a, b: lib.fmod(lib.tensor([5, -5, 7]), lib.tensor([3, 3, -2])),
+    "int_float_scalar": lambda lib, a, b: lib.fmod(lib.tensor([5, -5, 7]), 2.5),
+    "by_zero_float": lambda lib, a, b: lib.fmod(a, 0.0),
+    "by_zero_int": lambda lib, a, b: lib.fmod(lib.tensor([5]), 0),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(FMOD))
+def test_fmod_vs_torch(name, dtype):
+    from oracle import graph
+    f = FMOD[name]
+
+    def prog(lib):
+        a, b = leaf(lib, FMOD_A, dtype), leaf(lib, FMOD_B, dtype)
+        y = f(lib, a, b)
+        if y.requires_grad:
+            y.sum().backward()
+        return graph(y.grad_fn), y, a.grad, b.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("name", ["tensor_tensor", "scalar", "broadcast", "zero_dim_divisor"])
+def test_fmod_finite_differences(name):
+    fdcheck(lambda a, b: FMOD[name](tg, a, b), [np.array(FMOD_A), np.array(FMOD_B)])
+
+
+def test_fmod_matches_numpy():
+    a, b = np.array(FMOD_A), np.array(FMOD_B)
+    np.testing.assert_array_equal(tg.fmod(tg.tensor(a), tg.tensor(b)).numpy(), np.fmod(a, b))
+    np.testing.assert_array_equal((tg.tensor(a) % tg.tensor(b)).numpy(), np.remainder(a, b))

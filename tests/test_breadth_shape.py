@@ -284,3 +284,84 @@ def test_new_constructors():
         return (x.new_zeros(3), x.new_ones((2, 2)), x.new_full((2,), 7), x.new_tensor([1, 2]),
                 x.new_empty(2).shape, x.new_zeros(2, dtype=lib.int64))
     same(f)
+
+
+# ----------------------------------------------------------------------------- n-input nodes
+CAT_GRAPHS = {
+    "cat3": lambda lib, x, y, c: lib.cat([x, y, x]),
+    "cat5_consts": lambda lib, x, y, c: lib.cat([c, x, c, c, y]),
+    "cat_trailing_const": lambda lib, x, y, c: lib.cat([x, y.exp(), c], 1),
+    "cat_one": lambda lib, x, y, c: lib.cat([x]),
+    "cat_two_const_first": lambda lib, x, y, c: lib.cat([c, y]),
+    "stack3": lambda lib, x, y, c: lib.stack([x, c, y]),
+    "stack5": lambda lib, x, y, c: lib.stack([x.sin(), x, x.exp(), y, c], 1),
+    "stack_many": lambda lib, x, y, c: lib.stack([x * i if i % 3 else c for i in range(11)]),
+    "hstack": lambda lib, x, y, c: lib.hstack([x, c, y]),
+    "vstack": lambda lib, x, y, c: lib.vstack([x, c, y, y]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CAT_GRAPHS))
+def test_cat_stack_list_every_input(name):
+    """torch's CatBackward0/StackBackward0 have one next_function per input ((None, 0) for
+    inputs that need no grad)."""
+    from oracle import graph
+    f = CAT_GRAPHS[name]
+
+    def prog(lib):
+        x = leaf(lib, data((2, 3), seed=1))
+        y = leaf(lib, data((2, 3), seed=2))
+        c = leaf(lib, data((2, 3), seed=3), rg=False)
+        out = f(lib, x, y, c)
+        w = lib.tensor(np.resize(np.array(data((7,), seed=4)), tuple(out.shape)).tolist())
+        (out * w).sum().backward()
+        return graph(out.grad_fn), len(out.grad_fn.next_functions), out, x.grad, y.grad
+    same(prog)
+
+
+# ----------------------------------------------------------------------------- repeat_interleave
+REPEAT_INTERLEAVE = {
+    "int_flat": lambda lib, x: lib.repeat_interleave(x, 2),
+    "int_dim": lambda lib, x: x.repeat_interleave(2, dim=-1),
+    "tensor_dim0": lambda lib, x: x.repeat_interleave(lib.tensor([1, 2]), dim=0),
+    "tensor_dim1_zero": lambda lib, x: x.repeat_interleave(lib.tensor([1, 0, 3]), dim=1),
+    "tensor_0dim": lambda lib, x: x.repeat_interleave(lib.tensor(2), dim=1),
+    "tensor_one": lambda lib, x: x.repeat_interleave(lib.tensor([2]), dim=1),
+    "tensor_flat": lambda lib, x: lib.repeat_interleave(x, lib.tensor([1, 2, 1, 1, 0, 3])),
+    "output_size": lambda lib, x: x.repeat_interleave(lib.tensor([1, 2]), dim=0, output_size=3),
+    "indices": lambda lib, x: lib.repeat_interleave(lib.tensor([1, 2, 0, 3])),
+    "bad_size": lambda lib, x: x.repeat_interleave(lib.tensor([1, 2, 3]), dim=0),
+    "bad_size_dim1": lambda lib, x: x.repeat_interleave(lib.tensor([1, 2]), dim=1),
+    "bad_2d_repeats": lambda lib, x: lib.repeat_interleave(lib.tensor([[1, 2]])),
+    "bad_negative": lambda lib, x: x.repeat_interleave(lib.tensor([1, -1]), dim=0),
+    "bad_negative_int": lambda lib, x: x.repeat_interleave(-1, dim=1),
+    "bad_float_repeats": lambda lib, x: x.repeat_interleave(lib.tensor([1., 2.]), dim=0),
+    "bad_output_size": lambda lib, x: x.repeat_interleave(lib.tensor([1, 2]), dim=0, output_size=4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPEAT_INTERLEAVE))
+def test_repeat_interleave_vs_torch(name):
+    from oracle import graph
+    f = REPEAT_INTERLEAVE[name]
+
+    def prog(lib):
+        x = leaf(lib, data((2, 3), seed=1))
+        y = f(lib, x)
+        if y.requires_grad:
+            w = lib.tensor(np.resize(np.array(data((5,), seed=2)), tuple(y.shape)).tolist())
+            (y * w).sum().backward()
+        return graph(y.grad_fn), y, x.grad
+    same(prog)
+
+
+@pytest.mark.parametrize("name", ["int_flat", "int_dim", "tensor_dim0", "tensor_dim1_zero",
+                                  "tensor_flat"])
+def test_repeat_interleave_finite_differences(name):
+    fdcheck(lambda x: REPEAT_INTERLEAVE[name](tg, x), [np.array(data((2, 3), seed=1))])
+    x = np.array(data((2, 3), seed=1))
+    reps = {"tensor_dim0": ([1, 2], 0), "tensor_dim1_zero": ([1, 0, 3], 1)}
+    if name in reps:
+        r, ax = reps[name]
+        got = REPEAT_INTERLEAVE[name](tg, tg.tensor(x, dtype=tg.float64)).numpy()
+        np.testing.assert_array_equal(got, np.repeat(x, r, axis=ax))

@@ -28,6 +28,36 @@ def name_id(name):
 for _op in OPS:
     name_id(_op.grad_fn)
 
+# Composite nodes with n inputs (cat/stack of n tensors, losses over (input, target)): the top
+# entry's name id carries the arity, and hidden *tap* entries below it record which input slot
+# each of their operands is; next_functions lists the n slots ((None, 0) where no tap is found,
+# i.e. the input needs no grad), as torch's CatBackward0 / MseLossBackward0 do.
+ARITY = {}      # name id -> number of inputs
+TAPS = {}       # name id -> (slot of operand a, slot of operand b); -1: not a slot
+
+
+def multi_name_id(name, arity):
+    """The id of ``name`` for a top entry whose node lists ``arity`` inputs (found by taps)."""
+    key = (name, "n", int(arity))
+    i = _NAME_ID.get(key)
+    if i is None:
+        i = _NAME_ID[key] = len(NAMES)
+        NAMES.append(name)
+        ARITY[i] = int(arity)
+    return i
+
+
+def tap_name_id(name, slots):
+    """The id of ``name`` for a hidden entry whose operands are the inputs ``slots`` of the
+    composite node above it (e.g. (0, 1): a is input 0, b input 1)."""
+    key = (name, "tap", tuple(slots))
+    i = _NAME_ID.get(key)
+    if i is None:
+        i = _NAME_ID[key] = len(NAMES)
+        NAMES.append(name)
+        TAPS[i] = tuple(slots)
+    return i
+
 
 class Node:
     """A backward node (``grad_fn``) of a recorded entry."""
@@ -119,9 +149,46 @@ def _producer(tp, E, N, node):
         return node_view(tp, prod), int(N[node, NNR])
 
 
+def _operands(E, e):
+    kind = OPS[int(E[e, OP])].kind
+    if kind in (BINARY, MM):
+        return (int(E[e, IA]), int(E[e, IB]))
+    if kind == PYFUNC:
+        return ()
+    return (int(E[e, IA]),)
+
+
+def _slots(tp, E, N, e, arity):
+    """next_functions of a composite top entry with ``arity`` inputs: search its hidden subtree
+    for tap entries and read the input slots off them."""
+    out = [(None, 0)] * arity
+    seen = set()
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        for n in _operands(E, x):
+            if n < 0:
+                continue
+            p = int(N[n, NPROD])
+            if p < 0 or not (E[p, FL] & F_HIDDEN) or p in seen:
+                continue
+            seen.add(p)
+            slots = TAPS.get(int(E[p, NM]))
+            if slots is None:
+                todo.append(p)
+                continue
+            for k, m in zip(slots, _operands(E, p)):
+                if 0 <= k < arity and m >= 0:
+                    out[k] = _producer(tp, E, N, m)
+    return tuple(out)
+
+
 def next_functions(tp, e):
     E = view_i64(tp.E).reshape(-1, K)
     N = view_i64(tp.N).reshape(-1, NK)
+    arity = ARITY.get(int(E[e, NM]))
+    if arity is not None:
+        return _slots(tp, E, N, e, arity)
     op = OPS[int(E[e, OP])]
     name = NAMES[int(E[e, NM])]
     if op.kind == PYFUNC:

@@ -11,9 +11,10 @@ import numpy as np
 
 from .. import _math
 from ..autograd.grad_mode import STATE
-from ..tensor import (Tensor, _as_dtype, _norm_dims, _record_unary_sum, _wrap, _nm, int64,
+from ..tensor import (Tensor, _as_dtype, _norm_dims, _record_unary_sum, _wrap, _nm, bool_, int64,
                       relu, sigmoid, tanh)
-from .._math import hide, named, exact, unary
+from .._math import hide, named, exact, tap, tap_entry, unary
+from ..autograd.graph import multi_name_id
 
 __all__ = ["relu", "relu_", "leaky_relu", "elu", "gelu", "silu", "softplus", "logsigmoid",
            "sigmoid", "tanh", "softmax", "log_softmax", "linear", "dropout", "mse_loss",
@@ -72,10 +73,28 @@ def mish(input, inplace=False):
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    if float(threshold) != 20.0:
-        raise NotImplementedError("softplus(threshold=%r): only torch's default threshold 20 is "
-                                  "supported" % (threshold,))
-    return unary(input, "softplus", c=float(beta))
+    """log(1 + exp(beta x)) / beta, x where beta x > threshold. The row's kernel switches at
+    torch's default threshold 20; another threshold is composed: where(beta x > threshold, x,
+    -log_sigmoid(-beta x) / beta), whose gradient sigmoid(beta x) is torch's."""
+    beta, threshold = float(beta), float(threshold)
+    if threshold == 20.0:
+        return unary(input, "softplus", c=beta)
+    x = _math._floatify(input)
+    d = x._data
+    dt = x._dtype.np
+    with np.errstate(over="ignore"):
+        z = d * dt.type(beta)
+        y = np.where(z > dt.type(threshold), d, np.log1p(np.exp(z)) / dt.type(beta)).astype(dt)
+    y = y if y.ndim else y[()]
+    if not (x._rg and STATE.enabled):
+        return _wrap(y, x._dtype)
+    nz = tap_entry(_math.scale(x, -beta), 0)
+    ls = unary(nz, "log_sigmoid")
+    sp = _math.scale(ls, -1.0 / beta)
+    mask = _wrap(np.asarray(z > dt.type(threshold)), bool_)
+    out = _math.where(mask, x, sp)
+    hide(ls, sp)
+    return exact(named(out, "SoftplusBackward0", 1), y)
 
 
 def logsigmoid(input):
@@ -236,17 +255,19 @@ def _reduction(size_average, reduce, reduction):
     return reduction
 
 
-def _reduce(t, reduction, name, hidden=()):
-    """Apply the reduction to the elementwise loss ``t``; the last entry gets ``name``."""
+def _reduce(t, reduction, name, hidden=(), arity=2):
+    """Apply the reduction to the elementwise loss ``t``; the last entry gets ``name``, a node
+    of ``arity`` inputs (input, target) marked by taps (``_math.tap``) in the composition."""
     if reduction == "none":
         hide(*hidden)
-        return named(t, name)
+        return named(t, name, arity)
     hide(t, *hidden)
     n = max(t._data.size, 1)
     y = np.sum(t._data) if reduction == "sum" else np.mean(t._data) if t._data.size else np.float64(np.nan)
     y = t._dtype.np.type(y)
     if t._rg and STATE.enabled:
-        return _record_unary_sum(t, y, 1.0 if reduction == "sum" else 1.0 / n, _nm(name))
+        return _record_unary_sum(t, y, 1.0 if reduction == "sum" else 1.0 / n,
+                                 multi_name_id(name, arity))
     return _wrap(y, t._dtype)
 
 
@@ -265,7 +286,7 @@ def _np(t):
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     red = _reduction(size_average, reduce, reduction)
     _check_target_shape(input, target, "mse_loss")
-    d = input - target
+    d = tap_entry(input - target, 0, 1)
     sq = d ** 2
     if weight is not None:
         sq2 = sq * weight
@@ -291,14 +312,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         return l1_loss(input, target, reduction=red)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = input - target
+    d = tap_entry(input - target, 0, 1)
     e = unary(d, "smooth_l1", c=float(beta))
     return _reduce(e, red, "SmoothL1LossBackward0", hidden=(d,))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     red = _reduction(None, None, reduction)
-    d = input - target
+    d = tap_entry(input - target, 0, 1)
     e = unary(d, "smooth_l1", c=float(delta))
     h = _math.scale(e, float(delta))
     return _reduce(h, red, "HuberLossBackward0", hidden=(d, e))
@@ -428,7 +449,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     wv = None if weight is None else weight.reshape([-1 if i == cdim else 1
                                                      for i in range(input._data.ndim)])
     sm = -((lsm * wv).sum(cdim) if wv is not None else lsm.sum(cdim))
-    sm = sm * _wrap(valid.astype(input._dtype.np), input._dtype)
+    sm = sm.masked_fill(_wrap(~valid, bool_), 0.0)
     if red == "mean":
         if weight is not None:
             denom = float(np.sum(np.asarray(weight._data)[np.asarray(target._data)[valid]]))
@@ -451,16 +472,18 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     d = np.asarray(input._data)
     if np.any((d < 0) | (d > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    input, target = tap(input, 0), tap(target, 1)
     lp = input.log()
     lpc = _math.clamp(lp, min=-100.0)
     a = lpc * target
     q = 1 - input
     lq = q.log()
     lqc = _math.clamp(lq, min=-100.0)
-    b = lqc * (1 - target)
+    tc = 1 - target
+    b = lqc * tc
     s = a + b
     loss = -s
-    hidden = [lp, lpc, a, q, lq, lqc, b, s]
+    hidden = [lp, lpc, a, q, lq, lqc, tc, b, s]
     if weight is not None:
         hidden.append(loss)
         loss = loss * weight
@@ -474,13 +497,16 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise ValueError("Target size (%s) must be the same as input size (%s)"
                          % (tuple(np.shape(_np(target))), tuple(input._data.shape)))
     # (1 - y) x - w_p log sigmoid(x),  w_p = 1 + (pos_weight - 1) y
-    a = input * (1 - target)
+    input, target = tap(input, 0), tap(target, 1)
+    tc = 1 - target
+    a = input * tc
     ls = unary(input, "log_sigmoid")
-    hidden = [a, ls]
+    hidden = [tc, a, ls]
     if pos_weight is not None:
-        wp = (pos_weight - 1) * target + 1
+        pw = (pos_weight - 1) * target
+        wp = pw + 1
         ls2 = ls * wp
-        hidden.append(ls2)
+        hidden += [pw, wp, ls2]
         ls = ls2
     loss = a - ls
     if weight is not None:
