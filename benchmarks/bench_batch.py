@@ -209,7 +209,7 @@ def bench_batch_mlp(q):
     print("\n3. MLP 64-64-64-1 (tanh, MSE), batch of 32, gradient w.r.t. all weights (float32)")
     rs = np.random.default_rng(1)
     dims = [64, 64, 64, 1]
-    P = [(rs.standard_normal((a, b)).astype(np.float32) / np.sqrt(a),
+    P = [((rs.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32),
           rs.standard_normal(b).astype(np.float32) * 0.1) for a, b in zip(dims[:-1], dims[1:])]
     x = rs.standard_normal((32, 64)).astype(np.float32)
     y = rs.standard_normal((32, 1)).astype(np.float32)

@@ -24,7 +24,7 @@ import threading
 import numpy as np
 
 from . import tape as _tp
-from .kernels import F_BIG, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, IA, IB, NM
+from .kernels import F_BIG, F_HOOK, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, IA, IB, NM
 
 log = logging.getLogger("tapegrad.func")
 _NP = (np.float32, np.float64)
@@ -295,8 +295,8 @@ class CompiledTape:
             from .ops import KIND_CODES, OPS, PYFUNC, BINARY, MM
             E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
             why = None
-            if (E[:, FL] & F_BIG).any():
-                why = "it has nodes of >= %d elements (run by numpy)" % _tp.BIG
+            if (E[:, FL] & F_HOOK).any():
+                why = "hooks watch some of its entries"
             elif (N[:, NDT] >= 2).any():
                 why = "it has nodes of >= %d elements" % _tp.BIG
             elif any(OPS[int(o)].kind == PYFUNC for o in E[:, OP]):
@@ -781,6 +781,11 @@ def _vmap_batched(func, cache, args, dims, P, out_dims):
         sub = idx if idx.size < P else None
         vals = [v[sub] if (b and sub is not None) else v for v, b in zip(full, batched)]
         o, g, ok = ct.batch(vals, batched, idx.size, cot)
+        if outs is None and ok.all():               # one variant served every point
+            outs, metas = o, ct.out_meta
+            grads = [a if a is not None else np.zeros((P,) + tuple(ct.in_meta[k][0]), ct.in_meta[k][1].np)
+                     for k, a in enumerate(g)] if kind != "call" else None
+            break
         if outs is None:
             outs = [np.empty((P,) + a.shape[1:], a.dtype) for a in o]
             metas = ct.out_meta

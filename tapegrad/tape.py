@@ -19,6 +19,7 @@ to the thread's *current* tape, which is rotated after a backward that consumes 
 it grows past ``ROTATE_AT`` entries. When an op joins tensors of two tapes, the smaller tape
 is appended to the larger (``absorb``) and tensors of the small one are re-pointed lazily.
 """
+import ctypes
 import struct
 import threading
 import traceback
@@ -42,6 +43,15 @@ _TYPECODE = ("f", "d")
 _PACK_E = struct.Struct("%dq" % K).pack
 _PACK_N = struct.Struct("%dq" % NK).pack
 _PACK_2 = struct.Struct("2q").pack
+
+
+def address(a, _cf=ctypes.c_char.from_buffer, _ad=ctypes.addressof):
+    """Data address of an ndarray: through the buffer protocol (~0.5 us), 4x cheaper than
+    ``__array_interface__`` (which builds a dict); read-only or empty arrays take the slow way."""
+    try:
+        return _ad(_cf(a))
+    except (TypeError, ValueError, BufferError):
+        return a.__array_interface__["data"][0]
 
 # Counts in-place modifications anywhere; a tape whose saved values were all recorded after
 # the last in-place op can skip the version check at backward.
@@ -128,7 +138,7 @@ class Tape:
             value = np.ascontiguousarray(value, NP_DT[dt])
         XO = self.XO[dt]
         XO.append(value)
-        self.XA[dt].frombytes(_PACK_2(value.__array_interface__["data"][0], value.size))
+        self.XA[dt].frombytes(_PACK_2(address(value), value.size))
         if not owned_elsewhere:
             self.nbytes += value.nbytes
         return -1 - len(XO)

@@ -16,7 +16,7 @@ from . import _par
 from . import tape as _tp
 from .autograd.grad_mode import STATE
 from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NK
-from .tape import _PACK_E, _PACK_N
+from .tape import _PACK_E, _PACK_N, address as _address
 from .ops import BY_NAME, OPCODE, OPS
 
 _ndarray = np.ndarray
@@ -1107,7 +1107,7 @@ def _same_storage(t, base):
     a, b = t._data, base._data
     return (type(a) is _ndarray and type(b) is _ndarray and a.size == b.size
             and a.flags.c_contiguous and b.flags.c_contiguous
-            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+            and _address(a) == _address(b))
 
 
 def _track_view(out, x, pos_fn):
@@ -1653,8 +1653,9 @@ def _mm_core(a, b, m, k, n, y, name):
     nb = _src(b, tp) if gb else -1
     sa = tp.save(np.ascontiguousarray(a._data), dt) if (gb or not ga) else -1
     sb = tp.save(np.ascontiguousarray(b._data), dt) if (ga or not gb) else -1
+    # a product of >= BIG multiply-adds runs on BLAS in the sweeps (F_BIG: numpy's VJP)
     e, node = tp.entry(OPCODE["mm"], _nm(name), int(np.size(y)), dt, na, nb, sa=sa, sb=sb,
-                       p0=m, p1=k, fl=F_SAVES)
+                       p0=m, p1=k, fl=F_SAVES | (F_BIG if m * k * n >= _tp.BIG else 0))
     out = _out(y, rdt, tp, node)
     if gb:
         tp.version_record(e, a, "a")
