@@ -249,6 +249,21 @@ def _grad_np(t):
 
 # --------------------------------------------------------------------------------------------
 # d. start-up in a fresh subprocess
+#
+# Every run is a new `python -c` process, timed from outside (wall: interpreter start-up,
+# import, first backward, exit) and inside (from before the import to after the first
+# backward). "Cold" means a fresh copy of tapegrad/ with no __pycache__ at all: no Numba cache
+# and no bytecode. "Cached" reuses the last cold copy, whose caches the cold runs wrote. The
+# subprocesses always write and read bytecode (PYTHONDONTWRITEBYTECODE is removed from their
+# environment, as a pip-installed package has its .pyc files): with it set, every "cached" run
+# would also recompile tapegrad's Python sources (~0.1-0.15 s here), which no installed
+# package does. The cached runs of each kind are interleaved so machine noise hits all alike:
+#   tapegrad          the default (the cached interpreter is loaded by tapegrad/_fastload.py)
+#   tapegrad-numba    TAPEGRAD_NUMBA_FULL_REFRESH=1: Numba's own cache loader, which refreshes
+#                     its whole target context first (how tapegrad loaded before _fastload)
+#   numba floor       `import numba` + first cached call of a trivial @njit(cache=True) function
+#                     in a module of its own (Numba's own loader)
+#   torch             `import torch` + the same first backward (when torch is installed)
 
 STARTUP_SNIPPET = r"""
 import json, time
@@ -260,17 +275,42 @@ b = (a * a + a.sin()).tanh()
 b.backward()
 g = float(a.grad.item())
 t2 = time.perf_counter()
-print(json.dumps({{"import": t1 - t0, "total": t2 - t0, "file": lib.__file__, "grad": g}}))
+fl = getattr(lib, "_fastload", None)
+print(json.dumps({{"import": t1 - t0, "total": t2 - t0, "file": lib.__file__, "grad": g,
+                  "loads": dict(fl.STATS) if fl is not None else None}}))
+"""
+
+FLOOR_MODULE = """import numba
+
+
+@numba.njit(cache=True)
+def f(x):
+    return x + 1.0
+"""
+
+FLOOR_SNIPPET = r"""
+import json, time
+t0 = time.perf_counter()
+import numba
+t1 = time.perf_counter()
+import tg_numba_floor as m
+y = m.f(1.0)
+t2 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "total": t2 - t0, "file": m.__file__, "grad": y}))
 """
 
 
-def run_startup(mod, pythonpath, cwd):
+def run_startup(mod, pythonpath, cwd, extra_env=None, snippet=None):
     env = dict(os.environ)
     env.pop("NUMBA_CACHE_DIR", None)      # the cache must live next to the copied sources
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode is cached, as for an installed package
+    env.pop("TAPEGRAD_NUMBA_FULL_REFRESH", None)
     env["PYTHONPATH"] = pythonpath
+    env.update(extra_env or {})
+    code = snippet if snippet is not None else STARTUP_SNIPPET.format(mod=mod)
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", STARTUP_SNIPPET.format(mod=mod)], env=env,
-                       cwd=cwd, capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True,
+                       text=True)
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         raise RuntimeError("start-up subprocess for %s failed (rc=%d):\n%s"
@@ -280,45 +320,75 @@ def run_startup(mod, pythonpath, cwd):
     return rec
 
 
-def fresh_copy(tmp_root, i):
+def fresh_copy(tmp_root, i, src=None):
     dest_root = os.path.join(tmp_root, "copy%d" % i)
-    shutil.copytree(PKG, os.path.join(dest_root, "tapegrad"),
+    shutil.copytree(src or PKG, os.path.join(dest_root, "tapegrad"),
                     ignore=shutil.ignore_patterns("__pycache__"))
     return dest_root
 
 
-def bench_startup(cold_reps, cached_reps, with_torch, log):
-    out = {"cold": [], "cached": [], "torch": []}
+def _count_cache(root):
+    nbi = pyc = 0
+    for _, _, files in os.walk(os.path.join(root, "tapegrad")):
+        nbi += sum(f.endswith(".nbi") for f in files)
+        pyc += sum(f.endswith(".pyc") for f in files)
+    return nbi, pyc
+
+
+STARTUP_KINDS = ("tapegrad", "tapegrad-numba", "numba floor", "torch")
+
+
+def bench_startup(cold_reps, cached_reps, with_torch, log, src=None):
+    """Cold runs, then `cached_reps` rounds of interleaved cached runs of every kind.
+    ``src`` is the tapegrad package directory to copy (default: this checkout's)."""
+    kinds = [k for k in STARTUP_KINDS if with_torch or k != "torch"]
+    out = {"cold": [], "numba floor cold": None}
+    out.update({k: [] for k in kinds})
     tmp_root = tempfile.mkdtemp(prefix="tapegrad_startup_")
     try:
         last_root = None
         for i in range(cold_reps):
-            root = fresh_copy(tmp_root, i)
+            root = fresh_copy(tmp_root, i, src)
             rec = run_startup("tapegrad", root, root)
             if not rec["file"].startswith(root):
                 raise RuntimeError("subprocess imported %s, not the temp copy in %s"
                                    % (rec["file"], root))
-            n_cache = len(os.listdir(os.path.join(root, "tapegrad", "__pycache__")))
-            rec["cache_files_after"] = n_cache
-            log("  cold   #%d: wall %s, in-process %s (import %s); %d cache files written"
-                % (i + 1, _fmt_time(rec["wall"]), _fmt_time(rec["total"]),
-                   _fmt_time(rec["import"]), n_cache))
+            rec["numba_index_files_after"], rec["pyc_files_after"] = _count_cache(root)
+            log("  cold   #%d: wall %s, in-process %s (import %s); wrote %d numba index and "
+                "%d .pyc files" % (i + 1, _fmt_time(rec["wall"]), _fmt_time(rec["total"]),
+                                   _fmt_time(rec["import"]), rec["numba_index_files_after"],
+                                   rec["pyc_files_after"]))
             out["cold"].append(rec)
             last_root = root
+        floor_dir = os.path.join(tmp_root, "floor")
+        os.makedirs(floor_dir)
+        with open(os.path.join(floor_dir, "tg_numba_floor.py"), "w") as f:
+            f.write(FLOOR_MODULE)
+        out["numba floor cold"] = run_startup("numba floor", floor_dir, floor_dir,
+                                              snippet=FLOOR_SNIPPET)
+        runs = {
+            "tapegrad": lambda: run_startup("tapegrad", last_root, last_root),
+            "tapegrad-numba": lambda: run_startup("tapegrad", last_root, last_root,
+                                                  {"TAPEGRAD_NUMBA_FULL_REFRESH": "1"}),
+            "numba floor": lambda: run_startup("numba floor", floor_dir, floor_dir,
+                                               snippet=FLOOR_SNIPPET),
+            "torch": lambda: run_startup("torch", os.environ.get("PYTHONPATH", ""), tmp_root),
+        }
         for i in range(cached_reps):
-            rec = run_startup("tapegrad", last_root, last_root)
-            log("  cached #%d: wall %s, in-process %s (import %s)"
-                % (i + 1, _fmt_time(rec["wall"]), _fmt_time(rec["total"]),
-                   _fmt_time(rec["import"])))
-            out["cached"].append(rec)
-        if with_torch:
-            pp = os.environ.get("PYTHONPATH", "")
-            for i in range(cached_reps):
-                rec = run_startup("torch", pp, tmp_root)
-                log("  torch  #%d: wall %s, in-process %s (import %s)"
-                    % (i + 1, _fmt_time(rec["wall"]), _fmt_time(rec["total"]),
+            for k in kinds:
+                rec = runs[k]()
+                if k.startswith("tapegrad"):
+                    if not rec["file"].startswith(last_root):
+                        raise RuntimeError("subprocess imported %s, not the temp copy in %s"
+                                           % (rec["file"], last_root))
+                    want = "full" if k == "tapegrad-numba" else "light"
+                    if rec["loads"] is not None and rec["loads"].get(want) != 1:
+                        raise RuntimeError("%s run loaded the interpreter as %s, expected one "
+                                           "%r load (a cache miss?)" % (k, rec["loads"], want))
+                log("  cached #%d %-15s wall %s, in-process %s (import %s)"
+                    % (i + 1, k, _fmt_time(rec["wall"]), _fmt_time(rec["total"]),
                        _fmt_time(rec["import"])))
-                out["torch"].append(rec)
+                out[k].append(rec)
     finally:
         shutil.rmtree(tmp_root, ignore_errors=True)
     return out
@@ -332,6 +402,11 @@ def main(argv=None):
     ap.add_argument("--no-torch", action="store_true",
                     help="behave as if torch were not installed")
     ap.add_argument("--skip-startup", action="store_true", help="skip workload d")
+    ap.add_argument("--startup-only", action="store_true", help="run workload d alone")
+    ap.add_argument("--cold-reps", type=int, default=None,
+                    help="cold start-up runs (default 2, --quick 1)")
+    ap.add_argument("--cached-reps", type=int, default=None,
+                    help="rounds of interleaved cached start-up runs (default 9, --quick 3)")
     ap.add_argument("--no-split", action="store_true",
                     help="skip the supplementary forward/backward split of a/b/c")
     ap.add_argument("--json", default=os.path.join(HERE, "results_foundation.json"),
@@ -348,7 +423,9 @@ def main(argv=None):
         cold_reps, cached_reps = 1, 3
     else:
         warmup, repeats, min_time = 10, 15, 0.2
-        cold_reps, cached_reps = 2, 7
+        cold_reps, cached_reps = 2, 9
+    cold_reps = args.cold_reps if args.cold_reps is not None else cold_reps
+    cached_reps = args.cached_reps if args.cached_reps is not None else cached_reps
 
     def log(msg=""):
         print(msg, flush=True)
@@ -553,29 +630,56 @@ def main(argv=None):
 
     # ---- d. start-up -----------------------------------------------------------------------
     def wl_startup():
-        log("[d] start-up in fresh subprocesses: import + first backward "
-            "(wall = whole `python -c`, in-process = from before import to after backward)")
+        log("[d] start-up in fresh subprocesses: import + first backward (wall = whole "
+            "`python -c`, in-process = from before the import to after the backward); "
+            "%d cold, %d x interleaved cached" % (cold_reps, cached_reps))
         s = bench_startup(cold_reps, cached_reps, th is not None, log)
         med = lambda recs, k: statistics.median(r[k] for r in recs) if recs else None  # noqa
-        cold_w, cached_w, torch_w = (med(s["cold"], "wall"), med(s["cached"], "wall"),
-                                     med(s["torch"], "wall"))
-        cold_i, cached_i, torch_i = (med(s["cold"], "total"), med(s["cached"], "total"),
-                                     med(s["torch"], "total"))
-        record("d_startup_cold", "d. start-up cold (wall)", cold_w, torch_w,
-               target_text="(report)", extra={"runs": s["cold"], "in_process_median_s": cold_i})
-        record("d_startup_cached", "d. start-up cached (wall)", cached_w, torch_w,
-               target_abs=1.0, target_text="< 1 s",
-               extra={"runs": s["cached"], "in_process_median_s": cached_i})
-        record("d_startup_cached_inproc", "d. start-up cached (in-process)", cached_i, torch_i,
-               target_abs=1.0, target_text="< 1 s")
+        rng = lambda recs, k: [min(r[k] for r in recs), max(r[k] for r in recs)] if recs else None  # noqa
+        summary = {}
+        log("  medians [min - max]:")
+        for k in ["cold"] + [k for k in STARTUP_KINDS if s.get(k)]:
+            summary[k] = {"wall_median_s": med(s[k], "wall"), "wall_range_s": rng(s[k], "wall"),
+                          "in_process_median_s": med(s[k], "total"),
+                          "in_process_range_s": rng(s[k], "total"),
+                          "import_median_s": med(s[k], "import"), "n": len(s[k])}
+            log("    %-15s wall %s [%s - %s], in-process %s [%s - %s] (import %s), n=%d"
+                % (k, _fmt_time(summary[k]["wall_median_s"]),
+                   _fmt_time(summary[k]["wall_range_s"][0]),
+                   _fmt_time(summary[k]["wall_range_s"][1]),
+                   _fmt_time(summary[k]["in_process_median_s"]),
+                   _fmt_time(summary[k]["in_process_range_s"][0]),
+                   _fmt_time(summary[k]["in_process_range_s"][1]),
+                   _fmt_time(summary[k]["import_median_s"]), len(s[k])))
+        torch_w = summary.get("torch", {}).get("wall_median_s")
+        torch_i = summary.get("torch", {}).get("in_process_median_s")
+        record("d_startup_cold", "d. start-up cold (wall)", summary["cold"]["wall_median_s"],
+               torch_w, target_text="(report)",
+               extra={"runs": s["cold"], "summary": summary["cold"]})
+        record("d_startup_cached", "d. start-up cached (wall)",
+               summary["tapegrad"]["wall_median_s"], torch_w, target_abs=1.0,
+               target_text="< 1 s", extra={"runs": s["tapegrad"], "summary": summary["tapegrad"]})
+        record("d_startup_cached_inproc", "d. start-up cached (in-process)",
+               summary["tapegrad"]["in_process_median_s"], torch_i, target_abs=1.0,
+               target_text="< 1 s")
+        results["workloads"]["d_startup_cached_numba_loader"] = {
+            "label": "cached start-up with TAPEGRAD_NUMBA_FULL_REFRESH=1 (Numba's own loader)",
+            "summary": summary["tapegrad-numba"], "runs": s["tapegrad-numba"]}
+        results["workloads"]["d_startup_numba_floor"] = {
+            "label": "import numba + first cached call of a trivial @njit(cache=True) function",
+            "summary": summary["numba floor"], "runs": s["numba floor"],
+            "cold_run": s["numba floor cold"]}
         if th is not None:
             results["workloads"]["d_startup_torch"] = {
-                "label": "import torch + first backward", "wall_median_s": torch_w,
-                "in_process_median_s": torch_i, "runs": s["torch"]}
+                "label": "import torch + first backward", "summary": summary["torch"],
+                "runs": s["torch"]}
+        log("    (numba floor cold: wall %s)" % _fmt_time(s["numba floor cold"]["wall"]))
 
-    guarded("a. scalar MLP", wl_mlp)
-    guarded("b. chain", wl_chain)
-    guarded("c. elementwise", wl_elem)
+
+    if not args.startup_only:
+        guarded("a. scalar MLP", wl_mlp)
+        guarded("b. chain", wl_chain)
+        guarded("c. elementwise", wl_elem)
     if not args.skip_startup:
         guarded("d. start-up", wl_startup)
 
