@@ -29,8 +29,11 @@ from .kernels import F_BIG, F_HOOK, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
 log = logging.getLogger("tapegrad.func")
 _NP = (np.float32, np.float64)
 _M = {}
-# value + adjoint bytes a thread's chunk may hold (in L2: 2 MiB per core here)
-_BATCH_BYTES = 1 << 20
+# Chunk size: a chunk's values and adjoints should fit in about 256 KiB (L1/L2-resident
+# while an entry streams over its lanes; measured best for small tapes), but never fewer than
+# 64 lanes (below that the per-entry dispatch costs more than the lanes' work).
+_BATCH_BYTES = 256 << 10
+_BATCH_MIN = 64
 _BATCH_MAX = 1024
 
 
@@ -387,7 +390,7 @@ class CompiledTape:
         asz = self.data.asz
         lane = (asz[0] * 4 + asz[1] * 8) * (2 if rev_start >= 0 else 1) + 1
         G = max(1, get_num_threads())
-        B = int(min(_BATCH_BYTES // lane, _BATCH_MAX, -(-P // G)))
+        B = int(min(max(_BATCH_BYTES // lane, _BATCH_MIN), _BATCH_MAX, -(-P // G)))
         B = max(8, B - B % 8) if B >= 8 else max(B, 1)
         G = min(G, -(-P // B))
 
