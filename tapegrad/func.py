@@ -540,6 +540,12 @@ class _Cache:
         self.recordings = 0
 
     def key(self, args):
+        T = _mods()["T"].Tensor
+        for a in args:                 # fast path: flat float tensors (the common call)
+            if type(a) is not T or not a._dtype.is_floating_point:
+                break
+        else:
+            return ("flat",) + tuple((a._data.shape, a._dtype.name) for a in args), list(args)
         leaves = []
         spec = _flatten((args, {}), leaves)
         return _signature(spec, leaves), leaves
@@ -574,6 +580,11 @@ def _select(grads, leaves, args, argnums):
     """Gradients of the requested arguments, in their tree structure (zeros where unused)."""
     _wrap = _mods()["T"]._wrap
     single = isinstance(argnums, int)
+    if single and len(leaves) == len(args) and all(l is a for l, a in zip(leaves, args)):
+        g, t = grads[argnums], leaves[argnums]     # flat tensor arguments
+        if g is None:
+            g = np.zeros(t._data.shape, t._dtype.np)
+        return _wrap(g if g.ndim else g[()], t._dtype)
     nums = (argnums,) if single else tuple(argnums)
     bounds, specs, pos = [], [], 0
     for a in args:
