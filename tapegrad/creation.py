@@ -41,19 +41,31 @@ def _infer(data):
         if any(isinstance(v, Tensor) for v in flat):
             data = _tensors_to_nested(data)
             flat = _flatten(data)
+        if any(isinstance(v, np.generic) for v in flat):   # numpy scalars carry a dtype
+            from .tensor import _BY_NP, promote_types
+            dt = None
+            for v in flat:
+                if isinstance(v, np.generic):
+                    d = _BY_NP.get(v.dtype)
+                    if d is None:
+                        raise TypeError("Could not infer dtype of numpy.%s" % type(v).__name__)
+                else:
+                    d = _infer(v)[1]
+                dt = d if dt is None else promote_types(dt, d)
+            return np.array(data, dtype=dt.np), dt
         if all(isinstance(v, (bool, np.bool_)) for v in flat) and flat:
             return np.array(data, dtype=np.bool_), bool_
         if all(isinstance(v, (numbers.Integral,)) for v in flat) and flat:
             return np.array(data, dtype=np.int64), int64
         return np.array(data, dtype=np.float64), _DEFAULT[0]
+    if isinstance(data, np.generic):           # before float/int: np.float64 is a float
+        return _infer(np.asarray(data))
     if isinstance(data, (bool, np.bool_)):
         return np.array(data, dtype=np.bool_), bool_
     if isinstance(data, numbers.Integral):
         return np.array(data, dtype=np.int64), int64
     if isinstance(data, numbers.Real):
         return np.array(data, dtype=np.float64), _DEFAULT[0]
-    if isinstance(data, np.generic):
-        return _infer(np.asarray(data))
     raise TypeError("Could not infer dtype of %s" % type(data).__name__)
 
 

@@ -210,3 +210,24 @@ def test_clone_contiguous_detach():
                 x, x.grad, d.requires_grad, x.detach().clone().requires_grad,
                 tc.is_contiguous(), x.clone().is_contiguous())
     same(prog)
+
+
+NUMPY_SCALAR_CASES = [
+    (np.float64(0.5), "float64"), (np.float32(0.5), "float32"), (np.int32(3), "int32"),
+    (np.int64(3), "int64"), (np.bool_(True), "bool"), ([np.float64(0.5), 1.0], "float64"),
+    ([np.int32(1), 1.5], "float32"), ([np.int32(1), 2], "int64"),
+    ([[np.float64(1.0)], [2.0]], "float64"), ([np.float64(0.5), np.float32(1)], "float64"),
+]
+
+
+@pytest.mark.parametrize("data,name", NUMPY_SCALAR_CASES, ids=[repr(c[0]) for c in NUMPY_SCALAR_CASES])
+def test_tensor_of_numpy_scalars_keeps_their_dtype(data, name):
+    """torch.tensor(np.float64(x)) is float64 (a numpy scalar carries its dtype), not the
+    default float dtype a Python float gets; inside lists the element dtypes promote."""
+    t = tg.tensor(data)
+    assert str(t.dtype) == "torch." + name
+    try:
+        import torch
+    except ImportError:
+        return
+    assert str(torch.tensor(data).dtype) == str(t.dtype)

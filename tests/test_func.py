@@ -321,3 +321,39 @@ def test_pow_scalar_special_exponents_match_numpy(c):
     (o,), (g,), ok = ct.batch([x[None]], [True], 1, [(np.ones(1), False)])
     assert o[0] == pytest.approx(np.sum(x ** c), rel=1e-14)
     np.testing.assert_allclose(g[0], c * x ** (c - 1) if c != 0 else 0 * x, rtol=1e-14)
+
+
+def test_batched_vmap_nested_arguments_argnums_and_aux():
+    """Nested (dict) arguments, several argnums, has_aux, a negative in_dim: batched result
+    equals the transform applied point by point."""
+    def f(p, x):
+        y = (p["w"] * x).sum() + p["b"]
+        return y.tanh(), x * 2
+    rs = np.random.default_rng(5)
+    W, Bv, X = rs.standard_normal((20, 3)), rs.standard_normal(20), rs.standard_normal((3, 20))
+    gv = tf.grad_and_value(f, argnums=(0, 1), has_aux=True)
+    (gp, gx), (val, aux) = tf.vmap(gv, in_dims=(0, -1))(
+        {"w": tg.tensor(W), "b": tg.tensor(Bv)}, tg.tensor(X))
+    assert gp["w"].shape == (20, 3) and gx.shape == (20, 3) and aux.shape == (20, 3)
+    for p in range(20):
+        (rp, rx), (rv, ra) = tf.grad_and_value(f, argnums=(0, 1), has_aux=True)(
+            {"w": tg.tensor(W[p]), "b": tg.tensor(Bv[p])}, tg.tensor(X[:, p]))
+        np.testing.assert_allclose(gp["w"].numpy()[p], rp["w"].numpy(), rtol=1e-12)
+        np.testing.assert_allclose(gp["b"].numpy()[p], rp["b"].numpy(), rtol=1e-12)
+        np.testing.assert_allclose(gx.numpy()[p], rx.numpy(), rtol=1e-12)
+        assert val.numpy()[p] == pytest.approx(rv.item(), rel=1e-12)
+        np.testing.assert_allclose(aux.numpy()[p], ra.numpy(), rtol=1e-12)
+
+
+def test_batched_vmap_of_unused_input_gives_zeros_and_float32_lanes():
+    def f(x, y):
+        return (x * x).sum()
+    X = np.random.default_rng(6).standard_normal((70, 4)).astype(np.float32)
+    g = tf.vmap(tf.grad(f, argnums=(0, 1)))(tg.tensor(X), tg.tensor(X))
+    np.testing.assert_allclose(g[0].numpy(), 2 * X, rtol=1e-6)
+    assert g[1].dtype == tg.float32 and not g[1].numpy().any()
+
+
+def test_batched_vmap_non_scalar_output_of_grad_raises_like_torch():
+    with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a scalar"):
+        tf.vmap(tf.grad(lambda x: x * 2))(tg.ones(5, 3))
