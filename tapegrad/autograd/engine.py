@@ -7,7 +7,10 @@ into ``.grad`` (or returns them, for ``grad``).
 import numpy as np
 
 from .. import tape as _tp
-from ..kernels import NK
+from ..kernels import IA, IB, K, NK, NPROD, OP, OUT, P0
+from ..ops import OPCODE
+
+_PYFUNC = OPCODE["pyfunc"]
 
 
 def _tensor_cls():
@@ -59,7 +62,10 @@ def _size(shape):
 
 
 def _run(tensors, grads, retain_graph, inputs=None):
-    """Sweep the (joined) tape of the non-leaf roots. Returns (tape, A, nreach) or None."""
+    """Sweep the (joined) tape of the non-leaf roots. Returns (tape, A, nreach) or None.
+    ``inputs`` (autograd.grad): only entries on a path from them to the roots run and are
+    freed, as in torch's engine; the graph below a non-leaf input is neither executed nor
+    freed."""
     roots = [(t, g) for t, g in zip(tensors, grads) if t._tape is not None]
     if not roots:
         return None
@@ -71,18 +77,99 @@ def _run(tensors, grads, retain_graph, inputs=None):
         _, node = _tp.resolve(t)
         seeds.append((node, np.ascontiguousarray(g, _tp.NP_DT[t._dtype.slot]).reshape(-1)))
     needed = None
-    if inputs is not None and not retain_graph:
-        nodes = []
-        for t in inputs:
-            if t._tape is None:
-                nodes += [n for n, ref in tp.leaf_pairs if ref() is t]
-            else:
-                ttp, node = _tp.resolve(t)
-                if ttp is tp:
-                    nodes.append(node)
-        needed = _tp.needed_entries(tp, nodes)
-    adj, nreach = _tp.sweep(tp, seeds, retain_graph, needed)
+    if inputs is not None:
+        needed = needed_entries(tp, input_nodes(tp, inputs))
+    if needed is None:
+        adj, nreach = _tp.sweep(tp, seeds, retain_graph)
+        return tp, adj, nreach
+    with _Cut(tp, needed):
+        adj, nreach = _tp.sweep(tp, seeds, retain_graph, needed)
     return tp, adj, nreach
+
+
+def input_nodes(tp, inputs):
+    """The nodes of ``inputs`` on tape ``tp`` (a leaf may have several after tapes joined)."""
+    nodes = []
+    leaves = None
+    for t in inputs:
+        if t._tape is None:
+            if leaves is None:
+                leaves = {}
+                for n, ref in tp.leaf_pairs:
+                    leaves.setdefault(id(ref()), []).append(n)
+            nodes += leaves.get(id(t), ())
+        else:
+            ttp, node = _tp.resolve(t)
+            if ttp is tp:
+                nodes.append(node)
+    return nodes
+
+
+def needed_entries(tp, nodes):
+    """Entries on a path from the requested input ``nodes`` to anything (torch's engine runs
+    only those of them that also lead to the outputs): entry e is needed when one of its
+    inputs is a requested node or is produced by a needed entry. Returns a bool array, or
+    None when every entry is needed (the inputs include every leaf of the tape: all entries
+    descend from leaves)."""
+    ne = len(tp.E) // K
+    if not ne:
+        return None
+    if len(tp.leaf_pairs) <= len(nodes):
+        if {n for n, _ in tp.leaf_pairs} <= set(nodes):
+            return None
+    E = _tp.view_i64(tp.E).reshape(-1, K)
+    ia, ib, outs = E[:, IA].tolist(), E[:, IB].tolist(), E[:, OUT].tolist()
+    pyf = np.nonzero(E[:, OP] == _PYFUNC)[0].tolist()
+    p0 = E[pyf, P0].tolist() if pyf else []
+    del E
+    extra = {}                                    # entry -> input nodes (custom Functions)
+    for e, p in zip(pyf, p0):
+        extra[e] = [n for n in tp.pyfuncs[p].in_nodes if n >= 0]
+    # entries with several output nodes (unbind: alias nodes right after the output)
+    Nv = _tp.view_i64(tp.N).reshape(-1, NK)
+    prod = Nv[:, NPROD]
+    multi = np.nonzero((prod[1:] == prod[:-1]) & (prod[1:] >= 0))[0]
+    more = {}
+    for k in (multi + 1).tolist():
+        more.setdefault(int(prod[k]), []).append(k)
+    del Nv, prod
+    leads = set(nodes)
+    needed = np.zeros(ne, bool)
+    hits = []
+    for e in range(ne):
+        if ia[e] in leads or ib[e] in leads or (e in extra and not leads.isdisjoint(extra[e])):
+            hits.append(e)
+            leads.add(outs[e])
+            if e in more:
+                leads.update(more[e])
+    if len(hits) == ne:
+        return None
+    needed[hits] = True
+    return needed
+
+
+class _Cut:
+    """While a sweep runs, nodes whose producing entry is not needed look like leaves to it
+    (their producer's column reads -1), so the sweep stops at the requested inputs and never
+    runs (nor frees) entries off the paths to them; restored afterwards."""
+
+    def __init__(self, tp, needed):
+        self.tp = tp
+        self.needed = needed
+
+    def __enter__(self):
+        Nv = _tp.view_i64(self.tp.N).reshape(-1, NK)
+        prod = Nv[:, NPROD]
+        self.cut = np.nonzero((prod >= 0) & ~self.needed[np.maximum(prod, 0)])[0]
+        self.old = prod[self.cut].copy()
+        prod[self.cut] = -1
+        del Nv, prod
+
+    def __exit__(self, *exc):
+        Nv = _tp.view_i64(self.tp.N).reshape(-1, NK)
+        Nv[self.cut, NPROD] = self.old
+        del Nv
+        return False
 
 
 def _adjoint(tp, adj, node, shape, npdt):
@@ -331,7 +418,9 @@ def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_gr
     from .higher import differentiable_sweep
     T = _tensor_mod()
     tp, seeds = _graph_seeds(outputs, grads, raw)
-    cot = differentiable_sweep(tp, seeds) if tp is not None else {}
+    cot = {}
+    if tp is not None:
+        cot = differentiable_sweep(tp, seeds, needed_entries(tp, input_nodes(tp, inputs)))
     res = []
     for t in inputs:
         g = None

@@ -20,6 +20,8 @@ from ..kernels import (CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NOFF, NPROD
 from ..ops import BINARY, BY_NAME, CAST, INDEX, MM, OPS, PYFUNC, SUM, UNARY
 from .grad_mode import enable_grad
 
+_MUL = BY_NAME["mul"]
+
 
 def _T():
     import sys
@@ -52,138 +54,164 @@ def _mm_flat(T, a, b, m, k, n):
     return T._mm_core(a, b, m, k, n, y, "MmBackward0")
 
 
-def differentiable_sweep(tp, seeds):
+def differentiable_sweep(tp, seeds, needed=None):
     """seeds: [(node, flat Tensor cotangent)]. Returns {node: flat Tensor cotangent} for every
-    node reached, computed with recorded tensor operations."""
+    node reached, computed with recorded tensor operations. ``needed`` (autograd.grad with
+    inputs): a bool per entry; entries off the paths to the inputs are skipped, as in torch.
+
+    The sweep appends entries to ``tp``, so it reads the tape through Python lists and
+    references to its buffers taken at the start (no numpy views pin them while it grows)."""
     T = _T()
-    E = _tp.view_i64(tp.E).reshape(-1, K).copy()       # snapshot: the sweep appends entries
-    N = _tp.view_i64(tp.N).reshape(-1, NK).copy()
-    ne = E.shape[0]
+    ne = len(tp.E) // K
+    Nv = _tp.view_i64(tp.N).reshape(-1, NK)
+    nsize, ndt, nprod = Nv[:, NSIZE].tolist(), (Nv[:, NDT] & 1).tolist(), Nv[:, NPROD].tolist()
+    noff = Nv[:, NOFF].tolist()
+    del Nv
     cot = {}
     start = -1
     for node, g in seeds:
         cot[node] = g if node not in cot else cot[node] + g
-        start = max(start, int(N[node, NPROD]))
+        start = max(start, nprod[node])
+    if start < 0:
+        return cot
+    Ev = _tp.view_i64(tp.E).reshape(-1, K)
+    rows = Ev[:start + 1].tolist()
+    del Ev
     bad = _tp.version_mask(tp, ne)
-    V = [np.frombuffer(tp.V[d], _tp.NP_DT[d]).copy() if len(tp.V[d]) else np.zeros(0, _tp.NP_DT[d])
-         for d in (0, 1)]
-
-    def value(s, m, vdt):
-        if s <= -2:
-            return tp.XO[vdt][-2 - s].reshape(-1)[:m]
-        return V[vdt][s:s + m]
+    bad = bad[:start + 1].tolist() if bad.any() else None
+    # references to the stores (an absorb during the sweep replaces the tape's, not these)
+    V, XO, C, hooks, pyfuncs = tp.V, tp.XO, tp.C, tp.hooks, tp.pyfuncs
+    Ibuf = tp.I
+    dts = (T.float32, T.float64)
+    wrap, bound = T._wrap, T._out
+    npdt = _tp.NP_DT
 
     def node_t(node, s, m, vdt):
         """The operand as a flat tensor: bound to its node (so it is differentiable), or a
         constant when it needs no gradient; None when the VJP did not save it."""
         if s == -1:
             return None
-        v = value(s, m, vdt)
+        if s <= -2:
+            v = XO[vdt][-2 - s].reshape(-1)
+            if v.size != m:
+                v = v[:m]
+        else:                               # numbers and 0-d values kept in V: a copy
+            v = np.array(V[vdt][s:s + m], npdt[vdt])
         if node < 0:
-            return T._wrap(v, _dtype_of(T, vdt))
-        return T._out(v, _dtype_of(T, vdt), tp, node)
+            return wrap(v, dts[vdt])
+        return bound(v, dts[vdt], tp, node)
 
     def add(node, contrib):
         if node < 0 or contrib is None:
             return
-        size = int(N[node, NSIZE])
+        size = nsize[node]
         if contrib._data.size != size:                 # single-element operand broadcast
             contrib = contrib.sum().reshape(size)
-        if int(N[node, NDT]) & 1 != (0 if contrib._dtype is T.float32 else 1):
-            contrib = contrib.to(_dtype_of(T, int(N[node, NDT]) & 1))
+        if contrib._dtype is not dts[ndt[node]]:
+            contrib = contrib.to(dts[ndt[node]])
         cur = cot.get(node)
         cot[node] = contrib if cur is None else cur + contrib
 
     with enable_grad():
         for e in range(start, -1, -1):
-            out = int(E[e, OUT])
-            table = tp.hooks.get(("t", out))
-            if table and out in cot:                    # tensor hooks (recorded too)
-                for fn, (shape, dt) in list(table.values()):
-                    r = fn(cot[out].reshape(shape))
-                    if r is not None:
-                        cot[out] = r.reshape(-1)
-            g = cot.get(out)
-            op = OPS[int(E[e, OP])]
-            if g is None and op.kind == INDEX:
-                g = _assemble_parts(T, tp, N, e, out, cot)
-            if g is None and op.kind == PYFUNC:
-                rec = tp.pyfuncs[int(E[e, P0])]
-                if any(n in cot for n in rec.out_nodes):
-                    g = True
-            if g is None:
+            if needed is not None and not needed[e]:
                 continue
-            if bad[e]:
-                raise _tp._version_error(tp, e)
-            if E[e, FL] & F_FREED and E[e, FL] & F_SAVES:
-                raise RuntimeError(_tp.MSG_FREED)
-            a, b = int(E[e, IA]), int(E[e, IB])
-            ci = int(E[e, CI])
-            c = tp.C[ci] if ci >= 0 else 0.0
-            n = int(N[out, NSIZE])
-            vdt = int(N[out, NDT]) & 1
+            row = rows[e]
+            out = row[OUT]
+            op = OPS[row[OP]]
             kind = op.kind
+            if hooks:
+                table = hooks.get(("t", out))
+                if table and out in cot:                    # tensor hooks (recorded too)
+                    for fn, (shape, dt) in list(table.values()):
+                        r = fn(cot[out].reshape(shape))
+                        if r is not None:
+                            cot[out] = r.reshape(-1)
+            g = cot.get(out)
+            if g is None:
+                if kind == INDEX:
+                    g = _assemble_parts(T, nprod, noff, nsize, ndt, e, out, cot)
+                elif kind == PYFUNC:
+                    if any(n in cot for n in pyfuncs[row[P0]].out_nodes):
+                        g = True
+                if g is None:
+                    continue
+            if bad is not None and bad[e]:
+                raise _tp._version_error(tp, e)
+            fl = row[FL]
+            if fl & F_FREED and fl & F_SAVES:
+                raise RuntimeError(_tp.MSG_FREED)
+            a, b = row[IA], row[IB]
+            n = nsize[out]
+            vdt = ndt[out]
             if kind == UNARY:
-                x = node_t(a, int(E[e, SA]), n, vdt)
-                y = node_t(out, int(E[e, SY]), n, vdt)
-                add(a, op.vjp_t(T, g, x, y, c))
+                ci = row[CI]
+                x = node_t(a, row[SA], n, vdt)
+                y = node_t(out, row[SY], n, vdt)
+                add(a, op.vjp_t(T, g, x, y, C[ci] if ci >= 0 else 0.0))
             elif kind == BINARY:
-                la = n if E[e, P0] else 1
-                lb = n if E[e, P1] else 1
-                av = node_t(a, int(E[e, SA]), la, vdt)
-                bv = node_t(b, int(E[e, SB]), lb, vdt)
-                y = node_t(out, int(E[e, SY]), n, vdt)
+                av = node_t(a, row[SA], n if row[P0] else 1, vdt)
+                if a == b and a >= 0 and op is _MUL:
+                    # x * x: g x + g x, recorded as one product and one sum
+                    t = g * av
+                    add(a, t + t)
+                    continue
+                bv = node_t(b, row[SB], n if row[P1] else 1, vdt)
+                y = node_t(out, row[SY], n, vdt)
                 ga, gb = op.vjp_t(T, g, av, bv, y)
                 add(a, ga)
                 add(b, gb)
             elif kind == SUM:
-                nin = int(N[a, NSIZE])
-                add(a, _index_t(T, g, "gather", np.zeros(nin, np.int64), nin, 0.0) * c)
+                ci = row[CI]
+                nin = nsize[a]
+                add(a, _index_t(T, g, "gather", np.zeros(nin, np.int64), nin, 0.0)
+                    * (C[ci] if ci >= 0 else 0.0))
             elif kind == INDEX:
-                nin = int(N[a, NSIZE])
-                idx = np.frombuffer(tp.I, np.int64)[int(E[e, P0]):int(E[e, P0]) + int(E[e, P1])].copy()
+                nin = nsize[a]
+                if op.name != "copy":
+                    idx = (np.frombuffer(Ibuf, np.int64, row[P1], row[P0] * 8).copy() if row[P1]
+                           else np.zeros(0, np.int64))
                 if op.name == "gather":
                     add(a, _index_t(T, g, "segsum", idx, nin, 1.0))
                 elif op.name == "segsum":
-                    add(a, _index_t(T, g, "gather", idx, nin, 0.0) * c)
+                    ci = row[CI]
+                    add(a, _index_t(T, g, "gather", idx, nin, 0.0) * (C[ci] if ci >= 0 else 0.0))
                 else:
                     add(a, g)
             elif kind == MM:
-                m, k = int(E[e, P0]), int(E[e, P1])
+                m, k = row[P0], row[P1]
                 nn = n // m
-                av = node_t(a, int(E[e, SA]), m * k, vdt)
-                bv = node_t(b, int(E[e, SB]), k * nn, vdt)
+                av = node_t(a, row[SA], m * k, vdt)
+                bv = node_t(b, row[SB], k * nn, vdt)
                 if a >= 0:
                     add(a, _mm_flat(T, g, _transpose_flat(T, bv, k, nn), m, nn, k))
                 if b >= 0:
                     add(b, _mm_flat(T, _transpose_flat(T, av, m, k), g, k, m, nn))
             elif kind == CAST:
-                add(a, g.to(_dtype_of(T, int(N[a, NDT]) & 1)))
+                add(a, g.to(dts[ndt[a]]))
             elif kind == PYFUNC:
-                _pyfunc(T, tp, N, E, e, cot, add)
+                _pyfunc(T, pyfuncs[row[P0]], cot, add)
     return cot
 
 
-def _assemble_parts(T, tp, N, e, out, cot):
+def _assemble_parts(T, nprod, noff, nsize, ndt, e, out, cot):
     """unbind: the entry's output is covered by alias nodes (one per part); build its
     cotangent from theirs (parts nobody used contribute zeros)."""
     parts = []
     k = out + 1
-    while k < N.shape[0] and int(N[k, NPROD]) == e:
+    while k < len(nprod) and nprod[k] == e:
         parts.append(k)
         k += 1
     if not any(p in cot for p in parts):
         return None
-    size = int(N[out, NSIZE])
-    base = int(N[out, NOFF])
-    vdt = int(N[out, NDT]) & 1
+    size, base, vdt = nsize[out], noff[out], ndt[out]
     total = None
     for p in parts:
         g = cot.get(p)
         if g is None:
             continue
-        off = int(N[p, NOFF]) - base
-        idx = np.arange(off, off + int(N[p, NSIZE]), dtype=np.int64)
+        off = noff[p] - base
+        idx = np.arange(off, off + nsize[p], dtype=np.int64)
         piece = _index_t(T, g, "segsum", idx, size, 1.0)
         total = piece if total is None else total + piece
     if total._dtype is not _dtype_of(T, vdt):
@@ -191,9 +219,8 @@ def _assemble_parts(T, tp, N, e, out, cot):
     return total
 
 
-def _pyfunc(T, tp, N, E, e, cot, add):
+def _pyfunc(T, rec, cot, add):
     """A custom Function's backward, run with grad mode on so its operations are recorded."""
-    rec = tp.pyfuncs[int(E[e, P0])]
     grads = []
     for node, (shape, dt) in zip(rec.out_nodes, rec.out_meta):
         g = cot.get(node)
