@@ -76,14 +76,14 @@ def _run(tensors, grads, retain_graph, inputs=None):
     for t, g in roots:
         _, node = _tp.resolve(t)
         seeds.append((node, np.ascontiguousarray(g, _tp.NP_DT[t._dtype.slot]).reshape(-1)))
-    needed = None
+    paths = None
     if inputs is not None:
-        needed = needed_entries(tp, input_nodes(tp, inputs))
-    if needed is None:
+        paths = needed_entries(tp, input_nodes(tp, inputs), [n for n, _ in seeds])
+    if paths is None:
         adj, nreach = _tp.sweep(tp, seeds, retain_graph)
         return tp, adj, nreach
-    with _Cut(tp, needed):
-        adj, nreach = _tp.sweep(tp, seeds, retain_graph, needed)
+    with _Cut(tp, paths.cut):
+        adj, nreach = _tp.sweep(tp, seeds, retain_graph, paths.needed)
     return tp, adj, nreach
 
 
@@ -105,70 +105,86 @@ def input_nodes(tp, inputs):
     return nodes
 
 
-def needed_entries(tp, nodes):
-    """Entries on a path from the requested input ``nodes`` to anything (torch's engine runs
-    only those of them that also lead to the outputs): entry e is needed when one of its
-    inputs is a requested node or is produced by a needed entry. Returns a bool array, or
-    None when every entry is needed (the inputs include every leaf of the tape: all entries
-    descend from leaves)."""
+class Paths:
+    """The entries autograd.grad runs: ``needed`` (a bool per entry) marks the entries on a
+    path from a requested input; only ``lo`` .. ``hi`` can be. ``cut``: the nodes where a sweep
+    from the roots leaves those paths (the requested non-leaf inputs, nodes of branches that
+    do not depend on an input): made to look like leaves during the sweep (see ``_Cut``)."""
+    __slots__ = ("needed", "lo", "hi", "cut")
+
+    def __init__(self, needed, lo, hi, cut):
+        self.needed, self.lo, self.hi, self.cut = needed, lo, hi, cut
+
+
+def needed_entries(tp, nodes, roots):
+    """Paths from the requested input ``nodes`` to the ``roots`` (nodes): entry e is needed
+    when one of its inputs is a requested node or is produced by a needed entry (torch's
+    engine runs only those of them that lead to the roots). None when every entry is needed
+    (the inputs include every leaf of the tape: all entries descend from leaves)."""
     ne = len(tp.E) // K
-    if not ne:
+    Nb = tp.N
+    hi = max((Nb[n * NK + NPROD] for n in roots), default=-1)
+    if not ne or hi < 0:
         return None
-    if len(tp.leaf_pairs) <= len(nodes):
-        if {n for n, _ in tp.leaf_pairs} <= set(nodes):
-            return None
-    E = _tp.view_i64(tp.E).reshape(-1, K)
-    ia, ib, outs = E[:, IA].tolist(), E[:, IB].tolist(), E[:, OUT].tolist()
-    pyf = np.nonzero(E[:, OP] == _PYFUNC)[0].tolist()
-    p0 = E[pyf, P0].tolist() if pyf else []
-    del E
-    extra = {}                                    # entry -> input nodes (custom Functions)
-    for e, p in zip(pyf, p0):
-        extra[e] = [n for n in tp.pyfuncs[p].in_nodes if n >= 0]
-    # entries with several output nodes (unbind: alias nodes right after the output)
-    Nv = _tp.view_i64(tp.N).reshape(-1, NK)
-    prod = Nv[:, NPROD]
-    multi = np.nonzero((prod[1:] == prod[:-1]) & (prod[1:] >= 0))[0]
-    more = {}
-    for k in (multi + 1).tolist():
-        more.setdefault(int(prod[k]), []).append(k)
-    del Nv, prod
-    leads = set(nodes)
+    if len(tp.leaf_pairs) <= len(nodes) and {n for n, _ in tp.leaf_pairs} <= set(nodes):
+        return None
     needed = np.zeros(ne, bool)
+    if not nodes:
+        return Paths(needed, 0, -1, np.array([n for n in roots if Nb[n * NK + NPROD] >= 0]))
+    E = _tp.view_i64(tp.E).reshape(-1, K)
+    # an entry's inputs are older nodes than its output: none before lo can use an input
+    lo = int(np.searchsorted(E[:hi + 1, OUT], min(nodes), side="right"))
+    rows = E[lo:hi + 1][:, (IA, IB, OUT, OP, P0)].tolist()
+    del E
+    leads = set(nodes)
     hits = []
-    for e in range(ne):
-        if ia[e] in leads or ib[e] in leads or (e in extra and not leads.isdisjoint(extra[e])):
-            hits.append(e)
-            leads.add(outs[e])
-            if e in more:
-                leads.update(more[e])
+    hit = set()
+    cut = []
+    for e, (a, b, out, op, p0) in enumerate(rows, lo):
+        if op == _PYFUNC:
+            ins = [n for n in tp.pyfuncs[p0].in_nodes if n >= 0]
+        else:
+            ins = (a, b)
+        if leads.isdisjoint(ins):
+            continue
+        hits.append(e)
+        hit.add(e)
+        leads.add(out)
+        k = out + 1                      # more output nodes (unbind parts, custom Functions)
+        while k * NK < len(Nb) and Nb[k * NK + NPROD] == e:
+            leads.add(k)
+            k += 1
+        for n in ins:                    # where a sweep from the roots leaves the paths
+            if n >= 0 and Nb[n * NK + NPROD] >= 0 and Nb[n * NK + NPROD] not in hit:
+                cut.append(n)
+    needed[hits] = True
     if len(hits) == ne:
         return None
-    needed[hits] = True
-    return needed
+    cut += [n for n in roots if Nb[n * NK + NPROD] >= 0 and not needed[Nb[n * NK + NPROD]]]
+    return Paths(needed, lo, hi, np.array(cut, np.int64))
 
 
 class _Cut:
-    """While a sweep runs, nodes whose producing entry is not needed look like leaves to it
-    (their producer's column reads -1), so the sweep stops at the requested inputs and never
-    runs (nor frees) entries off the paths to them; restored afterwards."""
+    """While a sweep runs, the ``cut`` nodes look like leaves to it (their producer column
+    reads -1), so it stops at the requested inputs and never runs (nor frees) entries off the
+    paths to them; restored afterwards."""
 
-    def __init__(self, tp, needed):
+    def __init__(self, tp, cut):
         self.tp = tp
-        self.needed = needed
+        self.cut = cut
 
     def __enter__(self):
-        Nv = _tp.view_i64(self.tp.N).reshape(-1, NK)
-        prod = Nv[:, NPROD]
-        self.cut = np.nonzero((prod >= 0) & ~self.needed[np.maximum(prod, 0)])[0]
-        self.old = prod[self.cut].copy()
-        prod[self.cut] = -1
-        del Nv, prod
+        if self.cut.size:
+            Nv = _tp.view_i64(self.tp.N).reshape(-1, NK)
+            self.old = Nv[self.cut, NPROD].copy()
+            Nv[self.cut, NPROD] = -1
+            del Nv
 
     def __exit__(self, *exc):
-        Nv = _tp.view_i64(self.tp.N).reshape(-1, NK)
-        Nv[self.cut, NPROD] = self.old
-        del Nv
+        if self.cut.size:
+            Nv = _tp.view_i64(self.tp.N).reshape(-1, NK)
+            Nv[self.cut, NPROD] = self.old
+            del Nv
         return False
 
 
@@ -420,7 +436,8 @@ def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_gr
     tp, seeds = _graph_seeds(outputs, grads, raw)
     cot = {}
     if tp is not None:
-        cot = differentiable_sweep(tp, seeds, needed_entries(tp, input_nodes(tp, inputs)))
+        cot = differentiable_sweep(tp, seeds, needed_entries(tp, input_nodes(tp, inputs),
+                                                            [n for n, _ in seeds]))
     res = []
     for t in inputs:
         g = None

@@ -21,6 +21,7 @@ from ..ops import BINARY, BY_NAME, CAST, INDEX, MM, OPS, PYFUNC, SUM, UNARY
 from .grad_mode import enable_grad
 
 _MUL = BY_NAME["mul"]
+_PYFUNC_OP = BY_NAME["pyfunc"].opcode
 
 
 def _T():
@@ -54,31 +55,44 @@ def _mm_flat(T, a, b, m, k, n):
     return T._mm_core(a, b, m, k, n, y, "MmBackward0")
 
 
-def differentiable_sweep(tp, seeds, needed=None):
+def differentiable_sweep(tp, seeds, paths=None):
     """seeds: [(node, flat Tensor cotangent)]. Returns {node: flat Tensor cotangent} for every
-    node reached, computed with recorded tensor operations. ``needed`` (autograd.grad with
-    inputs): a bool per entry; entries off the paths to the inputs are skipped, as in torch.
+    node reached, computed with recorded tensor operations. ``paths`` (autograd.grad:
+    ``engine.Paths``): only the entries on paths from the requested inputs run, as in torch.
 
     The sweep appends entries to ``tp``, so it reads the tape through Python lists and
     references to its buffers taken at the start (no numpy views pin them while it grows)."""
     T = _T()
     ne = len(tp.E) // K
-    Nv = _tp.view_i64(tp.N).reshape(-1, NK)
-    nsize, ndt, nprod = Nv[:, NSIZE].tolist(), (Nv[:, NDT] & 1).tolist(), Nv[:, NPROD].tolist()
-    noff = Nv[:, NOFF].tolist()
-    del Nv
+    Nb = tp.N
     cot = {}
     start = -1
     for node, g in seeds:
         cot[node] = g if node not in cot else cot[node] + g
-        start = max(start, nprod[node])
-    if start < 0:
+        start = max(start, Nb[node * NK + NPROD])
+    lo, needed = 0, None
+    if paths is not None:
+        lo, needed = paths.lo, paths.needed[:start + 1].tolist()
+    if start < lo:
         return cot
     Ev = _tp.view_i64(tp.E).reshape(-1, K)
-    rows = Ev[:start + 1].tolist()
-    del Ev
+    rows = Ev[lo:start + 1].tolist()
+    # the nodes these entries touch: nlo .. (the last entry's output nodes); columns as lists
+    # indexed by node (padded below nlo: a long tape costs a copy of pointers, not a tolist)
+    used = Ev[lo:start + 1][:, (IA, IB, OUT)]
+    nlo = int(used[used >= 0].min())
+    nhi = int(Ev[start + 1, OUT]) if start + 1 < ne else len(Nb) // NK
+    del Ev, used
+    for row in rows:
+        if row[OP] == _PYFUNC_OP:
+            nlo = min([nlo] + [n for n in tp.pyfuncs[row[P0]].in_nodes if n >= 0])
+    Nv = _tp.view_i64(Nb).reshape(-1, NK)[nlo:nhi]
+    pad = [0] * nlo
+    nsize, ndt = pad + Nv[:, NSIZE].tolist(), pad + (Nv[:, NDT] & 1).tolist()
+    nprod, noff = pad + Nv[:, NPROD].tolist(), pad + Nv[:, NOFF].tolist()
+    del Nv
     bad = _tp.version_mask(tp, ne)
-    bad = bad[:start + 1].tolist() if bad.any() else None
+    bad = bad[:start + 1].tolist() if bad[:start + 1].any() else None
     # references to the stores (an absorb during the sweep replaces the tape's, not these)
     V, XO, C, hooks, pyfuncs = tp.V, tp.XO, tp.C, tp.hooks, tp.pyfuncs
     Ibuf = tp.I
@@ -113,10 +127,10 @@ def differentiable_sweep(tp, seeds, needed=None):
         cot[node] = contrib if cur is None else cur + contrib
 
     with enable_grad():
-        for e in range(start, -1, -1):
+        for e in range(start, lo - 1, -1):
             if needed is not None and not needed[e]:
                 continue
-            row = rows[e]
+            row = rows[e - lo]
             out = row[OUT]
             op = OPS[row[OP]]
             kind = op.kind
