@@ -24,10 +24,16 @@ _MUL = BY_NAME["mul"]
 _PYFUNC_OP = BY_NAME["pyfunc"].opcode
 
 
+_TM = []
+
+
 def _T():
-    import sys
-    from ..tensor import _wrap  # noqa: F401  (imports the module)
-    return sys.modules[__name__.rsplit(".", 2)[0] + ".tensor"]
+    """tapegrad.tensor (imported late: it imports the autograd package)."""
+    if not _TM:
+        import sys
+        from ..tensor import _wrap  # noqa: F401  (imports the module)
+        _TM.append(sys.modules[__name__.rsplit(".", 2)[0] + ".tensor"])
+    return _TM[0]
 
 
 def _dtype_of(T, vdt):
@@ -75,24 +81,28 @@ def differentiable_sweep(tp, seeds, paths=None):
         lo, needed = paths.lo, paths.needed[:start + 1].tolist()
     if start < lo:
         return cot
-    Ev = _tp.view_i64(tp.E).reshape(-1, K)
-    rows = Ev[lo:start + 1].tolist()
+    Ev = _tp.view_i64(tp.E)
+    rows = Ev[lo * K:(start + 1) * K].reshape(-1, K).tolist()
+    nhi = int(Ev[(start + 1) * K + OUT]) if start + 1 < ne else len(Nb) // NK
+    bad = _tp.version_mask(tp, ne)
+    bad = bad[:start + 1].tolist() if bad[lo:start + 1].any() else None
+    del Ev
     # the nodes these entries touch: nlo .. (the last entry's output nodes); columns as lists
     # indexed by node (padded below nlo: a long tape costs a copy of pointers, not a tolist)
-    used = Ev[lo:start + 1][:, (IA, IB, OUT)]
-    nlo = int(used[used >= 0].min())
-    nhi = int(Ev[start + 1, OUT]) if start + 1 < ne else len(Nb) // NK
-    del Ev, used
+    nlo = rows[0][OUT]
     for row in rows:
+        a, b = row[IA], row[IB]
+        if 0 <= a < nlo:
+            nlo = a
+        if 0 <= b < nlo:
+            nlo = b
         if row[OP] == _PYFUNC_OP:
             nlo = min([nlo] + [n for n in tp.pyfuncs[row[P0]].in_nodes if n >= 0])
-    Nv = _tp.view_i64(Nb).reshape(-1, NK)[nlo:nhi]
+    Nv = _tp.view_i64(Nb)[nlo * NK:nhi * NK].reshape(-1, NK)
     pad = [0] * nlo
     nsize, ndt = pad + Nv[:, NSIZE].tolist(), pad + (Nv[:, NDT] & 1).tolist()
     nprod, noff = pad + Nv[:, NPROD].tolist(), pad + Nv[:, NOFF].tolist()
     del Nv
-    bad = _tp.version_mask(tp, ne)
-    bad = bad[:start + 1].tolist() if bad[:start + 1].any() else None
     # references to the stores (an absorb during the sweep replaces the tape's, not these)
     V, XO, C, hooks, pyfuncs = tp.V, tp.XO, tp.C, tp.hooks, tp.pyfuncs
     Ibuf = tp.I
@@ -106,7 +116,9 @@ def differentiable_sweep(tp, seeds, paths=None):
         if s == -1:
             return None
         if s <= -2:
-            v = XO[vdt][-2 - s].reshape(-1)
+            v = XO[vdt][-2 - s]
+            if v.ndim != 1:
+                v = v.reshape(-1)
             if v.size != m:
                 v = v[:m]
         else:                               # numbers and 0-d values kept in V: a copy
@@ -177,9 +189,14 @@ def differentiable_sweep(tp, seeds, paths=None):
                 add(b, gb)
             elif kind == SUM:
                 ci = row[CI]
+                c = C[ci] if ci >= 0 else 0.0
                 nin = nsize[a]
-                add(a, _index_t(T, g, "gather", np.zeros(nin, np.int64), nin, 0.0)
-                    * (C[ci] if ci >= 0 else 0.0))
+                if g._rg:
+                    gx = _index_t(T, g, "gather", np.zeros(nin, np.int64), nin, 0.0)
+                    add(a, gx if c == 1.0 else gx * c)
+                else:                           # a constant: broadcast without recording
+                    gd = g._data.reshape(-1)
+                    add(a, wrap(np.full(nin, gd[0] * gd.dtype.type(c)), g._dtype))
             elif kind == INDEX:
                 nin = nsize[a]
                 if op.name != "copy":
@@ -189,7 +206,9 @@ def differentiable_sweep(tp, seeds, paths=None):
                     add(a, _index_t(T, g, "segsum", idx, nin, 1.0))
                 elif op.name == "segsum":
                     ci = row[CI]
-                    add(a, _index_t(T, g, "gather", idx, nin, 0.0) * (C[ci] if ci >= 0 else 0.0))
+                    c = C[ci] if ci >= 0 else 0.0
+                    gx = _index_t(T, g, "gather", idx, nin, 0.0)
+                    add(a, gx if c == 1.0 else gx * c)
                 else:
                     add(a, g)
             elif kind == MM:
