@@ -389,6 +389,8 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
         V = tp.V[dt]
         V.append(bv)
         cb = len(V) - 1
+    elif b is a and ca != -1:                   # x * x: one saved value serves both
+        cb = ca
     else:
         cb = save(bv, dt, tb and b._tape is None) if (save_b or nb < 0) else -1
     cy = save(y, dt) if save_y else -1
@@ -1110,12 +1112,15 @@ def _same_storage(t, base):
             and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
-def _track_view(out, x, pos_fn):
+def _track_view(out, x, pos_fn, pos=None):
     """Make ``out`` a view of ``x``'s root base; remember its positions when grads may need
-    them (the base or the view requires grad)."""
+    them (the base or the view requires grad). ``pos``: those positions, when the caller has
+    them already (a view of a tensor that is its own base)."""
     out._vc = _vcof(x)
     out._base = x._base if x._base is not None else x
-    if x._rg or out._base._rg:
+    if pos is not None and x._base is None:
+        out._vpos = pos
+    elif x._rg or out._base._rg:
         try:
             out._vpos = pos_fn(_positions(x))
         except NotImplementedError:     # x's own place in its base is unknown (e.g. detach):
@@ -1393,9 +1398,13 @@ divide = true_divide = div
 
 def pow(input, exponent):
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        if not isinstance(exponent, numbers.Number):
+        te = type(exponent)
+        if (te is float or te is int) and input._dtype._cat == 2:
+            rdt = input._dtype                 # floating tensor ** Python number
+        elif not isinstance(exponent, numbers.Number):
             raise TypeError("pow(): exponent must be a number or a Tensor")
-        rdt = _result_dtype(input, exponent)
+        else:
+            rdt = _result_dtype(input, exponent)
         d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
         if d.size >= _par.PAR_MIN:
             y = _par_map(BY_NAME["pow_scalar"].fwd_out, (d, float(exponent)), d.shape, rdt.np)
@@ -1625,15 +1634,16 @@ def _getitem(x, key):
         y = np.array(y)
     elif advanced and not y.flags.c_contiguous:
         y = np.ascontiguousarray(y)       # torch's advanced-indexing result is contiguous
+    pos = None
     if x._rg and STATE.enabled:
-        idx = np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]
-        idx = np.asarray(idx).ravel()
+        pos = np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]
+        idx = np.asarray(pos).ravel()
         tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
         out = _out(y if y.ndim else y, x._dtype, tp, n)
     else:
         out = _wrap(y, x._dtype)
     if not advanced:
-        _track_view(out, x, lambda p: p[nk])
+        _track_view(out, x, lambda p: p[nk], pos)
     return out
 
 

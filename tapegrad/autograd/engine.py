@@ -314,8 +314,10 @@ def _graph_seeds(tensors, grads, raw):
         if t._tape is None:
             continue
         r = raw[i] if raw and i < len(raw) else None
-        gt = r if isinstance(r, T.Tensor) else T._wrap(np.array(g), t._dtype)
-        roots.append((t, gt.reshape(-1)))
+        if isinstance(r, T.Tensor):
+            roots.append((t, r.reshape(-1)))          # keeps the caller's graph
+        else:
+            roots.append((t, T._wrap(np.array(g).reshape(-1), t._dtype)))
     if not roots:
         return None, []
     tapes = {}
