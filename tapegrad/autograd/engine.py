@@ -62,10 +62,10 @@ def _size(shape):
 
 
 def _run(tensors, grads, retain_graph, inputs=None):
-    """Sweep the (joined) tape of the non-leaf roots. Returns (tape, A, nreach) or None.
-    ``inputs`` (autograd.grad): only entries on a path from them to the roots run and are
-    freed, as in torch's engine; the graph below a non-leaf input is neither executed nor
-    freed."""
+    """Sweep the (joined) tape of the non-leaf roots. Returns (tape, adjoints, nreach, the
+    nodes of each input on the tape) or None. ``inputs`` (autograd.grad): only entries on a
+    path from them to the roots run and are freed, as in torch's engine; the graph below a
+    non-leaf input is neither executed nor freed."""
     roots = [(t, g) for t, g in zip(tensors, grads) if t._tape is not None]
     if not roots:
         return None
@@ -76,33 +76,41 @@ def _run(tensors, grads, retain_graph, inputs=None):
     for t, g in roots:
         _, node = _tp.resolve(t)
         seeds.append((node, np.ascontiguousarray(g, _tp.NP_DT[t._dtype.slot]).reshape(-1)))
-    paths = None
+    paths = per = None
     if inputs is not None:
-        paths = needed_entries(tp, input_nodes(tp, inputs), [n for n, _ in seeds])
+        per = input_nodes(tp, inputs)
+        paths = needed_entries(tp, [n for ns in per for n in ns], [n for n, _ in seeds])
     if paths is None:
         adj, nreach = _tp.sweep(tp, seeds, retain_graph)
-        return tp, adj, nreach
+        return tp, adj, nreach, per
     with _Cut(tp, paths.cut):
         adj, nreach = _tp.sweep(tp, seeds, retain_graph, paths.needed)
-    return tp, adj, nreach
+    return tp, adj, nreach, per
 
 
 def input_nodes(tp, inputs):
-    """The nodes of ``inputs`` on tape ``tp`` (a leaf may have several after tapes joined)."""
-    nodes = []
+    """The nodes of each input on tape ``tp``: [[node, ...] per input] (a leaf may have
+    several after tapes joined; a tensor of another tape none)."""
+    per = []
     leaves = None
+    nleaf = 0
     for t in inputs:
         if t._tape is None:
+            nleaf += 1
+    for t in inputs:
+        if t._tape is None:
+            if nleaf <= 2:                 # a scan per leaf input
+                per.append([n for n, ref in tp.leaf_pairs if ref() is t])
+                continue
             if leaves is None:
                 leaves = {}
                 for n, ref in tp.leaf_pairs:
                     leaves.setdefault(id(ref()), []).append(n)
-            nodes += leaves.get(id(t), ())
+            per.append(leaves.get(id(t), []))
         else:
             ttp, node = _tp.resolve(t)
-            if ttp is tp:
-                nodes.append(node)
-    return nodes
+            per.append([node] if ttp is tp else [])
+    return per
 
 
 class Paths:
@@ -284,7 +292,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     res = _run(tensors, grads, retain_graph)
     if res is None:
         return
-    tp, adj, nreach = res
+    tp, adj, nreach, _ = res
     for leaf, g in _leaf_adjoints(tp, adj, nreach, only):
         _accumulate(leaf, g)
     if tp.retained:
@@ -410,15 +418,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if o is t:
                 g = og.copy() if g is None else g + og
         if res is not None:
-            tp, adj, nreach = res
-            if t._tape is None:
-                for node, ref in tp.leaf_pairs:
-                    if ref() is t and nreach[node]:
-                        a = _adjoint(tp, adj, node, t._data.shape, t._dtype.np)
-                        g = a.copy() if g is None else g + a
-            else:
-                ttp, node = _tp.resolve(t)
-                if ttp is tp and nreach[node]:
+            tp, adj, nreach, per = res
+            for node in per[i]:
+                if nreach[node]:
                     a = _adjoint(tp, adj, node, t._data.shape, t._dtype.np)
                     g = a.copy() if g is None else g + a
         if g is None:
@@ -437,27 +439,22 @@ def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_gr
     T = _tensor_mod()
     tp, seeds = _graph_seeds(outputs, grads, raw)
     cot = {}
+    per = [()] * len(inputs)
     if tp is not None:
-        cot = differentiable_sweep(tp, seeds, needed_entries(tp, input_nodes(tp, inputs),
+        per = input_nodes(tp, inputs)
+        cot = differentiable_sweep(tp, seeds, needed_entries(tp, [n for ns in per for n in ns],
                                                             [n for n, _ in seeds]))
     res = []
-    for t in inputs:
+    for i, t in enumerate(inputs):
         g = None
         for o, og, r in zip(outputs, grads, raw or [None] * len(outputs)):
             if o is t:                                   # an input that is itself an output
                 gt = r if isinstance(r, T.Tensor) else T._wrap(np.array(og), t._dtype)
                 g = gt if g is None else g + gt
-        if tp is not None:
-            if t._tape is None:
-                for node, ref in tp.leaf_pairs:
-                    if ref() is t and node in cot:
-                        part = _shaped(cot[node], t._data.shape)
-                        g = part if g is None else g + part
-            else:
-                ttp, node = _tp.resolve(t)
-                if ttp is tp and node in cot:
-                    part = _shaped(cot[node], t._data.shape)
-                    g = part if g is None else g + part
+        for node in per[i]:
+            if node in cot:
+                part = _shaped(cot[node], t._data.shape)
+                g = part if g is None else g + part
         if g is None:
             if materialize_grads:
                 g = T._wrap(np.zeros(t._data.shape, t._dtype.np), t._dtype)
