@@ -236,6 +236,8 @@ _OPNM = [_name_id(op.grad_fn) for op in OPS]
 _ROT_E = _tp.ROTATE_AT * K
 # binary rows: what to save for each (a needs grad, b needs grad), indexed by 2*ga + gb
 _SAVES = [[op.saves_fn(bool(i & 2), bool(i & 1)) for i in range(4)] for op in OPS]
+# unary rows: (save x, save y)
+_USAVES = [("x" in op.saves, "y" in op.saves) for op in OPS]
 
 
 def _src(t, tp):
@@ -276,25 +278,36 @@ def _out(data, dt, tp, node):
 
 # ----------------------------------------------------------------------------- recording
 def _record_unary(x, op, y, c=None, nm=None):
-    tp = _tape_for(x)
-    a = _src(x, tp)
-    if x._dtype.slot < 0:
-        raise RuntimeError("only floating point tensors can be differentiated")
+    tp = x._tape
+    if tp is None:                   # a leaf: the current tape (_tape_for / _src, inlined)
+        tp = _tp.current_tape()
+        a = tp.leaf_node(x)
+    elif tp.into is not None:
+        tp, a = _tp.resolve(x)
+    else:
+        a = x._node
     dt = x._dtype.slot
+    if dt < 0:
+        raise RuntimeError("only floating point tensors can be differentiated")
     sx = sy = -1
-    saves = op.saves
-    fl = F_SAVES if saves else 0
-    if "x" in saves:
+    save_x, save_y = _USAVES[op.opcode]
+    fl = F_SAVES if (save_x or save_y) else 0
+    if save_x:
         sx = tp.save(x._data, dt, x._tape is None)
-    if "y" in saves:
+    if save_y:
         sy = tp.save(y, dt)
     ci = tp.const(c) if c is not None else -1
-    e, n = tp.entry(op.opcode, nm if nm is not None else _nm_default(op), y.size, dt, a, -1,
+    e, n = tp.entry(op.opcode, nm if nm is not None else _OPNM[op.opcode], y.size, dt, a, -1,
                     sa=sx, sy=sy, ci=ci, fl=fl)
-    out = _out(y, x._dtype, tp, n)
-    if "x" in saves:
+    out = object.__new__(Tensor)
+    out._data = y
+    out._dtype = x._dtype
+    out._rg = True
+    out._tape = tp
+    out._node = n
+    if save_x:
         tp.version_record(e, x, "a")
-    if "y" in saves:
+    if save_y:
         tp.version_record(e, out, "y")
     return out
 
@@ -832,6 +845,12 @@ class Tensor:
         return _sub(self, other)
 
     def __rsub__(self, other):
+        to = type(other)
+        if (to is float or to is int) and self._dtype._cat == 2:    # number - floating tensor
+            y = np.subtract(other, self._data)
+            if self._rg and STATE.enabled:
+                return _record_binary(_SUB_OP, other, self, y, self._dtype, nm=_RSUB_NM)
+            return _wrap(y, self._dtype)
         out = _sub(other, self)
         if out._tape is not None:
             _rename_last(out, "RsubBackward1")
@@ -1342,6 +1361,8 @@ def _binary_fn(opname):
     return f
 
 
+_SUB_OP = BY_NAME["sub"]
+_RSUB_NM = _name_id("RsubBackward1")
 _add = _binary_fn("add")
 _sub = _binary_fn("sub")
 mul = _binary_fn("mul")
@@ -1629,7 +1650,7 @@ def _getitem(x, key):
         if m:
             raise IndexError("index %s is out of bounds for dimension %s with size %s" % m.groups())
         raise IndexError(msg)
-    name, advanced = _index_name(key)
+    name, advanced = ("SliceBackward0", False) if type(key) is slice else _index_name(key)
     if type(y) is not _ndarray:
         y = np.array(y)
     elif advanced and not y.flags.c_contiguous:
