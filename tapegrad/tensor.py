@@ -1478,6 +1478,9 @@ def _norm_dims(dim, ndim):
     return tuple(sorted(set(out)))
 
 
+_add_reduce = np.add.reduce
+
+
 def _reduce(input, dim, keepdim, dtype, mean_):
     d = input._data
     dt = input._dtype
@@ -1492,7 +1495,7 @@ def _reduce(input, dim, keepdim, dtype, mean_):
         d = d.astype(np.int64)
     dims = _norm_dims(dim, d.ndim)
     if dims is None or d.ndim == 0 or (len(dims) == d.ndim and not keepdim):
-        y = np.mean(d) if mean_ else np.sum(d)
+        y = np.mean(d) if mean_ else _add_reduce(d, axis=None)   # = np.sum(d), less dispatch
         y = dt.np.type(y)
         if keepdim and dims is not None:
             y = np.reshape(y, (1,) * d.ndim)
@@ -1524,8 +1527,11 @@ def _reduce(input, dim, keepdim, dtype, mean_):
 def _record_unary_sum(x, y, c, nm):
     tp = _tape_for(x)
     a = _src(x, tp)
-    e, n = tp.entry(OPCODE["sum"], nm, 1, x._dtype.slot, a, -1, ci=tp.const(c))
+    e, n = tp.entry(_SUM_OPCODE, nm, 1, x._dtype.slot, a, -1, ci=tp.const(c))
     return _out(y, x._dtype, tp, n)
+
+
+_SUM_OPCODE = OPCODE["sum"]
 
 
 def sum(input, dim=None, keepdim=False, dtype=None):

@@ -167,5 +167,10 @@ def test_hvp_of_squares_and_powers_against_torch():
             (hv,) = lib.autograd.grad((g * v).sum(), x, create_graph=True)
             (t3,) = lib.autograd.grad((hv * v).sum(), x)
             out += [g, hv, t3, lib.autograd.functional.hvp(f, x.detach(), v)[1]]
+            # the first derivatives alone: values and grad_fn names (MulBackward0 for x ** 2,
+            # AddBackward0 for x * x: torch accumulates its two products)
+            out += [lib.autograd.grad((x ** 2).sum(), x, create_graph=True)[0],
+                    lib.autograd.grad((x * x).sum(), x, create_graph=True)[0],
+                    lib.autograd.grad((x ** 2 * 3.0).sum(), x, create_graph=True)[0]]
         return out
     same(run)

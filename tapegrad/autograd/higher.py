@@ -178,7 +178,8 @@ def differentiable_sweep(tp, seeds, paths=None):
             elif kind == BINARY:
                 av = node_t(a, row[SA], n if row[P0] else 1, vdt)
                 if a == b and a >= 0 and op is _MUL:
-                    # x * x: g x + g x, recorded as one product and one sum
+                    # x * x: g x + g x, recorded as one product and one sum (the sum is the
+                    # result's grad_fn, AddBackward0, as torch's accumulation of the two)
                     t = g * av
                     add(a, t + t)
                     continue
