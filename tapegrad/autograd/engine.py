@@ -14,8 +14,7 @@ _PYFUNC = OPCODE["pyfunc"]
 
 
 def _tensor_cls():
-    from ..tensor import Tensor
-    return Tensor
+    return _tensor_mod().Tensor
 
 
 def _as_tuple(x):
@@ -410,7 +409,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         return _grad_create_graph(outputs, inputs, grads, _as_tuple(grad_outputs), allow_unused,
                                   materialize_grads)
     res = _run(outputs, grads, retain_graph, inputs)
-    from ..tensor import _wrap
+    _wrap = _tensor_mod()._wrap
     out = []
     for i, t in enumerate(inputs):
         g = None
