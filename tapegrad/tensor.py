@@ -1663,8 +1663,11 @@ def _getitem(x, key):
         y = np.ascontiguousarray(y)       # torch's advanced-indexing result is contiguous
     pos = None
     if x._rg and STATE.enabled:
-        pos = np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]
-        idx = np.asarray(pos).ravel()
+        if type(nk) is slice and d.ndim == 1:
+            pos = idx = np.arange(*nk.indices(d.shape[0]), dtype=np.int64)
+        else:
+            pos = np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]
+            idx = np.asarray(pos).ravel()
         tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
         out = _out(y if y.ndim else y, x._dtype, tp, n)
     else:

@@ -22,6 +22,7 @@ from .grad_mode import enable_grad
 
 _MUL = BY_NAME["mul"]
 _PYFUNC_OP = BY_NAME["pyfunc"].opcode
+_KINDS = [op.kind for op in OPS]
 
 
 _TM = []
@@ -145,7 +146,7 @@ def differentiable_sweep(tp, seeds, paths=None):
             row = rows[e - lo]
             out = row[OUT]
             op = OPS[row[OP]]
-            kind = op.kind
+            kind = _KINDS[row[OP]]
             if hooks:
                 table = hooks.get(("t", out))
                 if table and out in cot:                    # tensor hooks (recorded too)
