@@ -327,8 +327,10 @@ def _graph_seeds(tensors, grads, raw):
             roots.append((t, T._wrap(np.array(g).reshape(-1), t._dtype)))
     if not roots:
         return None, []
+    # the roots' tapes and those of cotangents with a graph: joined now, so that the sweep's
+    # recorded operations do not merge the tape it walks into another one
     tapes = {}
-    for t, _ in roots:
+    for t in [t for t, _ in roots] + [g for _, g in roots if g._tape is not None]:
         tp = _tp.resolve(t)[0]
         tapes[id(tp)] = tp
     tp = _tp.join(list(tapes.values())) if len(tapes) > 1 else next(iter(tapes.values()))

@@ -159,7 +159,8 @@ def differentiable_sweep(tp, seeds, paths=None):
                 if kind == INDEX:
                     g = _assemble_parts(T, nprod, noff, nsize, ndt, e, out, cot)
                 elif kind == PYFUNC:
-                    if any(n in cot for n in pyfuncs[row[P0]].out_nodes):
+                    d = _shift_of(tp)
+                    if any(n - d in cot for n in pyfuncs[row[P0]].out_nodes):
                         g = True
                 if g is None:
                     continue
@@ -225,7 +226,7 @@ def differentiable_sweep(tp, seeds, paths=None):
             elif kind == CAST:
                 add(a, g.to(dts[ndt[a]]))
             elif kind == PYFUNC:
-                _pyfunc(T, pyfuncs[row[P0]], cot, add)
+                _pyfunc(T, pyfuncs[row[P0]], cot, add, tp)
     return cot
 
 
@@ -254,17 +255,30 @@ def _assemble_parts(T, nprod, noff, nsize, ndt, e, out, cot):
     return total
 
 
-def _pyfunc(T, rec, cot, add):
-    """A custom Function's backward, run with grad mode on so its operations are recorded."""
+def _shift_of(tp):
+    """How far ``tp``'s node numbers moved if it was merged into another tape meanwhile (a
+    custom Function's record is renumbered then; the sweep keeps ``tp``'s numbering)."""
+    d = 0
+    while tp.into is not None:
+        d += tp.dn
+        tp = tp.into
+    return d
+
+
+def _pyfunc(T, rec, cot, add, tp):
+    """A custom Function's backward, run with grad mode on so its operations are recorded.
+    The record's node numbers are taken back to the sweep's (``tp``'s) numbering."""
     grads = []
+    d = _shift_of(tp)
     for node, (shape, dt) in zip(rec.out_nodes, rec.out_meta):
-        g = cot.get(node)
+        g = cot.get(node - d if node >= 0 else node)
         if g is None and rec.ctx.materialize_grads:
             g = T._wrap(np.zeros(int(np.prod(shape, dtype=np.int64)), dt.np), dt)
         grads.append(None if g is None else g.reshape(shape))
     res = rec.cls.backward(rec.ctx, *grads)
     if not isinstance(res, tuple):
         res = (res,)
+    d = _shift_of(tp)                  # the backward may have merged the tape
     for node, r in zip(rec.in_nodes, res):
         if node >= 0 and r is not None:
-            add(node, r.reshape(-1))
+            add(node - d, r.reshape(-1))
