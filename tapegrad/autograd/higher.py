@@ -43,8 +43,17 @@ def _dtype_of(T, vdt):
 
 def _index_t(T, t, opname, idx, m, c):
     """Record gather/segsum/copy on a flat tensor (m: output size)."""
-    op = BY_NAME[opname]
-    y = np.ascontiguousarray(op.ref(t._data, idx, c, m) if idx is not None else t._data.ravel().copy())
+    if opname == "segsum":            # the row's reference, without its extra passes
+        d = t._data.reshape(-1)
+        y = np.bincount(idx, d, minlength=m)
+        if c != 1.0:
+            y *= c
+        if y.dtype != d.dtype:
+            y = y.astype(d.dtype)
+    else:
+        op = BY_NAME[opname]
+        y = np.ascontiguousarray(op.ref(t._data, idx, c, m) if idx is not None
+                                 else t._data.ravel().copy())
     if t._rg:
         tp, e, n = T._record_index(t, opname, idx, y, c=c)
         return T._out(y, t._dtype, tp, n)
