@@ -247,3 +247,20 @@ def test_create_graph_through_a_custom_backward_that_joins_another_tape():
         (g,) = lib.autograd.grad(y, x, create_graph=True)
         return (g,) + lib.autograd.grad(g.sum(), (x, w))
     same(run)
+
+
+def test_grad_of_outputs_that_do_not_depend_on_the_inputs():
+    """An input on the tape but not below the output, with allow_unused (None) and without
+    (torch's error); the output's graph is not consumed by that call."""
+    def run(lib):
+        x, w = _x(lib, seed=10), _x(lib, seed=11)
+        a = x.exp()
+        y = (w.sin() * 2).sum()
+        (g,) = lib.autograd.grad(y, a, allow_unused=True)
+        try:
+            lib.autograd.grad(y, a, retain_graph=True)
+            err = None
+        except RuntimeError as exc:
+            err = type(exc).__name__
+        return g, err, lib.autograd.grad(y, w)
+    same(run)

@@ -137,7 +137,8 @@ def needed_entries(tp, nodes, roots):
         return None
     needed = np.zeros(ne, bool)
     if not nodes:
-        return Paths(needed, 0, -1, np.array([n for n in roots if Nb[n * NK + NPROD] >= 0]))
+        return Paths(needed, 0, -1, np.array([n for n in roots if Nb[n * NK + NPROD] >= 0],
+                                             np.int64))
     E = _tp.view_i64(tp.E).reshape(-1, K)
     # an entry's inputs are older nodes than its output: none before lo can use an input
     lo = int(np.searchsorted(E[:hi + 1, OUT], min(nodes), side="right"))
@@ -189,8 +190,11 @@ class _Cut:
 
     def __exit__(self, *exc):
         if self.cut.size:
-            Nv = _tp.view_i64(self.tp.N).reshape(-1, NK)
-            Nv[self.cut, NPROD] = self.old
+            tp, cut = self.tp, self.cut
+            while tp.into is not None:       # merged into another tape meanwhile (a hook)
+                tp, cut = tp.into, cut + tp.dn
+            Nv = _tp.view_i64(tp.N).reshape(-1, NK)
+            Nv[cut, NPROD] = self.old
             del Nv
         return False
 
