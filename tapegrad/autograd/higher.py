@@ -88,31 +88,24 @@ def differentiable_sweep(tp, seeds, paths=None):
         start = max(start, Nb[node * NK + NPROD])
     lo, needed = 0, None
     if paths is not None:
-        lo, needed = paths.lo, paths.needed[:start + 1].tolist()
+        lo, needed = paths.lo, paths.needed[paths.lo:start + 1].tolist()
     if start < lo:
         return cot
-    Ev = _tp.view_i64(tp.E)
-    rows = Ev[lo * K:(start + 1) * K].reshape(-1, K).tolist()
-    nhi = int(Ev[(start + 1) * K + OUT]) if start + 1 < ne else len(Nb) // NK
+    # the entries lo..start and the nodes they touch (nlo .. the last entry's output nodes),
+    # as lists: array slices are copies, so no numpy view pins the buffers while the tape grows
+    fE = tp.E[lo * K:(start + 1) * K].tolist()
+    rows = [fE[i:i + K] for i in range(0, len(fE), K)]
+    nhi = tp.E[(start + 1) * K + OUT] if start + 1 < ne else len(Nb) // NK
     bad = _tp.version_mask(tp, ne)
     bad = bad[:start + 1].tolist() if bad[lo:start + 1].any() else None
-    del Ev
-    # the nodes these entries touch: nlo .. (the last entry's output nodes); columns as lists
-    # indexed by node (padded below nlo: a long tape costs a copy of pointers, not a tolist)
-    nlo = rows[0][OUT]
+    nlo = min([rows[0][OUT]] + [v for v in fE[IA::K] + fE[IB::K] if v >= 0])
     for row in rows:
-        a, b = row[IA], row[IB]
-        if 0 <= a < nlo:
-            nlo = a
-        if 0 <= b < nlo:
-            nlo = b
         if row[OP] == _PYFUNC_OP:
             nlo = min([nlo] + [n for n in tp.pyfuncs[row[P0]].in_nodes if n >= 0])
-    Nv = _tp.view_i64(Nb)[nlo * NK:nhi * NK].reshape(-1, NK)
-    pad = [0] * nlo
-    nsize, ndt = pad + Nv[:, NSIZE].tolist(), pad + (Nv[:, NDT] & 1).tolist()
-    nprod, noff = pad + Nv[:, NPROD].tolist(), pad + Nv[:, NOFF].tolist()
-    del Nv
+    fN = Nb[nlo * NK:nhi * NK].tolist()
+    pad = [0] * nlo                    # columns indexed by node (a long tape: a pointer copy)
+    nsize, nprod, noff = pad + fN[NSIZE::NK], pad + fN[NPROD::NK], pad + fN[NOFF::NK]
+    ndt = pad + [d & 1 for d in fN[NDT::NK]]
     # references to the stores (an absorb during the sweep replaces the tape's, not these)
     V, XO, C, hooks, pyfuncs = tp.V, tp.XO, tp.C, tp.hooks, tp.pyfuncs
     Ibuf = tp.I
@@ -150,7 +143,7 @@ def differentiable_sweep(tp, seeds, paths=None):
 
     with enable_grad():
         for e in range(start, lo - 1, -1):
-            if needed is not None and not needed[e]:
+            if needed is not None and not needed[e - lo]:
                 continue
             row = rows[e - lo]
             out = row[OUT]
