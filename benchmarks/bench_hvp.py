@@ -54,25 +54,52 @@ def functional(lib, x, v):
     return lib.autograd.functional.hvp(rosen, x, v)[1]
 
 
-def median_time(fn, repeats, inner):
-    fn()
-    ts = []
+def interleaved(fns, repeats, inner):
+    """Time each callable of ``fns`` (name -> fn) ``repeats`` times, interleaving the repeats
+    (tapegrad, torch, tapegrad, ...) so a burst of load hits both; each repeat runs the call
+    ``inner`` times. Returns name -> [seconds per call, one per repeat]."""
+    for fn in fns.values():
+        fn()
+    out = {k: [] for k in fns}
     for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        ts.append((time.perf_counter() - t) / inner)
-    return statistics.median(ts)
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            out[k].append((time.perf_counter() - t) / inner)
+    return out
+
+
+def split_double_backward(lib, x0, v, repeats):
+    """Median forward / grad(create_graph=True) / <g, v> / second grad times (diagnostic)."""
+    parts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        x = x0.detach().requires_grad_(True)
+        y = rosen(x)
+        t1 = time.perf_counter()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        t2 = time.perf_counter()
+        d = (g * v).sum()
+        t3 = time.perf_counter()
+        lib.autograd.grad(d, x)
+        t4 = time.perf_counter()
+        parts.append((t1 - t0, t2 - t1, t3 - t2, t4 - t3))
+    return [statistics.median(p) for p in zip(*parts)]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--split", action="store_true",
+                    help="also print the double backward's stages (forward, create_graph grad, "
+                         "<g, v>, second grad)")
     args = ap.parse_args()
-    repeats = 5 if args.quick else 15
+    repeats = 7 if args.quick else 21
     rng = np.random.default_rng(0)
-    print("%-34s | %12s | %12s | %6s" % ("workload", "tapegrad", "torch", "ratio"))
-    print("-" * 74)
+    print("%-30s | %11s | %11s | %6s | %s" % ("workload", "tapegrad", "torch", "ratio",
+                                              "paired ratios (min-max)"))
+    print("-" * 92)
     for n in (1000, 10):
         xv, vv = rng.uniform(-1, 1, n), rng.standard_normal(n)
         exact = rosen_hvp_exact(xv, vv)
@@ -81,20 +108,35 @@ def main():
             ours = fn(tg, xt, vt).numpy()
             err = np.abs(ours - exact).max() / max(1.0, np.abs(exact).max())
             assert err < 1e-10, (name, n, err)
-            inner = 20 if n == 10 else 5
-            t_tg = median_time(lambda: fn(tg, xt, vt), repeats, inner)
+            inner = 40 if n == 10 else 20
+            label = "HVP n=%d (%s)" % (n, name)
+            fns = {"tg": lambda: fn(tg, xt, vt)}
             if torch is not None:
                 xp, vp = torch.tensor(xv), torch.tensor(vv)
                 ref = fn(torch, xp, vp).numpy()
                 assert np.abs(ref - ours).max() < 1e-8
-                t_pt = median_time(lambda: fn(torch, xp, vp), repeats, inner)
-                print("%-34s | %9.1f us | %9.1f us | %5.2fx"
-                      % ("HVP n=%d (%s)" % (n, name), t_tg * 1e6, t_pt * 1e6, t_pt / t_tg))
-            else:
-                print("%-34s | %9.1f us | %12s | %6s" % ("HVP n=%d (%s)" % (n, name), t_tg * 1e6,
-                                                      "(no torch)", "-"))
-    print("\nratio = torch / tapegrad (> 1 means tapegrad is faster); results checked against "
-          "the analytic Hessian (rel. error < 1e-10) and against torch.")
+                fns["torch"] = lambda: fn(torch, xp, vp)
+            r = interleaved(fns, repeats, inner)
+            t_tg = statistics.median(r["tg"])
+            if torch is None:
+                print("%-30s | %8.1f us | %11s | %6s |" % (label, t_tg * 1e6, "(no torch)", "-"))
+                continue
+            t_pt = statistics.median(r["torch"])
+            paired = [b / a for a, b in zip(r["tg"], r["torch"])]
+            print("%-30s | %8.1f us | %8.1f us | %5.2fx | %.2f-%.2fx (median %.2fx)"
+                  % (label, t_tg * 1e6, t_pt * 1e6, t_pt / t_tg, min(paired), max(paired),
+                     statistics.median(paired)))
+        if args.split:
+            libs = [("tapegrad", tg, xt, vt)]
+            if torch is not None:
+                libs.append(("torch", torch, torch.tensor(xv), torch.tensor(vv)))
+            for lname, lib, x0, v0 in libs:
+                f, g1, d, g2 = split_double_backward(lib, x0, v0, 400)
+                print("    n=%d %-8s forward %6.1f | grad(create_graph) %6.1f | <g,v> %5.1f | "
+                      "grad %6.1f us" % (n, lname, f * 1e6, g1 * 1e6, d * 1e6, g2 * 1e6))
+    print("\nratio = torch / tapegrad medians (> 1 means tapegrad is faster); repeats interleaved; "
+          "paired ratios: per repeat. Results checked against the analytic Hessian (rel. error "
+          "< 1e-10) and against torch.")
 
 
 if __name__ == "__main__":

@@ -422,7 +422,8 @@ _VJP_T = {
     "relu": lambda T, g, x, y, c: g * (y > 0).to(g.dtype),
     "sqrt": lambda T, g, x, y, c: g / (2 * y),
     "abs": lambda T, g, x, y, c: g * ((x > 0).to(g.dtype) - (x < 0).to(g.dtype)),
-    "pow_scalar": lambda T, g, x, y, c: g * 0.0 if c == 0 else g * (c * x ** (c - 1)),
+    "pow_scalar": lambda T, g, x, y, c: (g * 0.0 if c == 0 else (g * 2.0) * x if c == 2
+                                         else g * (c * x ** (c - 1))),
     "add": lambda T, g, a, b, y: (g, g),
     "sub": lambda T, g, a, b, y: (g, -g),
     "mul": lambda T, g, a, b, y: (None if b is None else g * b, None if a is None else g * a),

@@ -236,6 +236,8 @@ _OPNM = [_name_id(op.grad_fn) for op in OPS]
 _ROT_E = _tp.ROTATE_AT * K
 # binary rows: what to save for each (a needs grad, b needs grad), indexed by 2*ga + gb
 _SAVES = [[op.saves_fn(bool(i & 2), bool(i & 1)) for i in range(4)] for op in OPS]
+# unary rows: (save x, save y)
+_USAVES = [("x" in op.saves, "y" in op.saves) for op in OPS]
 
 
 def _src(t, tp):
@@ -276,25 +278,36 @@ def _out(data, dt, tp, node):
 
 # ----------------------------------------------------------------------------- recording
 def _record_unary(x, op, y, c=None, nm=None):
-    tp = _tape_for(x)
-    a = _src(x, tp)
-    if x._dtype.slot < 0:
-        raise RuntimeError("only floating point tensors can be differentiated")
+    tp = x._tape
+    if tp is None:                   # a leaf: the current tape (_tape_for / _src, inlined)
+        tp = _tp.current_tape()
+        a = tp.leaf_node(x)
+    elif tp.into is not None:
+        tp, a = _tp.resolve(x)
+    else:
+        a = x._node
     dt = x._dtype.slot
+    if dt < 0:
+        raise RuntimeError("only floating point tensors can be differentiated")
     sx = sy = -1
-    saves = op.saves
-    fl = F_SAVES if saves else 0
-    if "x" in saves:
+    save_x, save_y = _USAVES[op.opcode]
+    fl = F_SAVES if (save_x or save_y) else 0
+    if save_x:
         sx = tp.save(x._data, dt, x._tape is None)
-    if "y" in saves:
+    if save_y:
         sy = tp.save(y, dt)
     ci = tp.const(c) if c is not None else -1
-    e, n = tp.entry(op.opcode, nm if nm is not None else _nm_default(op), y.size, dt, a, -1,
+    e, n = tp.entry(op.opcode, nm if nm is not None else _OPNM[op.opcode], y.size, dt, a, -1,
                     sa=sx, sy=sy, ci=ci, fl=fl)
-    out = _out(y, x._dtype, tp, n)
-    if "x" in saves:
+    out = object.__new__(Tensor)
+    out._data = y
+    out._dtype = x._dtype
+    out._rg = True
+    out._tape = tp
+    out._node = n
+    if save_x:
         tp.version_record(e, x, "a")
-    if "y" in saves:
+    if save_y:
         tp.version_record(e, out, "y")
     return out
 
@@ -389,6 +402,8 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
         V = tp.V[dt]
         V.append(bv)
         cb = len(V) - 1
+    elif b is a and ca != -1:                   # x * x: one saved value serves both
+        cb = ca
     else:
         cb = save(bv, dt, tb and b._tape is None) if (save_b or nb < 0) else -1
     cy = save(y, dt) if save_y else -1
@@ -830,6 +845,12 @@ class Tensor:
         return _sub(self, other)
 
     def __rsub__(self, other):
+        to = type(other)
+        if (to is float or to is int) and self._dtype._cat == 2:    # number - floating tensor
+            y = np.subtract(other, self._data)
+            if self._rg and STATE.enabled:
+                return _record_binary(_SUB_OP, other, self, y, self._dtype, nm=_RSUB_NM)
+            return _wrap(y, self._dtype)
         out = _sub(other, self)
         if out._tape is not None:
             _rename_last(out, "RsubBackward1")
@@ -1110,12 +1131,15 @@ def _same_storage(t, base):
             and _address(a) == _address(b))
 
 
-def _track_view(out, x, pos_fn):
+def _track_view(out, x, pos_fn, pos=None):
     """Make ``out`` a view of ``x``'s root base; remember its positions when grads may need
-    them (the base or the view requires grad)."""
+    them (the base or the view requires grad). ``pos``: those positions, when the caller has
+    them already (a view of a tensor that is its own base)."""
     out._vc = _vcof(x)
     out._base = x._base if x._base is not None else x
-    if x._rg or out._base._rg:
+    if pos is not None and x._base is None:
+        out._vpos = pos
+    elif x._rg or out._base._rg:
         try:
             out._vpos = pos_fn(_positions(x))
         except NotImplementedError:     # x's own place in its base is unknown (e.g. detach):
@@ -1337,6 +1361,8 @@ def _binary_fn(opname):
     return f
 
 
+_SUB_OP = BY_NAME["sub"]
+_RSUB_NM = _name_id("RsubBackward1")
 _add = _binary_fn("add")
 _sub = _binary_fn("sub")
 mul = _binary_fn("mul")
@@ -1393,9 +1419,13 @@ divide = true_divide = div
 
 def pow(input, exponent):
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        if not isinstance(exponent, numbers.Number):
+        te = type(exponent)
+        if (te is float or te is int) and input._dtype._cat == 2:
+            rdt = input._dtype                 # floating tensor ** Python number
+        elif not isinstance(exponent, numbers.Number):
             raise TypeError("pow(): exponent must be a number or a Tensor")
-        rdt = _result_dtype(input, exponent)
+        else:
+            rdt = _result_dtype(input, exponent)
         d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
         if d.size >= _par.PAR_MIN:
             y = _par_map(BY_NAME["pow_scalar"].fwd_out, (d, float(exponent)), d.shape, rdt.np)
@@ -1448,6 +1478,9 @@ def _norm_dims(dim, ndim):
     return tuple(sorted(set(out)))
 
 
+_add_reduce = np.add.reduce
+
+
 def _reduce(input, dim, keepdim, dtype, mean_):
     d = input._data
     dt = input._dtype
@@ -1495,8 +1528,11 @@ def _reduce(input, dim, keepdim, dtype, mean_):
 def _record_unary_sum(x, y, c, nm):
     tp = _tape_for(x)
     a = _src(x, tp)
-    e, n = tp.entry(OPCODE["sum"], nm, 1, x._dtype.slot, a, -1, ci=tp.const(c))
+    e, n = tp.entry(_SUM_OPCODE, nm, 1, x._dtype.slot, a, -1, ci=tp.const(c))
     return _out(y, x._dtype, tp, n)
+
+
+_SUM_OPCODE = OPCODE["sum"]
 
 
 def sum(input, dim=None, keepdim=False, dtype=None):
@@ -1623,20 +1659,24 @@ def _getitem(x, key):
         if m:
             raise IndexError("index %s is out of bounds for dimension %s with size %s" % m.groups())
         raise IndexError(msg)
-    name, advanced = _index_name(key)
+    name, advanced = ("SliceBackward0", False) if type(key) is slice else _index_name(key)
     if type(y) is not _ndarray:
         y = np.array(y)
     elif advanced and not y.flags.c_contiguous:
         y = np.ascontiguousarray(y)       # torch's advanced-indexing result is contiguous
+    pos = None
     if x._rg and STATE.enabled:
-        idx = np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]
-        idx = np.asarray(idx).ravel()
+        if type(nk) is slice and d.ndim == 1:
+            pos = idx = np.arange(*nk.indices(d.shape[0]), dtype=np.int64)
+        else:
+            pos = np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]
+            idx = np.asarray(pos).ravel()
         tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
         out = _out(y if y.ndim else y, x._dtype, tp, n)
     else:
         out = _wrap(y, x._dtype)
     if not advanced:
-        _track_view(out, x, lambda p: p[nk])
+        _track_view(out, x, lambda p: p[nk], pos)
     return out
 
 

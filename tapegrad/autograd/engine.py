@@ -7,12 +7,14 @@ into ``.grad`` (or returns them, for ``grad``).
 import numpy as np
 
 from .. import tape as _tp
-from ..kernels import NK
+from ..kernels import IA, IB, K, NK, NPROD, OP, OUT, P0
+from ..ops import OPCODE
+
+_PYFUNC = OPCODE["pyfunc"]
 
 
 def _tensor_cls():
-    from ..tensor import Tensor
-    return Tensor
+    return _tensor_mod().Tensor
 
 
 def _as_tuple(x):
@@ -59,7 +61,10 @@ def _size(shape):
 
 
 def _run(tensors, grads, retain_graph, inputs=None):
-    """Sweep the (joined) tape of the non-leaf roots. Returns (tape, A, nreach) or None."""
+    """Sweep the (joined) tape of the non-leaf roots. Returns (tape, adjoints, nreach, the
+    nodes of each input on the tape) or None. ``inputs`` (autograd.grad): only entries on a
+    path from them to the roots run and are freed, as in torch's engine; the graph below a
+    non-leaf input is neither executed nor freed."""
     roots = [(t, g) for t, g in zip(tensors, grads) if t._tape is not None]
     if not roots:
         return None
@@ -70,19 +75,128 @@ def _run(tensors, grads, retain_graph, inputs=None):
     for t, g in roots:
         _, node = _tp.resolve(t)
         seeds.append((node, np.ascontiguousarray(g, _tp.NP_DT[t._dtype.slot]).reshape(-1)))
-    needed = None
-    if inputs is not None and not retain_graph:
-        nodes = []
-        for t in inputs:
-            if t._tape is None:
-                nodes += [n for n, ref in tp.leaf_pairs if ref() is t]
-            else:
-                ttp, node = _tp.resolve(t)
-                if ttp is tp:
-                    nodes.append(node)
-        needed = _tp.needed_entries(tp, nodes)
-    adj, nreach = _tp.sweep(tp, seeds, retain_graph, needed)
-    return tp, adj, nreach
+    paths = per = None
+    if inputs is not None:
+        per = input_nodes(tp, inputs)
+        paths = needed_entries(tp, [n for ns in per for n in ns], [n for n, _ in seeds])
+    if paths is None:
+        adj, nreach = _tp.sweep(tp, seeds, retain_graph)
+        return tp, adj, nreach, per
+    with _Cut(tp, paths.cut):
+        adj, nreach = _tp.sweep(tp, seeds, retain_graph, paths.needed)
+    return tp, adj, nreach, per
+
+
+def input_nodes(tp, inputs):
+    """The nodes of each input on tape ``tp``: [[node, ...] per input] (a leaf may have
+    several after tapes joined; a tensor of another tape none)."""
+    per = []
+    leaves = None
+    nleaf = 0
+    for t in inputs:
+        if t._tape is None:
+            nleaf += 1
+    for t in inputs:
+        if t._tape is None:
+            if nleaf <= 2:                 # a scan per leaf input
+                per.append([n for n, ref in tp.leaf_pairs if ref() is t])
+                continue
+            if leaves is None:
+                leaves = {}
+                for n, ref in tp.leaf_pairs:
+                    leaves.setdefault(id(ref()), []).append(n)
+            per.append(leaves.get(id(t), []))
+        else:
+            ttp, node = _tp.resolve(t)
+            per.append([node] if ttp is tp else [])
+    return per
+
+
+class Paths:
+    """The entries autograd.grad runs: ``needed`` (a bool per entry) marks the entries on a
+    path from a requested input; only ``lo`` .. ``hi`` can be. ``cut``: the nodes where a sweep
+    from the roots leaves those paths (the requested non-leaf inputs, nodes of branches that
+    do not depend on an input): made to look like leaves during the sweep (see ``_Cut``)."""
+    __slots__ = ("needed", "lo", "hi", "cut")
+
+    def __init__(self, needed, lo, hi, cut):
+        self.needed, self.lo, self.hi, self.cut = needed, lo, hi, cut
+
+
+def needed_entries(tp, nodes, roots):
+    """Paths from the requested input ``nodes`` to the ``roots`` (nodes): entry e is needed
+    when one of its inputs is a requested node or is produced by a needed entry (torch's
+    engine runs only those of them that lead to the roots). None when every entry is needed
+    (the inputs include every leaf of the tape: all entries descend from leaves)."""
+    ne = len(tp.E) // K
+    Nb = tp.N
+    hi = max((Nb[n * NK + NPROD] for n in roots), default=-1)
+    if not ne or hi < 0:
+        return None
+    if len(tp.leaf_pairs) <= len(nodes) and {n for n, _ in tp.leaf_pairs} <= set(nodes):
+        return None
+    needed = np.zeros(ne, bool)
+    if not nodes:
+        return Paths(needed, 0, -1, np.array([n for n in roots if Nb[n * NK + NPROD] >= 0],
+                                             np.int64))
+    E = _tp.view_i64(tp.E).reshape(-1, K)
+    # an entry's inputs are older nodes than its output: none before lo can use an input
+    lo = int(np.searchsorted(E[:hi + 1, OUT], min(nodes), side="right"))
+    rows = E[lo:hi + 1][:, (IA, IB, OUT, OP, P0)].tolist()
+    del E
+    leads = set(nodes)
+    hits = []
+    hit = set()
+    cut = []
+    for e, (a, b, out, op, p0) in enumerate(rows, lo):
+        if op == _PYFUNC:
+            ins = [n for n in tp.pyfuncs[p0].in_nodes if n >= 0]
+        else:
+            ins = (a, b)
+        if leads.isdisjoint(ins):
+            continue
+        hits.append(e)
+        hit.add(e)
+        leads.add(out)
+        k = out + 1                      # more output nodes (unbind parts, custom Functions)
+        while k * NK < len(Nb) and Nb[k * NK + NPROD] == e:
+            leads.add(k)
+            k += 1
+        for n in ins:                    # where a sweep from the roots leaves the paths
+            if n >= 0 and Nb[n * NK + NPROD] >= 0 and Nb[n * NK + NPROD] not in hit:
+                cut.append(n)
+    needed[hits] = True
+    if len(hits) == ne:
+        return None
+    cut += [n for n in roots if Nb[n * NK + NPROD] >= 0 and not needed[Nb[n * NK + NPROD]]]
+    return Paths(needed, lo, hi, np.array(cut, np.int64))
+
+
+class _Cut:
+    """While a sweep runs, the ``cut`` nodes look like leaves to it (their producer column
+    reads -1), so it stops at the requested inputs and never runs (nor frees) entries off the
+    paths to them; restored afterwards."""
+
+    def __init__(self, tp, cut):
+        self.tp = tp
+        self.cut = cut
+
+    def __enter__(self):
+        if self.cut.size:
+            Nv = _tp.view_i64(self.tp.N).reshape(-1, NK)
+            self.old = Nv[self.cut, NPROD].copy()
+            Nv[self.cut, NPROD] = -1
+            del Nv
+
+    def __exit__(self, *exc):
+        if self.cut.size:
+            tp, cut = self.tp, self.cut
+            while tp.into is not None:       # merged into another tape meanwhile (a hook)
+                tp, cut = tp.into, cut + tp.dn
+            Nv = _tp.view_i64(tp.N).reshape(-1, NK)
+            Nv[cut, NPROD] = self.old
+            del Nv
+        return False
 
 
 def _adjoint(tp, adj, node, shape, npdt):
@@ -181,7 +295,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     res = _run(tensors, grads, retain_graph)
     if res is None:
         return
-    tp, adj, nreach = res
+    tp, adj, nreach, _ = res
     for leaf, g in _leaf_adjoints(tp, adj, nreach, only):
         _accumulate(leaf, g)
     if tp.retained:
@@ -211,12 +325,16 @@ def _graph_seeds(tensors, grads, raw):
         if t._tape is None:
             continue
         r = raw[i] if raw and i < len(raw) else None
-        gt = r if isinstance(r, T.Tensor) else T._wrap(np.array(g), t._dtype)
-        roots.append((t, gt.reshape(-1)))
+        if isinstance(r, T.Tensor):
+            roots.append((t, r.reshape(-1)))          # keeps the caller's graph
+        else:
+            roots.append((t, T._wrap(np.array(g).reshape(-1), t._dtype)))
     if not roots:
         return None, []
+    # the roots' tapes and those of cotangents with a graph: joined now, so that the sweep's
+    # recorded operations do not merge the tape it walks into another one
     tapes = {}
-    for t, _ in roots:
+    for t in [t for t, _ in roots] + [g for _, g in roots if g._tape is not None]:
         tp = _tp.resolve(t)[0]
         tapes[id(tp)] = tp
     tp = _tp.join(list(tapes.values())) if len(tapes) > 1 else next(iter(tapes.values()))
@@ -297,7 +415,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         return _grad_create_graph(outputs, inputs, grads, _as_tuple(grad_outputs), allow_unused,
                                   materialize_grads)
     res = _run(outputs, grads, retain_graph, inputs)
-    from ..tensor import _wrap
+    _wrap = _tensor_mod()._wrap
     out = []
     for i, t in enumerate(inputs):
         g = None
@@ -305,15 +423,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if o is t:
                 g = og.copy() if g is None else g + og
         if res is not None:
-            tp, adj, nreach = res
-            if t._tape is None:
-                for node, ref in tp.leaf_pairs:
-                    if ref() is t and nreach[node]:
-                        a = _adjoint(tp, adj, node, t._data.shape, t._dtype.np)
-                        g = a.copy() if g is None else g + a
-            else:
-                ttp, node = _tp.resolve(t)
-                if ttp is tp and nreach[node]:
+            tp, adj, nreach, per = res
+            for node in per[i]:
+                if nreach[node]:
                     a = _adjoint(tp, adj, node, t._data.shape, t._dtype.np)
                     g = a.copy() if g is None else g + a
         if g is None:
@@ -331,25 +443,23 @@ def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_gr
     from .higher import differentiable_sweep
     T = _tensor_mod()
     tp, seeds = _graph_seeds(outputs, grads, raw)
-    cot = differentiable_sweep(tp, seeds) if tp is not None else {}
+    cot = {}
+    per = [()] * len(inputs)
+    if tp is not None:
+        per = input_nodes(tp, inputs)
+        cot = differentiable_sweep(tp, seeds, needed_entries(tp, [n for ns in per for n in ns],
+                                                            [n for n, _ in seeds]))
     res = []
-    for t in inputs:
+    for i, t in enumerate(inputs):
         g = None
         for o, og, r in zip(outputs, grads, raw or [None] * len(outputs)):
             if o is t:                                   # an input that is itself an output
                 gt = r if isinstance(r, T.Tensor) else T._wrap(np.array(og), t._dtype)
                 g = gt if g is None else g + gt
-        if tp is not None:
-            if t._tape is None:
-                for node, ref in tp.leaf_pairs:
-                    if ref() is t and node in cot:
-                        part = _shaped(cot[node], t._data.shape)
-                        g = part if g is None else g + part
-            else:
-                ttp, node = _tp.resolve(t)
-                if ttp is tp and node in cot:
-                    part = _shaped(cot[node], t._data.shape)
-                    g = part if g is None else g + part
+        for node in per[i]:
+            if node in cot:
+                part = _shaped(cot[node], t._data.shape)
+                g = part if g is None else g + part
         if g is None:
             if materialize_grads:
                 g = T._wrap(np.zeros(t._data.shape, t._dtype.np), t._dtype)

@@ -20,11 +20,21 @@ from ..kernels import (CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NOFF, NPROD
 from ..ops import BINARY, BY_NAME, CAST, INDEX, MM, OPS, PYFUNC, SUM, UNARY
 from .grad_mode import enable_grad
 
+_MUL = BY_NAME["mul"]
+_PYFUNC_OP = BY_NAME["pyfunc"].opcode
+_KINDS = [op.kind for op in OPS]
+
+
+_TM = []
+
 
 def _T():
-    import sys
-    from ..tensor import _wrap  # noqa: F401  (imports the module)
-    return sys.modules[__name__.rsplit(".", 2)[0] + ".tensor"]
+    """tapegrad.tensor (imported late: it imports the autograd package)."""
+    if not _TM:
+        import sys
+        from ..tensor import _wrap  # noqa: F401  (imports the module)
+        _TM.append(sys.modules[__name__.rsplit(".", 2)[0] + ".tensor"])
+    return _TM[0]
 
 
 def _dtype_of(T, vdt):
@@ -33,8 +43,17 @@ def _dtype_of(T, vdt):
 
 def _index_t(T, t, opname, idx, m, c):
     """Record gather/segsum/copy on a flat tensor (m: output size)."""
-    op = BY_NAME[opname]
-    y = np.ascontiguousarray(op.ref(t._data, idx, c, m) if idx is not None else t._data.ravel().copy())
+    if opname == "segsum":            # the row's reference, without its extra passes
+        d = t._data.reshape(-1)
+        y = np.bincount(idx, d, minlength=m)
+        if c != 1.0:
+            y *= c
+        if y.dtype != d.dtype:
+            y = y.astype(d.dtype)
+    else:
+        op = BY_NAME[opname]
+        y = np.ascontiguousarray(op.ref(t._data, idx, c, m) if idx is not None
+                                 else t._data.ravel().copy())
     if t._rg:
         tp, e, n = T._record_index(t, opname, idx, y, c=c)
         return T._out(y, t._dtype, tp, n)
@@ -52,138 +71,185 @@ def _mm_flat(T, a, b, m, k, n):
     return T._mm_core(a, b, m, k, n, y, "MmBackward0")
 
 
-def differentiable_sweep(tp, seeds):
+def differentiable_sweep(tp, seeds, paths=None):
     """seeds: [(node, flat Tensor cotangent)]. Returns {node: flat Tensor cotangent} for every
-    node reached, computed with recorded tensor operations."""
+    node reached, computed with recorded tensor operations. ``paths`` (autograd.grad:
+    ``engine.Paths``): only the entries on paths from the requested inputs run, as in torch.
+
+    The sweep appends entries to ``tp``, so it reads the tape through Python lists and
+    references to its buffers taken at the start (no numpy views pin them while it grows)."""
     T = _T()
-    E = _tp.view_i64(tp.E).reshape(-1, K).copy()       # snapshot: the sweep appends entries
-    N = _tp.view_i64(tp.N).reshape(-1, NK).copy()
-    ne = E.shape[0]
+    ne = len(tp.E) // K
+    Nb = tp.N
     cot = {}
     start = -1
     for node, g in seeds:
         cot[node] = g if node not in cot else cot[node] + g
-        start = max(start, int(N[node, NPROD]))
+        start = max(start, Nb[node * NK + NPROD])
+    lo, needed = 0, None
+    if paths is not None:
+        lo, needed = paths.lo, paths.needed[paths.lo:start + 1].tolist()
+    if start < lo:
+        return cot
+    # the entries lo..start and the nodes they touch (nlo .. the last entry's output nodes),
+    # as lists: array slices are copies, so no numpy view pins the buffers while the tape grows
+    fE = tp.E[lo * K:(start + 1) * K].tolist()
+    rows = [fE[i:i + K] for i in range(0, len(fE), K)]
+    nhi = tp.E[(start + 1) * K + OUT] if start + 1 < ne else len(Nb) // NK
     bad = _tp.version_mask(tp, ne)
-    V = [np.frombuffer(tp.V[d], _tp.NP_DT[d]).copy() if len(tp.V[d]) else np.zeros(0, _tp.NP_DT[d])
-         for d in (0, 1)]
-
-    def value(s, m, vdt):
-        if s <= -2:
-            return tp.XO[vdt][-2 - s].reshape(-1)[:m]
-        return V[vdt][s:s + m]
+    bad = bad[:start + 1].tolist() if bad[lo:start + 1].any() else None
+    nlo = min([rows[0][OUT]] + [v for v in fE[IA::K] + fE[IB::K] if v >= 0])
+    for row in rows:
+        if row[OP] == _PYFUNC_OP:
+            nlo = min([nlo] + [n for n in tp.pyfuncs[row[P0]].in_nodes if n >= 0])
+    fN = Nb[nlo * NK:nhi * NK].tolist()
+    pad = [0] * nlo                    # columns indexed by node (a long tape: a pointer copy)
+    nsize, nprod, noff = pad + fN[NSIZE::NK], pad + fN[NPROD::NK], pad + fN[NOFF::NK]
+    ndt = pad + [d & 1 for d in fN[NDT::NK]]
+    # references to the stores (an absorb during the sweep replaces the tape's, not these)
+    V, XO, C, hooks, pyfuncs = tp.V, tp.XO, tp.C, tp.hooks, tp.pyfuncs
+    Ibuf = tp.I
+    dts = (T.float32, T.float64)
+    wrap, bound = T._wrap, T._out
+    npdt = _tp.NP_DT
 
     def node_t(node, s, m, vdt):
         """The operand as a flat tensor: bound to its node (so it is differentiable), or a
         constant when it needs no gradient; None when the VJP did not save it."""
         if s == -1:
             return None
-        v = value(s, m, vdt)
+        if s <= -2:
+            v = XO[vdt][-2 - s]
+            if v.ndim != 1:
+                v = v.reshape(-1)
+            if v.size != m:
+                v = v[:m]
+        else:                               # numbers and 0-d values kept in V: a copy
+            v = np.array(V[vdt][s:s + m], npdt[vdt])
         if node < 0:
-            return T._wrap(v, _dtype_of(T, vdt))
-        return T._out(v, _dtype_of(T, vdt), tp, node)
+            return wrap(v, dts[vdt])
+        return bound(v, dts[vdt], tp, node)
 
     def add(node, contrib):
         if node < 0 or contrib is None:
             return
-        size = int(N[node, NSIZE])
+        size = nsize[node]
         if contrib._data.size != size:                 # single-element operand broadcast
             contrib = contrib.sum().reshape(size)
-        if int(N[node, NDT]) & 1 != (0 if contrib._dtype is T.float32 else 1):
-            contrib = contrib.to(_dtype_of(T, int(N[node, NDT]) & 1))
+        if contrib._dtype is not dts[ndt[node]]:
+            contrib = contrib.to(dts[ndt[node]])
         cur = cot.get(node)
         cot[node] = contrib if cur is None else cur + contrib
 
     with enable_grad():
-        for e in range(start, -1, -1):
-            out = int(E[e, OUT])
-            table = tp.hooks.get(("t", out))
-            if table and out in cot:                    # tensor hooks (recorded too)
-                for fn, (shape, dt) in list(table.values()):
-                    r = fn(cot[out].reshape(shape))
-                    if r is not None:
-                        cot[out] = r.reshape(-1)
-            g = cot.get(out)
-            op = OPS[int(E[e, OP])]
-            if g is None and op.kind == INDEX:
-                g = _assemble_parts(T, tp, N, e, out, cot)
-            if g is None and op.kind == PYFUNC:
-                rec = tp.pyfuncs[int(E[e, P0])]
-                if any(n in cot for n in rec.out_nodes):
-                    g = True
-            if g is None:
+        for e in range(start, lo - 1, -1):
+            if needed is not None and not needed[e - lo]:
                 continue
-            if bad[e]:
+            row = rows[e - lo]
+            out = row[OUT]
+            op = OPS[row[OP]]
+            kind = _KINDS[row[OP]]
+            if hooks:
+                table = hooks.get(("t", out))
+                if table and out in cot:                    # tensor hooks (recorded too)
+                    for fn, (shape, dt) in list(table.values()):
+                        r = fn(cot[out].reshape(shape))
+                        if r is not None:
+                            cot[out] = r.reshape(-1)
+            g = cot.get(out)
+            if g is None:
+                if kind == INDEX:
+                    g = _assemble_parts(T, nprod, noff, nsize, ndt, e, out, cot)
+                elif kind == PYFUNC:
+                    d = _shift_of(tp)
+                    if any(n - d in cot for n in pyfuncs[row[P0]].out_nodes):
+                        g = True
+                if g is None:
+                    continue
+            if bad is not None and bad[e]:
                 raise _tp._version_error(tp, e)
-            if E[e, FL] & F_FREED and E[e, FL] & F_SAVES:
+            fl = row[FL]
+            if fl & F_FREED and fl & F_SAVES:
                 raise RuntimeError(_tp.MSG_FREED)
-            a, b = int(E[e, IA]), int(E[e, IB])
-            ci = int(E[e, CI])
-            c = tp.C[ci] if ci >= 0 else 0.0
-            n = int(N[out, NSIZE])
-            vdt = int(N[out, NDT]) & 1
-            kind = op.kind
+            a, b = row[IA], row[IB]
+            n = nsize[out]
+            vdt = ndt[out]
             if kind == UNARY:
-                x = node_t(a, int(E[e, SA]), n, vdt)
-                y = node_t(out, int(E[e, SY]), n, vdt)
-                add(a, op.vjp_t(T, g, x, y, c))
+                ci = row[CI]
+                x = node_t(a, row[SA], n, vdt)
+                y = node_t(out, row[SY], n, vdt)
+                add(a, op.vjp_t(T, g, x, y, C[ci] if ci >= 0 else 0.0))
             elif kind == BINARY:
-                la = n if E[e, P0] else 1
-                lb = n if E[e, P1] else 1
-                av = node_t(a, int(E[e, SA]), la, vdt)
-                bv = node_t(b, int(E[e, SB]), lb, vdt)
-                y = node_t(out, int(E[e, SY]), n, vdt)
+                av = node_t(a, row[SA], n if row[P0] else 1, vdt)
+                if a == b and a >= 0 and op is _MUL:
+                    # x * x: g x + g x, recorded as one product and one sum (the sum is the
+                    # result's grad_fn, AddBackward0, as torch's accumulation of the two)
+                    t = g * av
+                    add(a, t + t)
+                    continue
+                bv = node_t(b, row[SB], n if row[P1] else 1, vdt)
+                y = node_t(out, row[SY], n, vdt)
                 ga, gb = op.vjp_t(T, g, av, bv, y)
                 add(a, ga)
                 add(b, gb)
             elif kind == SUM:
-                nin = int(N[a, NSIZE])
-                add(a, _index_t(T, g, "gather", np.zeros(nin, np.int64), nin, 0.0) * c)
+                ci = row[CI]
+                c = C[ci] if ci >= 0 else 0.0
+                nin = nsize[a]
+                if g._rg:
+                    gx = _index_t(T, g, "gather", np.zeros(nin, np.int64), nin, 0.0)
+                    add(a, gx if c == 1.0 else gx * c)
+                else:                           # a constant: broadcast without recording
+                    gd = g._data.reshape(-1)
+                    add(a, wrap(np.full(nin, gd[0] * gd.dtype.type(c)), g._dtype))
             elif kind == INDEX:
-                nin = int(N[a, NSIZE])
-                idx = np.frombuffer(tp.I, np.int64)[int(E[e, P0]):int(E[e, P0]) + int(E[e, P1])].copy()
+                nin = nsize[a]
+                if op.name != "copy":
+                    idx = (np.frombuffer(Ibuf, np.int64, row[P1], row[P0] * 8).copy() if row[P1]
+                           else np.zeros(0, np.int64))
                 if op.name == "gather":
                     add(a, _index_t(T, g, "segsum", idx, nin, 1.0))
                 elif op.name == "segsum":
-                    add(a, _index_t(T, g, "gather", idx, nin, 0.0) * c)
+                    ci = row[CI]
+                    c = C[ci] if ci >= 0 else 0.0
+                    gx = _index_t(T, g, "gather", idx, nin, 0.0)
+                    add(a, gx if c == 1.0 else gx * c)
                 else:
                     add(a, g)
             elif kind == MM:
-                m, k = int(E[e, P0]), int(E[e, P1])
+                m, k = row[P0], row[P1]
                 nn = n // m
-                av = node_t(a, int(E[e, SA]), m * k, vdt)
-                bv = node_t(b, int(E[e, SB]), k * nn, vdt)
+                av = node_t(a, row[SA], m * k, vdt)
+                bv = node_t(b, row[SB], k * nn, vdt)
                 if a >= 0:
                     add(a, _mm_flat(T, g, _transpose_flat(T, bv, k, nn), m, nn, k))
                 if b >= 0:
                     add(b, _mm_flat(T, _transpose_flat(T, av, m, k), g, k, m, nn))
             elif kind == CAST:
-                add(a, g.to(_dtype_of(T, int(N[a, NDT]) & 1)))
+                add(a, g.to(dts[ndt[a]]))
             elif kind == PYFUNC:
-                _pyfunc(T, tp, N, E, e, cot, add)
+                _pyfunc(T, pyfuncs[row[P0]], cot, add, tp)
     return cot
 
 
-def _assemble_parts(T, tp, N, e, out, cot):
+def _assemble_parts(T, nprod, noff, nsize, ndt, e, out, cot):
     """unbind: the entry's output is covered by alias nodes (one per part); build its
     cotangent from theirs (parts nobody used contribute zeros)."""
     parts = []
     k = out + 1
-    while k < N.shape[0] and int(N[k, NPROD]) == e:
+    while k < len(nprod) and nprod[k] == e:
         parts.append(k)
         k += 1
     if not any(p in cot for p in parts):
         return None
-    size = int(N[out, NSIZE])
-    base = int(N[out, NOFF])
-    vdt = int(N[out, NDT]) & 1
+    size, base, vdt = nsize[out], noff[out], ndt[out]
     total = None
     for p in parts:
         g = cot.get(p)
         if g is None:
             continue
-        off = int(N[p, NOFF]) - base
-        idx = np.arange(off, off + int(N[p, NSIZE]), dtype=np.int64)
+        off = noff[p] - base
+        idx = np.arange(off, off + nsize[p], dtype=np.int64)
         piece = _index_t(T, g, "segsum", idx, size, 1.0)
         total = piece if total is None else total + piece
     if total._dtype is not _dtype_of(T, vdt):
@@ -191,18 +257,30 @@ def _assemble_parts(T, tp, N, e, out, cot):
     return total
 
 
-def _pyfunc(T, tp, N, E, e, cot, add):
-    """A custom Function's backward, run with grad mode on so its operations are recorded."""
-    rec = tp.pyfuncs[int(E[e, P0])]
+def _shift_of(tp):
+    """How far ``tp``'s node numbers moved if it was merged into another tape meanwhile (a
+    custom Function's record is renumbered then; the sweep keeps ``tp``'s numbering)."""
+    d = 0
+    while tp.into is not None:
+        d += tp.dn
+        tp = tp.into
+    return d
+
+
+def _pyfunc(T, rec, cot, add, tp):
+    """A custom Function's backward, run with grad mode on so its operations are recorded.
+    The record's node numbers are taken back to the sweep's (``tp``'s) numbering."""
     grads = []
+    d = _shift_of(tp)
     for node, (shape, dt) in zip(rec.out_nodes, rec.out_meta):
-        g = cot.get(node)
+        g = cot.get(node - d if node >= 0 else node)
         if g is None and rec.ctx.materialize_grads:
             g = T._wrap(np.zeros(int(np.prod(shape, dtype=np.int64)), dt.np), dt)
         grads.append(None if g is None else g.reshape(shape))
     res = rec.cls.backward(rec.ctx, *grads)
     if not isinstance(res, tuple):
         res = (res,)
+    d = _shift_of(tp)                  # the backward may have merged the tape
     for node, r in zip(rec.in_nodes, res):
         if node >= 0 and r is not None:
-            add(node, r.reshape(-1))
+            add(node - d, r.reshape(-1))
