@@ -450,37 +450,6 @@ class Adjoints:
             self.owned.add(node)
 
 
-def needed_entries(tp, input_nodes):
-    """Entries on a path from the outputs to the requested input nodes (torch's engine runs
-    only these for autograd.grad): entry e is needed when one of its inputs is a requested
-    node or is produced by a needed entry."""
-    E = view_i64(tp.E).reshape(-1, K)
-    Nv = view_i64(tp.N).reshape(-1, NK)
-    ne = E.shape[0]
-    leads = np.zeros(Nv.shape[0] + 1, bool)
-    leads[list(input_nodes)] = True
-    prod = Nv[:, NPROD]
-    order = np.argsort(prod, kind="stable")          # nodes grouped by producing entry
-    starts = np.searchsorted(prod[order], np.arange(ne + 1))
-    ia, ib = E[:, IA].tolist(), E[:, IB].tolist()
-    ops = E[:, OP].tolist()
-    from .ops import OPCODE
-    pyfunc = OPCODE["pyfunc"]
-    needed = np.zeros(max(ne, 1), bool)
-    for e in range(ne):
-        if ops[e] == pyfunc:
-            ins = tp.pyfuncs[int(E[e, P0])].in_nodes
-            hit = any(n >= 0 and leads[n] for n in ins)
-        else:
-            a, b = ia[e], ib[e]
-            hit = (a >= 0 and leads[a]) or (b >= 0 and leads[b])
-        if hit:
-            needed[e] = True
-            leads[order[starts[e]:starts[e + 1]]] = True
-    del E, Nv
-    return needed
-
-
 def sweep(tp, seeds, retain_graph, needed=None):
     """Reverse sweep of ``tp`` from the seeded nodes.
 

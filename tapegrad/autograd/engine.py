@@ -403,7 +403,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 res.append(_wrap(np.stack([np.asarray(c._data) for c in col]), t._dtype))
         return tuple(res)
     outputs = _as_tuple(outputs)
-    single = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)
     for i, t in enumerate(inputs):
         if not t._rg:
