@@ -48,6 +48,18 @@ def _mods():
     return _M
 
 
+_NUMPY_FWD_MIN = 1024
+
+
+def _numpy_fwd_ops():
+    if "fwd_ops" not in _M:
+        from .ops import OPCODE
+        _M["fwd_ops"] = np.array([OPCODE[n] for n in (
+            "exp", "log", "sin", "cos", "tanh", "sigmoid", "tan", "asin", "acos", "atan",
+            "sinh", "cosh", "erf", "log1p", "expm1")], np.int64)
+    return _M["fwd_ops"]
+
+
 # ----------------------------------------------------------------------------- pytrees
 def _flatten(x, leaves):
     Tensor = _mods()["T"].Tensor
@@ -123,6 +135,11 @@ class CompiledTape:
         self.out_meta = [(t._data.shape, t._dtype) for t in outs]
         E = _tp.view_i64(tp.E).reshape(-1, K).copy()
         N = _tp.view_i64(tp.N).reshape(-1, NK).copy()
+        # transcendental rows over many elements replay on numpy's SIMD ufuncs (Numba calls
+        # scalar libm for them): F_BIG sends the entry to numpy (batched sweeps ignore it)
+        if len(E):
+            big = np.isin(E[:, OP], _numpy_fwd_ops()) & (N[E[:, OUT], NSIZE] >= _NUMPY_FWD_MIN)
+            E[big, FL] |= F_BIG
         self.E, self.N = E.reshape(-1), N.reshape(-1)
         self.ne = E.shape[0]
         self.V = [np.frombuffer(tp.V[d], _NP[d]).copy() if len(tp.V[d]) else np.zeros(1, _NP[d])
