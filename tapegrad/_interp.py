@@ -10,11 +10,11 @@ from numba import carray, njit, prange
 
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
-                      F_FREED, F_SAVES, F_BIG, NPROD, noff, operand, mark, raw, boperand, _voidptr)
+                      F_FREED, F_SAVES, F_BIG, F_NPFWD, NPROD, noff, operand, mark, raw, boperand, _voidptr)
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 
-KERNELS_SHA = '19058b2d11656d14'  # sha256 of kernels.py: regenerate when it changes
+KERNELS_SHA = 'effd529f9c54d84b'  # sha256 of kernels.py: regenerate when it changes
 # kind code of each opcode (see ops.KIND_CODES)
 KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 4, 5, 6,)
 OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'lgamma', 'polygamma', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'mm', 'cast', 'pyfunc',)
@@ -314,7 +314,7 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
     for e in range(start, stop):
         b0 = e * K
         op = E[b0 + OP]
-        if op == PYFUNC_OP or (E[b0 + FL] & F_BIG) != 0:
+        if op == PYFUNC_OP or (E[b0 + FL] & (F_BIG | F_NPFWD)) != 0:
             return e
         out = E[b0 + OUT]
         a = E[b0 + IA]

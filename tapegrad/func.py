@@ -24,7 +24,7 @@ import threading
 import numpy as np
 
 from . import tape as _tp
-from .kernels import F_BIG, F_HOOK, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, IA, IB, NM
+from .kernels import F_BIG, F_HOOK, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, IA, IB, NM
 
 log = logging.getLogger("tapegrad.func")
 _NP = (np.float32, np.float64)
@@ -135,11 +135,11 @@ class CompiledTape:
         self.out_meta = [(t._data.shape, t._dtype) for t in outs]
         E = _tp.view_i64(tp.E).reshape(-1, K).copy()
         N = _tp.view_i64(tp.N).reshape(-1, NK).copy()
-        # transcendental rows over many elements replay on numpy's SIMD ufuncs (Numba calls
-        # scalar libm for them): F_BIG sends the entry to numpy (batched sweeps ignore it)
+        # transcendental rows over many elements replay their forward on numpy's SIMD ufuncs
+        # (Numba calls scalar libm for them); their VJPs have no transcendental and stay compiled
         if len(E):
             big = np.isin(E[:, OP], _numpy_fwd_ops()) & (N[E[:, OUT], NSIZE] >= _NUMPY_FWD_MIN)
-            E[big, FL] |= F_BIG
+            E[big, FL] |= F_NPFWD
         self.E, self.N = E.reshape(-1), N.reshape(-1)
         self.ne = E.shape[0]
         self.V = [np.frombuffer(tp.V[d], _NP[d]).copy() if len(tp.V[d]) else np.zeros(1, _NP[d])
@@ -497,7 +497,7 @@ class CompiledTape:
             out, a, b = int(E[e, OUT]), int(E[e, IA]), int(E[e, IB])
             args = name(a) if op not in ("add", "sub", "mul", "div", "pow", "mm") else \
                 "%s, %s" % (name(a), name(b))
-            flag = "  (numpy)" if E[e, 11] & F_BIG else ""
+            flag = "  (numpy)" if E[e, 11] & F_BIG else ("  (numpy forward)" if E[e, 11] & F_NPFWD else "")
             lines.append("%4d  %-6s %-9s = %-10s(%s)   # %s%s"
                          % (e, name(out), shape(out), op, args, gname, flag))
         return "\n".join(lines)

@@ -541,7 +541,7 @@ from numba import carray, njit, prange
 
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
-                      F_FREED, F_SAVES, F_BIG, NPROD, noff, operand, mark, raw, boperand, _voidptr)
+                      F_FREED, F_SAVES, F_BIG, F_NPFWD, NPROD, noff, operand, mark, raw, boperand, _voidptr)
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 '''
@@ -761,7 +761,7 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
     for e in range(start, stop):
         b0 = e * K
         op = E[b0 + OP]
-        if op == PYFUNC_OP or (E[b0 + FL] & F_BIG) != 0:
+        if op == PYFUNC_OP or (E[b0 + FL] & (F_BIG | F_NPFWD)) != 0:
             return e
         out = E[b0 + OUT]
         a = E[b0 + IA]

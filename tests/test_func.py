@@ -357,3 +357,23 @@ def test_batched_vmap_of_unused_input_gives_zeros_and_float32_lanes():
 def test_batched_vmap_non_scalar_output_of_grad_raises_like_torch():
     with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a scalar"):
         tf.vmap(tf.grad(lambda x: x * 2))(tg.ones(5, 3))
+
+
+@pytest.mark.parametrize("dtype", [tg.float32, tg.float64])
+def test_replay_of_large_transcendental_entries_runs_their_forward_on_numpy(dtype):
+    """tanh/exp/sin over >= 1024 elements replay their forward with numpy's ufuncs (listed as
+    such) and their VJP compiled; values and gradients equal eager recording."""
+    def f(x):
+        return (x.tanh() * x.exp() + x.sin()).sum()
+    gv = tf.grad_and_value(f)
+    for trial in range(3):
+        a = rng.standard_normal(3000)
+        g, v = gv(tg.tensor(a, dtype=dtype))
+        x = tg.tensor(a, dtype=dtype, requires_grad=True)
+        y = f(x)
+        y.backward()
+        tol = 1e-5 if dtype == tg.float32 else 1e-12
+        assert v.item() == pytest.approx(y.item(), rel=tol)
+        np.testing.assert_allclose(g.numpy(), x.grad.numpy(), rtol=tol, atol=tol)
+    ct = gv._cache.tapes[next(iter(gv._cache.tapes))][0]
+    assert str(ct).count("(numpy forward)") == 3
