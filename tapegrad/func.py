@@ -350,7 +350,7 @@ class CompiledTape:
     def _row(self, node, arr, pstride, keep):
         N = self.N
         keep.append(arr)
-        return (arr.__array_interface__["data"][0], node, N[node * NK + NSIZE], pstride,
+        return (_tp.address(arr), node, N[node * NK + NSIZE], pstride,
                 N[node * NK + NDT])
 
     def batch(self, values, batched, P, cotangents=None):
@@ -358,9 +358,10 @@ class CompiledTape:
 
         ``values[i]``: input i, shape (P, *shape) when ``batched[i]`` else (*shape) (the same
         for every point). ``cotangents``: None (forward only) or one per output: None, or
-        (array, batched) with the array (P, *shape) when batched else (*shape). Returns (outputs, gradients, ok): outputs (P, *shape),
-        gradients per input (P, *shape) or None (unreached), ok a bool (P,) mask of the points
-        whose recorded branch decisions hold (the others must be evaluated again)."""
+        (array, batched) with the array (P, *shape) when batched else (*shape).
+        Returns (outputs, gradients, ok): outputs (P, *shape), gradients per input
+        (P, *shape) or None (unreached), ok a bool (P,) mask of the points whose recorded
+        branch decisions hold (the others must be evaluated again)."""
         from ._interp import run
         from numba import get_num_threads
         N, keep = self.N, []
@@ -800,8 +801,6 @@ def _vmap_batched(func, cache, args, dims, P, out_dims):
         why = ct.batch_blocker()
         if why:
             raise _NotBatchable(why)
-        if any(k != "node" and k != "input" and k != "const" for k, _ in ct.out_nodes):
-            raise _NotBatchable("output kind")
         cot = None
         if kind != "call":
             if ct.out_meta[0][0] != () and int(np.prod(ct.out_meta[0][0])) != 1:

@@ -233,7 +233,8 @@ def test_batched_vmap_forward_in_dims_and_out_dims():
     assert a.shape == (50, 3) and b.shape == (3, 50) and a.dtype == tg.float32
     for p in range(50):
         ra, rb = f(tg.tensor(X[:, p], dtype=tg.float32), tg.tensor(Y, dtype=tg.float32))
-        np.testing.assert_allclose(a.numpy()[p], ra.numpy(), rtol=1e-6)
+        # float32: the compiled tanh and numpy's may differ by an ulp of the O(1) terms
+        np.testing.assert_allclose(a.numpy()[p], ra.numpy(), rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(b.numpy()[:, p], rb.numpy(), rtol=1e-6)
 
 
