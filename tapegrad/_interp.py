@@ -10,11 +10,11 @@ from numba import carray, njit, prange
 
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
-                      F_FREED, F_SAVES, F_BIG, F_NPFWD, NPROD, noff, operand, mark, raw, boperand, _voidptr)
+                      F_FREED, F_SAVES, F_BIG, F_NPFWD, NPROD, noff, operand, mark, raw, _voidptr)
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 
-KERNELS_SHA = 'effd529f9c54d84b'  # sha256 of kernels.py: regenerate when it changes
+KERNELS_SHA = 'ac60270d497fabed'  # sha256 of kernels.py: regenerate when it changes
 # kind code of each opcode (see ops.KIND_CODES)
 KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 4, 5, 6,)
 OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'lgamma', 'polygamma', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'mm', 'cast', 'pyfunc',)
@@ -648,95 +648,31 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
                 sb = E[b0 + P1]
-                A_, ao, aes, als = boperand(X4, V4, XA4, N, a, E[b0 + SA], B)
-                B_, bo, bes, bls = boperand(X4, V4, XA4, N, b, E[b0 + SB], B)
-                whole = ((als == 1 and (sa == 1 or n == 1)) or (als == 0 and sa == 0)) and ((bls == 1 and (sb == 1 or n == 1)) or (bls == 0 and sb == 0))
+                ao = noff(N, a) * B
+                bo = noff(N, b) * B
+                whole = (sa == 1 or n == 1) and (sb == 1 or n == 1)
                 nl, w = (1, n * B) if whole else (n, B)
                 for i in range(nl):
-                    if als == 1 and bls == 1:
-                        if op == 33:  # add
-                            fwd_add(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 34:  # sub
-                            fwd_sub(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 35:  # mul
-                            fwd_mul(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 36:  # div
-                            fwd_div(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 37:  # pow
-                            fwd_pow(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 38:  # maximum
-                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 39:  # minimum
-                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 40:  # atan2
-                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 41:  # hypot
-                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 42:  # remainder
-                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                    elif als == 1 and bls == 0:
-                        if op == 33:  # add
-                            fwd_add(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
-                        elif op == 34:  # sub
-                            fwd_sub(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
-                        elif op == 35:  # mul
-                            fwd_mul(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
-                        elif op == 36:  # div
-                            fwd_div(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
-                        elif op == 37:  # pow
-                            fwd_pow(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
-                        elif op == 38:  # maximum
-                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
-                        elif op == 39:  # minimum
-                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
-                        elif op == 40:  # atan2
-                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
-                        elif op == 41:  # hypot
-                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
-                        elif op == 42:  # remainder
-                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[yo + i * B:], 0)
-                    elif als == 0 and bls == 1:
-                        if op == 33:  # add
-                            fwd_add(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 34:  # sub
-                            fwd_sub(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 35:  # mul
-                            fwd_mul(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 36:  # div
-                            fwd_div(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 37:  # pow
-                            fwd_pow(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 38:  # maximum
-                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 39:  # minimum
-                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 40:  # atan2
-                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 41:  # hypot
-                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                        elif op == 42:  # remainder
-                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[yo + i * B:], 0)
-                    else:
-                        if op == 33:  # add
-                            fwd_add(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
-                        elif op == 34:  # sub
-                            fwd_sub(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
-                        elif op == 35:  # mul
-                            fwd_mul(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
-                        elif op == 36:  # div
-                            fwd_div(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
-                        elif op == 37:  # pow
-                            fwd_pow(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
-                        elif op == 38:  # maximum
-                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
-                        elif op == 39:  # minimum
-                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
-                        elif op == 40:  # atan2
-                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
-                        elif op == 41:  # hypot
-                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
-                        elif op == 42:  # remainder
-                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[yo + i * B:], 0)
+                    if op == 33:  # add
+                        fwd_add(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                    elif op == 34:  # sub
+                        fwd_sub(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                    elif op == 35:  # mul
+                        fwd_mul(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                    elif op == 36:  # div
+                        fwd_div(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                    elif op == 37:  # pow
+                        fwd_pow(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                    elif op == 38:  # maximum
+                        fwd_maximum(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                    elif op == 39:  # minimum
+                        fwd_minimum(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                    elif op == 40:  # atan2
+                        fwd_atan2(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                    elif op == 41:  # hypot
+                        fwd_hypot(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                    elif op == 42:  # remainder
+                        fwd_remainder(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
             elif kind == 2:  # sum
                 if op == 43:  # sum
                     bfwd_sum(N[a * NK + NSIZE], X4, noff(N, a) * B, c, X4, yo, B)
@@ -750,10 +686,8 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
-                A_, ao, aes, als = boperand(X4, V4, XA4, N, a, E[b0 + SA], B)
-                B_, bo, bes, bls = boperand(X4, V4, XA4, N, b, E[b0 + SB], B)
                 if op == 47:  # mm
-                    bfwd_mm(m, k, n // m, A_, ao, aes, als, B_, bo, bes, bls, X4, yo, B)
+                    bfwd_mm(m, k, n // m, X4, noff(N, a) * B, B, 1, X4, noff(N, b) * B, B, 1, X4, yo, B)
         else:
             if kind == 0:  # unary
                 if op == 0:  # neg
@@ -825,95 +759,31 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
                 sb = E[b0 + P1]
-                A_, ao, aes, als = boperand(X8, V8, XA8, N, a, E[b0 + SA], B)
-                B_, bo, bes, bls = boperand(X8, V8, XA8, N, b, E[b0 + SB], B)
-                whole = ((als == 1 and (sa == 1 or n == 1)) or (als == 0 and sa == 0)) and ((bls == 1 and (sb == 1 or n == 1)) or (bls == 0 and sb == 0))
+                ao = noff(N, a) * B
+                bo = noff(N, b) * B
+                whole = (sa == 1 or n == 1) and (sb == 1 or n == 1)
                 nl, w = (1, n * B) if whole else (n, B)
                 for i in range(nl):
-                    if als == 1 and bls == 1:
-                        if op == 33:  # add
-                            fwd_add(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 34:  # sub
-                            fwd_sub(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 35:  # mul
-                            fwd_mul(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 36:  # div
-                            fwd_div(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 37:  # pow
-                            fwd_pow(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 38:  # maximum
-                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 39:  # minimum
-                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 40:  # atan2
-                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 41:  # hypot
-                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 42:  # remainder
-                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                    elif als == 1 and bls == 0:
-                        if op == 33:  # add
-                            fwd_add(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
-                        elif op == 34:  # sub
-                            fwd_sub(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
-                        elif op == 35:  # mul
-                            fwd_mul(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
-                        elif op == 36:  # div
-                            fwd_div(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
-                        elif op == 37:  # pow
-                            fwd_pow(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
-                        elif op == 38:  # maximum
-                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
-                        elif op == 39:  # minimum
-                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
-                        elif op == 40:  # atan2
-                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
-                        elif op == 41:  # hypot
-                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
-                        elif op == 42:  # remainder
-                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[yo + i * B:], 0)
-                    elif als == 0 and bls == 1:
-                        if op == 33:  # add
-                            fwd_add(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 34:  # sub
-                            fwd_sub(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 35:  # mul
-                            fwd_mul(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 36:  # div
-                            fwd_div(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 37:  # pow
-                            fwd_pow(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 38:  # maximum
-                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 39:  # minimum
-                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 40:  # atan2
-                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 41:  # hypot
-                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                        elif op == 42:  # remainder
-                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[yo + i * B:], 0)
-                    else:
-                        if op == 33:  # add
-                            fwd_add(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
-                        elif op == 34:  # sub
-                            fwd_sub(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
-                        elif op == 35:  # mul
-                            fwd_mul(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
-                        elif op == 36:  # div
-                            fwd_div(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
-                        elif op == 37:  # pow
-                            fwd_pow(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
-                        elif op == 38:  # maximum
-                            fwd_maximum(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
-                        elif op == 39:  # minimum
-                            fwd_minimum(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
-                        elif op == 40:  # atan2
-                            fwd_atan2(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
-                        elif op == 41:  # hypot
-                            fwd_hypot(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
-                        elif op == 42:  # remainder
-                            fwd_remainder(w, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[yo + i * B:], 0)
+                    if op == 33:  # add
+                        fwd_add(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                    elif op == 34:  # sub
+                        fwd_sub(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                    elif op == 35:  # mul
+                        fwd_mul(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                    elif op == 36:  # div
+                        fwd_div(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                    elif op == 37:  # pow
+                        fwd_pow(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                    elif op == 38:  # maximum
+                        fwd_maximum(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                    elif op == 39:  # minimum
+                        fwd_minimum(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                    elif op == 40:  # atan2
+                        fwd_atan2(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                    elif op == 41:  # hypot
+                        fwd_hypot(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                    elif op == 42:  # remainder
+                        fwd_remainder(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
             elif kind == 2:  # sum
                 if op == 43:  # sum
                     bfwd_sum(N[a * NK + NSIZE], X8, noff(N, a) * B, c, X8, yo, B)
@@ -927,10 +797,8 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
-                A_, ao, aes, als = boperand(X8, V8, XA8, N, a, E[b0 + SA], B)
-                B_, bo, bes, bls = boperand(X8, V8, XA8, N, b, E[b0 + SB], B)
                 if op == 47:  # mm
-                    bfwd_mm(m, k, n // m, A_, ao, aes, als, B_, bo, bes, bls, X8, yo, B)
+                    bfwd_mm(m, k, n // m, X8, noff(N, a) * B, B, 1, X8, noff(N, b) * B, B, 1, X8, yo, B)
 
 
 @_jit
@@ -1033,97 +901,31 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
                 sb = E[b0 + P1]
-                A_, ao, aes, als = boperand(X4, V4, XA4, N, a, E[b0 + SA], B)
-                B_, bo, bes, bls = boperand(X4, V4, XA4, N, b, E[b0 + SB], B)
-                whole = ((als == 1 and (sa == 1 or n == 1)) or (als == 0 and sa == 0)) and ((bls == 1 and (sb == 1 or n == 1)) or (bls == 0 and sb == 0))
+                ao = noff(N, a) * B
+                bo = noff(N, b) * B
+                whole = (sa == 1 or n == 1) and (sb == 1 or n == 1)
                 nl, w = (1, n * B) if whole else (n, B)
-                ga = noff(N, a) * B
-                gb = noff(N, b) * B
                 for i in range(nl):
-                    if als == 1 and bls == 1:
-                        if op == 33:  # add
-                            vjp_add(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 34:  # sub
-                            vjp_sub(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 35:  # mul
-                            vjp_mul(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 36:  # div
-                            vjp_div(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 37:  # pow
-                            vjp_pow(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 38:  # maximum
-                            vjp_maximum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 39:  # minimum
-                            vjp_minimum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 40:  # atan2
-                            vjp_atan2(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 41:  # hypot
-                            vjp_hypot(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 42:  # remainder
-                            vjp_remainder(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                    elif als == 1 and bls == 0:
-                        if op == 33:  # add
-                            vjp_add(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 34:  # sub
-                            vjp_sub(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 35:  # mul
-                            vjp_mul(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 36:  # div
-                            vjp_div(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 37:  # pow
-                            vjp_pow(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 38:  # maximum
-                            vjp_maximum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 39:  # minimum
-                            vjp_minimum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 40:  # atan2
-                            vjp_atan2(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 41:  # hypot
-                            vjp_hypot(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 42:  # remainder
-                            vjp_remainder(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                    elif als == 0 and bls == 1:
-                        if op == 33:  # add
-                            vjp_add(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 34:  # sub
-                            vjp_sub(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 35:  # mul
-                            vjp_mul(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 36:  # div
-                            vjp_div(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 37:  # pow
-                            vjp_pow(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 38:  # maximum
-                            vjp_maximum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 39:  # minimum
-                            vjp_minimum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 40:  # atan2
-                            vjp_atan2(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 41:  # hypot
-                            vjp_hypot(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 42:  # remainder
-                            vjp_remainder(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                    else:
-                        if op == 33:  # add
-                            vjp_add(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 34:  # sub
-                            vjp_sub(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 35:  # mul
-                            vjp_mul(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 36:  # div
-                            vjp_div(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 37:  # pow
-                            vjp_pow(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 38:  # maximum
-                            vjp_maximum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 39:  # minimum
-                            vjp_minimum(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 40:  # atan2
-                            vjp_atan2(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 41:  # hypot
-                            vjp_hypot(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 42:  # remainder
-                            vjp_remainder(w, A4[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X4[go + i * B:], 0, A4[ga + i * sa * B:], 0, A4[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                    if op == 33:  # add
+                        vjp_add(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                    elif op == 34:  # sub
+                        vjp_sub(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                    elif op == 35:  # mul
+                        vjp_mul(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                    elif op == 36:  # div
+                        vjp_div(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                    elif op == 37:  # pow
+                        vjp_pow(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                    elif op == 38:  # maximum
+                        vjp_maximum(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                    elif op == 39:  # minimum
+                        vjp_minimum(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                    elif op == 40:  # atan2
+                        vjp_atan2(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                    elif op == 41:  # hypot
+                        vjp_hypot(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                    elif op == 42:  # remainder
+                        vjp_remainder(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -1141,10 +943,8 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
-                A_, ao, aes, als = boperand(X4, V4, XA4, N, a, E[b0 + SA], B)
-                B_, bo, bes, bls = boperand(X4, V4, XA4, N, b, E[b0 + SB], B)
                 if op == 47:  # mm
-                    bvjp_mm(m, k, n // m, A4, go, A_, ao, aes, als, B_, bo, bes, bls, A4, noff(N, a) * B, A4, noff(N, b) * B, a >= 0, b >= 0, B)
+                    bvjp_mm(m, k, n // m, A4, go, X4, noff(N, a) * B, B, 1, X4, noff(N, b) * B, B, 1, A4, noff(N, a) * B, A4, noff(N, b) * B, True, True, B)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
         else:
@@ -1219,97 +1019,31 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
                 sb = E[b0 + P1]
-                A_, ao, aes, als = boperand(X8, V8, XA8, N, a, E[b0 + SA], B)
-                B_, bo, bes, bls = boperand(X8, V8, XA8, N, b, E[b0 + SB], B)
-                whole = ((als == 1 and (sa == 1 or n == 1)) or (als == 0 and sa == 0)) and ((bls == 1 and (sb == 1 or n == 1)) or (bls == 0 and sb == 0))
+                ao = noff(N, a) * B
+                bo = noff(N, b) * B
+                whole = (sa == 1 or n == 1) and (sb == 1 or n == 1)
                 nl, w = (1, n * B) if whole else (n, B)
-                ga = noff(N, a) * B
-                gb = noff(N, b) * B
                 for i in range(nl):
-                    if als == 1 and bls == 1:
-                        if op == 33:  # add
-                            vjp_add(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 34:  # sub
-                            vjp_sub(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 35:  # mul
-                            vjp_mul(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 36:  # div
-                            vjp_div(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 37:  # pow
-                            vjp_pow(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 38:  # maximum
-                            vjp_maximum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 39:  # minimum
-                            vjp_minimum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 40:  # atan2
-                            vjp_atan2(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 41:  # hypot
-                            vjp_hypot(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 42:  # remainder
-                            vjp_remainder(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                    elif als == 1 and bls == 0:
-                        if op == 33:  # add
-                            vjp_add(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 34:  # sub
-                            vjp_sub(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 35:  # mul
-                            vjp_mul(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 36:  # div
-                            vjp_div(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 37:  # pow
-                            vjp_pow(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 38:  # maximum
-                            vjp_maximum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 39:  # minimum
-                            vjp_minimum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 40:  # atan2
-                            vjp_atan2(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 41:  # hypot
-                            vjp_hypot(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 42:  # remainder
-                            vjp_remainder(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 1, B_[bo + i * sb * bes:], 0, 0, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                    elif als == 0 and bls == 1:
-                        if op == 33:  # add
-                            vjp_add(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 34:  # sub
-                            vjp_sub(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 35:  # mul
-                            vjp_mul(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 36:  # div
-                            vjp_div(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 37:  # pow
-                            vjp_pow(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 38:  # maximum
-                            vjp_maximum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 39:  # minimum
-                            vjp_minimum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 40:  # atan2
-                            vjp_atan2(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 41:  # hypot
-                            vjp_hypot(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 42:  # remainder
-                            vjp_remainder(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, 0, B_[bo + i * sb * bes:], 0, 1, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                    else:
-                        if op == 33:  # add
-                            vjp_add(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 34:  # sub
-                            vjp_sub(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 35:  # mul
-                            vjp_mul(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 36:  # div
-                            vjp_div(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 37:  # pow
-                            vjp_pow(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 38:  # maximum
-                            vjp_maximum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 39:  # minimum
-                            vjp_minimum(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 40:  # atan2
-                            vjp_atan2(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 41:  # hypot
-                            vjp_hypot(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
-                        elif op == 42:  # remainder
-                            vjp_remainder(w, A8[go + i * B:], 0, A_[ao + i * sa * aes:], 0, als, B_[bo + i * sb * bes:], 0, bls, X8[go + i * B:], 0, A8[ga + i * sa * B:], 0, A8[gb + i * sb * B:], 0, a >= 0, b >= 0)
+                    if op == 33:  # add
+                        vjp_add(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                    elif op == 34:  # sub
+                        vjp_sub(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                    elif op == 35:  # mul
+                        vjp_mul(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                    elif op == 36:  # div
+                        vjp_div(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                    elif op == 37:  # pow
+                        vjp_pow(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                    elif op == 38:  # maximum
+                        vjp_maximum(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                    elif op == 39:  # minimum
+                        vjp_minimum(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                    elif op == 40:  # atan2
+                        vjp_atan2(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                    elif op == 41:  # hypot
+                        vjp_hypot(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                    elif op == 42:  # remainder
+                        vjp_remainder(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -1327,10 +1061,8 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
-                A_, ao, aes, als = boperand(X8, V8, XA8, N, a, E[b0 + SA], B)
-                B_, bo, bes, bls = boperand(X8, V8, XA8, N, b, E[b0 + SB], B)
                 if op == 47:  # mm
-                    bvjp_mm(m, k, n // m, A8, go, A_, ao, aes, als, B_, bo, bes, bls, A8, noff(N, a) * B, A8, noff(N, b) * B, a >= 0, b >= 0, B)
+                    bvjp_mm(m, k, n // m, A8, go, X8, noff(N, a) * B, B, 1, X8, noff(N, b) * B, B, 1, A8, noff(N, a) * B, A8, noff(N, b) * B, True, True, B)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
         # a node's adjoint is dead once its producer's VJP ran: clear its lanes now, while

@@ -24,7 +24,8 @@ import threading
 import numpy as np
 
 from . import tape as _tp
-from .kernels import F_BIG, F_HOOK, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, IA, IB, NM
+from .kernels import (F_BIG, F_HOOK, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
+                      IA, IB, NM, P0, P1, SA, SB)
 
 log = logging.getLogger("tapegrad.func")
 _NP = (np.float32, np.float64)
@@ -330,6 +331,41 @@ class CompiledTape:
             self._blocker = why
         return self._blocker
 
+    def _bplan(self):
+        """The tape as the batched sweeps see it: every recorded constant a binary or mm entry
+        reads becomes a node of its own (loaded into every lane like a broadcast input), so
+        all operands are lanes of nodes. Returns (E, N, sizes of the two stores, load rows)."""
+        if "_bp" not in self.__dict__:
+            from .ops import BINARY, MM, OPS
+            E, N = self.E.reshape(-1, K).copy(), self.N.reshape(-1, NK)
+            extra, rows, asz = [], [], [self.data.asz[0], self.data.asz[1]]
+            nn = len(N)
+            for e in range(self.ne):
+                op = OPS[int(E[e, OP])]
+                if op.kind not in (BINARY, MM):
+                    continue
+                n = int(N[E[e, OUT], NSIZE])
+                slot = int(N[E[e, OUT], NDT]) & 1
+                m0, k0 = int(E[e, P0]), int(E[e, P1])
+                for col, scol, size in (
+                        (IA, SA, (n if m0 else 1) if op.kind == BINARY else m0 * k0),
+                        (IB, SB, (n if k0 else 1) if op.kind == BINARY else k0 * (n // m0))):
+                    if E[e, col] >= 0:
+                        continue
+                    s = int(E[e, scol])
+                    if s == -1:
+                        raise AssertionError("entry %d: an unsaved constant operand" % e)
+                    addr = (self.XA[slot][2 * (-2 - s)] if s <= -2
+                            else _tp.address(self.V[slot]) + s * self.V[slot].itemsize)
+                    node = nn + len(extra)
+                    extra.append((asz[slot], size, slot, -1, 0))
+                    asz[slot] += size
+                    rows.append((addr, node, size, 0, slot))
+                    E[e, col] = node
+            Nb = np.concatenate([N, np.array(extra, np.int64).reshape(-1, NK)]) if extra else N
+            self._bp = (E.reshape(-1), np.ascontiguousarray(Nb).reshape(-1), asz, rows)
+        return self._bp
+
     def _reach(self, seeded):
         """Static reverse reachability from the seeded output nodes: (nreach, start entry)."""
         key = tuple(sorted(seeded))
@@ -405,7 +441,7 @@ class CompiledTape:
                 if node is not None and nreach[node]:
                     grads[i] = np.empty((P, N[node * NK + NSIZE]), _NP[N[node * NK + NDT] & 1])
                     grows.append(self._row(node, grads[i], 0, keep))
-        asz = self.data.asz
+        asz = self._bplan()[2]
         lane = (asz[0] * 4 + asz[1] * 8) * (2 if rev_start >= 0 else 1) + 1
         G = max(1, get_num_threads())
         B = int(min(max(_BATCH_BYTES // lane, _BATCH_MIN), _BATCH_MAX, -(-P // G)))
@@ -414,9 +450,10 @@ class CompiledTape:
 
         def table(rows):
             return np.array(rows, np.int64).reshape(-1, 5)
-        run(self.E, N, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, self.data.C,
-            asz[0], asz[1], self.ne, B, P, G, table(ins), table(outs_rows), table(cts),
-            table(grows), rev_start)
+        Eb, Nb, basz, const_rows = self._bplan()
+        run(Eb, Nb, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, self.data.C,
+            basz[0], basz[1], self.ne, B, P, G, table(ins + const_rows), table(outs_rows),
+            table(cts), table(grows), rev_start)
         # outputs
         res = []
         for (kind, v), (shape, dt) in zip(self.out_nodes, self.out_meta):
@@ -509,6 +546,7 @@ class CompiledTape:
         st = dict(self.__dict__)
         st.pop("XA", None)
         st.pop("_X", None)
+        st.pop("_bp", None)                     # holds addresses: rebuilt after unpickling
         d = self.data
         st["data"] = (d.C, d.I, d.XO, d.asz)
         st["captured"] = []                     # captured tensors do not travel

@@ -982,22 +982,9 @@ def vjp_remainder(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, n
 # A batch of B points is laid out slot-major: element i of the node at offset o lives at
 # X[(o + i) * B + lane], so one entry's work over the chunk is a contiguous, vectorisable run.
 # Unary and binary rows reuse their own kernels above (over n * B contiguous elements, or per
-# element over B lanes with lane stride 0 for a recorded constant); the kinds whose kernels
-# address elements (sum, index, mm) have batched forms here, named bfwd_/bvjp_<row name>,
+# element over B lanes; tapegrad.func gives recorded constants lanes of their own); the kinds
+# whose kernels address elements (sum, index, mm) have batched forms here, bfwd_/bvjp_<name>,
 # taking the single-point arguments (offsets already scaled by B) plus B.
-@_jit
-def boperand(Xv, V, XA, N, node, s, B):
-    """(store, offset, element stride, lane stride) of a batched operand: a node's lanes in
-    the batch store, or a recorded constant (the same for every lane: lane stride 0)."""
-    if node >= 0:
-        return Xv, N[node * NK + NOFF] * B, B, 1
-    if s <= -2:
-        addr = XA[2 * (-2 - s)]
-    else:
-        addr = V.ctypes.data + (s if s > 0 else 0) * V.itemsize
-    return carray(_voidptr(addr), (1 << 40,), V.dtype), 0, 1, 0
-
-
 # Inside these kernels every lane loop indexes a view starting at its run (index j >= 0):
 # LLVM then proves the accesses affine and vectorises them (with an absolute offset added,
 # Numba's negative-index wraparound hides that, and the loops stay scalar: ~8x slower).

@@ -541,7 +541,7 @@ from numba import carray, njit, prange
 
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
-                      F_FREED, F_SAVES, F_BIG, F_NPFWD, NPROD, noff, operand, mark, raw, boperand, _voidptr)
+                      F_FREED, F_SAVES, F_BIG, F_NPFWD, NPROD, noff, operand, mark, raw, _voidptr)
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 '''
@@ -593,43 +593,39 @@ _FWD = {
 # Per kind: (lines before, loop header or None, kernel call, lines after). Offsets are in
 # batch units: yo / go = the output node's offset * B.
 _BSPLIT = ["sa = E[b0 + P0]", "sb = E[b0 + P1]",
-           "A_, ao, aes, als = boperand(X{d}, V{d}, XA{d}, N, a, E[b0 + SA], B)",
-           "B_, bo, bes, bls = boperand(X{d}, V{d}, XA{d}, N, b, E[b0 + SB], B)",
-           # one call over all n * B values when each operand is a node read contiguously or
-           # a recorded scalar; else one call of B lanes per element
-           "whole = ((als == 1 and (sa == 1 or n == 1)) or (als == 0 and sa == 0)) and "
-           "((bls == 1 and (sb == 1 or n == 1)) or (bls == 0 and sb == 0))",
+           "ao = noff(N, a) * B", "bo = noff(N, b) * B",
+           # every operand is a node here (tapegrad.func gives recorded constants lanes of
+           # their own), so lanes are contiguous: one call over all n * B values when both
+           # operands are read contiguously, else one call of B lanes per element
+           "whole = (sa == 1 or n == 1) and (sb == 1 or n == 1)",
            "nl, w = (1, n * B) if whole else (n, B)"]
 _BFWD = {
     UNARY: ([], None, "fwd_{name}(n * B, X{d}[noff(N, a) * B:], 0, c, X{d}[yo:], 0)", []),
     BINARY: (_BSPLIT, "for i in range(nl):",
-             "fwd_{name}(w, A_[ao + i * sa * aes:], 0, {sa}, B_[bo + i * sb * bes:], 0, {sb}, "
+             "fwd_{name}(w, X{d}[ao + i * sa * B:], 0, 1, X{d}[bo + i * sb * B:], 0, 1, "
              "X{d}[yo + i * B:], 0)", []),
     SUM: ([], None, "bfwd_{name}(N[a * NK + NSIZE], X{d}, noff(N, a) * B, c, X{d}, yo, B)", []),
     INDEX: ([], None, "bfwd_{name}(E[b0 + P1], n, X{d}, noff(N, a) * B, I, E[b0 + P0], c, X{d}, yo, B)", []),
-    MM: (["m = E[b0 + P0]", "k = E[b0 + P1]",
-          "A_, ao, aes, als = boperand(X{d}, V{d}, XA{d}, N, a, E[b0 + SA], B)",
-          "B_, bo, bes, bls = boperand(X{d}, V{d}, XA{d}, N, b, E[b0 + SB], B)"], None,
-         "bfwd_{name}(m, k, n // m, A_, ao, aes, als, B_, bo, bes, bls, X{d}, yo, B)", []),
+    MM: (["m = E[b0 + P0]", "k = E[b0 + P1]"], None,
+         "bfwd_{name}(m, k, n // m, X{d}, noff(N, a) * B, B, 1, X{d}, noff(N, b) * B, B, 1, "
+         "X{d}, yo, B)", []),
 }
 _BREV = {
     UNARY: ([], None, "vjp_{name}(n * B, A{d}[go:], 0, X{d}[noff(N, a) * B:], 0, X{d}[go:], 0, c, "
                       "A{d}[noff(N, a) * B:], 0)",
             ["mark(N, nreach, ereach, a)"]),
-    BINARY: (_BSPLIT + ["ga = noff(N, a) * B", "gb = noff(N, b) * B"], "for i in range(nl):",
-             "vjp_{name}(w, A{d}[go + i * B:], 0, A_[ao + i * sa * aes:], 0, {sa}, B_[bo + i * sb * bes:], 0, "
-             "{sb}, X{d}[go + i * B:], 0, A{d}[ga + i * sa * B:], 0, A{d}[gb + i * sb * B:], 0, a >= 0, b >= 0)",
+    BINARY: (_BSPLIT, "for i in range(nl):",
+             "vjp_{name}(w, A{d}[go + i * B:], 0, X{d}[ao + i * sa * B:], 0, 1, X{d}[bo + i * sb * B:], 0, "
+             "1, X{d}[go + i * B:], 0, A{d}[ao + i * sa * B:], 0, A{d}[bo + i * sb * B:], 0, True, True)",
              ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
     SUM: ([], None, "bvjp_{name}(N[a * NK + NSIZE], A{d}, go, c, A{d}, noff(N, a) * B, B)",
           ["mark(N, nreach, ereach, a)"]),
     INDEX: ([], None, "bvjp_{name}(E[b0 + P1], N[a * NK + NSIZE], A{d}, go, I, E[b0 + P0], c, "
                       "A{d}, noff(N, a) * B, B)",
             ["mark(N, nreach, ereach, a)"]),
-    MM: (["m = E[b0 + P0]", "k = E[b0 + P1]",
-          "A_, ao, aes, als = boperand(X{d}, V{d}, XA{d}, N, a, E[b0 + SA], B)",
-          "B_, bo, bes, bls = boperand(X{d}, V{d}, XA{d}, N, b, E[b0 + SB], B)"], None,
-         "bvjp_{name}(m, k, n // m, A{d}, go, A_, ao, aes, als, B_, bo, bes, bls, "
-         "A{d}, noff(N, a) * B, A{d}, noff(N, b) * B, a >= 0, b >= 0, B)",
+    MM: (["m = E[b0 + P0]", "k = E[b0 + P1]"], None,
+         "bvjp_{name}(m, k, n // m, A{d}, go, X{d}, noff(N, a) * B, B, 1, X{d}, noff(N, b) * B, B, 1, "
+         "A{d}, noff(N, a) * B, A{d}, noff(N, b) * B, True, True, B)",
          ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
 }
 
@@ -652,7 +648,7 @@ def _bbody(by_kind, table, d, ind):
             out.append(inner + loop)
             inner += "    "
         call = call.replace("{d}", d)
-        out += _chain(rows, call, inner, _BSTRIDES if kind == BINARY else None)
+        out += _chain(rows, call, inner, None)
         for line in post:
             out.append(ind + "    " + line)
     return out
@@ -660,13 +656,11 @@ def _bbody(by_kind, table, d, ind):
 
 # Binary kernels take element strides; when they are literal constants Numba inlines the
 # kernel with them and LLVM vectorises its loop (about 15x faster than variable strides).
-# So the common stride pairs get their own dispatch chain: (condition, sa, sb), in the batched
-# sweeps (compiled on first use of vmap). The single-point sweeps keep one chain: each extra
-# chain added ~7 s to the cold compile of the first backward (29 s -> 41 s for one, 55 s for
-# three), and their big vector entries run on numpy anyway.
+# The batched sweeps pass literal unit strides (their operands are all lanes of nodes). The
+# single-point sweeps keep variable strides in one chain: each extra literal-stride chain added
+# ~7 s to the cold compile of the first backward (29 s -> 41 s for one, 55 s for three), and
+# their big vector entries run on numpy anyway.
 _STRIDES = [(None, "sa", "sb")]
-_BSTRIDES = [("als == 1 and bls == 1", "1", "1"), ("als == 1 and bls == 0", "1", "0"),
-             ("als == 0 and bls == 1", "0", "1"), (None, "als", "bls")]
 
 
 def _chain(rows, call, ind, strides):
