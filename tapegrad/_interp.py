@@ -138,26 +138,48 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 A_ = operand(live, X4, V4, XA4, N, a, E[b0 + SA], (n - 1) * sa + 1)
                 B_ = operand(live, X4, V4, XA4, N, b, E[b0 + SB], (n - 1) * sb + 1)
                 Y_ = operand(live, X4, V4, XA4, N, out, E[b0 + SY], n)
-                if op == 33:  # add
-                    vjp_add(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 34:  # sub
-                    vjp_sub(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 35:  # mul
-                    vjp_mul(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 36:  # div
-                    vjp_div(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 37:  # pow
-                    vjp_pow(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 38:  # maximum
-                    vjp_maximum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 39:  # minimum
-                    vjp_minimum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 40:  # atan2
-                    vjp_atan2(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 41:  # hypot
-                    vjp_hypot(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
-                elif op == 42:  # remainder
-                    vjp_remainder(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                if sa == 1 and sb == 1:
+                    if op == 33:  # add
+                        vjp_add(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 34:  # sub
+                        vjp_sub(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 35:  # mul
+                        vjp_mul(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 36:  # div
+                        vjp_div(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 37:  # pow
+                        vjp_pow(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 38:  # maximum
+                        vjp_maximum(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 39:  # minimum
+                        vjp_minimum(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 40:  # atan2
+                        vjp_atan2(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 41:  # hypot
+                        vjp_hypot(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 42:  # remainder
+                        vjp_remainder(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                else:
+                    if op == 33:  # add
+                        vjp_add(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 34:  # sub
+                        vjp_sub(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 35:  # mul
+                        vjp_mul(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 36:  # div
+                        vjp_div(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 37:  # pow
+                        vjp_pow(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 38:  # maximum
+                        vjp_maximum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 39:  # minimum
+                        vjp_minimum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 40:  # atan2
+                        vjp_atan2(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 41:  # hypot
+                        vjp_hypot(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    elif op == 42:  # remainder
+                        vjp_remainder(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -258,26 +280,48 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 A_ = operand(live, X8, V8, XA8, N, a, E[b0 + SA], (n - 1) * sa + 1)
                 B_ = operand(live, X8, V8, XA8, N, b, E[b0 + SB], (n - 1) * sb + 1)
                 Y_ = operand(live, X8, V8, XA8, N, out, E[b0 + SY], n)
-                if op == 33:  # add
-                    vjp_add(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 34:  # sub
-                    vjp_sub(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 35:  # mul
-                    vjp_mul(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 36:  # div
-                    vjp_div(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 37:  # pow
-                    vjp_pow(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 38:  # maximum
-                    vjp_maximum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 39:  # minimum
-                    vjp_minimum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 40:  # atan2
-                    vjp_atan2(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 41:  # hypot
-                    vjp_hypot(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
-                elif op == 42:  # remainder
-                    vjp_remainder(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                if sa == 1 and sb == 1:
+                    if op == 33:  # add
+                        vjp_add(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 34:  # sub
+                        vjp_sub(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 35:  # mul
+                        vjp_mul(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 36:  # div
+                        vjp_div(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 37:  # pow
+                        vjp_pow(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 38:  # maximum
+                        vjp_maximum(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 39:  # minimum
+                        vjp_minimum(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 40:  # atan2
+                        vjp_atan2(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 41:  # hypot
+                        vjp_hypot(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 42:  # remainder
+                        vjp_remainder(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                else:
+                    if op == 33:  # add
+                        vjp_add(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 34:  # sub
+                        vjp_sub(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 35:  # mul
+                        vjp_mul(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 36:  # div
+                        vjp_div(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 37:  # pow
+                        vjp_pow(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 38:  # maximum
+                        vjp_maximum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 39:  # minimum
+                        vjp_minimum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 40:  # atan2
+                        vjp_atan2(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 41:  # hypot
+                        vjp_hypot(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    elif op == 42:  # remainder
+                        vjp_remainder(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -405,26 +449,48 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                 sb = E[b0 + P1]
                 A_ = operand(True, X4, V4, XA4, N, a, E[b0 + SA], (n - 1) * sa + 1)
                 B_ = operand(True, X4, V4, XA4, N, b, E[b0 + SB], (n - 1) * sb + 1)
-                if op == 33:  # add
-                    fwd_add(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                elif op == 34:  # sub
-                    fwd_sub(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                elif op == 35:  # mul
-                    fwd_mul(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                elif op == 36:  # div
-                    fwd_div(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                elif op == 37:  # pow
-                    fwd_pow(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                elif op == 38:  # maximum
-                    fwd_maximum(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                elif op == 39:  # minimum
-                    fwd_minimum(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                elif op == 40:  # atan2
-                    fwd_atan2(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                elif op == 41:  # hypot
-                    fwd_hypot(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                elif op == 42:  # remainder
-                    fwd_remainder(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                if sa == 1 and sb == 1:
+                    if op == 33:  # add
+                        fwd_add(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 34:  # sub
+                        fwd_sub(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 35:  # mul
+                        fwd_mul(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 36:  # div
+                        fwd_div(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 37:  # pow
+                        fwd_pow(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 38:  # maximum
+                        fwd_maximum(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 39:  # minimum
+                        fwd_minimum(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 40:  # atan2
+                        fwd_atan2(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 41:  # hypot
+                        fwd_hypot(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                    elif op == 42:  # remainder
+                        fwd_remainder(n, A_, 0, 1, B_, 0, 1, X4, yo)
+                else:
+                    if op == 33:  # add
+                        fwd_add(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 34:  # sub
+                        fwd_sub(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 35:  # mul
+                        fwd_mul(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 36:  # div
+                        fwd_div(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 37:  # pow
+                        fwd_pow(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 38:  # maximum
+                        fwd_maximum(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 39:  # minimum
+                        fwd_minimum(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 40:  # atan2
+                        fwd_atan2(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 41:  # hypot
+                        fwd_hypot(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                    elif op == 42:  # remainder
+                        fwd_remainder(n, A_, 0, sa, B_, 0, sb, X4, yo)
             elif kind == 2:  # sum
                 if op == 43:  # sum
                     fwd_sum(N[a * NK + NSIZE], X4, noff(N, a), c, X4, yo)
@@ -514,26 +580,48 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                 sb = E[b0 + P1]
                 A_ = operand(True, X8, V8, XA8, N, a, E[b0 + SA], (n - 1) * sa + 1)
                 B_ = operand(True, X8, V8, XA8, N, b, E[b0 + SB], (n - 1) * sb + 1)
-                if op == 33:  # add
-                    fwd_add(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                elif op == 34:  # sub
-                    fwd_sub(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                elif op == 35:  # mul
-                    fwd_mul(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                elif op == 36:  # div
-                    fwd_div(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                elif op == 37:  # pow
-                    fwd_pow(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                elif op == 38:  # maximum
-                    fwd_maximum(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                elif op == 39:  # minimum
-                    fwd_minimum(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                elif op == 40:  # atan2
-                    fwd_atan2(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                elif op == 41:  # hypot
-                    fwd_hypot(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                elif op == 42:  # remainder
-                    fwd_remainder(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                if sa == 1 and sb == 1:
+                    if op == 33:  # add
+                        fwd_add(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 34:  # sub
+                        fwd_sub(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 35:  # mul
+                        fwd_mul(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 36:  # div
+                        fwd_div(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 37:  # pow
+                        fwd_pow(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 38:  # maximum
+                        fwd_maximum(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 39:  # minimum
+                        fwd_minimum(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 40:  # atan2
+                        fwd_atan2(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 41:  # hypot
+                        fwd_hypot(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                    elif op == 42:  # remainder
+                        fwd_remainder(n, A_, 0, 1, B_, 0, 1, X8, yo)
+                else:
+                    if op == 33:  # add
+                        fwd_add(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 34:  # sub
+                        fwd_sub(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 35:  # mul
+                        fwd_mul(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 36:  # div
+                        fwd_div(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 37:  # pow
+                        fwd_pow(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 38:  # maximum
+                        fwd_maximum(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 39:  # minimum
+                        fwd_minimum(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 40:  # atan2
+                        fwd_atan2(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 41:  # hypot
+                        fwd_hypot(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                    elif op == 42:  # remainder
+                        fwd_remainder(n, A_, 0, sa, B_, 0, sb, X8, yo)
             elif kind == 2:  # sum
                 if op == 43:  # sum
                     fwd_sum(N[a * NK + NSIZE], X8, noff(N, a), c, X8, yo)
