@@ -14,7 +14,7 @@ from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, 
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 
-KERNELS_SHA = 'ac60270d497fabed'  # sha256 of kernels.py: regenerate when it changes
+KERNELS_SHA = '0e2e2b03a2c7a7cd'  # sha256 of kernels.py: regenerate when it changes
 # kind code of each opcode (see ops.KIND_CODES)
 KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 4, 5, 6,)
 OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'lgamma', 'polygamma', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'mm', 'cast', 'pyfunc',)
@@ -775,7 +775,7 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
                 m = E[b0 + P0]
                 k = E[b0 + P1]
                 if op == 47:  # mm
-                    bfwd_mm(m, k, n // m, X4, noff(N, a) * B, B, 1, X4, noff(N, b) * B, B, 1, X4, yo, B)
+                    bfwd_mm(m, k, n // m, X4, noff(N, a) * B, X4, noff(N, b) * B, X4, yo, B)
         else:
             if kind == 0:  # unary
                 if op == 0:  # neg
@@ -886,7 +886,7 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
                 m = E[b0 + P0]
                 k = E[b0 + P1]
                 if op == 47:  # mm
-                    bfwd_mm(m, k, n // m, X8, noff(N, a) * B, B, 1, X8, noff(N, b) * B, B, 1, X8, yo, B)
+                    bfwd_mm(m, k, n // m, X8, noff(N, a) * B, X8, noff(N, b) * B, X8, yo, B)
 
 
 @_jit
@@ -1032,7 +1032,7 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                 m = E[b0 + P0]
                 k = E[b0 + P1]
                 if op == 47:  # mm
-                    bvjp_mm(m, k, n // m, A4, go, X4, noff(N, a) * B, B, 1, X4, noff(N, b) * B, B, 1, A4, noff(N, a) * B, A4, noff(N, b) * B, True, True, B)
+                    bvjp_mm(m, k, n // m, A4, go, X4, noff(N, a) * B, X4, noff(N, b) * B, A4, noff(N, a) * B, A4, noff(N, b) * B, B)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
         else:
@@ -1150,7 +1150,7 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                 m = E[b0 + P0]
                 k = E[b0 + P1]
                 if op == 47:  # mm
-                    bvjp_mm(m, k, n // m, A8, go, X8, noff(N, a) * B, B, 1, X8, noff(N, b) * B, B, 1, A8, noff(N, a) * B, A8, noff(N, b) * B, True, True, B)
+                    bvjp_mm(m, k, n // m, A8, go, X8, noff(N, a) * B, X8, noff(N, b) * B, A8, noff(N, a) * B, A8, noff(N, b) * B, B)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
         # a node's adjoint is dead once its producer's VJP ran: clear its lanes now, while

@@ -402,7 +402,7 @@ class CompiledTape:
         from numba import get_num_threads
         N, keep = self.N, []
         ins, outs_rows, cts, grows = [], [], [], []
-        for node, v, bt, (shape, dt) in zip(self.in_nodes, values, batched, self.in_meta):
+        for node, v, bt in zip(self.in_nodes, values, batched):
             if node is None:
                 continue
             npd = _NP[N[node * NK + NDT] & 1]

@@ -1068,47 +1068,32 @@ def bvjp_copy(n, m, G, go, I, io, c, GX, gxo, B):
 
 
 @_jit
-def _bmm_lanes(y, a, als, b, bls, B):
-    """y[j] += a[j * als] * b[j * bls] over B lanes, with literal strides (vectorised)."""
-    if als == 1 and bls == 1:
-        for j in range(B):
-            y[j] += a[j] * b[j]
-    elif als == 1:
-        v = b[0]
-        for j in range(B):
-            y[j] += a[j] * v
-    elif bls == 1:
-        v = a[0]
-        for j in range(B):
-            y[j] += v * b[j]
-    else:
-        v = a[0] * b[0]
-        for j in range(B):
-            y[j] += v
+def _bmm_lanes(y, a, b, B):
+    """y[j] += a[j] * b[j] over B lanes (views: vectorised)."""
+    for j in range(B):
+        y[j] += a[j] * b[j]
 
 
 @_jit
-def bfwd_mm(m, k, n, A, ao, aes, als, Bm, bo, bes, bls, Y, yo, B):
+def bfwd_mm(m, k, n, A, ao, Bm, bo, Y, yo, B):
     for i in range(m):
         for q in range(n):
             y = Y[yo + (i * n + q) * B:]
             for j in range(B):
                 y[j] = 0
             for p in range(k):
-                _bmm_lanes(y, A[ao + (i * k + p) * aes:], als, Bm[bo + (p * n + q) * bes:], bls, B)
+                _bmm_lanes(y, A[ao + (i * k + p) * B:], Bm[bo + (p * n + q) * B:], B)
 
 
 @_jit
-def bvjp_mm(m, k, n, G, go, A, ao, aes, als, Bm, bo, bes, bls, GA, gao, GB, gbo, na, nb, B):
-    if na:
-        for i in range(m):
-            for p in range(k):
-                d = GA[gao + (i * k + p) * B:]
-                for q in range(n):
-                    _bmm_lanes(d, G[go + (i * n + q) * B:], 1, Bm[bo + (p * n + q) * bes:], bls, B)
-    if nb:
+def bvjp_mm(m, k, n, G, go, A, ao, Bm, bo, GA, gao, GB, gbo, B):
+    for i in range(m):
         for p in range(k):
+            d = GA[gao + (i * k + p) * B:]
             for q in range(n):
-                d = GB[gbo + (p * n + q) * B:]
-                for i in range(m):
-                    _bmm_lanes(d, A[ao + (i * k + p) * aes:], als, G[go + (i * n + q) * B:], 1, B)
+                _bmm_lanes(d, G[go + (i * n + q) * B:], Bm[bo + (p * n + q) * B:], B)
+    for p in range(k):
+        for q in range(n):
+            d = GB[gbo + (p * n + q) * B:]
+            for i in range(m):
+                _bmm_lanes(d, A[ao + (i * k + p) * B:], G[go + (i * n + q) * B:], B)

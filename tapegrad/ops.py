@@ -607,8 +607,7 @@ _BFWD = {
     SUM: ([], None, "bfwd_{name}(N[a * NK + NSIZE], X{d}, noff(N, a) * B, c, X{d}, yo, B)", []),
     INDEX: ([], None, "bfwd_{name}(E[b0 + P1], n, X{d}, noff(N, a) * B, I, E[b0 + P0], c, X{d}, yo, B)", []),
     MM: (["m = E[b0 + P0]", "k = E[b0 + P1]"], None,
-         "bfwd_{name}(m, k, n // m, X{d}, noff(N, a) * B, B, 1, X{d}, noff(N, b) * B, B, 1, "
-         "X{d}, yo, B)", []),
+         "bfwd_{name}(m, k, n // m, X{d}, noff(N, a) * B, X{d}, noff(N, b) * B, X{d}, yo, B)", []),
 }
 _BREV = {
     UNARY: ([], None, "vjp_{name}(n * B, A{d}[go:], 0, X{d}[noff(N, a) * B:], 0, X{d}[go:], 0, c, "
@@ -624,8 +623,8 @@ _BREV = {
                       "A{d}, noff(N, a) * B, B)",
             ["mark(N, nreach, ereach, a)"]),
     MM: (["m = E[b0 + P0]", "k = E[b0 + P1]"], None,
-         "bvjp_{name}(m, k, n // m, A{d}, go, X{d}, noff(N, a) * B, B, 1, X{d}, noff(N, b) * B, B, 1, "
-         "A{d}, noff(N, a) * B, A{d}, noff(N, b) * B, True, True, B)",
+         "bvjp_{name}(m, k, n // m, A{d}, go, X{d}, noff(N, a) * B, X{d}, noff(N, b) * B, "
+         "A{d}, noff(N, a) * B, A{d}, noff(N, b) * B, B)",
          ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
 }
 
