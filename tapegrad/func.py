@@ -226,42 +226,65 @@ class CompiledTape:
                 xa[2 * k + 1] = arr.size
             self.XA.append(xa)
 
+    def _meta(self, node):
+        """(store slot, offset, size) of a node as Python ints."""
+        N = self.N
+        return int(N[node * NK + NDT]), int(N[node * NK + NOFF]), int(N[node * NK + NSIZE])
+
+    def _plan(self):
+        """Per-call constants of the single-point replay, computed once: the argument tuple
+        of the sweeps, the inputs' and outputs' (slot, offset, size), and whether the whole
+        reverse sweep is one compiled call (no entry runs on numpy: the common small tape)."""
+        pl = self.__dict__.get("_pl")
+        if pl is None:
+            E = self.E.reshape(-1, K)
+            simple = not ((E[:, FL] & F_BIG).any() or (self.N.reshape(-1, NK)[:, NDT] >= 2).any())
+            ins = [None if n is None else self._meta(n) for n in self.in_nodes]
+            outs = [self._meta(v) if kind == "node" else None for kind, v in self.out_nodes]
+            args = (self.E, self.N, self.V[0], self.V[1], self.XA[0], self.XA[1],
+                    self.data.I, self.data.C)
+            pl = self._pl = (args, ins, outs, simple)
+        return pl
+
     def forward(self, values, fresh=False):
         """Node values after a compiled forward replay on new input values (flat arrays).
         The value buffers are reused between calls of a thread unless ``fresh`` (a vjp
         closure keeps its own)."""
-        forward = _mods()["forward"]
-        N = self.N
+        forward = _M["forward"] if _M else _mods()["forward"]
+        args, ins, _, _ = self._plan()
         bufs = self.__dict__.setdefault("_X", {})          # per thread: replays may overlap
         X = None if fresh else bufs.get(threading.get_ident())
         if X is None:
             X = [np.zeros(max(self.data.asz[s], 1), _NP[s & 1]) for s in range(4)]
             if not fresh:
                 bufs[threading.get_ident()] = X
-        for node, v in zip(self.in_nodes, values):
-            if node is not None:
-                off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
-                X[slot][off:off + size] = np.asarray(v, _NP[slot & 1]).reshape(-1)
-        for node, ref in self.captured:
-            leaf = ref()
-            if leaf is not None:
-                off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
-                X[slot][off:off + size] = np.asarray(leaf._data, _NP[slot & 1]).reshape(-1)
+        for m, v in zip(ins, values):
+            if m is not None:
+                slot, off, size = m
+                X[slot][off:off + size] = v.reshape(-1) if type(v) is np.ndarray else \
+                    np.asarray(v, _NP[slot & 1]).reshape(-1)
+        if self.captured:
+            N = self.N
+            for node, ref in self.captured:
+                leaf = ref()
+                if leaf is not None:
+                    off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
+                    X[slot][off:off + size] = np.asarray(leaf._data, _NP[slot & 1]).reshape(-1)
         start = 0
-        args = (self.E, N, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, self.data.C)
         while True:
             stop = forward(*args, X[0], X[1], start, self.ne)
             if stop < 0:
                 break
-            _tp.np_forward(self.data, stop, self.E, N, self.V[0], self.V[1], X)
+            _tp.np_forward(self.data, stop, self.E, self.N, self.V[0], self.V[1], X)
             start = stop + 1
         return X
 
     def outputs(self, X, values):
         res = []
-        for (kind, v), (shape, dt) in zip(self.out_nodes, self.out_meta):
+        _, _, metas, _ = self._plan()
+        for (kind, v), (shape, dt), m in zip(self.out_nodes, self.out_meta, metas):
             if kind == "node":
-                off, size, slot = self.N[v * NK + NOFF], self.N[v * NK + NSIZE], self.N[v * NK + NDT]
+                slot, off, size = m
                 res.append(X[slot][off:off + size].reshape(shape).copy())
             elif kind == "input":
                 res.append(np.array(values[v], dt.np).reshape(shape))
@@ -271,6 +294,9 @@ class CompiledTape:
 
     def reverse(self, X, cotangents):
         """Gradients of <cotangents, outputs> w.r.t. the inputs (None: input unused)."""
+        args, ins, outs, simple = self._plan()
+        if simple:
+            return self._reverse_simple(X, cotangents, args, ins, outs)
         reverse = _mods()["reverse"]
         N, E = self.N, self.E
         nn, ne = len(N) // NK, self.ne
@@ -305,6 +331,63 @@ class CompiledTape:
             if node is not None and nreach[node]:
                 g = np.array(adj.get(N, node), dt.np).reshape(shape)
             if i in extra:
+                g = extra[i] if g is None else g + extra[i]
+            grads.append(g)
+        return grads
+
+    def _reverse_simple(self, X, cotangents, args, ins, outs):
+        """``reverse`` of a tape that no entry leaves for numpy: one compiled sweep over
+        adjoint stores and reach flags that a thread reuses from call to call."""
+        reverse = _M["reverse"] if _M else _mods()["reverse"]
+        nn, ne = len(self.N) // NK, self.ne
+        bufs = self.__dict__.setdefault("_A", {})
+        st = bufs.get(threading.get_ident())
+        if st is None:
+            flags = np.zeros(nn + 2 * ne + 3, np.uint8)
+            st = bufs[threading.get_ident()] = (
+                [np.zeros(max(self.data.asz[0], 1), np.float32),
+                 np.zeros(max(self.data.asz[1], 1), np.float64)],
+                flags, flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:])
+        A, flags, nreach, ereach, nobad = st
+        A[0].fill(0)
+        A[1].fill(0)
+        flags.fill(0)
+        start = -1
+        extra = None
+        N = self.N
+        for (kind, v), m, g in zip(self.out_nodes, outs, cotangents):
+            if g is None:
+                continue
+            if kind == "node":
+                slot, off, size = m
+                if size == 1:
+                    A[slot][off] += float(g)
+                else:
+                    a = A[slot][off:off + size]
+                    np.add(a, np.asarray(g).reshape(-1), out=a)
+                nreach[v] = 1
+                p = int(N[v * NK + NPROD])
+                if p >= 0:
+                    ereach[p] = 1
+                    start = max(start, p)
+            elif kind == "input":
+                extra = extra or {}
+                extra[v] = extra.get(v, 0) + np.asarray(g)
+        if start >= 0:
+            status, e = reverse(*args, A[0], A[1], X[0], X[1], True, nreach, ereach, nobad, start, 0)
+            if status != 0:
+                raise AssertionError("replayed reverse sweep stopped at entry %d (status %d)"
+                                     % (e, status))
+        grads = []
+        for i, (node, m, (shape, dt)) in enumerate(zip(self.in_nodes, ins, self.in_meta)):
+            g = None
+            if m is not None and nreach[node]:
+                slot, off, size = m
+                g = A[slot][off:off + size]
+                g = g.copy() if g.dtype == dt.np else g.astype(dt.np)
+                if g.shape != shape:
+                    g = g.reshape(shape)
+            if extra and i in extra:
                 g = extra[i] if g is None else g + extra[i]
             grads.append(g)
         return grads
@@ -547,6 +630,8 @@ class CompiledTape:
         st.pop("XA", None)
         st.pop("_X", None)
         st.pop("_bp", None)                     # holds addresses: rebuilt after unpickling
+        st.pop("_pl", None)
+        st.pop("_A", None)
         d = self.data
         st["data"] = (d.C, d.I, d.XO, d.asz)
         st["captured"] = []                     # captured tensors do not travel

@@ -544,6 +544,7 @@ from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, 
                       F_FREED, F_SAVES, F_BIG, F_NPFWD, NPROD, noff, operand, mark, raw, _voidptr)
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
+_jit_inline = njit(cache=True, nogil=True, error_model="numpy", inline="always")
 '''
 
 # Per kind: (lines fetching operands, kernel call, lines after) for the reverse sweep.
@@ -679,6 +680,48 @@ def _chain(rows, call, ind, strides):
     return out
 
 
+# Single-element entries (scalar graphs: the micrograd case) go to a separate "step" function
+# per kind whose kernel calls have a literal count of 1: Numba inlines them there as straight
+# line code. Called with a run-time count, a kernel keeps its vectorised loop with overlap and
+# trip-count checks, which costs several times the arithmetic on one element (measured on a
+# 979-entry scalar MLP replay: 2.7 us forward with literal counts against 11.5 us).
+# Per (direction, kind): (condition, step parameters, kernel call in the step, call site).
+_STEP = {
+    ("fwd", UNARY): ("n == 1", "op, X_, c, Y, yo", "fwd_{name}(1, X_, 0, c, Y, yo)",
+                     "(op, X_, c, X{d}, yo)"),
+    ("fwd", BINARY): ("n == 1", "op, A_, B_, Y, yo", "fwd_{name}(1, A_, 0, 1, B_, 0, 1, Y, yo)",
+                      "(op, A_, B_, X{d}, yo)"),
+    ("fwd", INDEX): ("E[b0 + P1] == 1", "op, m, X, xo, I, io, c, Y, yo",
+                     "fwd_{name}(1, m, X, xo, I, io, c, Y, yo)",
+                     "(op, n, X{d}, noff(N, a), I, E[b0 + P0], c, X{d}, yo)"),
+    ("rev", UNARY): ("n == 1", "op, G, go, X_, Y_, c, GX, gxo",
+                     "vjp_{name}(1, G, go, X_, 0, Y_, 0, c, GX, gxo)",
+                     "(op, A{d}, go, X_, Y_, c, A{d}, noff(N, a))"),
+    ("rev", BINARY): ("n == 1", "op, G, go, A_, B_, Y_, GA, gao, GB, gbo, na, nb",
+                      "vjp_{name}(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)",
+                      "(op, A{d}, go, A_, B_, Y_, A{d}, noff(N, a), A{d}, noff(N, b), a >= 0, b >= 0)"),
+    ("rev", INDEX): ("E[b0 + P1] == 1", "op, m, G, go, I, io, c, GX, gxo",
+                     "vjp_{name}(1, m, G, go, I, io, c, GX, gxo)",
+                     "(op, N[a * NK + NSIZE], A{d}, go, I, E[b0 + P0], c, A{d}, noff(N, a))"),
+}
+
+
+def _step_name(direction, kind):
+    return "step_%s_%s" % (direction, kind)
+
+
+def _steps(by_kind):
+    """The step functions (one per direction and kind; generic over the dtype)."""
+    out = []
+    for (direction, kind), (_, params, call, _) in _STEP.items():
+        rows = by_kind.get(kind)
+        if not rows:
+            continue
+        out += ["", "", "@_jit_inline", "def %s(%s):" % (_step_name(direction, kind), params)]
+        out += _chain(rows, call, "    ", None)
+    return out
+
+
 def _body(by_kind, table, d, ind, reverse):
     """The per-kind dispatch for one dtype store (d = "4" or "8")."""
     out = []
@@ -693,7 +736,15 @@ def _body(by_kind, table, d, ind, reverse):
         for line in spec[0]:
             out.append(ind + "    " + line.replace("{d}", d))
         call = spec[1].replace("{d}", d)
-        out += _chain(rows, call, ind + "    ", _STRIDES if kind == BINARY else None)
+        chain = _chain(rows, call, ind + "    ", _STRIDES if kind == BINARY else None)
+        step = _STEP.get(("rev" if reverse else "fwd", kind))
+        if step:
+            cond, _, _, site = step
+            out.append("%s    if %s:" % (ind, cond))
+            out.append("%s        %s%s" % (ind, _step_name("rev" if reverse else "fwd", kind),
+                                          site.replace("{d}", d)))
+            chain[0] = chain[0].replace("if ", "elif ", 1)
+        out += chain
         if reverse:
             for line in spec[2]:
                 out.append(ind + "    " + line)
@@ -981,6 +1032,7 @@ def generate_interp():
     L.append("OPNAMES = (%s,)" % ", ".join(repr(op.name) for op in OPS))
     L.append("CAST_OP = %d" % OPCODE["cast"])
     L.append("PYFUNC_OP = %d" % OPCODE["pyfunc"])
+    L += _steps(by_kind)
     L.append(_REVERSE_HEAD)
     L += _body(by_kind, _REV, "4", " " * 12, True)
     L.append("        else:")
