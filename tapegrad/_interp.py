@@ -24,76 +24,6 @@ PYFUNC_OP = 49
 
 
 @_jit_inline
-def step_fwd_unary(op, X_, c, Y, yo):
-    if op == 0:  # neg
-        fwd_neg(1, X_, 0, c, Y, yo)
-    elif op == 1:  # exp
-        fwd_exp(1, X_, 0, c, Y, yo)
-    elif op == 2:  # log
-        fwd_log(1, X_, 0, c, Y, yo)
-    elif op == 3:  # sin
-        fwd_sin(1, X_, 0, c, Y, yo)
-    elif op == 4:  # cos
-        fwd_cos(1, X_, 0, c, Y, yo)
-    elif op == 5:  # tanh
-        fwd_tanh(1, X_, 0, c, Y, yo)
-    elif op == 6:  # sigmoid
-        fwd_sigmoid(1, X_, 0, c, Y, yo)
-    elif op == 7:  # relu
-        fwd_relu(1, X_, 0, c, Y, yo)
-    elif op == 8:  # sqrt
-        fwd_sqrt(1, X_, 0, c, Y, yo)
-    elif op == 9:  # abs
-        fwd_abs(1, X_, 0, c, Y, yo)
-    elif op == 10:  # pow_scalar
-        fwd_pow_scalar(1, X_, 0, c, Y, yo)
-    elif op == 11:  # tan
-        fwd_tan(1, X_, 0, c, Y, yo)
-    elif op == 12:  # asin
-        fwd_asin(1, X_, 0, c, Y, yo)
-    elif op == 13:  # acos
-        fwd_acos(1, X_, 0, c, Y, yo)
-    elif op == 14:  # atan
-        fwd_atan(1, X_, 0, c, Y, yo)
-    elif op == 15:  # sinh
-        fwd_sinh(1, X_, 0, c, Y, yo)
-    elif op == 16:  # cosh
-        fwd_cosh(1, X_, 0, c, Y, yo)
-    elif op == 17:  # erf
-        fwd_erf(1, X_, 0, c, Y, yo)
-    elif op == 18:  # log1p
-        fwd_log1p(1, X_, 0, c, Y, yo)
-    elif op == 19:  # expm1
-        fwd_expm1(1, X_, 0, c, Y, yo)
-    elif op == 20:  # scale
-        fwd_scale(1, X_, 0, c, Y, yo)
-    elif op == 21:  # step
-        fwd_step(1, X_, 0, c, Y, yo)
-    elif op == 22:  # clamp_min
-        fwd_clamp_min(1, X_, 0, c, Y, yo)
-    elif op == 23:  # clamp_max
-        fwd_clamp_max(1, X_, 0, c, Y, yo)
-    elif op == 24:  # leaky_relu
-        fwd_leaky_relu(1, X_, 0, c, Y, yo)
-    elif op == 25:  # elu
-        fwd_elu(1, X_, 0, c, Y, yo)
-    elif op == 26:  # gelu
-        fwd_gelu(1, X_, 0, c, Y, yo)
-    elif op == 27:  # silu
-        fwd_silu(1, X_, 0, c, Y, yo)
-    elif op == 28:  # softplus
-        fwd_softplus(1, X_, 0, c, Y, yo)
-    elif op == 29:  # log_sigmoid
-        fwd_log_sigmoid(1, X_, 0, c, Y, yo)
-    elif op == 30:  # smooth_l1
-        fwd_smooth_l1(1, X_, 0, c, Y, yo)
-    elif op == 31:  # lgamma
-        fwd_lgamma(1, X_, 0, c, Y, yo)
-    elif op == 32:  # polygamma
-        fwd_polygamma(1, X_, 0, c, Y, yo)
-
-
-@_jit_inline
 def step_fwd_binary(op, A_, B_, Y, yo):
     if op == 33:  # add
         fwd_add(1, A_, 0, 1, B_, 0, 1, Y, yo)
@@ -125,76 +55,6 @@ def step_fwd_index(op, m, X, xo, I, io, c, Y, yo):
         fwd_segsum(1, m, X, xo, I, io, c, Y, yo)
     elif op == 46:  # copy
         fwd_copy(1, m, X, xo, I, io, c, Y, yo)
-
-
-@_jit_inline
-def step_rev_unary(op, G, go, X_, Y_, c, GX, gxo):
-    if op == 0:  # neg
-        vjp_neg(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 1:  # exp
-        vjp_exp(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 2:  # log
-        vjp_log(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 3:  # sin
-        vjp_sin(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 4:  # cos
-        vjp_cos(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 5:  # tanh
-        vjp_tanh(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 6:  # sigmoid
-        vjp_sigmoid(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 7:  # relu
-        vjp_relu(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 8:  # sqrt
-        vjp_sqrt(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 9:  # abs
-        vjp_abs(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 10:  # pow_scalar
-        vjp_pow_scalar(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 11:  # tan
-        vjp_tan(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 12:  # asin
-        vjp_asin(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 13:  # acos
-        vjp_acos(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 14:  # atan
-        vjp_atan(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 15:  # sinh
-        vjp_sinh(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 16:  # cosh
-        vjp_cosh(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 17:  # erf
-        vjp_erf(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 18:  # log1p
-        vjp_log1p(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 19:  # expm1
-        vjp_expm1(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 20:  # scale
-        vjp_scale(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 21:  # step
-        vjp_step(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 22:  # clamp_min
-        vjp_clamp_min(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 23:  # clamp_max
-        vjp_clamp_max(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 24:  # leaky_relu
-        vjp_leaky_relu(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 25:  # elu
-        vjp_elu(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 26:  # gelu
-        vjp_gelu(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 27:  # silu
-        vjp_silu(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 28:  # softplus
-        vjp_softplus(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 29:  # log_sigmoid
-        vjp_log_sigmoid(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 30:  # smooth_l1
-        vjp_smooth_l1(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 31:  # lgamma
-        vjp_lgamma(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
-    elif op == 32:  # polygamma
-        vjp_polygamma(1, G, go, X_, 0, Y_, 0, c, GX, gxo)
 
 
 @_jit_inline
@@ -274,9 +134,7 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
             if kind == 0:  # unary
                 X_ = operand(live, X4, V4, XA4, N, a, E[b0 + SA], n)
                 Y_ = operand(live, X4, V4, XA4, N, out, E[b0 + SY], n)
-                if n == 1:
-                    step_rev_unary(op, A4, go, X_, Y_, c, A4, noff(N, a))
-                elif op == 0:  # neg
+                if op == 0:  # neg
                     vjp_neg(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
                 elif op == 1:  # exp
                     vjp_exp(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
@@ -422,9 +280,7 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
             if kind == 0:  # unary
                 X_ = operand(live, X8, V8, XA8, N, a, E[b0 + SA], n)
                 Y_ = operand(live, X8, V8, XA8, N, out, E[b0 + SY], n)
-                if n == 1:
-                    step_rev_unary(op, A8, go, X_, Y_, c, A8, noff(N, a))
-                elif op == 0:  # neg
+                if op == 0:  # neg
                     vjp_neg(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
                 elif op == 1:  # exp
                     vjp_exp(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
@@ -599,9 +455,7 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
         elif N[out * NK + NDT] == 0:
             if kind == 0:  # unary
                 X_ = operand(True, X4, V4, XA4, N, a, E[b0 + SA], n)
-                if n == 1:
-                    step_fwd_unary(op, X_, c, X4, yo)
-                elif op == 0:  # neg
+                if op == 0:  # neg
                     fwd_neg(n, X_, 0, c, X4, yo)
                 elif op == 1:  # exp
                     fwd_exp(n, X_, 0, c, X4, yo)
@@ -736,9 +590,7 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
         else:
             if kind == 0:  # unary
                 X_ = operand(True, X8, V8, XA8, N, a, E[b0 + SA], n)
-                if n == 1:
-                    step_fwd_unary(op, X_, c, X8, yo)
-                elif op == 0:  # neg
+                if op == 0:  # neg
                     fwd_neg(n, X_, 0, c, X8, yo)
                 elif op == 1:  # exp
                     fwd_exp(n, X_, 0, c, X8, yo)

@@ -687,16 +687,11 @@ def _chain(rows, call, ind, strides):
 # 979-entry scalar MLP replay: 2.7 us forward with literal counts against 11.5 us).
 # Per (direction, kind): (condition, step parameters, kernel call in the step, call site).
 _STEP = {
-    ("fwd", UNARY): ("n == 1", "op, X_, c, Y, yo", "fwd_{name}(1, X_, 0, c, Y, yo)",
-                     "(op, X_, c, X{d}, yo)"),
     ("fwd", BINARY): ("n == 1", "op, A_, B_, Y, yo", "fwd_{name}(1, A_, 0, 1, B_, 0, 1, Y, yo)",
                       "(op, A_, B_, X{d}, yo)"),
     ("fwd", INDEX): ("E[b0 + P1] == 1", "op, m, X, xo, I, io, c, Y, yo",
                      "fwd_{name}(1, m, X, xo, I, io, c, Y, yo)",
                      "(op, n, X{d}, noff(N, a), I, E[b0 + P0], c, X{d}, yo)"),
-    ("rev", UNARY): ("n == 1", "op, G, go, X_, Y_, c, GX, gxo",
-                     "vjp_{name}(1, G, go, X_, 0, Y_, 0, c, GX, gxo)",
-                     "(op, A{d}, go, X_, Y_, c, A{d}, noff(N, a))"),
     ("rev", BINARY): ("n == 1", "op, G, go, A_, B_, Y_, GA, gao, GB, gbo, na, nb",
                       "vjp_{name}(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)",
                       "(op, A{d}, go, A_, B_, Y_, A{d}, noff(N, a), A{d}, noff(N, b), a >= 0, b >= 0)"),
