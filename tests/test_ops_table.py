@@ -188,15 +188,15 @@ def test_vjp_kernels_with_single_element_broadcast(op):
     np.testing.assert_allclose(gb, _fd(lambda b: g @ F(a, b), b.copy()), rtol=1e-6, atol=1e-7)
 
 
-STEP_ROWS = [o for o in ROWS if o.kind in (UNARY, BINARY, INDEX)]
+STEP_ROWS = [o for o in ROWS if o.kind in (BINARY, INDEX)]
 
 
 @pytest.mark.parametrize("op", STEP_ROWS, ids=[o.name for o in STEP_ROWS])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_single_element_step_functions_match_the_kernels(op, dtype):
-    """The sweeps send one-element entries to generated step functions (kernel calls with a
-    literal count of 1): each must run its own row's kernels, at the given offsets, against
-    a numpy reference and finite differences."""
+    """The sweeps send one-element binary and index entries to generated step functions
+    (kernel calls with a literal count of 1): each must run its own row's kernels, at the
+    given offsets, against a numpy reference and finite differences."""
     from tapegrad import _interp
     code = ops.OPCODE[op.name]
     c = op.const if op.const is not None else 0.0
@@ -204,24 +204,7 @@ def test_single_element_step_functions_match_the_kernels(op, dtype):
     vjp = getattr(kernels, "vjp_" + op.name)
     sf = getattr(_interp, "step_fwd_" + op.kind)
     sr = getattr(_interp, "step_rev_" + op.kind)
-    if op.kind == UNARY:
-        X = _draw(op, 4, dtype)
-        Y = np.zeros(4, dtype)
-        sf(code, X[2:], c, Y, 1)                       # y[1] = f(x[2])
-        ref = np.zeros(1, dtype)
-        fwd(1, X[2:], 0, c, ref, 0)
-        assert Y[1] == ref[0] and Y[0] == Y[2] == Y[3] == 0
-        np.testing.assert_allclose(Y[1], op.ref(X[2:3], c)[0], rtol=1e-6)
-        G = np.array([0.0, 0.0, 1.5], dtype)
-        GX = np.zeros(3, dtype)
-        sr(code, G, 2, X[2:], Y[1:], c, GX, 1)        # gx[1] += 1.5 f'(x[2])
-        want = np.zeros(1, dtype)
-        vjp(1, G, 2, X[2:], 0, Y[1:], 0, c, want, 0)
-        assert GX[1] == want[0] and GX[0] == GX[2] == 0
-        if dtype == np.float64:
-            d = _fd(lambda x: op.ref(x, c)[0], X[2:3].copy())[0]
-            np.testing.assert_allclose(GX[1], 1.5 * d, rtol=1e-5, atol=1e-7)
-    elif op.kind == BINARY:
+    if op.kind == BINARY:
         A, B = _draw(op, 3, dtype), _draw(op, 3, dtype)
         Y = np.zeros(3, dtype)
         sf(code, A[1:], B[2:], Y, 2)                   # y[2] = f(a[1], b[2])
