@@ -723,6 +723,234 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                 if op == 47:  # mm
                     fwd_mm(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, 0, B_, 0, X8, yo)
     return -1
+PK = 9
+P_OP, P_KIND, P_Y, P_A, P_B, P_N, P_0, P_1, P_M = range(PK)
+
+
+@_jit
+def pforward(D, Dc, I, X, start, stop):
+    """Replay entries start..stop-1 of a scalar plan (see ops.PK) on the value store X."""
+    D, Dc, I, X = raw(D), raw(Dc), raw(I), raw(X)
+    for e in range(start, stop):
+        b0 = e * PK
+        op = D[b0 + P_OP]
+        kind = D[b0 + P_KIND]
+        yo = D[b0 + P_Y]
+        ao = D[b0 + P_A]
+        bo = D[b0 + P_B]
+        c = Dc[e]
+        if kind == 1:  # binary
+            if op == 33:  # add
+                fwd_add(1, X, ao, 1, X, bo, 1, X, yo)
+            elif op == 34:  # sub
+                fwd_sub(1, X, ao, 1, X, bo, 1, X, yo)
+            elif op == 35:  # mul
+                fwd_mul(1, X, ao, 1, X, bo, 1, X, yo)
+            elif op == 36:  # div
+                fwd_div(1, X, ao, 1, X, bo, 1, X, yo)
+            elif op == 37:  # pow
+                fwd_pow(1, X, ao, 1, X, bo, 1, X, yo)
+            elif op == 38:  # maximum
+                fwd_maximum(1, X, ao, 1, X, bo, 1, X, yo)
+            elif op == 39:  # minimum
+                fwd_minimum(1, X, ao, 1, X, bo, 1, X, yo)
+            elif op == 40:  # atan2
+                fwd_atan2(1, X, ao, 1, X, bo, 1, X, yo)
+            elif op == 41:  # hypot
+                fwd_hypot(1, X, ao, 1, X, bo, 1, X, yo)
+            elif op == 42:  # remainder
+                fwd_remainder(1, X, ao, 1, X, bo, 1, X, yo)
+        elif kind == 0:  # unary
+            if op == 0:  # neg
+                fwd_neg(1, X, ao, c, X, yo)
+            elif op == 1:  # exp
+                fwd_exp(1, X, ao, c, X, yo)
+            elif op == 2:  # log
+                fwd_log(1, X, ao, c, X, yo)
+            elif op == 3:  # sin
+                fwd_sin(1, X, ao, c, X, yo)
+            elif op == 4:  # cos
+                fwd_cos(1, X, ao, c, X, yo)
+            elif op == 5:  # tanh
+                fwd_tanh(1, X, ao, c, X, yo)
+            elif op == 6:  # sigmoid
+                fwd_sigmoid(1, X, ao, c, X, yo)
+            elif op == 7:  # relu
+                fwd_relu(1, X, ao, c, X, yo)
+            elif op == 8:  # sqrt
+                fwd_sqrt(1, X, ao, c, X, yo)
+            elif op == 9:  # abs
+                fwd_abs(1, X, ao, c, X, yo)
+            elif op == 10:  # pow_scalar
+                fwd_pow_scalar(1, X, ao, c, X, yo)
+            elif op == 11:  # tan
+                fwd_tan(1, X, ao, c, X, yo)
+            elif op == 12:  # asin
+                fwd_asin(1, X, ao, c, X, yo)
+            elif op == 13:  # acos
+                fwd_acos(1, X, ao, c, X, yo)
+            elif op == 14:  # atan
+                fwd_atan(1, X, ao, c, X, yo)
+            elif op == 15:  # sinh
+                fwd_sinh(1, X, ao, c, X, yo)
+            elif op == 16:  # cosh
+                fwd_cosh(1, X, ao, c, X, yo)
+            elif op == 17:  # erf
+                fwd_erf(1, X, ao, c, X, yo)
+            elif op == 18:  # log1p
+                fwd_log1p(1, X, ao, c, X, yo)
+            elif op == 19:  # expm1
+                fwd_expm1(1, X, ao, c, X, yo)
+            elif op == 20:  # scale
+                fwd_scale(1, X, ao, c, X, yo)
+            elif op == 21:  # step
+                fwd_step(1, X, ao, c, X, yo)
+            elif op == 22:  # clamp_min
+                fwd_clamp_min(1, X, ao, c, X, yo)
+            elif op == 23:  # clamp_max
+                fwd_clamp_max(1, X, ao, c, X, yo)
+            elif op == 24:  # leaky_relu
+                fwd_leaky_relu(1, X, ao, c, X, yo)
+            elif op == 25:  # elu
+                fwd_elu(1, X, ao, c, X, yo)
+            elif op == 26:  # gelu
+                fwd_gelu(1, X, ao, c, X, yo)
+            elif op == 27:  # silu
+                fwd_silu(1, X, ao, c, X, yo)
+            elif op == 28:  # softplus
+                fwd_softplus(1, X, ao, c, X, yo)
+            elif op == 29:  # log_sigmoid
+                fwd_log_sigmoid(1, X, ao, c, X, yo)
+            elif op == 30:  # smooth_l1
+                fwd_smooth_l1(1, X, ao, c, X, yo)
+            elif op == 31:  # lgamma
+                fwd_lgamma(1, X, ao, c, X, yo)
+            elif op == 32:  # polygamma
+                fwd_polygamma(1, X, ao, c, X, yo)
+        elif kind == 3:  # index
+            if op == 44:  # gather
+                fwd_gather(1, 1, X, ao, I, D[b0 + P_0], c, X, yo)
+            elif op == 45:  # segsum
+                fwd_segsum(D[b0 + P_1], 1, X, ao, I, D[b0 + P_0], c, X, yo)
+            elif op == 46:  # copy
+                fwd_copy(D[b0 + P_1], 1, X, ao, I, D[b0 + P_0], c, X, yo)
+        elif kind == 2:  # sum
+            if op == 43:  # sum
+                fwd_sum(D[b0 + P_M], X, ao, c, X, yo)
+
+
+@_jit
+def preverse(D, Dc, I, X, A, R):
+    """Reverse sweep of a scalar plan over the entries R (descending; the entries the seeded
+    cotangents reach), accumulating into the adjoint store A (zeroed by the caller)."""
+    D, Dc, I, X, A, R = raw(D), raw(Dc), raw(I), raw(X), raw(A), raw(R)
+    for r in range(R.shape[0]):
+        e = R[r]
+        b0 = e * PK
+        op = D[b0 + P_OP]
+        kind = D[b0 + P_KIND]
+        yo = D[b0 + P_Y]
+        ao = D[b0 + P_A]
+        bo = D[b0 + P_B]
+        c = Dc[e]
+        if kind == 1:  # binary
+            if op == 33:  # add
+                vjp_add(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
+            elif op == 34:  # sub
+                vjp_sub(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
+            elif op == 35:  # mul
+                vjp_mul(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
+            elif op == 36:  # div
+                vjp_div(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
+            elif op == 37:  # pow
+                vjp_pow(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
+            elif op == 38:  # maximum
+                vjp_maximum(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
+            elif op == 39:  # minimum
+                vjp_minimum(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
+            elif op == 40:  # atan2
+                vjp_atan2(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
+            elif op == 41:  # hypot
+                vjp_hypot(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
+            elif op == 42:  # remainder
+                vjp_remainder(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
+        elif kind == 0:  # unary
+            if op == 0:  # neg
+                vjp_neg(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 1:  # exp
+                vjp_exp(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 2:  # log
+                vjp_log(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 3:  # sin
+                vjp_sin(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 4:  # cos
+                vjp_cos(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 5:  # tanh
+                vjp_tanh(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 6:  # sigmoid
+                vjp_sigmoid(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 7:  # relu
+                vjp_relu(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 8:  # sqrt
+                vjp_sqrt(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 9:  # abs
+                vjp_abs(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 10:  # pow_scalar
+                vjp_pow_scalar(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 11:  # tan
+                vjp_tan(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 12:  # asin
+                vjp_asin(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 13:  # acos
+                vjp_acos(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 14:  # atan
+                vjp_atan(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 15:  # sinh
+                vjp_sinh(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 16:  # cosh
+                vjp_cosh(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 17:  # erf
+                vjp_erf(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 18:  # log1p
+                vjp_log1p(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 19:  # expm1
+                vjp_expm1(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 20:  # scale
+                vjp_scale(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 21:  # step
+                vjp_step(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 22:  # clamp_min
+                vjp_clamp_min(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 23:  # clamp_max
+                vjp_clamp_max(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 24:  # leaky_relu
+                vjp_leaky_relu(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 25:  # elu
+                vjp_elu(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 26:  # gelu
+                vjp_gelu(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 27:  # silu
+                vjp_silu(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 28:  # softplus
+                vjp_softplus(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 29:  # log_sigmoid
+                vjp_log_sigmoid(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 30:  # smooth_l1
+                vjp_smooth_l1(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 31:  # lgamma
+                vjp_lgamma(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 32:  # polygamma
+                vjp_polygamma(1, A, yo, X, ao, X, yo, c, A, ao)
+        elif kind == 3:  # index
+            if op == 44:  # gather
+                vjp_gather(1, D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
+            elif op == 45:  # segsum
+                vjp_segsum(D[b0 + P_1], D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
+            elif op == 46:  # copy
+                vjp_copy(D[b0 + P_1], D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
+        elif kind == 2:  # sum
+            if op == 43:  # sum
+                vjp_sum(D[b0 + P_M], A, yo, c, A, ao)
 
 
 @_jit

@@ -40,12 +40,13 @@ _BATCH_MAX = 1024
 
 def _mods():
     """tensor module and interpreter, imported once (not per call)."""
-    if not _M:
+    if "T" not in _M:
         import sys
         from . import _interp
         from .tensor import Tensor, _wrap  # noqa: F401
         _M["T"] = sys.modules[__name__.rsplit(".", 1)[0] + ".tensor"]
         _M["forward"], _M["reverse"] = _interp.forward, _interp.reverse
+        _M["pforward"], _M["preverse"] = _interp.pforward, _interp.preverse
     return _M
 
 
@@ -244,18 +245,76 @@ class CompiledTape:
             args = (self.E, self.N, self.V[0], self.V[1], self.XA[0], self.XA[1],
                     self.data.I, self.data.C)
             pl = self._pl = (args, ins, outs, simple)
+            self._sp = self._scalar_plan() if simple else None
         return pl
+
+    def _scalar_plan(self):
+        """The pre-decoded table of a tape whose entries all produce one element, for the
+        scalar-plan sweeps (``ops.PK``); None when the tape is not such a graph. Returns
+        (D, Dc, store slot, store size, constants)."""
+        from .ops import BINARY, INDEX, KIND_CODES, OPS, PK, SUM, UNARY
+        if self.ne == 0 or self.captured_hooks():
+            return None
+        E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
+        slots = set(int(x) for x in N[:, NDT])
+        if len(slots) != 1:
+            return None
+        slot = slots.pop()
+        ok_kinds = {UNARY, BINARY, SUM, INDEX}
+        for e in range(self.ne):
+            op = OPS[int(E[e, OP])]
+            if (op.kind not in ok_kinds or N[E[e, OUT], NSIZE] != 1 or E[e, FL] & (F_BIG | F_NPFWD)
+                    or (op.name == "gather" and E[e, P1] != 1)):
+                return None
+        Eb, Nb, basz, _ = self._bplan()
+        Eb, Nb = Eb.reshape(-1, K), Nb.reshape(-1, NK)
+        D = np.zeros((self.ne, PK), np.int64)
+        Dc = np.zeros(self.ne, np.float64)
+        consts = []                     # (offset in the store, source array, re-read per call)
+        for e in range(self.ne):
+            op = OPS[int(E[e, OP])]
+            a, b, out = int(Eb[e, IA]), int(Eb[e, IB]), int(Eb[e, OUT])
+            row = D[e]
+            row[0], row[1] = E[e, OP], KIND_CODES[op.kind]
+            row[2] = Nb[out, NOFF]
+            row[3] = Nb[a, NOFF] if a >= 0 else 0
+            row[4] = Nb[b, NOFF] if b >= 0 else 0
+            row[5] = 1
+            row[6], row[7] = E[e, P0], E[e, P1]
+            row[8] = Nb[a, NSIZE] if a >= 0 else 0
+            if E[e, 10] >= 0:                            # CI: the row's float constant
+                Dc[e] = self.data.C[E[e, 10]]
+            if op.kind == BINARY:
+                row[6] = (1 if E[e, IA] >= 0 else 0) | (2 if E[e, IB] >= 0 else 0)
+                for col, scol in ((IA, SA), (IB, SB)):
+                    if E[e, col] < 0:                    # a recorded constant: its own node
+                        s = int(E[e, scol])
+                        node = int(Eb[e, col])
+                        src = (self.data.XO[slot][-2 - s].reshape(-1) if s <= -2
+                               else self.V[slot][s:s + 1])
+                        consts.append((int(Nb[node, NOFF]), src, s <= -2))
+            elif a < 0:
+                return None
+        return D.reshape(-1), Dc, slot, max(int(basz[slot]), 1), consts
+
+    def captured_hooks(self):
+        return bool((self.E.reshape(-1, K)[:, FL] & F_HOOK).any())
 
     def forward(self, values, fresh=False):
         """Node values after a compiled forward replay on new input values (flat arrays).
         The value buffers are reused between calls of a thread unless ``fresh`` (a vjp
         closure keeps its own)."""
-        forward = _M["forward"] if _M else _mods()["forward"]
+        forward = _M.get("forward") or _mods()["forward"]
         args, ins, _, _ = self._plan()
+        sp = self._sp
         bufs = self.__dict__.setdefault("_X", {})          # per thread: replays may overlap
         X = None if fresh else bufs.get(threading.get_ident())
         if X is None:
             X = [np.zeros(max(self.data.asz[s], 1), _NP[s & 1]) for s in range(4)]
+            if sp is not None:                             # one store, constants included
+                X[sp[2]] = np.zeros(sp[3], _NP[sp[2]])
+                for off, src, _ in sp[4]:
+                    X[sp[2]][off:off + src.size] = src
             if not fresh:
                 bufs[threading.get_ident()] = X
         for m, v in zip(ins, values):
@@ -270,6 +329,13 @@ class CompiledTape:
                 if leaf is not None:
                     off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
                     X[slot][off:off + size] = np.asarray(leaf._data, _NP[slot & 1]).reshape(-1)
+        if sp is not None:
+            Xs = X[sp[2]]
+            for off, src, live in sp[4]:
+                if live:                                   # a referenced array: read now
+                    Xs[off:off + src.size] = src
+            (_M.get("pforward") or _mods()["pforward"])(sp[0], sp[1], self.data.I, Xs, 0, self.ne)
+            return X
         start = 0
         while True:
             stop = forward(*args, X[0], X[1], start, self.ne)
@@ -338,7 +404,9 @@ class CompiledTape:
     def _reverse_simple(self, X, cotangents, args, ins, outs):
         """``reverse`` of a tape that no entry leaves for numpy: one compiled sweep over
         adjoint stores and reach flags that a thread reuses from call to call."""
-        reverse = _M["reverse"] if _M else _mods()["reverse"]
+        if self._sp is not None:
+            return self._reverse_scalar(X, cotangents, ins, outs)
+        reverse = _M.get("reverse") or _mods()["reverse"]
         nn, ne = len(self.N) // NK, self.ne
         bufs = self.__dict__.setdefault("_A", {})
         st = bufs.get(threading.get_ident())
@@ -384,6 +452,55 @@ class CompiledTape:
             if m is not None and nreach[node]:
                 slot, off, size = m
                 g = A[slot][off:off + size]
+                g = g.copy() if g.dtype == dt.np else g.astype(dt.np)
+                if g.shape != shape:
+                    g = g.reshape(shape)
+            if extra and i in extra:
+                g = extra[i] if g is None else g + extra[i]
+            grads.append(g)
+        return grads
+
+    def _reverse_scalar(self, X, cotangents, ins, outs):
+        """``reverse`` through the scalar-plan sweep (see ``_scalar_plan``)."""
+        D, Dc, slot, size, _ = self._sp
+        bufs = self.__dict__.setdefault("_A", {})
+        A = bufs.get(threading.get_ident())
+        if A is None:
+            A = bufs[threading.get_ident()] = np.zeros(size, _NP[slot])
+        else:
+            A.fill(0)
+        seeded, extra = [], None
+        for (kind, v), m, g in zip(self.out_nodes, outs, cotangents):
+            if g is None:
+                continue
+            if kind == "node":
+                _, off, n = m
+                if n == 1:
+                    A[off] += float(g)
+                else:
+                    a = A[off:off + n]
+                    np.add(a, np.asarray(g).reshape(-1), out=a)
+                seeded.append(v)
+            elif kind == "input":
+                extra = extra or {}
+                extra[v] = extra.get(v, 0) + np.asarray(g)
+        key = tuple(sorted(set(seeded)))
+        memo = self.__dict__.setdefault("_rmemo", {})
+        rr = memo.get(key)
+        if rr is None:
+            nreach, start = self._reach(key)
+            E = self.E.reshape(-1, K)
+            R = np.array([e for e in range(start, -1, -1) if nreach[E[e, OUT]]], np.int64)
+            rr = memo[key] = (nreach, R)
+        nreach, R = rr
+        if len(R):
+            (_M.get("preverse") or _mods()["preverse"])(D, Dc, self.data.I, X[slot], A, R)
+        grads = []
+        for i, (node, m, (shape, dt)) in enumerate(zip(self.in_nodes, ins, self.in_meta)):
+            g = None
+            if m is not None and nreach[node]:
+                _, off, n = m
+                g = A[off:off + n]
                 g = g.copy() if g.dtype == dt.np else g.astype(dt.np)
                 if g.shape != shape:
                     g = g.reshape(shape)
@@ -631,6 +748,7 @@ class CompiledTape:
         st.pop("_X", None)
         st.pop("_bp", None)                     # holds addresses: rebuilt after unpickling
         st.pop("_pl", None)
+        st.pop("_sp", None)
         st.pop("_A", None)
         d = self.data
         st["data"] = (d.C, d.I, d.XO, d.asz)

@@ -717,6 +717,85 @@ def _steps(by_kind):
     return out
 
 
+# The scalar-plan sweeps replay a tape whose entries all produce one element (a scalar graph:
+# the micrograd case) from a pre-decoded table built once per recorded tape (tapegrad.func):
+# one row of PK int64 per entry holding the operands' offsets in ONE value store (recorded
+# constants are nodes of their own there), so an entry costs a few loads and one inlined
+# kernel call with a literal count of 1: no node-table lookups, no operand views, no dtype or
+# flag branches. Generic over the store's dtype (Numba compiles the dtype a tape uses, on its
+# first replay). Columns of a row:
+PK = 9
+P_OP, P_KIND, P_Y, P_A, P_B, P_N, P_0, P_1, P_M = range(PK)
+# P_N the output size (1), P_0 / P_1 the entry's P0 / P1 (index rows: I offset, index count;
+# binary rows: P_0 bit 1 / bit 2 = operand a / b needs its gradient), P_M the size of
+# operand a (sum and index rows). Kernel calls per kind (the rows a scalar plan admits):
+_PFWD = {
+    UNARY: "fwd_{name}(1, X, ao, c, X, yo)",
+    BINARY: "fwd_{name}(1, X, ao, 1, X, bo, 1, X, yo)",
+    SUM: "fwd_{name}(D[b0 + P_M], X, ao, c, X, yo)",
+    INDEX: "fwd_{name}(D[b0 + P_1], 1, X, ao, I, D[b0 + P_0], c, X, yo)",
+}
+_PREV = {
+    UNARY: "vjp_{name}(1, A, yo, X, ao, X, yo, c, A, ao)",
+    BINARY: "vjp_{name}(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, "
+            "(D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)",
+    SUM: "vjp_{name}(D[b0 + P_M], A, yo, c, A, ao)",
+    INDEX: "vjp_{name}(D[b0 + P_1], D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)",
+}
+# gather rows admitted by a scalar plan read one index (P_1 == 1): a literal count for them
+_PLITERAL = {"gather": ("D[b0 + P_1]", "1")}
+
+_PFORWARD_HEAD = '''
+
+@_jit
+def pforward(D, Dc, I, X, start, stop):
+    """Replay entries start..stop-1 of a scalar plan (see ops.PK) on the value store X."""
+    D, Dc, I, X = raw(D), raw(Dc), raw(I), raw(X)
+    for e in range(start, stop):
+        b0 = e * PK
+        op = D[b0 + P_OP]
+        kind = D[b0 + P_KIND]
+        yo = D[b0 + P_Y]
+        ao = D[b0 + P_A]
+        bo = D[b0 + P_B]
+        c = Dc[e]'''
+
+_PREVERSE_HEAD = '''
+
+@_jit
+def preverse(D, Dc, I, X, A, R):
+    """Reverse sweep of a scalar plan over the entries R (descending; the entries the seeded
+    cotangents reach), accumulating into the adjoint store A (zeroed by the caller)."""
+    D, Dc, I, X, A, R = raw(D), raw(Dc), raw(I), raw(X), raw(A), raw(R)
+    for r in range(R.shape[0]):
+        e = R[r]
+        b0 = e * PK
+        op = D[b0 + P_OP]
+        kind = D[b0 + P_KIND]
+        yo = D[b0 + P_Y]
+        ao = D[b0 + P_A]
+        bo = D[b0 + P_B]
+        c = Dc[e]'''
+
+
+def _psweep(by_kind, table):
+    out = []
+    first = True
+    for kind in (BINARY, UNARY, INDEX, SUM):
+        rows = by_kind.get(kind)
+        if not rows:
+            continue
+        out.append("        %s kind == %d:  # %s" % ("if" if first else "elif", KIND_CODES[kind], kind))
+        first = False
+        for i, (code, op) in enumerate(rows):
+            call = table[kind].replace("{name}", op.name)
+            if op.name in _PLITERAL:
+                call = call.replace(*_PLITERAL[op.name])
+            out.append("            %s op == %d:  # %s" % ("if" if i == 0 else "elif", code, op.name))
+            out.append("                " + call)
+    return out
+
+
 def _body(by_kind, table, d, ind, reverse):
     """The per-kind dispatch for one dtype store (d = "4" or "8")."""
     out = []
@@ -1038,6 +1117,12 @@ def generate_interp():
     L.append("        else:")
     L += _body(by_kind, _FWD, "8", " " * 12, False)
     L.append("    return -1")
+    L.append("PK = %d" % PK)
+    L.append("P_OP, P_KIND, P_Y, P_A, P_B, P_N, P_0, P_1, P_M = range(PK)")
+    L.append(_PFORWARD_HEAD)
+    L += _psweep(by_kind, _PFWD)
+    L.append(_PREVERSE_HEAD)
+    L += _psweep(by_kind, _PREV)
     L.append(_BFORWARD_HEAD)
     L += _bbody(by_kind, _BFWD, "4", " " * 12)
     L.append("        else:")
