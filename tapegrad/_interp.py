@@ -1203,10 +1203,10 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
 
 
 @_jit
-def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, start, stop):
+def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, start, stop, nreal):
     """Batched reverse sweep of entries start..stop (downwards) over a chunk of B points
     (layout as bforward), accumulating adjoints into A4/A8; entries no cotangent reaches
-    are skipped."""
+    are skipped. Nodes from nreal on are recorded constants (no gradient computed)."""
     E, N, V4, V8, XA4, XA8, I, C = raw(E), raw(N), raw(V4), raw(V8), raw(XA4), raw(XA8), raw(I), raw(C)
     A4, A8, X4, X8, nreach, ereach = raw(A4), raw(A8), raw(X4), raw(X8), raw(nreach), raw(ereach)
     for e in range(start, stop - 1, -1):
@@ -1308,25 +1308,25 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                 nl, w = (1, n * B) if whole else (n, B)
                 for i in range(nl):
                     if op == 33:  # add
-                        vjp_add(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                        vjp_add(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 34:  # sub
-                        vjp_sub(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                        vjp_sub(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 35:  # mul
-                        vjp_mul(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                        vjp_mul(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 36:  # div
-                        vjp_div(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                        vjp_div(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 37:  # pow
-                        vjp_pow(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                        vjp_pow(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 38:  # maximum
-                        vjp_maximum(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                        vjp_maximum(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 39:  # minimum
-                        vjp_minimum(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                        vjp_minimum(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 40:  # atan2
-                        vjp_atan2(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                        vjp_atan2(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 41:  # hypot
-                        vjp_hypot(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                        vjp_hypot(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 42:  # remainder
-                        vjp_remainder(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, True, True)
+                        vjp_remainder(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -1426,25 +1426,25 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                 nl, w = (1, n * B) if whole else (n, B)
                 for i in range(nl):
                     if op == 33:  # add
-                        vjp_add(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                        vjp_add(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 34:  # sub
-                        vjp_sub(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                        vjp_sub(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 35:  # mul
-                        vjp_mul(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                        vjp_mul(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 36:  # div
-                        vjp_div(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                        vjp_div(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 37:  # pow
-                        vjp_pow(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                        vjp_pow(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 38:  # maximum
-                        vjp_maximum(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                        vjp_maximum(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 39:  # minimum
-                        vjp_minimum(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                        vjp_minimum(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 40:  # atan2
-                        vjp_atan2(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                        vjp_atan2(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 41:  # hypot
-                        vjp_hypot(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                        vjp_hypot(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
                     elif op == 42:  # remainder
-                        vjp_remainder(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, True, True)
+                        vjp_remainder(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -1539,10 +1539,11 @@ def _seed(A, R, B, p0, nb, N, nreach, ereach):
 
 
 @_pjit
-def run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS, GRADS, rev_start):
+def run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS, GRADS, rev_start, nreal):
     """Evaluate the tape on P points in chunks of B lanes, G groups of chunks in parallel:
     forward (inputs INS -> outputs OUTS), then, when rev_start >= 0, the reverse sweep from
-    entry rev_start seeded by the cotangents CTS, writing the adjoints of GRADS."""
+    entry rev_start seeded by the cotangents CTS, writing the adjoints of GRADS. Nodes from
+    nreal on are the recorded constants' lanes."""
     nn = len(N) // NK
     nchunks = (P + B - 1) // B
     for g in prange(G):
@@ -1576,7 +1577,8 @@ def run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS, GRADS
                     _seed(A4, CTS[r], B, p0, nb, N, nreach, ereach)
                 else:
                     _seed(A8, CTS[r], B, p0, nb, N, nreach, ereach)
-            breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, rev_start, 0)
+            breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, rev_start, 0,
+                     nreal)
             for r in range(GRADS.shape[0]):
                 if GRADS[r, SLOT] == 0:
                     _store(A4, GRADS[r], B, p0, nb, N)

@@ -653,7 +653,7 @@ class CompiledTape:
         Eb, Nb, basz, const_rows = self._bplan()
         run(Eb, Nb, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, self.data.C,
             basz[0], basz[1], self.ne, B, P, G, table(ins + const_rows), table(outs_rows),
-            table(cts), table(grows), rev_start)
+            table(cts), table(grows), rev_start, len(N) // NK)
         # outputs
         res = []
         for (kind, v), (shape, dt) in zip(self.out_nodes, self.out_meta):

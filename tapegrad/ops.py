@@ -616,7 +616,8 @@ _BREV = {
             ["mark(N, nreach, ereach, a)"]),
     BINARY: (_BSPLIT, "for i in range(nl):",
              "vjp_{name}(w, A{d}[go + i * B:], 0, X{d}[ao + i * sa * B:], 0, 1, X{d}[bo + i * sb * B:], 0, "
-             "1, X{d}[go + i * B:], 0, A{d}[ao + i * sa * B:], 0, A{d}[bo + i * sb * B:], 0, True, True)",
+             "1, X{d}[go + i * B:], 0, A{d}[ao + i * sa * B:], 0, A{d}[bo + i * sb * B:], 0, a < nreal, "
+             "b < nreal)",
              ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
     SUM: ([], None, "bvjp_{name}(N[a * NK + NSIZE], A{d}, go, c, A{d}, noff(N, a) * B, B)",
           ["mark(N, nreach, ereach, a)"]),
@@ -966,10 +967,11 @@ def _seed(A, R, B, p0, nb, N, nreach, ereach):
 
 
 @_pjit
-def run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS, GRADS, rev_start):
+def run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS, GRADS, rev_start, nreal):
     """Evaluate the tape on P points in chunks of B lanes, G groups of chunks in parallel:
     forward (inputs INS -> outputs OUTS), then, when rev_start >= 0, the reverse sweep from
-    entry rev_start seeded by the cotangents CTS, writing the adjoints of GRADS."""
+    entry rev_start seeded by the cotangents CTS, writing the adjoints of GRADS. Nodes from
+    nreal on are the recorded constants' lanes."""
     nn = len(N) // NK
     nchunks = (P + B - 1) // B
     for g in prange(G):
@@ -1003,7 +1005,8 @@ def run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS, GRADS
                     _seed(A4, CTS[r], B, p0, nb, N, nreach, ereach)
                 else:
                     _seed(A8, CTS[r], B, p0, nb, N, nreach, ereach)
-            breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, rev_start, 0)
+            breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, rev_start, 0,
+                     nreal)
             for r in range(GRADS.shape[0]):
                 if GRADS[r, SLOT] == 0:
                     _store(A4, GRADS[r], B, p0, nb, N)
@@ -1059,10 +1062,10 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
 _BREVERSE_HEAD = '''
 
 @_jit
-def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, start, stop):
+def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, start, stop, nreal):
     \"\"\"Batched reverse sweep of entries start..stop (downwards) over a chunk of B points
     (layout as bforward), accumulating adjoints into A4/A8; entries no cotangent reaches
-    are skipped.\"\"\"
+    are skipped. Nodes from nreal on are recorded constants (no gradient computed).\"\"\"
     E, N, V4, V8, XA4, XA8, I, C = raw(E), raw(N), raw(V4), raw(V8), raw(XA4), raw(XA8), raw(I), raw(C)
     A4, A8, X4, X8, nreach, ereach = raw(A4), raw(A8), raw(X4), raw(X8), raw(nreach), raw(ereach)
     for e in range(start, stop - 1, -1):
