@@ -20,6 +20,7 @@ chunk-interpreter the issue asks for); custom Functions inside a recorded functi
 """
 import logging
 import threading
+import weakref
 
 import numpy as np
 
@@ -60,6 +61,23 @@ def _numpy_fwd_ops():
             "exp", "log", "sin", "cos", "tanh", "sigmoid", "tan", "asin", "acos", "atan",
             "sinh", "cosh", "erf", "log1p", "expm1")], np.int64)
     return _M["fwd_ops"]
+
+
+def _frozen(spec):
+    """A guard spec without its tensor reference (for pickling)."""
+    if spec is not None and spec[0] == "const" and len(spec) > 2:
+        return ("const", _const_value(spec))
+    return spec
+
+
+def _const_value(spec):
+    """A guard's constant operand: a captured tensor's current value (its recorded value when
+    the tensor is gone or the spec came from a pickle), else the recorded value."""
+    if len(spec) > 2:
+        t = spec[2]()
+        if t is not None:
+            return np.asarray(t._data)
+    return spec[1]
 
 
 # ----------------------------------------------------------------------------- pytrees
@@ -153,6 +171,19 @@ class CompiledTape:
         data.asz = list(tp.asz)
         data.hooks = {}
         self.data = data
+        # recorded constants that are tensors f captured: read again at every call
+        self.crefs = []
+        for dt, code, t in tp.crefs:
+            if code >= 0:                                   # a copied 0-dim value in V
+                self.crefs.append((dt, code, weakref.ref(t), None))
+            elif code <= -2:
+                k = -2 - code
+                arr = data.XO[dt][k]
+                if arr is t._data:                          # referenced: in-place changes seen
+                    self.crefs.append((dt, code, weakref.ref(t), arr))
+                else:                                       # converted: refilled per call
+                    data.XO[dt][k] = arr = np.array(arr, copy=True)
+                    self.crefs.append((dt, code, weakref.ref(t), None))
         self._rebuild_xa()
         # inputs: the node each fresh leaf got (None when f did not use it)
         self.in_nodes = [u._lref[1] if (u._lref is not None and u._lref[0] is tp.wself) else None
@@ -183,7 +214,8 @@ class CompiledTape:
                 return ("node", node, t._data.shape)
         elif t._rg:
             return ("node", tp.leaf_node(t), t._data.shape)
-        return ("const", np.array(t._data, copy=True))
+        # a tensor the function captured: a replay compares with its value at that time
+        return ("const", np.array(t._data, copy=True), weakref.ref(t))
 
     def _guard(self, kind, t, *rest):
         if self._recording is None:
@@ -202,7 +234,7 @@ class CompiledTape:
 
     def _value(self, spec, X):
         if spec[0] == "const":
-            return spec[1]
+            return _const_value(spec)
         node = spec[1]
         off, size, slot = self.N[node * NK + NOFF], self.N[node * NK + NSIZE], self.N[node * NK + NDT]
         return X[slot][off:off + size].reshape(spec[2])
@@ -226,6 +258,45 @@ class CompiledTape:
                 xa[2 * k] = arr.__array_interface__["data"][0]
                 xa[2 * k + 1] = arr.size
             self.XA.append(xa)
+
+    def _refresh_constants(self):
+        """Copy the current values of the captured constant tensors into the tape's constants
+        (a 0-dim value into V; a converted array into the tape's own copy). A referenced
+        array that its tensor no longer holds is replaced by a copy of the new one, and the
+        plans holding its address are dropped."""
+        stale = False
+        for dt, code, ref, orig in self.crefs:
+            t = ref()
+            if t is None:
+                continue
+            d = t._data
+            if code >= 0:
+                self.V[dt][code] = d
+            elif orig is not None:
+                if d is not orig:
+                    k = -2 - code
+                    old = self.data.XO[dt][k]
+                    new = np.ascontiguousarray(d, old.dtype)
+                    if new.shape != old.shape:
+                        raise RuntimeError(
+                            "a tensor captured by the recorded function changed shape from %s "
+                            "to %s; record the function again" % (tuple(old.shape), tuple(new.shape)))
+                    self.data.XO[dt][k] = new
+                    stale = True
+            else:
+                arr = self.data.XO[dt][-2 - code]
+                try:
+                    np.copyto(arr, d, casting="unsafe")
+                except ValueError:
+                    raise RuntimeError(
+                        "a tensor captured by the recorded function changed shape to %s; "
+                        "record the function again" % (tuple(np.shape(d)),)) from None
+        if stale:
+            self.crefs = [(dt, code, ref, (self.data.XO[dt][-2 - code] if orig is not None else None))
+                          for dt, code, ref, orig in self.crefs]
+            self._rebuild_xa()
+            for key in ("_bp", "_pl", "_sp", "_X", "_A", "_rmemo"):
+                self.__dict__.pop(key, None)
 
     def _meta(self, node):
         """(store slot, offset, size) of a node as Python ints."""
@@ -268,6 +339,7 @@ class CompiledTape:
                 return None
         Eb, Nb, basz, _ = self._bplan()
         Eb, Nb = Eb.reshape(-1, K), Nb.reshape(-1, NK)
+        vrefs = {(dt, code) for dt, code, _, _ in self.crefs if code >= 0}
         D = np.zeros((self.ne, PK), np.int64)
         Dc = np.zeros(self.ne, np.float64)
         consts = []                     # (offset in the store, source array, re-read per call)
@@ -292,7 +364,7 @@ class CompiledTape:
                         node = int(Eb[e, col])
                         src = (self.data.XO[slot][-2 - s].reshape(-1) if s <= -2
                                else self.V[slot][s:s + 1])
-                        consts.append((int(Nb[node, NOFF]), src, s <= -2))
+                        consts.append((int(Nb[node, NOFF]), src, s <= -2 or (slot, s) in vrefs))
             elif a < 0:
                 return None
         return D.reshape(-1), Dc, slot, max(int(basz[slot]), 1), consts
@@ -305,6 +377,8 @@ class CompiledTape:
         The value buffers are reused between calls of a thread unless ``fresh`` (a vjp
         closure keeps its own)."""
         forward = _M.get("forward") or _mods()["forward"]
+        if self.crefs:
+            self._refresh_constants()
         args, ins, _, _ = self._plan()
         sp = self._sp
         bufs = self.__dict__.setdefault("_X", {})          # per thread: replays may overlap
@@ -600,6 +674,8 @@ class CompiledTape:
         branch decisions hold (the others must be evaluated again)."""
         from ._interp import run
         from numba import get_num_threads
+        if self.crefs:
+            self._refresh_constants()
         N, keep = self.N, []
         ins, outs_rows, cts, grows = [], [], [], []
         for node, v, bt in zip(self.in_nodes, values, batched):
@@ -684,7 +760,7 @@ class CompiledTape:
 
             def val(spec):
                 if spec[0] == "const":
-                    return spec[1]
+                    return _const_value(spec)
                 shape = tuple(spec[2])
                 pad = max(0, seen.ndim - len(shape))
                 return want[spec[1]].reshape((P,) + (1,) * pad + shape)
@@ -753,12 +829,14 @@ class CompiledTape:
         d = self.data
         st["data"] = (d.C, d.I, d.XO, d.asz)
         st["captured"] = []                     # captured tensors do not travel
-        st["guards"] = [(k, f.__name__ if f is not None else None, a, b, s)
+        st["guards"] = [(k, f.__name__ if f is not None else None, _frozen(a), _frozen(b), s)
                         for k, f, a, b, s in self.guards]
+        st["crefs"] = []                        # nor do captured constant tensors
         return st
 
     def __setstate__(self, st):
         C, I, XO, asz = st.pop("data")
+        st.setdefault("crefs", [])
         st["guards"] = [(k, getattr(np, f) if f is not None else None, a, b, s)
                         for k, f, a, b, s in st["guards"]]
         self.__dict__.update(st)

@@ -69,7 +69,7 @@ def view_f(buf, dt):
 class Tape:
     __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "wself", "leaf_pairs",
                  "pyfuncs", "sv", "mark", "nbytes", "retained", "hooks",
-                 "views", "into", "dn", "de", "n_saving", "released", "__weakref__")
+                 "views", "into", "dn", "de", "n_saving", "released", "crefs", "__weakref__")
 
     def __init__(self):
         self.E = array("q")
@@ -93,6 +93,7 @@ class Tape:
         self.dn = self.de = 0       # node / entry shift applied by that absorb
         self.n_saving = 0           # entries with saved values not yet freed
         self.released = False
+        self.crefs = None           # recording(): [(dtype slot, save code, Tensor)] constants
 
     # ----------------------------------------------------------------- recording
     def __len__(self):
@@ -281,6 +282,7 @@ class recording:
     def __enter__(self):
         self._prev = getattr(_tls, "tape", None)
         self.tape = _tls.tape = Tape()
+        self.tape.crefs = []        # which saved constants are tensors (a replay re-reads them)
         return self.tape
 
     def __exit__(self, *exc):

@@ -406,6 +406,11 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
         cb = ca
     else:
         cb = save(bv, dt, tb and b._tape is None) if (save_b or nb < 0) else -1
+    if tp.crefs is not None:                    # recording for a replay: tensor constants
+        if na < 0 and ta:
+            tp.crefs.append((dt, ca, a))
+        if nb < 0 and tb:
+            tp.crefs.append((dt, cb, b))
     cy = save(y, dt) if save_y else -1
     # the entry and its output node (Tape.entry, inlined on this hot path)
     e = len(tp.E) // K
@@ -1693,6 +1698,11 @@ def _mm_core(a, b, m, k, n, y, name):
     nb = _src(b, tp) if gb else -1
     sa = tp.save(np.ascontiguousarray(a._data), dt) if (gb or not ga) else -1
     sb = tp.save(np.ascontiguousarray(b._data), dt) if (ga or not gb) else -1
+    if tp.crefs is not None:                    # recording for a replay: tensor constants
+        if not ga:
+            tp.crefs.append((dt, sa, a))
+        if not gb:
+            tp.crefs.append((dt, sb, b))
     # a product of >= BIG multiply-adds runs on BLAS in the sweeps (F_BIG: numpy's VJP)
     e, node = tp.entry(OPCODE["mm"], _nm(name), int(np.size(y)), dt, na, nb, sa=sa, sb=sb,
                        p0=m, p1=k, fl=F_SAVES | (F_BIG if m * k * n >= _tp.BIG else 0))
