@@ -190,7 +190,11 @@ class CompiledTape:
                          for u in fresh]
         # leaves of the tape that are not inputs (tensors captured by f): read at each call
         ids = {id(u) for u in fresh}
-        self.captured = [(node, ref) for node, ref in tp.leaf_pairs if id(ref()) not in ids]
+        # with their values at recording time: a leaf f made itself (gone after the recording)
+        # keeps that value, as a tensor f creates anew at each call would have it
+        self.captured = [(node, ref, np.array(ref()._data, copy=True)) for node, ref in tp.leaf_pairs
+                         if id(ref()) not in ids]
+        tp.held = None
         self.out_nodes = []
         for t in outs:
             if t._tape is not None:
@@ -398,11 +402,11 @@ class CompiledTape:
                     np.asarray(v, _NP[slot & 1]).reshape(-1)
         if self.captured:
             N = self.N
-            for node, ref in self.captured:
-                leaf = ref()
-                if leaf is not None:
-                    off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
-                    X[slot][off:off + size] = np.asarray(leaf._data, _NP[slot & 1]).reshape(-1)
+            for node, ref, kept in self.captured:
+                leaf = ref() if ref is not None else None
+                off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
+                X[slot][off:off + size] = np.asarray(leaf._data if leaf is not None else kept,
+                                                     _NP[slot & 1]).reshape(-1)
         if sp is not None:
             Xs = X[sp[2]]
             for off, src, live in sp[4]:
@@ -684,11 +688,11 @@ class CompiledTape:
             npd = _NP[N[node * NK + NDT] & 1]
             a = np.ascontiguousarray(v, npd)
             ins.append(self._row(node, a, N[node * NK + NSIZE] if bt else 0, keep))
-        for node, ref in self.captured:
-            leaf = ref()
-            if leaf is not None:
-                a = np.ascontiguousarray(leaf._data, _NP[N[node * NK + NDT] & 1])
-                ins.append(self._row(node, a, 0, keep))
+        for node, ref, kept in self.captured:
+            leaf = ref() if ref is not None else None
+            a = np.ascontiguousarray(leaf._data if leaf is not None else kept,
+                                     _NP[N[node * NK + NDT] & 1])
+            ins.append(self._row(node, a, 0, keep))
         # nodes whose values leave the chunk: outputs and the nodes the guards read
         want = {}
         for kind, v in self.out_nodes:
@@ -828,7 +832,8 @@ class CompiledTape:
         st.pop("_A", None)
         d = self.data
         st["data"] = (d.C, d.I, d.XO, d.asz)
-        st["captured"] = []                     # captured tensors do not travel
+        # captured tensors do not travel: the unpickled tape uses their recorded values
+        st["captured"] = [(node, None, kept) for node, _, kept in self.captured]
         st["guards"] = [(k, f.__name__ if f is not None else None, _frozen(a), _frozen(b), s)
                         for k, f, a, b, s in self.guards]
         st["crefs"] = []                        # nor do captured constant tensors
@@ -875,6 +880,40 @@ class _Cache:
         self.f = f
         self.tapes = {}
         self.recordings = 0
+        self.watch = None
+
+    def _watch_list(self):
+        """The tensors f names directly (closure variables and globals), by identity: a
+        recording captured those objects, so rebinding a name must record f again."""
+        T = _mods()["T"].Tensor
+        fn = getattr(self.f, "__func__", self.f)
+        code = getattr(fn, "__code__", None)
+        out = []
+        if code is None:
+            return out
+        for cell in fn.__closure__ or ():
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(v, T):
+                out.append((cell, None, weakref.ref(v)))
+        g = getattr(fn, "__globals__", {})
+        for name in code.co_names:
+            v = g.get(name)
+            if isinstance(v, T):
+                out.append((g, name, weakref.ref(v)))
+        return out
+
+    def _rebound(self):
+        for where, name, ref in self.watch:
+            try:
+                now = where.get(name) if name is not None else where.cell_contents
+            except ValueError:                  # an emptied closure cell
+                return True
+            if now is not ref():
+                return True
+        return False
 
     def key(self, args):
         T = _mods()["T"].Tensor
@@ -893,12 +932,23 @@ class _Cache:
                       getattr(self.f, "__name__", self.f))
         ct = CompiledTape(self.f, args)
         self.recordings += 1
+        if self.watch is None:
+            self.watch = self._watch_list()
         variants = self.tapes.setdefault(key, [])
         variants.insert(0, ct)
         del variants[self.MAX_VARIANTS:]
         return ct
 
+    def check_names(self):
+        """Forget the recordings when a tensor f names directly was rebound."""
+        if self.watch and self._rebound():
+            log.debug("tapegrad.func: a tensor %s names was rebound; recording it again",
+                      getattr(self.f, "__name__", self.f))
+            self.tapes.clear()
+            self.watch = None
+
     def run(self, args, need_reverse, cotangent_fn, fresh=False):
+        self.check_names()
         key, leaves = self.key(args)
         values = [t._data for t in leaves]
         for ct in self.tapes.get(key, ()):
@@ -1095,6 +1145,7 @@ def _vmap_batched(func, cache, args, dims, P, out_dims):
     tr = getattr(func, "_tg_transform", None)
     kind, f, argnums, has_aux = tr if tr is not None else ("call", func, None, False)
     point0 = [_take(a, d, 0) for a, d in zip(args, dims)]
+    cache.check_names()
     key, pleaves = cache.key(point0)
     full, batched = [], []
     for a, d in zip(args, dims):

@@ -69,7 +69,8 @@ def view_f(buf, dt):
 class Tape:
     __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "wself", "leaf_pairs",
                  "pyfuncs", "sv", "mark", "nbytes", "retained", "hooks",
-                 "views", "into", "dn", "de", "n_saving", "released", "crefs", "__weakref__")
+                 "views", "into", "dn", "de", "n_saving", "released", "crefs", "held",
+                 "__weakref__")
 
     def __init__(self):
         self.E = array("q")
@@ -94,6 +95,7 @@ class Tape:
         self.n_saving = 0           # entries with saved values not yet freed
         self.released = False
         self.crefs = None           # recording(): [(dtype slot, save code, Tensor)] constants
+        self.held = None            # recording(): leaves held until the recording is frozen
 
     # ----------------------------------------------------------------- recording
     def __len__(self):
@@ -119,6 +121,8 @@ class Tape:
             return lr[1]
         n = self.node(t._data.size, t._dtype.slot, -1)
         self.leaf_pairs.append((n, weakref.ref(t)))
+        if self.held is not None:
+            self.held.append(t)
         t._lref = (self.wself, n)
         return n
 
@@ -283,6 +287,7 @@ class recording:
         self._prev = getattr(_tls, "tape", None)
         self.tape = _tls.tape = Tape()
         self.tape.crefs = []        # which saved constants are tensors (a replay re-reads them)
+        self.tape.held = []         # leaves made inside the function: their values are needed
         return self.tape
 
     def __exit__(self, *exc):

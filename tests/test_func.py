@@ -495,3 +495,67 @@ def test_a_guard_on_a_captured_tensor_sees_its_new_value():
     with tg.no_grad():
         thr.fill_(5.0)
     np.testing.assert_allclose(g(x).numpy(), [3.0, 3.0])
+
+
+def test_a_leaf_the_function_creates_keeps_its_value_on_replay():
+    """A tensor requiring grad that f creates itself is a leaf of the tape that is gone after
+    the recording: replays use its value (they used zeros before), also after pickling."""
+    import pickle
+
+    def f(x):
+        w = tg.tensor([1.0, -2.0, 0.5], dtype=tg.float64, requires_grad=True)
+        return (x * w).sin().sum()
+
+    gv = tf.grad_and_value(f)
+    for x in ([0.1, 0.2, 0.3], [0.4, -0.1, 1.0]):
+        g, v = gv(tg.tensor(x, dtype=tg.float64))
+        w = np.array([1.0, -2.0, 0.5])
+        np.testing.assert_allclose(float(v), np.sin(np.array(x) * w).sum(), rtol=1e-14)
+        np.testing.assert_allclose(g.numpy(), w * np.cos(np.array(x) * w), rtol=1e-14)
+    ct = tf.make_tape(f, tg.tensor([0.1, 0.2, 0.3], dtype=tg.float64))
+    ct2 = pickle.loads(pickle.dumps(ct))
+    x = np.array([0.3, 0.2, 0.1])
+    X = ct2.forward([x])
+    (out,) = ct2.outputs(X, [x])
+    np.testing.assert_allclose(float(out), np.sin(x * np.array([1.0, -2.0, 0.5])).sum(), rtol=1e-14)
+
+
+W_GLOBAL = tg.tensor([1.0, 2.0], dtype=tg.float64, requires_grad=True)
+
+
+def _uses_global(x):
+    return (x * W_GLOBAL).tanh().sum()
+
+
+def test_rebinding_a_name_the_function_uses_records_it_again():
+    """Replays hold the tensors f named when it was recorded; rebinding such a global or
+    closure variable to another tensor (the functional SGD step `w = w - lr * g`) makes the
+    next call record f again instead of replaying with the old tensor."""
+    global W_GLOBAL
+    g = tf.grad(_uses_global)
+    x = tg.tensor([0.3, -0.4], dtype=tg.float64)
+
+    def expect(w):
+        return w * (1 - np.tanh(x.numpy() * w) ** 2)
+    np.testing.assert_allclose(g(x).numpy(), expect(np.array([1.0, 2.0])), rtol=1e-14)
+    old = W_GLOBAL
+    W_GLOBAL = tg.tensor([3.0, -1.0], dtype=tg.float64, requires_grad=True)
+    try:
+        np.testing.assert_allclose(g(x).numpy(), expect(np.array([3.0, -1.0])), rtol=1e-14)
+        np.testing.assert_allclose(tf.vmap(g)(tg.stack([x, x])).numpy()[1],
+                                   expect(np.array([3.0, -1.0])), rtol=1e-14)
+    finally:
+        W_GLOBAL = old
+
+    w = tg.tensor([0.5, 0.25], dtype=tg.float64, requires_grad=True)
+
+    def loss(x):
+        return ((x * w) ** 2).sum()
+    gl = tf.grad(loss)
+    np.testing.assert_allclose(gl(x).numpy(), 2 * x.numpy() * w.detach().numpy() ** 2, rtol=1e-14)
+    for _ in range(3):                    # functional SGD on w, rebinding the closure variable
+        with tg.no_grad():
+            w = w - 0.1 * tg.ones(2, dtype=tg.float64)
+        w.requires_grad_(True)
+        np.testing.assert_allclose(gl(x).numpy(), 2 * x.numpy() * w.detach().numpy() ** 2,
+                                   rtol=1e-14)
