@@ -562,29 +562,36 @@ class CompiledTape:
             elif kind == "input":
                 extra = extra or {}
                 extra[v] = extra.get(v, 0) + np.asarray(g)
-        key = tuple(sorted(set(seeded)))
+        key = (seeded[0],) if len(seeded) == 1 else tuple(sorted(set(seeded)))
         memo = self.__dict__.setdefault("_rmemo", {})
         rr = memo.get(key)
-        if rr is None:
+        if rr is None:                  # per seeding: the entries to run, how to read the grads
             nreach, start = self._reach(key)
             E = self.E.reshape(-1, K)
             R = np.array([e for e in range(start, -1, -1) if nreach[E[e, OUT]]], np.int64)
-            rr = memo[key] = (nreach, R)
-        nreach, R = rr
+            reads = []
+            for node, m, (shape, dt) in zip(self.in_nodes, ins, self.in_meta):
+                if m is not None and nreach[node]:
+                    _, off, n = m
+                    reads.append((off, off + n, None if dt.np == _NP[slot] else dt.np,
+                                  None if tuple(shape) == (n,) else shape))
+                else:
+                    reads.append(None)
+            rr = memo[key] = (R, reads)
+        R, reads = rr
         if len(R):
             (_M.get("preverse") or _mods()["preverse"])(D, Dc, self.data.I, X[slot], A, R)
         grads = []
-        for i, (node, m, (shape, dt)) in enumerate(zip(self.in_nodes, ins, self.in_meta)):
-            g = None
-            if m is not None and nreach[node]:
-                _, off, n = m
-                g = A[off:off + n]
-                g = g.copy() if g.dtype == dt.np else g.astype(dt.np)
-                if g.shape != shape:
-                    g = g.reshape(shape)
-            if extra and i in extra:
-                g = extra[i] if g is None else g + extra[i]
-            grads.append(g)
+        for rd in reads:
+            if rd is None:
+                grads.append(None)
+                continue
+            lo, hi, cast, shape = rd
+            g = A[lo:hi].copy() if cast is None else A[lo:hi].astype(cast)
+            grads.append(g if shape is None else g.reshape(shape))
+        if extra:
+            for i, e in extra.items():
+                grads[i] = e if grads[i] is None else grads[i] + e
         return grads
 
     # --------------------------------------------------------------- batched replay
