@@ -204,8 +204,10 @@ class Tape:
                 E[:, col] = np.where(s >= 0, s + shift_v, np.where(s <= -2, s - shift_x, -1))
             E[:, CI] = np.where(E[:, CI] >= 0, E[:, CI] + dc, -1)
             kinds = E[:, OP]
-            from .ops import INDEX, OPCODE, OPS
-            is_index = np.isin(kinds, [i for i, o in enumerate(OPS) if o.kind == INDEX])
+            from .ops import INDEX, OFFSET_OPS, OPCODE, OPS
+            # index arrays move by di; offset rows (slice, embed) hold element offsets in P0
+            is_index = np.isin(kinds, [i for i, o in enumerate(OPS)
+                                       if o.kind == INDEX and i not in OFFSET_OPS])
             E[is_index, P0] += di
             E[kinds == OPCODE["pyfunc"], P0] += dp
             self.E.frombytes(E.tobytes())
@@ -716,7 +718,16 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
         acc(a, None)
     elif kind == INDEX:
         nin = int(N[a * NK + NSIZE])
-        idx = np.frombuffer(tp.I, np.int64)[int(E[b0 + P0]):int(E[b0 + P0]) + int(E[b0 + P1])]
+        p0, p1 = int(E[b0 + P0]), int(E[b0 + P1])
+        if op.name == "slice":         # y[i] = x[p0 + i]  ->  gx[p0 + i] += g[i]
+            gx = np.zeros(nin, g.dtype)
+            gx[p0:p0 + p1] = g
+            acc(a, gx)
+            return
+        if op.name == "embed":         # y[p0 + i] = x[i]  ->  gx[i] += g[p0 + i]
+            acc(a, g[p0:p0 + p1].copy())
+            return
+        idx = np.frombuffer(tp.I, np.int64)[p0:p0 + p1]
         if op.name == "gather":        # y[i] = x[idx[i]]  ->  gx[idx[i]] += g[i]
             gx = np.bincount(idx, weights=g, minlength=nin).astype(g.dtype)
         elif op.name == "segsum":      # y[idx[i]] += c x[i]  ->  gx[i] += c g[idx[i]]
@@ -757,8 +768,10 @@ def np_forward(tp, e, E, N, V4, V8, X):
     elif op.kind == SUM:
         y[:] = op.ref(val(a, -1, int(N[a * NK + NSIZE])), c)
     elif op.kind == INDEX:
+        from .ops import OFFSET_OPS
         x = val(a, -1, int(N[a * NK + NSIZE]))
-        idx = np.frombuffer(tp.I, np.int64)[int(E[b0 + P0]):int(E[b0 + P0]) + int(E[b0 + P1])]
+        p0 = int(E[b0 + P0])
+        idx = p0 if op.opcode in OFFSET_OPS else np.frombuffer(tp.I, np.int64)[p0:p0 + int(E[b0 + P1])]
         y[:] = op.ref(x, idx, c if op.name == "segsum" else 1.0, n)
     elif op.kind == MM:
         m, k = int(E[b0 + P0]), int(E[b0 + P1])

@@ -1115,17 +1115,47 @@ def _positions(t):
     """Flat positions of t's elements in its root base (t itself when it is no view)."""
     if t._base is None:
         return np.arange(t._data.size, dtype=np.int64).reshape(t._data.shape)
-    if t._vpos is None and _same_storage(t, t._base):
+    vp = t._vpos
+    if type(vp) is _LazyPos:
+        vp = t._vpos = vp.get()
+    if vp is None and _same_storage(t, t._base):
         return np.arange(t._data.size, dtype=np.int64).reshape(t._data.shape)
-    if t._vpos is None:
+    if vp is None:
         raise NotImplementedError("in-place modification with gradients of this kind of view is "
                                   "not supported yet")
-    return t._vpos
+    return vp
+
+
+class _LazyPos:
+    """A view's positions in its root base, computed when first needed (an in-place write
+    with gradients through the view): ``fn`` applied to its parent's positions. Holds what
+    ``_positions(parent)`` reads at the view's creation, not the parent tensor itself."""
+    __slots__ = ("fn", "shape", "parent", "data", "base")
+
+    def __init__(self, fn, x):
+        self.fn = fn
+        self.shape = x._data.shape
+        self.parent = x._vpos if x._base is not None else None
+        self.data, self.base = (x._data, x._base._data) if x._base is not None else (None, None)
+
+    def get(self):
+        """The positions, or None when the parent's own place in its base is unknown."""
+        p = self.parent
+        if type(p) is _LazyPos:
+            p = p.get()
+        if p is None:
+            if self.data is not None and not _same_arrays(self.data, self.base):
+                return None
+            p = np.arange(int(np.prod(self.shape, dtype=np.int64)), dtype=np.int64).reshape(self.shape)
+        return self.fn(p)
 
 
 def _same_storage(t, base):
     """t covers exactly base's elements in the same order (detach(), a full view)."""
-    a, b = t._data, base._data
+    return _same_arrays(t._data, base._data)
+
+
+def _same_arrays(a, b):
     return (type(a) is _ndarray and type(b) is _ndarray and a.size == b.size
             and a.flags.c_contiguous and b.flags.c_contiguous
             and _address(a) == _address(b))
@@ -1133,17 +1163,23 @@ def _same_storage(t, base):
 
 def _track_view(out, x, pos_fn, pos=None):
     """Make ``out`` a view of ``x``'s root base; remember its positions when grads may need
-    them (the base or the view requires grad). ``pos``: those positions, when the caller has
-    them already (a view of a tensor that is its own base)."""
-    out._vc = _vcof(x)
-    out._base = x._base if x._base is not None else x
-    if pos is not None and x._base is None:
-        out._vpos = pos
-    elif x._rg or out._base._rg:
-        try:
-            out._vpos = pos_fn(_positions(x))
-        except NotImplementedError:     # x's own place in its base is unknown (e.g. detach):
-            out._vpos = None            # only an in-place write with grads through out fails
+    them (the base or the view requires grad): given (``pos``, a view of a tensor that is its
+    own base), else computed on first use (``_LazyPos``: only in-place writes read them)."""
+    vc = x._vc
+    if vc is None:
+        vc = x._vc = [0]
+    out._vc = vc
+    base = x._base
+    if base is None:
+        out._base = x
+        if pos is not None:
+            out._vpos = pos
+        elif x._rg:
+            out._vpos = _LazyPos(pos_fn, x)
+    else:
+        out._base = base
+        if x._rg or base._rg:
+            out._vpos = _LazyPos(pos_fn, x)
 
 
 def _assign_positions(t, own, value):
@@ -1659,25 +1695,79 @@ def _getitem(x, key):
         if m:
             raise IndexError("index %s is out of bounds for dimension %s with size %s" % m.groups())
         raise IndexError(msg)
-    name, advanced = ("SliceBackward0", False) if type(key) is slice else _index_name(key)
-    if type(y) is not _ndarray:
+    tk = type(key)
+    name, advanced = ("SliceBackward0", False) if tk is slice else _index_name(key)
+    view = type(y) is _ndarray
+    if not view:
         y = np.array(y)
     elif advanced and not y.flags.c_contiguous:
         y = np.ascontiguousarray(y)       # torch's advanced-indexing result is contiguous
-    pos = None
     if x._rg and STATE.enabled:
-        if type(nk) is slice and d.ndim == 1:
-            pos = idx = np.arange(*nk.indices(d.shape[0]), dtype=np.int64)
+        off = -1 if advanced else _block_offset(d, y, nk, tk, view)
+        if off >= 0:                      # a contiguous block: an offset entry, no index map
+            out = _record_slice(x, off, y, _nm(name))
         else:
-            pos = np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]
-            idx = np.asarray(pos).ravel()
-        tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
-        out = _out(y if y.ndim else y, x._dtype, tp, n)
+            if tk is slice and d.ndim == 1:
+                idx = np.arange(*nk.indices(d.shape[0]), dtype=np.int64)
+            else:
+                idx = np.asarray(np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]).ravel()
+            tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
+            out = _out(y, x._dtype, tp, n)
     else:
         out = _wrap(y, x._dtype)
     if not advanced:
-        _track_view(out, x, lambda p: p[nk], pos)
+        _track_view(out, x, lambda p: p[nk])
     return out
+
+
+def _block_offset(d, y, nk, tk, view):
+    """Element offset of ``y = d[nk]`` (basic indexing) in ``d`` when y is a contiguous block
+    of a C-contiguous ``d`` (so a ``slice`` entry can record it), else -1."""
+    if not d.flags.c_contiguous or d.ndim == 0:
+        return -1
+    n0 = d.shape[0]
+    if tk is slice:                        # x[a:b] (step 1) along the first dim
+        start, stop, step = nk.indices(n0)
+        if step != 1 and y.shape[0] > 1:
+            return -1
+        return start * (d.size // n0) if y.size else 0
+    if tk is int:                          # x[i]: one row (or element)
+        return (nk + n0 if nk < 0 else nk) * (d.size // n0)
+    if view and y.flags.c_contiguous and y.size:  # any other basic index leaving a block
+        off, r = divmod(_address(y) - _address(d), d.itemsize)
+        # inside d's buffer (a 0-d index array makes numpy copy: such a y is elsewhere)
+        if r == 0 and 0 <= off and off + y.size <= d.size:
+            return off
+    return -1
+
+
+def _record_slice(x, off, y, nm):
+    """Record y = x.flat[off:off + y.size] (a ``slice`` entry)."""
+    return _record_offset(x, _SLICE_OP, off, y.size, y, nm)
+
+
+def _record_offset(x, opcode, off, n, y, nm):
+    """Record an offset row (``ops.OFFSET_OPS``: slice, embed) producing ``y`` from ``x``:
+    P0 = the element offset ``off``, P1 = the range's length ``n``."""
+    tp = x._tape
+    if tp is None:
+        tp = _tp.current_tape()
+        a = tp.leaf_node(x)
+    elif tp.into is not None:
+        tp, a = _tp.resolve(x)
+    else:
+        a = x._node
+    e, node = tp.entry(opcode, nm, y.size, x._dtype.slot, a, -1, p0=off, p1=n)
+    out = object.__new__(Tensor)
+    out._data = y
+    out._dtype = x._dtype
+    out._rg = True
+    out._tape = tp
+    out._node = node
+    return out
+
+
+_SLICE_OP = OPCODE["slice"]
 
 
 def _mm_core(a, b, m, k, n, y, name):

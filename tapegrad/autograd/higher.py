@@ -15,12 +15,16 @@ finite differences of the first derivative, and torch's double backward.
 import numpy as np
 
 from .. import tape as _tp
-from ..kernels import (CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE,
+from ..kernels import (CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NOFF, NPROD, NSIZE,
                        OP, OUT, P0, P1, SA, SB, SY)
 from ..ops import BINARY, BY_NAME, CAST, INDEX, MM, OPS, PYFUNC, SUM, UNARY
 from .grad_mode import enable_grad
+from .graph import name_id
 
 _MUL = BY_NAME["mul"]
+_SLICE, _EMBED = BY_NAME["slice"].opcode, BY_NAME["embed"].opcode
+_SLICEB, _SELB, _SLICEBB, _SELBB = (name_id(s) for s in (
+    "SliceBackward0", "SelectBackward0", "SliceBackwardBackward0", "SelectBackwardBackward0"))
 _PYFUNC_OP = BY_NAME["pyfunc"].opcode
 _KINDS = [op.kind for op in OPS]
 
@@ -57,6 +61,20 @@ def _index_t(T, t, opname, idx, m, c):
     if t._rg:
         tp, e, n = T._record_index(t, opname, idx, y, c=c)
         return T._out(y, t._dtype, tp, n)
+    return T._wrap(y, t._dtype)
+
+
+def _offset_t(T, t, op, off, n, m, nm):
+    """Record an offset row on a flat tensor: ``slice`` (y = t[off:off + n]) or ``embed``
+    (y = zeros(m), y[off:off + n] = t)."""
+    d = t._data.reshape(-1)
+    if op == _SLICE:
+        y = d[off:off + n].copy()
+    else:
+        y = np.zeros(m, d.dtype)
+        y[off:off + n] = d
+    if t._rg:
+        return T._record_offset(t, op, off, n, y, nm)
     return T._wrap(y, t._dtype)
 
 
@@ -204,6 +222,17 @@ def differentiable_sweep(tp, seeds, paths=None):
                     add(a, wrap(np.full(nin, gd[0] * gd.dtype.type(c)), g._dtype))
             elif kind == INDEX:
                 nin = nsize[a]
+                opc = row[OP]
+                if opc == _SLICE:               # transpose: embed, torch's XBackwardBackward0
+                    if n == nin:                # the whole input (x[None], x[...]): identity
+                        add(a, g)
+                    else:
+                        add(a, _offset_t(T, g, _EMBED, row[P0], n, nin,
+                                         _SELBB if row[NM] == _SELB else _SLICEBB))
+                    continue
+                if opc == _EMBED:               # transpose: slice
+                    add(a, _offset_t(T, g, _SLICE, row[P0], nin, nin, _SLICEB))
+                    continue
                 if op.name != "copy":
                     idx = (np.frombuffer(Ibuf, np.int64, row[P1], row[P0] * 8).copy() if row[P1]
                            else np.zeros(0, np.int64))
