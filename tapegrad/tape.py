@@ -158,12 +158,13 @@ class Tape:
         n = len(self.N) // NK
         asz = self.asz
         slot = dt
+        Nb = self.N
         if out_size >= BIG:
             slot = dt + 2
             fl |= F_BIG
-        elif self.is_big(a) or self.is_big(b):
-            fl |= F_BIG
-        self.N.frombytes(_PACK_N(asz[slot], out_size, slot, e, 0))
+        elif (a >= 0 and Nb[a * NK + NDT] >= 2) or (b >= 0 and Nb[b * NK + NDT] >= 2):
+            fl |= F_BIG                 # an operand is a big node (is_big, inlined)
+        Nb.frombytes(_PACK_N(asz[slot], out_size, slot, e, 0))
         asz[slot] += out_size
         self.E.frombytes(_PACK_E(op, nm, n, a, b, sa, sb, sy, p0, p1, ci, fl))
         if fl & F_SAVES:
@@ -452,6 +453,19 @@ class Adjoints:
             self.owned.add(node)
 
 
+_SWEEP_MODS = None
+_count_nonzero = np.count_nonzero
+
+
+def _sweep_mods():
+    """(compiled reverse, anomaly module, hooks module), imported on the first sweep."""
+    global _SWEEP_MODS
+    from ._interp import reverse
+    from .autograd import anomaly, hooks
+    _SWEEP_MODS = (reverse, anomaly, hooks)
+    return _SWEEP_MODS
+
+
 def sweep(tp, seeds, retain_graph, needed=None):
     """Reverse sweep of ``tp`` from the seeded nodes.
 
@@ -460,9 +474,7 @@ def sweep(tp, seeds, retain_graph, needed=None):
     saved tensors and freed graphs before anything is accumulated. ``needed`` (autograd.grad):
     only those entries are freed afterwards, so graph below the requested inputs stays usable.
     """
-    from ._interp import reverse
-    from .autograd import anomaly as _anomaly
-    from .autograd import hooks as _hooks
+    reverse, _anomaly, _hooks = _SWEEP_MODS or _sweep_mods()
     ne = len(tp.E) // K
     nn = len(tp.N) // NK
     adj = Adjoints(tp)
@@ -470,19 +482,27 @@ def sweep(tp, seeds, retain_graph, needed=None):
     flags = np.zeros(nn + ne + 2, np.uint8)        # one allocation: reached nodes, entries
     nreach, ereach = flags[:nn + 1], flags[nn + 1:]
     start = -1
+    Nb = tp.N
     for node, g in seeds:
-        adj.acc(tp.N, node, g, False)
+        b = node * NK
+        off, size, slot = Nb[b + NOFF], Nb[b + NSIZE], Nb[b + NDT]
+        if slot < 2 and size == g.size:            # a small node: add into its store
+            a = A[slot][off:off + size]
+            a += g
+        else:                                      # (the implicit seed is read-only)
+            adj.acc(Nb, node, g if g.flags.writeable else g.copy(), False)
         nreach[node] = 1
-        prod = tp.N[node * NK + NPROD]
+        prod = Nb[b + NPROD]
         if prod >= 0:
             ereach[prod] = 1
-            start = max(start, prod)
+            if prod > start:
+                start = prod
     bad = version_mask(tp, ne)
     err = None
     E = N = V4 = V8 = XA4 = XA8 = I = C = None
     try:
         E, N, V4, V8, XA4, XA8, I, C = store_views(tp)
-        step = _anomaly.is_anomaly_enabled()
+        step = _anomaly._STATE["enabled"]
         while start >= 0:
             status, e = reverse(E, N, V4, V8, XA4, XA8, I, C, A[0], A[1], _DUMMY[0], _DUMMY[1],
                                 False, nreach, ereach, bad, start, start if step else 0)
@@ -511,14 +531,18 @@ def sweep(tp, seeds, retain_graph, needed=None):
             else:
                 err = -1 - e
                 break
-        if err is None and not retain_graph and ne:
-            Ev = E.reshape(-1, K)
-            reached = ereach[:ne] if needed is None else ereach[:ne] & needed[:ne]
-            hit = np.nonzero(reached)[0]              # what the sweep used for the outputs
-            fl = Ev[hit, FL]
-            tp.n_saving -= int(np.count_nonzero((fl & (F_SAVES | F_FREED)) == F_SAVES))
-            Ev[hit, FL] = fl | F_FREED
-            del Ev
+        if err is None and not retain_graph and ne and tp.n_saving > 0:
+            # free what the sweep used for the outputs: the reached entries that saved values
+            # (F_FREED matters only with F_SAVES: the others may be swept again, as in torch)
+            fl = E[FL::K]
+            hit = (fl & (F_SAVES | F_FREED)) == F_SAVES
+            np.logical_and(hit, ereach[:ne] if needed is None else ereach[:ne] & needed[:ne],
+                           out=hit)
+            k = int(_count_nonzero(hit))
+            if k:
+                np.bitwise_or(fl, F_FREED, out=fl, where=hit)
+                tp.n_saving -= k
+            del fl
     except BaseException as exc:
         # a user callback (custom Function backward, hook) raised: its frames, kept alive by
         # the traceback, hold views of the tape's buffers; clear their locals (the traceback

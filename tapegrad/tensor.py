@@ -1464,11 +1464,13 @@ def pow(input, exponent):
             rdt = _result_dtype(input, exponent)
         d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
         if d.size >= _par.PAR_MIN:
-            y = _par_map(BY_NAME["pow_scalar"].fwd_out, (d, float(exponent)), d.shape, rdt.np)
+            y = _par_map(_POW_SCALAR.fwd_out, (d, float(exponent)), d.shape, rdt.np)
+        elif exponent == 2:
+            y = np.square(d)                   # x * x, as torch and the compiled kernel
         else:
             y = np.power(d, rdt.np.type(exponent))
         if input._rg and STATE.enabled:
-            return _record_unary(input, BY_NAME["pow_scalar"], y, c=float(exponent))
+            return _record_unary(input, _POW_SCALAR, y, c=float(exponent))
         return _wrap(y, rdt)
     if not isinstance(input, Tensor):
         # scalar ** tensor: torch names this PowBackward2
@@ -1478,6 +1480,9 @@ def pow(input, exponent):
             _rename_last(out, "PowBackward2")
         return out
     return _pow_tt(input, exponent)
+
+
+_POW_SCALAR = BY_NAME["pow_scalar"]
 
 
 def _rename_last(t, name):
@@ -1562,16 +1567,29 @@ def _reduce(input, dim, keepdim, dtype, mean_):
 
 
 def _record_unary_sum(x, y, c, nm):
-    tp = _tape_for(x)
-    a = _src(x, tp)
+    tp = x._tape
+    if tp is None:                   # a leaf: the current tape (_tape_for / _src, inlined)
+        tp = _tp.current_tape()
+        a = tp.leaf_node(x)
+    elif tp.into is not None:
+        tp, a = _tp.resolve(x)
+    else:
+        a = x._node
     e, n = tp.entry(_SUM_OPCODE, nm, 1, x._dtype.slot, a, -1, ci=tp.const(c))
     return _out(y, x._dtype, tp, n)
 
 
 _SUM_OPCODE = OPCODE["sum"]
+_SUM0_NM = _name_id("SumBackward0")
 
 
 def sum(input, dim=None, keepdim=False, dtype=None):
+    if dim is None and dtype is None and input._dtype._cat == 2:
+        # x.sum() of a floating tensor (_reduce's first branch, without its dispatch)
+        y = input._dtype.np.type(_add_reduce(input._data, axis=None))
+        if input._rg and STATE.enabled:
+            return _record_unary_sum(input, y, 1.0, _SUM0_NM)
+        return _wrap(y, input._dtype)
     return _reduce(input, dim, keepdim, dtype, False)
 
 
