@@ -152,10 +152,12 @@ def needed_entries(tp, nodes, roots):
     (the inputs include every leaf of the tape: all entries descend from leaves)."""
     ne = len(tp.E) // K
     Nb = tp.N
-    hi = max((Nb[n * NK + NPROD] for n in roots), default=-1)
+    hi = max([Nb[n * NK + NPROD] for n in roots], default=-1)
     if not ne or hi < 0:
         return None
-    if len(tp.leaf_pairs) <= len(nodes) and {n for n, _ in tp.leaf_pairs} <= set(nodes):
+    lp = tp.leaf_pairs
+    if len(lp) <= len(nodes) and (lp[0][0] == nodes[0] if len(lp) == 1 == len(nodes)
+                                  else {n for n, _ in lp} <= set(nodes)):
         return None
     needed = np.zeros(ne, bool)
     if not nodes:
@@ -351,6 +353,12 @@ def _retained_grads(tp, adj, nreach):
 def _graph_seeds(tensors, grads, raw):
     """(tape, [(node, flat Tensor cotangent)]) for the non-leaf roots, for create_graph."""
     T = _tensor_mod()
+    if len(tensors) == 1 and not raw:       # one root, implicit cotangent: no joining
+        t = tensors[0]
+        if t._tape is None:
+            return None, []
+        tp, node = _tp.resolve(t)
+        return tp, [(node, T._wrap(np.array(grads[0]).reshape(-1), t._dtype))]
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grads)):
         if t._tape is None:

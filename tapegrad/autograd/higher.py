@@ -18,7 +18,7 @@ from .. import tape as _tp
 from ..kernels import (CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NOFF, NPROD, NSIZE,
                        OP, OUT, P0, P1, SA, SB, SY)
 from ..ops import BINARY, BY_NAME, CAST, INDEX, MM, OPS, PYFUNC, SUM, UNARY
-from .grad_mode import enable_grad
+from .grad_mode import STATE
 from .graph import name_id
 
 _MUL = BY_NAME["mul"]
@@ -114,16 +114,27 @@ def differentiable_sweep(tp, seeds, paths=None):
     fE = tp.E[lo * K:(start + 1) * K].tolist()
     rows = [fE[i:i + K] for i in range(0, len(fE), K)]
     nhi = tp.E[(start + 1) * K + OUT] if start + 1 < ne else len(Nb) // NK
-    bad = _tp.version_mask(tp, ne)
-    bad = bad[:start + 1].tolist() if bad[lo:start + 1].any() else None
-    nlo = min([rows[0][OUT]] + [v for v in fE[IA::K] + fE[IB::K] if v >= 0])
-    for row in rows:
-        if row[OP] == _PYFUNC_OP:
-            nlo = min([nlo] + [n for n in tp.pyfuncs[row[P0]].in_nodes if n >= 0])
+    bad = None
+    if tp.sv and tp.mark != _tp.INPLACE[0]:       # an in-place op since the first record
+        bad = _tp.version_mask(tp, ne)
+        bad = bad[:start + 1].tolist() if bad[lo:start + 1].any() else None
+    nlo = 0                            # the lowest node the entries touch (0: from the start)
+    if lo:
+        nlo = min([rows[0][OUT]] + [v for v in fE[IA::K] + fE[IB::K] if v >= 0])
+        if tp.pyfuncs:
+            for row in rows:
+                if row[OP] == _PYFUNC_OP:
+                    nlo = min([nlo] + [n for n in tp.pyfuncs[row[P0]].in_nodes if n >= 0])
     fN = Nb[nlo * NK:nhi * NK].tolist()
     pad = [0] * nlo                    # columns indexed by node (a long tape: a pointer copy)
-    nsize, nprod, noff = pad + fN[NSIZE::NK], pad + fN[NPROD::NK], pad + fN[NOFF::NK]
+    nsize = pad + fN[NSIZE::NK]
     ndt = pad + [d & 1 for d in fN[NDT::NK]]
+    cols = []                          # (nprod, noff): only unbind's parts read them
+
+    def prod_off():
+        if not cols:
+            cols.append((pad + fN[NPROD::NK], pad + fN[NOFF::NK]))
+        return cols[0]
     # references to the stores (an absorb during the sweep replaces the tape's, not these)
     V, XO, C, hooks, pyfuncs = tp.V, tp.XO, tp.C, tp.hooks, tp.pyfuncs
     Ibuf = tp.I
@@ -159,7 +170,9 @@ def differentiable_sweep(tp, seeds, paths=None):
         cur = cot.get(node)
         cot[node] = contrib if cur is None else cur + contrib
 
-    with enable_grad():
+    prev_mode = STATE.enabled          # (enable_grad, without its context object)
+    STATE.enabled = True
+    try:
         for e in range(start, lo - 1, -1):
             if needed is not None and not needed[e - lo]:
                 continue
@@ -177,7 +190,7 @@ def differentiable_sweep(tp, seeds, paths=None):
             g = cot.get(out)
             if g is None:
                 if kind == INDEX:
-                    g = _assemble_parts(T, nprod, noff, nsize, ndt, e, out, cot)
+                    g = _assemble_parts(T, *prod_off(), nsize, ndt, e, out, cot)
                 elif kind == PYFUNC:
                     d = _shift_of(tp)
                     if any(n - d in cot for n in pyfuncs[row[P0]].out_nodes):
@@ -258,6 +271,8 @@ def differentiable_sweep(tp, seeds, paths=None):
                 add(a, g.to(dts[ndt[a]]))
             elif kind == PYFUNC:
                 _pyfunc(T, pyfuncs[row[P0]], cot, add, tp)
+    finally:
+        STATE.enabled = prev_mode
     return cot
 
 
