@@ -15,7 +15,7 @@ import numpy as np
 from . import _par
 from . import tape as _tp
 from .autograd.grad_mode import STATE
-from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NK
+from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK
 from .tape import _PACK_E, _PACK_N, address as _address
 from .ops import BY_NAME, OPCODE, OPS
 
@@ -290,15 +290,37 @@ def _record_unary(x, op, y, c=None, nm=None):
     if dt < 0:
         raise RuntimeError("only floating point tensors can be differentiated")
     sx = sy = -1
-    save_x, save_y = _USAVES[op.opcode]
-    fl = F_SAVES if (save_x or save_y) else 0
+    opcode = op.opcode
+    save_x, save_y = _USAVES[opcode]
     if save_x:
         sx = tp.save(x._data, dt, x._tape is None)
     if save_y:
         sy = tp.save(y, dt)
-    ci = tp.const(c) if c is not None else -1
-    e, n = tp.entry(op.opcode, nm if nm is not None else _OPNM[op.opcode], y.size, dt, a, -1,
-                    sa=sx, sy=sy, ci=ci, fl=fl)
+    ci = -1
+    if c is not None:
+        C = tp.C
+        C.append(c)
+        ci = len(C) - 1
+    # the entry and its output node (Tape.entry, inlined on this hot path)
+    e = len(tp.E) // K
+    n = len(tp.N) // NK
+    size = y.size
+    fl = 0
+    if save_x or save_y:
+        fl = F_SAVES
+        tp.n_saving += 1
+    slot = dt
+    Nb = tp.N
+    if size >= _tp.BIG:
+        slot = dt + 2
+        fl |= F_BIG
+    elif Nb[a * NK + NDT] >= 2:      # the operand is a big node
+        fl |= F_BIG
+    asz = tp.asz
+    Nb.frombytes(_PACK_N(asz[slot], size, slot, e, 0))
+    asz[slot] += size
+    tp.E.frombytes(_PACK_E(opcode, nm if nm is not None else _OPNM[opcode], n, a, -1, sx, -1,
+                           sy, 0, 0, ci, fl))
     out = object.__new__(Tensor)
     out._data = y
     out._dtype = x._dtype
@@ -385,6 +407,8 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
     if ta and a._dtype is rdt and a._data.shape == shape:
         na = (a._node if a._tape is not None else tp.leaf_node(a)) if ga else -1
         sa, av = 1, a._data
+    elif not ta:                                # a Python number (1 - x)
+        na, sa, av = -1, (0 if n != 1 else 1), a
     else:
         na, sa, av = _operand(tp, a, ga, a._data if ta else a, rdt, shape, n, dt)
     if tb and b._dtype is rdt and b._data.shape == shape:
@@ -397,7 +421,12 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
     save_a, save_b, save_y = _SAVES[op.opcode][(na >= 0) * 2 + (nb >= 0)]
     # constants are always kept (a replay needs them); tensors only when the VJP reads them
     save = tp.save
-    ca = save(av, dt, ta and a._tape is None) if (save_a or na < 0) else -1
+    if not ta:                                  # a Python number: one value in V
+        V = tp.V[dt]
+        V.append(av)
+        ca = len(V) - 1
+    else:
+        ca = save(av, dt, a._tape is None) if (save_a or na < 0) else -1
     if nb < 0 and not tb:                       # a Python number: one float in V
         V = tp.V[dt]
         V.append(bv)
@@ -1322,8 +1351,11 @@ def reciprocal(input):
 def neg(input):
     y = np.negative(input._data)
     if input._rg and STATE.enabled:
-        return _record_unary(input, BY_NAME["neg"], y)
+        return _record_unary(input, _NEG, y)
     return _wrap(y, input._dtype)
+
+
+_NEG = BY_NAME["neg"]
 
 
 negative = neg
@@ -1699,6 +1731,17 @@ def _index_name(key):
 
 
 def _getitem(x, key):
+    if type(key) is slice and x._rg:        # x[a:b] of a contiguous tensor: the common case
+        d = x._data
+        if type(d) is _ndarray and d.ndim and d.flags.c_contiguous and STATE.enabled:
+            n0 = d.shape[0]
+            start, stop, step = key.indices(n0)
+            y = d[key]
+            if step == 1 or y.shape[0] <= 1:
+                out = _record_offset(x, _SLICE_OP, start * (d.size // n0) if y.size else 0,
+                                     y.size, y, _SLICE_NM)
+                _track_view(out, x, lambda p: p[key])
+                return out
     d = x._arr()
     nk = _np_key(key)
     if isinstance(nk, np.ndarray) and nk.dtype.kind == "f" or (
@@ -1786,6 +1829,7 @@ def _record_offset(x, opcode, off, n, y, nm):
 
 
 _SLICE_OP = OPCODE["slice"]
+_SLICE_NM = _name_id("SliceBackward0")
 
 
 def _mm_core(a, b, m, k, n, y, name):
@@ -1870,6 +1914,12 @@ def mv(input, vec):
 
 # The hottest operators call the op functions directly (one Python call level less per op).
 Tensor.__add__ = _add
+Tensor.__radd__ = _add
+Tensor.__rmul__ = mul
+Tensor.__pow__ = pow
+Tensor.__neg__ = neg
+Tensor.__getitem__ = _getitem
+Tensor.sum = sum
 Tensor.__sub__ = _sub
 Tensor.__mul__ = mul
 
