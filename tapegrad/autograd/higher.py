@@ -23,8 +23,11 @@ from .graph import name_id
 
 _MUL = BY_NAME["mul"]
 _SLICE, _EMBED = BY_NAME["slice"].opcode, BY_NAME["embed"].opcode
-_SLICEB, _SELB, _SLICEBB, _SELBB = (name_id(s) for s in (
-    "SliceBackward0", "SelectBackward0", "SliceBackwardBackward0", "SelectBackwardBackward0"))
+_SLICEB, _SELB, _SLICEBB, _SELBB, _PADB = (name_id(s) for s in (
+    "SliceBackward0", "SelectBackward0", "SliceBackwardBackward0", "SelectBackwardBackward0",
+    "ConstantPadNdBackward0"))
+# torch's name for the recorded VJP of an embed entry, by the entry's own name
+_EMBED_T = {_SELBB: _SELB, _PADB: _PADB}
 _PYFUNC_OP = BY_NAME["pyfunc"].opcode
 _KINDS = [op.kind for op in OPS]
 
@@ -154,7 +157,7 @@ def differentiable_sweep(tp, seeds, paths=None):
             if v.size != m:
                 v = v[:m]
         else:                               # numbers and 0-d values kept in V: a copy
-            v = np.array(V[vdt][s:s + m], npdt[vdt])
+            v = np.frombuffer(V[vdt][s:s + m], npdt[vdt])
         if node < 0:
             return wrap(v, dts[vdt])
         return bound(v, dts[vdt], tp, node)
@@ -232,7 +235,9 @@ def differentiable_sweep(tp, seeds, paths=None):
                     add(a, gx if c == 1.0 else gx * c)
                 else:                           # a constant: broadcast without recording
                     gd = g._data.reshape(-1)
-                    add(a, wrap(np.full(nin, gd[0] * gd.dtype.type(c)), g._dtype))
+                    v = np.empty(nin, gd.dtype)         # (np.full, without its wrapper)
+                    v.fill(gd[0] * gd.dtype.type(c))
+                    add(a, wrap(v, g._dtype))
             elif kind == INDEX:
                 nin = nsize[a]
                 opc = row[OP]
@@ -243,8 +248,9 @@ def differentiable_sweep(tp, seeds, paths=None):
                         add(a, _offset_t(T, g, _EMBED, row[P0], n, nin,
                                          _SELBB if row[NM] == _SELB else _SLICEBB))
                     continue
-                if opc == _EMBED:               # transpose: slice
-                    add(a, _offset_t(T, g, _SLICE, row[P0], nin, nin, _SLICEB))
+                if opc == _EMBED:               # transpose: slice (pad's: a negative pad)
+                    add(a, _offset_t(T, g, _SLICE, row[P0], nin, nin,
+                                     _EMBED_T.get(row[NM], _SLICEB)))
                     continue
                 if op.name != "copy":
                     idx = (np.frombuffer(Ibuf, np.int64, row[P1], row[P0] * 8).copy() if row[P1]
