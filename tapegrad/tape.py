@@ -319,12 +319,22 @@ MSG_FREED = ("Trying to backward through the graph a second time (or directly ac
 _NOBAD = [np.zeros(1024, np.uint8)]
 
 
+# stand-ins for empty buffers in store_views (shared: nothing writes them, and they stay
+# writable so the compiled sweeps see the argument types they were compiled for)
+_NONE_I64 = np.zeros(0, np.int64)
+_NONE_F = (np.zeros(1, np.float32), np.zeros(1, np.float64))
+
+
 def store_views(tp):
     """numpy views (no copies) of the tape's buffers, in the interpreter's argument order.
     They pin the array.array buffers: callers must drop them (``del``) before the tape grows."""
-    return (view_i64(tp.E), view_i64(tp.N), view_f(tp.V[0], 0), view_f(tp.V[1], 1),
-            view_i64(tp.XA[0]), view_i64(tp.XA[1]), view_i64(tp.I),
-            np.frombuffer(tp.C, np.float64) if len(tp.C) else np.zeros(1))
+    fb, i64 = np.frombuffer, np.int64
+    V, XA, I, C = tp.V, tp.XA, tp.I, tp.C
+    return (fb(tp.E, i64), fb(tp.N, i64),
+            fb(V[0], np.float32) if len(V[0]) else _NONE_F[0],
+            fb(V[1], np.float64) if len(V[1]) else _NONE_F[1],
+            fb(XA[0], i64) if len(XA[0]) else _NONE_I64, fb(XA[1], i64) if len(XA[1]) else _NONE_I64,
+            fb(I, i64) if len(I) else _NONE_I64, fb(C, np.float64) if len(C) else _NONE_F[1])
 
 
 def version_mask(tp, ne):
