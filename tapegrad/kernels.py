@@ -24,7 +24,8 @@ mm       ``fwd(m, k, n, A,ao, B,bo, Y,yo)``     ``vjp(m, k, n, G,go, A,ao, B,bo,
 =======  =====================================  ===========================================
 
 ``n`` is the element count (output size; input size for ``sum``; index length for ``index``,
-``m`` the other side's size), ``G`` the output cotangent, ``c`` a float constant,
+``m`` the other side's size; for the offset rows ``slice``/``embed`` ``io`` is an element offset
+and ``n`` the length of the contiguous range, ``I`` is not read), ``G`` the output cotangent, ``c`` a float constant,
 ``sa``/``sb`` element strides (1, or 0 for an operand broadcast from one element), ``na``/``nb``
 whether an operand needs its gradient. Every VJP *adds* into its gradient buffers, so an
 operand used several times accumulates.
