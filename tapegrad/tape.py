@@ -39,6 +39,7 @@ BIG = 1 << 15          # nodes this big live in the "big" slots and their entrie
 ROTATE_AT = 1 << 10    # entries after which the current tape is retired for leaf-only ops
 ROTATE_BYTES = 1 << 18  # ... or saved bytes (dropped graphs sharing it stay bounded)
 NP_DT = (np.float32, np.float64)
+_NP_DTYPE = (np.dtype(np.float32), np.dtype(np.float64))
 _TYPECODE = ("f", "d")
 _PACK_E = struct.Struct("%dq" % K).pack
 _PACK_N = struct.Struct("%dq" % NK).pack
@@ -134,8 +135,9 @@ class Tape:
             V.append(value)
             self.nbytes += 8
             return len(V) - 1
-        if value.dtype != NP_DT[dt] or not value.flags.c_contiguous:
-            value = np.ascontiguousarray(value, NP_DT[dt])
+        if value.dtype is not _NP_DTYPE[dt] or not value.flags.c_contiguous:
+            if value.dtype != NP_DT[dt] or not value.flags.c_contiguous:
+                value = np.ascontiguousarray(value, NP_DT[dt])
         XO = self.XO[dt]
         XO.append(value)
         self.XA[dt].frombytes(_PACK_2(address(value), value.size))
