@@ -15,12 +15,12 @@ from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 _jit_inline = njit(cache=True, nogil=True, error_model="numpy", inline="always")
 
-KERNELS_SHA = 'ea6db67d2559a9be'  # sha256 of kernels.py: regenerate when it changes
+KERNELS_SHA = 'a2dae4e5b3901ba8'  # sha256 of kernels.py: regenerate when it changes
 # kind code of each opcode (see ops.KIND_CODES)
-KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 4, 5, 6,)
-OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'lgamma', 'polygamma', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'mm', 'cast', 'pyfunc',)
-CAST_OP = 48
-PYFUNC_OP = 49
+KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 3, 3, 4, 5, 6,)
+OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'lgamma', 'polygamma', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'slice', 'embed', 'mm', 'cast', 'pyfunc',)
+CAST_OP = 50
+PYFUNC_OP = 51
 
 
 @_jit_inline
@@ -55,6 +55,10 @@ def step_fwd_index(op, m, X, xo, I, io, c, Y, yo):
         fwd_segsum(1, m, X, xo, I, io, c, Y, yo)
     elif op == 46:  # copy
         fwd_copy(1, m, X, xo, I, io, c, Y, yo)
+    elif op == 47:  # slice
+        fwd_slice(1, m, X, xo, I, io, c, Y, yo)
+    elif op == 48:  # embed
+        fwd_embed(1, m, X, xo, I, io, c, Y, yo)
 
 
 @_jit_inline
@@ -89,6 +93,10 @@ def step_rev_index(op, m, G, go, I, io, c, GX, gxo):
         vjp_segsum(1, m, G, go, I, io, c, GX, gxo)
     elif op == 46:  # copy
         vjp_copy(1, m, G, go, I, io, c, GX, gxo)
+    elif op == 47:  # slice
+        vjp_slice(1, m, G, go, I, io, c, GX, gxo)
+    elif op == 48:  # embed
+        vjp_embed(1, m, G, go, I, io, c, GX, gxo)
 
 
 @_jit
@@ -266,13 +274,17 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                     vjp_segsum(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
                 elif op == 46:  # copy
                     vjp_copy(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
+                elif op == 47:  # slice
+                    vjp_slice(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
+                elif op == 48:  # embed
+                    vjp_embed(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
                 A_ = operand(live, X4, V4, XA4, N, a, E[b0 + SA], m * k)
                 B_ = operand(live, X4, V4, XA4, N, b, E[b0 + SB], k * (n // m))
-                if op == 47:  # mm
+                if op == 49:  # mm
                     vjp_mm(m, k, n // m, A4, go, A_, 0, B_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
@@ -412,13 +424,17 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                     vjp_segsum(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
                 elif op == 46:  # copy
                     vjp_copy(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
+                elif op == 47:  # slice
+                    vjp_slice(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
+                elif op == 48:  # embed
+                    vjp_embed(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
                 A_ = operand(live, X8, V8, XA8, N, a, E[b0 + SA], m * k)
                 B_ = operand(live, X8, V8, XA8, N, b, E[b0 + SB], k * (n // m))
-                if op == 47:  # mm
+                if op == 49:  # mm
                     vjp_mm(m, k, n // m, A8, go, A_, 0, B_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
@@ -582,10 +598,14 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                     fwd_segsum(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
                 elif op == 46:  # copy
                     fwd_copy(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
+                elif op == 47:  # slice
+                    fwd_slice(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
+                elif op == 48:  # embed
+                    fwd_embed(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
             elif kind == 4:  # mm
                 A_ = operand(True, X4, V4, XA4, N, a, E[b0 + SA], E[b0 + P0] * E[b0 + P1])
                 B_ = operand(True, X4, V4, XA4, N, b, E[b0 + SB], E[b0 + P1] * (n // E[b0 + P0]))
-                if op == 47:  # mm
+                if op == 49:  # mm
                     fwd_mm(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, 0, B_, 0, X4, yo)
         else:
             if kind == 0:  # unary
@@ -717,10 +737,14 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                     fwd_segsum(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
                 elif op == 46:  # copy
                     fwd_copy(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
+                elif op == 47:  # slice
+                    fwd_slice(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
+                elif op == 48:  # embed
+                    fwd_embed(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
             elif kind == 4:  # mm
                 A_ = operand(True, X8, V8, XA8, N, a, E[b0 + SA], E[b0 + P0] * E[b0 + P1])
                 B_ = operand(True, X8, V8, XA8, N, b, E[b0 + SB], E[b0 + P1] * (n // E[b0 + P0]))
-                if op == 47:  # mm
+                if op == 49:  # mm
                     fwd_mm(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, 0, B_, 0, X8, yo)
     return -1
 PK = 9
@@ -834,6 +858,10 @@ def pforward(D, Dc, I, X, start, stop):
                 fwd_segsum(D[b0 + P_1], 1, X, ao, I, D[b0 + P_0], c, X, yo)
             elif op == 46:  # copy
                 fwd_copy(D[b0 + P_1], 1, X, ao, I, D[b0 + P_0], c, X, yo)
+            elif op == 47:  # slice
+                fwd_slice(D[b0 + P_1], 1, X, ao, I, D[b0 + P_0], c, X, yo)
+            elif op == 48:  # embed
+                fwd_embed(D[b0 + P_1], 1, X, ao, I, D[b0 + P_0], c, X, yo)
         elif kind == 2:  # sum
             if op == 43:  # sum
                 fwd_sum(D[b0 + P_M], X, ao, c, X, yo)
@@ -948,6 +976,10 @@ def preverse(D, Dc, I, X, A, R):
                 vjp_segsum(D[b0 + P_1], D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
             elif op == 46:  # copy
                 vjp_copy(D[b0 + P_1], D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
+            elif op == 47:  # slice
+                vjp_slice(D[b0 + P_1], D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
+            elif op == 48:  # embed
+                vjp_embed(D[b0 + P_1], D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
         elif kind == 2:  # sum
             if op == 43:  # sum
                 vjp_sum(D[b0 + P_M], A, yo, c, A, ao)
@@ -1084,10 +1116,14 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
                     bfwd_segsum(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
                 elif op == 46:  # copy
                     bfwd_copy(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
+                elif op == 47:  # slice
+                    bfwd_slice(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
+                elif op == 48:  # embed
+                    bfwd_embed(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
-                if op == 47:  # mm
+                if op == 49:  # mm
                     bfwd_mm(m, k, n // m, X4, noff(N, a) * B, X4, noff(N, b) * B, X4, yo, B)
         else:
             if kind == 0:  # unary
@@ -1195,10 +1231,14 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
                     bfwd_segsum(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
                 elif op == 46:  # copy
                     bfwd_copy(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
+                elif op == 47:  # slice
+                    bfwd_slice(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
+                elif op == 48:  # embed
+                    bfwd_embed(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
-                if op == 47:  # mm
+                if op == 49:  # mm
                     bfwd_mm(m, k, n // m, X8, noff(N, a) * B, X8, noff(N, b) * B, X8, yo, B)
 
 
@@ -1340,11 +1380,15 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                     bvjp_segsum(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
                 elif op == 46:  # copy
                     bvjp_copy(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
+                elif op == 47:  # slice
+                    bvjp_slice(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
+                elif op == 48:  # embed
+                    bvjp_embed(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
                 mark(N, nreach, ereach, a)
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
-                if op == 47:  # mm
+                if op == 49:  # mm
                     bvjp_mm(m, k, n // m, A4, go, X4, noff(N, a) * B, X4, noff(N, b) * B, A4, noff(N, a) * B, A4, noff(N, b) * B, B)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
@@ -1458,11 +1502,15 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                     bvjp_segsum(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
                 elif op == 46:  # copy
                     bvjp_copy(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
+                elif op == 47:  # slice
+                    bvjp_slice(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
+                elif op == 48:  # embed
+                    bvjp_embed(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
                 mark(N, nreach, ereach, a)
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
-                if op == 47:  # mm
+                if op == 49:  # mm
                     bvjp_mm(m, k, n // m, A8, go, X8, noff(N, a) * B, X8, noff(N, b) * B, A8, noff(N, a) * B, A8, noff(N, b) * B, B)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)

@@ -24,7 +24,8 @@ mm       ``fwd(m, k, n, A,ao, B,bo, Y,yo)``     ``vjp(m, k, n, G,go, A,ao, B,bo,
 =======  =====================================  ===========================================
 
 ``n`` is the element count (output size; input size for ``sum``; index length for ``index``,
-``m`` the other side's size), ``G`` the output cotangent, ``c`` a float constant,
+``m`` the other side's size; for the offset rows ``slice``/``embed`` ``io`` is an element offset
+and ``n`` the length of the contiguous range, ``I`` is not read), ``G`` the output cotangent, ``c`` a float constant,
 ``sa``/``sb`` element strides (1, or 0 for an operand broadcast from one element), ``na``/``nb``
 whether an operand needs its gradient. Every VJP *adds* into its gradient buffers, so an
 operand used several times accumulates.
@@ -424,6 +425,38 @@ def fwd_copy(n, m, X, xo, I, io, c, Y, yo):
 def vjp_copy(n, m, G, go, I, io, c, GX, gxo):
     for i in range(m):
         GX[gxo + i] += G[go + i]
+
+
+# Offset rows: index maps over a contiguous range, which the entry's P0 gives as an element
+# offset (``io``; no index array in I). n is the range's length (the smaller side).
+# slice: y[i] = x[io + i] (i < n = y's size);  d: gx[io + i] += g[i]
+#   (basic slicing/select that leaves a contiguous block of a contiguous tensor: x[1:], x[2])
+@_jit
+def fwd_slice(n, m, X, xo, I, io, c, Y, yo):
+    for i in range(n):
+        Y[yo + i] = X[xo + io + i]
+
+
+@_jit
+def vjp_slice(n, m, G, go, I, io, c, GX, gxo):
+    for i in range(n):
+        GX[gxo + io + i] += G[go + i]
+
+
+# embed (slice's transpose): y = zeros(m); y[io + i] = x[i] (i < n = x's size);  d: gx[i] += g[io + i]
+#   (the recorded VJP of slice under create_graph: torch's SliceBackwardBackward0)
+@_jit
+def fwd_embed(n, m, X, xo, I, io, c, Y, yo):
+    for j in range(m):
+        Y[yo + j] = 0
+    for i in range(n):
+        Y[yo + io + i] = X[xo + i]
+
+
+@_jit
+def vjp_embed(n, m, G, go, I, io, c, GX, gxo):
+    for i in range(n):
+        GX[gxo + i] += G[go + io + i]
 
 
 # ---------------------------------------------------------------- matrix product
@@ -1068,6 +1101,41 @@ def bvjp_copy(n, m, G, go, I, io, c, GX, gxo, B):
     g = G[go:]
     gx = GX[gxo:]
     for t in range(m * B):
+        gx[t] += g[t]
+
+
+@_jit
+def bfwd_slice(n, m, X, xo, I, io, c, Y, yo, B):
+    x = X[xo + io * B:]
+    y = Y[yo:]
+    for t in range(n * B):
+        y[t] = x[t]
+
+
+@_jit
+def bvjp_slice(n, m, G, go, I, io, c, GX, gxo, B):
+    g = G[go:]
+    gx = GX[gxo + io * B:]
+    for t in range(n * B):
+        gx[t] += g[t]
+
+
+@_jit
+def bfwd_embed(n, m, X, xo, I, io, c, Y, yo, B):
+    y = Y[yo:yo + m * B]
+    for t in range(m * B):
+        y[t] = 0
+    x = X[xo:]
+    yi = Y[yo + io * B:]
+    for t in range(n * B):
+        yi[t] = x[t]
+
+
+@_jit
+def bvjp_embed(n, m, G, go, I, io, c, GX, gxo, B):
+    g = G[go + io * B:]
+    gx = GX[gxo:]
+    for t in range(n * B):
         gx[t] += g[t]
 
 

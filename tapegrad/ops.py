@@ -243,6 +243,12 @@ def _log_sigmoid_ref(x, c=None):
     return (np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))).astype(x.dtype)
 
 
+def _embed_ref(x, off, m):
+    y = np.zeros(m, x.dtype)
+    y[off:off + x.size] = x.ravel()
+    return y
+
+
 def _u(f):
     """Adapt a one-argument numpy function to the unary reference signature ref(x, c)."""
     return lambda x, c=None: f(x)
@@ -399,6 +405,12 @@ OPS = [
        doc="y[idx[i]] += c x[i]: sum/mean over dims, un-broadcast"),
     Op("copy", INDEX, "ViewBackward0", lambda x, idx, c, m: x.ravel().copy(),
        doc="identity: view, reshape, unbind, clone"),
+    # offset rows: a contiguous range whose element offset is the entry's P0 (no index array;
+    # their reference takes that offset where the others take idx); see OFFSET_OPS
+    Op("slice", INDEX, "SliceBackward0", lambda x, off, c, m: x.ravel()[off:off + m].copy(),
+       doc="y[i] = x[off + i]: basic slicing/select leaving a contiguous block (x[1:], x[2])"),
+    Op("embed", INDEX, "SliceBackwardBackward0", lambda x, off, c, m: _embed_ref(x, off, m),
+       doc="y = zeros(m); y[off:off + n] = x: slice's transpose (its recorded VJP)"),
     # ---- matrix product
     Op("mm", MM, "MmBackward0", lambda a, b: a @ b, saves_fn=lambda na, nb: (nb, na, False),
        np_vjp=lambda g, a, b, na, nb: (g @ b.T if na else None, a.T @ g if nb else None),
@@ -524,6 +536,9 @@ OPCODE = {op.name: i for i, op in enumerate(OPS)}
 for _i, _op in enumerate(OPS):
     object.__setattr__(_op, "opcode", _i)
 BY_NAME = {op.name: op for op in OPS}
+# INDEX rows whose P0 is an element offset, not an offset into the tape's index array I (tape
+# merging must not relocate it; numpy paths pass it to the row's reference instead of idx)
+OFFSET_OPS = frozenset(OPCODE[name] for name in ("slice", "embed"))
 # Rows the differentiable-op tests are parametrized over (structural rows are tested by the facade).
 KERNEL_OPS = [op for op in OPS if op.kind not in (CAST, PYFUNC)]
 

@@ -39,6 +39,7 @@ BIG = 1 << 15          # nodes this big live in the "big" slots and their entrie
 ROTATE_AT = 1 << 10    # entries after which the current tape is retired for leaf-only ops
 ROTATE_BYTES = 1 << 18  # ... or saved bytes (dropped graphs sharing it stay bounded)
 NP_DT = (np.float32, np.float64)
+_NP_DTYPE = (np.dtype(np.float32), np.dtype(np.float64))
 _TYPECODE = ("f", "d")
 _PACK_E = struct.Struct("%dq" % K).pack
 _PACK_N = struct.Struct("%dq" % NK).pack
@@ -66,6 +67,9 @@ def view_f(buf, dt):
     return np.frombuffer(buf, dtype=NP_DT[dt]) if len(buf) else np.zeros(1, NP_DT[dt])
 
 
+_Q, _F, _D = array("q"), array("f"), array("d")
+
+
 class Tape:
     __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "wself", "leaf_pairs",
                  "pyfuncs", "sv", "mark", "nbytes", "retained", "hooks",
@@ -73,13 +77,15 @@ class Tape:
                  "__weakref__")
 
     def __init__(self):
-        self.E = array("q")
-        self.N = array("q")
-        self.V = [array("f"), array("d")]
+        # (copies of empty templates: ~3x cheaper than array(typecode), and a tape is made
+        # per training step / per HVP)
+        self.E = _Q.__copy__()
+        self.N = _Q.__copy__()
+        self.V = [_F.__copy__(), _D.__copy__()]
         self.XO = [[], []]
-        self.XA = [array("q"), array("q")]
-        self.I = array("q")
-        self.C = array("d")
+        self.XA = [_Q.__copy__(), _Q.__copy__()]
+        self.I = _Q.__copy__()
+        self.C = _D.__copy__()
         self.asz = [0, 0, 0, 0]     # node space per slot
         self.wself = weakref.ref(self)  # leaves remember (tape.wself, node): see leaf_node
         self.leaf_pairs = []        # [(node, weakref to leaf)]: AccumulateGrad targets
@@ -139,8 +145,9 @@ class Tape:
             V.append(value)
             self.nbytes += 8
             return len(V) - 1
-        if value.dtype != NP_DT[dt] or not value.flags.c_contiguous:
-            value = np.ascontiguousarray(value, NP_DT[dt])
+        if value.dtype is not _NP_DTYPE[dt] or not value.flags.c_contiguous:
+            if value.dtype != NP_DT[dt] or not value.flags.c_contiguous:
+                value = np.ascontiguousarray(value, NP_DT[dt])
         XO = self.XO[dt]
         XO.append(value)
         self.XA[dt].frombytes(_PACK_2(address(value), value.size))
@@ -163,12 +170,13 @@ class Tape:
         n = len(self.N) // NK
         asz = self.asz
         slot = dt
+        Nb = self.N
         if out_size >= BIG:
             slot = dt + 2
             fl |= F_BIG
-        elif self.is_big(a) or self.is_big(b):
-            fl |= F_BIG
-        self.N.frombytes(_PACK_N(asz[slot], out_size, slot, e, 0))
+        elif (a >= 0 and Nb[a * NK + NDT] >= 2) or (b >= 0 and Nb[b * NK + NDT] >= 2):
+            fl |= F_BIG                 # an operand is a big node (is_big, inlined)
+        Nb.frombytes(_PACK_N(asz[slot], out_size, slot, e, 0))
         asz[slot] += out_size
         self.E.frombytes(_PACK_E(op, nm, n, a, b, sa, sb, sy, p0, p1, ci, fl))
         if fl & F_SAVES:
@@ -209,8 +217,10 @@ class Tape:
                 E[:, col] = np.where(s >= 0, s + shift_v, np.where(s <= -2, s - shift_x, -1))
             E[:, CI] = np.where(E[:, CI] >= 0, E[:, CI] + dc, -1)
             kinds = E[:, OP]
-            from .ops import INDEX, OPCODE, OPS
-            is_index = np.isin(kinds, [i for i, o in enumerate(OPS) if o.kind == INDEX])
+            from .ops import INDEX, OFFSET_OPS, OPCODE, OPS
+            # index arrays move by di; offset rows (slice, embed) hold element offsets in P0
+            is_index = np.isin(kinds, [i for i, o in enumerate(OPS)
+                                       if o.kind == INDEX and i not in OFFSET_OPS])
             E[is_index, P0] += di
             E[kinds == OPCODE["pyfunc"], P0] += dp
             self.E.frombytes(E.tobytes())
@@ -323,12 +333,22 @@ MSG_FREED = ("Trying to backward through the graph a second time (or directly ac
 _NOBAD = [np.zeros(1024, np.uint8)]
 
 
+# stand-ins for empty buffers in store_views (shared: nothing writes them, and they stay
+# writable so the compiled sweeps see the argument types they were compiled for)
+_NONE_I64 = np.zeros(0, np.int64)
+_NONE_F = (np.zeros(1, np.float32), np.zeros(1, np.float64))
+
+
 def store_views(tp):
     """numpy views (no copies) of the tape's buffers, in the interpreter's argument order.
     They pin the array.array buffers: callers must drop them (``del``) before the tape grows."""
-    return (view_i64(tp.E), view_i64(tp.N), view_f(tp.V[0], 0), view_f(tp.V[1], 1),
-            view_i64(tp.XA[0]), view_i64(tp.XA[1]), view_i64(tp.I),
-            np.frombuffer(tp.C, np.float64) if len(tp.C) else np.zeros(1))
+    fb, i64 = np.frombuffer, np.int64
+    V, XA, I, C = tp.V, tp.XA, tp.I, tp.C
+    return (fb(tp.E, i64), fb(tp.N, i64),
+            fb(V[0], np.float32) if len(V[0]) else _NONE_F[0],
+            fb(V[1], np.float64) if len(V[1]) else _NONE_F[1],
+            fb(XA[0], i64) if len(XA[0]) else _NONE_I64, fb(XA[1], i64) if len(XA[1]) else _NONE_I64,
+            fb(I, i64) if len(I) else _NONE_I64, fb(C, np.float64) if len(C) else _NONE_F[1])
 
 
 def version_mask(tp, ne):
@@ -457,6 +477,19 @@ class Adjoints:
             self.owned.add(node)
 
 
+_SWEEP_MODS = None
+_count_nonzero = np.count_nonzero
+
+
+def _sweep_mods():
+    """(compiled reverse, anomaly module, hooks module), imported on the first sweep."""
+    global _SWEEP_MODS
+    from ._interp import reverse
+    from .autograd import anomaly, hooks
+    _SWEEP_MODS = (reverse, anomaly, hooks)
+    return _SWEEP_MODS
+
+
 def sweep(tp, seeds, retain_graph, needed=None):
     """Reverse sweep of ``tp`` from the seeded nodes.
 
@@ -465,9 +498,7 @@ def sweep(tp, seeds, retain_graph, needed=None):
     saved tensors and freed graphs before anything is accumulated. ``needed`` (autograd.grad):
     only those entries are freed afterwards, so graph below the requested inputs stays usable.
     """
-    from ._interp import reverse
-    from .autograd import anomaly as _anomaly
-    from .autograd import hooks as _hooks
+    reverse, _anomaly, _hooks = _SWEEP_MODS or _sweep_mods()
     ne = len(tp.E) // K
     nn = len(tp.N) // NK
     adj = Adjoints(tp)
@@ -475,19 +506,27 @@ def sweep(tp, seeds, retain_graph, needed=None):
     flags = np.zeros(nn + ne + 2, np.uint8)        # one allocation: reached nodes, entries
     nreach, ereach = flags[:nn + 1], flags[nn + 1:]
     start = -1
+    Nb = tp.N
     for node, g in seeds:
-        adj.acc(tp.N, node, g, False)
+        b = node * NK
+        off, size, slot = Nb[b + NOFF], Nb[b + NSIZE], Nb[b + NDT]
+        if slot < 2 and size == g.size:            # a small node: add into its store
+            a = A[slot][off:off + size]
+            a += g
+        else:                                      # (the implicit seed is read-only)
+            adj.acc(Nb, node, g if g.flags.writeable else g.copy(), False)
         nreach[node] = 1
-        prod = tp.N[node * NK + NPROD]
+        prod = Nb[b + NPROD]
         if prod >= 0:
             ereach[prod] = 1
-            start = max(start, prod)
+            if prod > start:
+                start = prod
     bad = version_mask(tp, ne)
     err = None
     E = N = V4 = V8 = XA4 = XA8 = I = C = None
     try:
         E, N, V4, V8, XA4, XA8, I, C = store_views(tp)
-        step = _anomaly.is_anomaly_enabled()
+        step = _anomaly._STATE["enabled"]
         while start >= 0:
             status, e = reverse(E, N, V4, V8, XA4, XA8, I, C, A[0], A[1], _DUMMY[0], _DUMMY[1],
                                 False, nreach, ereach, bad, start, start if step else 0)
@@ -516,14 +555,18 @@ def sweep(tp, seeds, retain_graph, needed=None):
             else:
                 err = -1 - e
                 break
-        if err is None and not retain_graph and ne:
-            Ev = E.reshape(-1, K)
-            reached = ereach[:ne] if needed is None else ereach[:ne] & needed[:ne]
-            hit = np.nonzero(reached)[0]              # what the sweep used for the outputs
-            fl = Ev[hit, FL]
-            tp.n_saving -= int(np.count_nonzero((fl & (F_SAVES | F_FREED)) == F_SAVES))
-            Ev[hit, FL] = fl | F_FREED
-            del Ev
+        if err is None and not retain_graph and ne and tp.n_saving > 0:
+            # free what the sweep used for the outputs: the reached entries that saved values
+            # (F_FREED matters only with F_SAVES: the others may be swept again, as in torch)
+            fl = E[FL::K]
+            hit = (fl & (F_SAVES | F_FREED)) == F_SAVES
+            np.logical_and(hit, ereach[:ne] if needed is None else ereach[:ne] & needed[:ne],
+                           out=hit)
+            k = int(_count_nonzero(hit))
+            if k:
+                np.bitwise_or(fl, F_FREED, out=fl, where=hit)
+                tp.n_saving -= k
+            del fl
     except BaseException as exc:
         # a user callback (custom Function backward, hook) raised: its frames, kept alive by
         # the traceback, hold views of the tape's buffers; clear their locals (the traceback
@@ -558,9 +601,9 @@ def _check_nan(tp, e, adj, E, N):
 
 def release(tp):
     """Free saved values once no entry needs them (a consumed graph)."""
-    tp.V = [array("f"), array("d")]
+    tp.V = [_F.__copy__(), _D.__copy__()]
     tp.XO = [[], []]
-    tp.XA = [array("q"), array("q")]
+    tp.XA = [_Q.__copy__(), _Q.__copy__()]
     tp.sv = []
     tp.mark = None
     tp.released = True
@@ -723,7 +766,16 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
         acc(a, None)
     elif kind == INDEX:
         nin = int(N[a * NK + NSIZE])
-        idx = np.frombuffer(tp.I, np.int64)[int(E[b0 + P0]):int(E[b0 + P0]) + int(E[b0 + P1])]
+        p0, p1 = int(E[b0 + P0]), int(E[b0 + P1])
+        if op.name == "slice":         # y[i] = x[p0 + i]  ->  gx[p0 + i] += g[i]
+            gx = np.zeros(nin, g.dtype)
+            gx[p0:p0 + p1] = g
+            acc(a, gx)
+            return
+        if op.name == "embed":         # y[p0 + i] = x[i]  ->  gx[i] += g[p0 + i]
+            acc(a, g[p0:p0 + p1].copy())
+            return
+        idx = np.frombuffer(tp.I, np.int64)[p0:p0 + p1]
         if op.name == "gather":        # y[i] = x[idx[i]]  ->  gx[idx[i]] += g[i]
             gx = np.bincount(idx, weights=g, minlength=nin).astype(g.dtype)
         elif op.name == "segsum":      # y[idx[i]] += c x[i]  ->  gx[i] += c g[idx[i]]
@@ -764,8 +816,10 @@ def np_forward(tp, e, E, N, V4, V8, X):
     elif op.kind == SUM:
         y[:] = op.ref(val(a, -1, int(N[a * NK + NSIZE])), c)
     elif op.kind == INDEX:
+        from .ops import OFFSET_OPS
         x = val(a, -1, int(N[a * NK + NSIZE]))
-        idx = np.frombuffer(tp.I, np.int64)[int(E[b0 + P0]):int(E[b0 + P0]) + int(E[b0 + P1])]
+        p0 = int(E[b0 + P0])
+        idx = p0 if op.opcode in OFFSET_OPS else np.frombuffer(tp.I, np.int64)[p0:p0 + int(E[b0 + P1])]
         y[:] = op.ref(x, idx, c if op.name == "segsum" else 1.0, n)
     elif op.kind == MM:
         m, k = int(E[b0 + P0]), int(E[b0 + P1])

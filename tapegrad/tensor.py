@@ -15,7 +15,7 @@ import numpy as np
 from . import _par
 from . import tape as _tp
 from .autograd.grad_mode import STATE
-from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NK
+from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK
 from .tape import _PACK_E, _PACK_N, address as _address
 from .ops import BY_NAME, OPCODE, OPS
 
@@ -290,15 +290,37 @@ def _record_unary(x, op, y, c=None, nm=None):
     if dt < 0:
         raise RuntimeError("only floating point tensors can be differentiated")
     sx = sy = -1
-    save_x, save_y = _USAVES[op.opcode]
-    fl = F_SAVES if (save_x or save_y) else 0
+    opcode = op.opcode
+    save_x, save_y = _USAVES[opcode]
     if save_x:
         sx = tp.save(x._data, dt, x._tape is None)
     if save_y:
         sy = tp.save(y, dt)
-    ci = tp.const(c) if c is not None else -1
-    e, n = tp.entry(op.opcode, nm if nm is not None else _OPNM[op.opcode], y.size, dt, a, -1,
-                    sa=sx, sy=sy, ci=ci, fl=fl)
+    ci = -1
+    if c is not None:
+        C = tp.C
+        C.append(c)
+        ci = len(C) - 1
+    # the entry and its output node (Tape.entry, inlined on this hot path)
+    e = len(tp.E) // K
+    n = len(tp.N) // NK
+    size = y.size
+    fl = 0
+    if save_x or save_y:
+        fl = F_SAVES
+        tp.n_saving += 1
+    slot = dt
+    Nb = tp.N
+    if size >= _tp.BIG:
+        slot = dt + 2
+        fl |= F_BIG
+    elif Nb[a * NK + NDT] >= 2:      # the operand is a big node
+        fl |= F_BIG
+    asz = tp.asz
+    Nb.frombytes(_PACK_N(asz[slot], size, slot, e, 0))
+    asz[slot] += size
+    tp.E.frombytes(_PACK_E(opcode, nm if nm is not None else _OPNM[opcode], n, a, -1, sx, -1,
+                           sy, 0, 0, ci, fl))
     out = object.__new__(Tensor)
     out._data = y
     out._dtype = x._dtype
@@ -385,6 +407,8 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
     if ta and a._dtype is rdt and a._data.shape == shape:
         na = (a._node if a._tape is not None else tp.leaf_node(a)) if ga else -1
         sa, av = 1, a._data
+    elif not ta:                                # a Python number (1 - x)
+        na, sa, av = -1, (0 if n != 1 else 1), a
     else:
         na, sa, av = _operand(tp, a, ga, a._data if ta else a, rdt, shape, n, dt)
     if tb and b._dtype is rdt and b._data.shape == shape:
@@ -397,7 +421,12 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
     save_a, save_b, save_y = _SAVES[op.opcode][(na >= 0) * 2 + (nb >= 0)]
     # constants are always kept (a replay needs them); tensors only when the VJP reads them
     save = tp.save
-    ca = save(av, dt, ta and a._tape is None) if (save_a or na < 0) else -1
+    if not ta:                                  # a Python number: one value in V
+        V = tp.V[dt]
+        V.append(av)
+        ca = len(V) - 1
+    else:
+        ca = save(av, dt, a._tape is None) if (save_a or na < 0) else -1
     if nb < 0 and not tb:                       # a Python number: one float in V
         V = tp.V[dt]
         V.append(bv)
@@ -1120,17 +1149,47 @@ def _positions(t):
     """Flat positions of t's elements in its root base (t itself when it is no view)."""
     if t._base is None:
         return np.arange(t._data.size, dtype=np.int64).reshape(t._data.shape)
-    if t._vpos is None and _same_storage(t, t._base):
+    vp = t._vpos
+    if type(vp) is _LazyPos:
+        vp = t._vpos = vp.get()
+    if vp is None and _same_storage(t, t._base):
         return np.arange(t._data.size, dtype=np.int64).reshape(t._data.shape)
-    if t._vpos is None:
+    if vp is None:
         raise NotImplementedError("in-place modification with gradients of this kind of view is "
                                   "not supported yet")
-    return t._vpos
+    return vp
+
+
+class _LazyPos:
+    """A view's positions in its root base, computed when first needed (an in-place write
+    with gradients through the view): ``fn`` applied to its parent's positions. Holds what
+    ``_positions(parent)`` reads at the view's creation, not the parent tensor itself."""
+    __slots__ = ("fn", "shape", "parent", "data", "base")
+
+    def __init__(self, fn, x):
+        self.fn = fn
+        self.shape = x._data.shape
+        self.parent = x._vpos if x._base is not None else None
+        self.data, self.base = (x._data, x._base._data) if x._base is not None else (None, None)
+
+    def get(self):
+        """The positions, or None when the parent's own place in its base is unknown."""
+        p = self.parent
+        if type(p) is _LazyPos:
+            p = p.get()
+        if p is None:
+            if self.data is not None and not _same_arrays(self.data, self.base):
+                return None
+            p = np.arange(int(np.prod(self.shape, dtype=np.int64)), dtype=np.int64).reshape(self.shape)
+        return self.fn(p)
 
 
 def _same_storage(t, base):
     """t covers exactly base's elements in the same order (detach(), a full view)."""
-    a, b = t._data, base._data
+    return _same_arrays(t._data, base._data)
+
+
+def _same_arrays(a, b):
     return (type(a) is _ndarray and type(b) is _ndarray and a.size == b.size
             and a.flags.c_contiguous and b.flags.c_contiguous
             and _address(a) == _address(b))
@@ -1138,17 +1197,23 @@ def _same_storage(t, base):
 
 def _track_view(out, x, pos_fn, pos=None):
     """Make ``out`` a view of ``x``'s root base; remember its positions when grads may need
-    them (the base or the view requires grad). ``pos``: those positions, when the caller has
-    them already (a view of a tensor that is its own base)."""
-    out._vc = _vcof(x)
-    out._base = x._base if x._base is not None else x
-    if pos is not None and x._base is None:
-        out._vpos = pos
-    elif x._rg or out._base._rg:
-        try:
-            out._vpos = pos_fn(_positions(x))
-        except NotImplementedError:     # x's own place in its base is unknown (e.g. detach):
-            out._vpos = None            # only an in-place write with grads through out fails
+    them (the base or the view requires grad): given (``pos``, a view of a tensor that is its
+    own base), else computed on first use (``_LazyPos``: only in-place writes read them)."""
+    vc = x._vc
+    if vc is None:
+        vc = x._vc = [0]
+    out._vc = vc
+    base = x._base
+    if base is None:
+        out._base = x
+        if pos is not None:
+            out._vpos = pos
+        elif x._rg:
+            out._vpos = _LazyPos(pos_fn, x)
+    else:
+        out._base = base
+        if x._rg or base._rg:
+            out._vpos = _LazyPos(pos_fn, x)
 
 
 def _assign_positions(t, own, value):
@@ -1291,8 +1356,11 @@ def reciprocal(input):
 def neg(input):
     y = np.negative(input._data)
     if input._rg and STATE.enabled:
-        return _record_unary(input, BY_NAME["neg"], y)
+        return _record_unary(input, _NEG, y)
     return _wrap(y, input._dtype)
+
+
+_NEG = BY_NAME["neg"]
 
 
 negative = neg
@@ -1433,11 +1501,13 @@ def pow(input, exponent):
             rdt = _result_dtype(input, exponent)
         d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
         if d.size >= _par.PAR_MIN:
-            y = _par_map(BY_NAME["pow_scalar"].fwd_out, (d, float(exponent)), d.shape, rdt.np)
+            y = _par_map(_POW_SCALAR.fwd_out, (d, float(exponent)), d.shape, rdt.np)
+        elif exponent == 2:
+            y = np.square(d)                   # x * x, as torch and the compiled kernel
         else:
             y = np.power(d, rdt.np.type(exponent))
         if input._rg and STATE.enabled:
-            return _record_unary(input, BY_NAME["pow_scalar"], y, c=float(exponent))
+            return _record_unary(input, _POW_SCALAR, y, c=float(exponent))
         return _wrap(y, rdt)
     if not isinstance(input, Tensor):
         # scalar ** tensor: torch names this PowBackward2
@@ -1447,6 +1517,9 @@ def pow(input, exponent):
             _rename_last(out, "PowBackward2")
         return out
     return _pow_tt(input, exponent)
+
+
+_POW_SCALAR = BY_NAME["pow_scalar"]
 
 
 def _rename_last(t, name):
@@ -1531,16 +1604,29 @@ def _reduce(input, dim, keepdim, dtype, mean_):
 
 
 def _record_unary_sum(x, y, c, nm):
-    tp = _tape_for(x)
-    a = _src(x, tp)
+    tp = x._tape
+    if tp is None:                   # a leaf: the current tape (_tape_for / _src, inlined)
+        tp = _tp.current_tape()
+        a = tp.leaf_node(x)
+    elif tp.into is not None:
+        tp, a = _tp.resolve(x)
+    else:
+        a = x._node
     e, n = tp.entry(_SUM_OPCODE, nm, 1, x._dtype.slot, a, -1, ci=tp.const(c))
     return _out(y, x._dtype, tp, n)
 
 
 _SUM_OPCODE = OPCODE["sum"]
+_SUM0_NM = _name_id("SumBackward0")
 
 
 def sum(input, dim=None, keepdim=False, dtype=None):
+    if dim is None and dtype is None and input._dtype._cat == 2:
+        # x.sum() of a floating tensor (_reduce's first branch, without its dispatch)
+        y = input._dtype.np.type(_add_reduce(input._data, axis=None))
+        if input._rg and STATE.enabled:
+            return _record_unary_sum(input, y, 1.0, _SUM0_NM)
+        return _wrap(y, input._dtype)
     return _reduce(input, dim, keepdim, dtype, False)
 
 
@@ -1650,6 +1736,17 @@ def _index_name(key):
 
 
 def _getitem(x, key):
+    if type(key) is slice and x._rg:        # x[a:b] of a contiguous tensor: the common case
+        d = x._data
+        if type(d) is _ndarray and d.ndim and d.flags.c_contiguous and STATE.enabled:
+            n0 = d.shape[0]
+            start, stop, step = key.indices(n0)
+            y = d[key]
+            if step == 1 or y.shape[0] <= 1:
+                out = _record_offset(x, _SLICE_OP, start * (d.size // n0) if y.size else 0,
+                                     y.size, y, _SLICE_NM)
+                _track_view(out, x, lambda p: p[key])
+                return out
     d = x._arr()
     nk = _np_key(key)
     if isinstance(nk, np.ndarray) and nk.dtype.kind == "f" or (
@@ -1664,25 +1761,80 @@ def _getitem(x, key):
         if m:
             raise IndexError("index %s is out of bounds for dimension %s with size %s" % m.groups())
         raise IndexError(msg)
-    name, advanced = ("SliceBackward0", False) if type(key) is slice else _index_name(key)
-    if type(y) is not _ndarray:
+    tk = type(key)
+    name, advanced = ("SliceBackward0", False) if tk is slice else _index_name(key)
+    view = type(y) is _ndarray
+    if not view:
         y = np.array(y)
     elif advanced and not y.flags.c_contiguous:
         y = np.ascontiguousarray(y)       # torch's advanced-indexing result is contiguous
-    pos = None
     if x._rg and STATE.enabled:
-        if type(nk) is slice and d.ndim == 1:
-            pos = idx = np.arange(*nk.indices(d.shape[0]), dtype=np.int64)
+        off = -1 if advanced else _block_offset(d, y, nk, tk, view)
+        if off >= 0:                      # a contiguous block: an offset entry, no index map
+            out = _record_slice(x, off, y, _nm(name))
         else:
-            pos = np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]
-            idx = np.asarray(pos).ravel()
-        tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
-        out = _out(y if y.ndim else y, x._dtype, tp, n)
+            if tk is slice and d.ndim == 1:
+                idx = np.arange(*nk.indices(d.shape[0]), dtype=np.int64)
+            else:
+                idx = np.asarray(np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]).ravel()
+            tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
+            out = _out(y, x._dtype, tp, n)
     else:
         out = _wrap(y, x._dtype)
     if not advanced:
-        _track_view(out, x, lambda p: p[nk], pos)
+        _track_view(out, x, lambda p: p[nk])
     return out
+
+
+def _block_offset(d, y, nk, tk, view):
+    """Element offset of ``y = d[nk]`` (basic indexing) in ``d`` when y is a contiguous block
+    of a C-contiguous ``d`` (so a ``slice`` entry can record it), else -1."""
+    if not d.flags.c_contiguous or d.ndim == 0:
+        return -1
+    n0 = d.shape[0]
+    if tk is slice:                        # x[a:b] (step 1) along the first dim
+        start, stop, step = nk.indices(n0)
+        if step != 1 and y.shape[0] > 1:
+            return -1
+        return start * (d.size // n0) if y.size else 0
+    if tk is int:                          # x[i]: one row (or element)
+        return (nk + n0 if nk < 0 else nk) * (d.size // n0)
+    if view and y.flags.c_contiguous and y.size:  # any other basic index leaving a block
+        off, r = divmod(_address(y) - _address(d), d.itemsize)
+        # inside d's buffer (a 0-d index array makes numpy copy: such a y is elsewhere)
+        if r == 0 and 0 <= off and off + y.size <= d.size:
+            return off
+    return -1
+
+
+def _record_slice(x, off, y, nm):
+    """Record y = x.flat[off:off + y.size] (a ``slice`` entry)."""
+    return _record_offset(x, _SLICE_OP, off, y.size, y, nm)
+
+
+def _record_offset(x, opcode, off, n, y, nm):
+    """Record an offset row (``ops.OFFSET_OPS``: slice, embed) producing ``y`` from ``x``:
+    P0 = the element offset ``off``, P1 = the range's length ``n``."""
+    tp = x._tape
+    if tp is None:
+        tp = _tp.current_tape()
+        a = tp.leaf_node(x)
+    elif tp.into is not None:
+        tp, a = _tp.resolve(x)
+    else:
+        a = x._node
+    e, node = tp.entry(opcode, nm, y.size, x._dtype.slot, a, -1, p0=off, p1=n)
+    out = object.__new__(Tensor)
+    out._data = y
+    out._dtype = x._dtype
+    out._rg = True
+    out._tape = tp
+    out._node = node
+    return out
+
+
+_SLICE_OP = OPCODE["slice"]
+_SLICE_NM = _name_id("SliceBackward0")
 
 
 def _mm_core(a, b, m, k, n, y, name):
@@ -1772,6 +1924,12 @@ def mv(input, vec):
 
 # The hottest operators call the op functions directly (one Python call level less per op).
 Tensor.__add__ = _add
+Tensor.__radd__ = _add
+Tensor.__rmul__ = mul
+Tensor.__pow__ = pow
+Tensor.__neg__ = neg
+Tensor.__getitem__ = _getitem
+Tensor.sum = sum
 Tensor.__sub__ = _sub
 Tensor.__mul__ = mul
 

@@ -84,26 +84,33 @@ def _kernel_case(op, dtype=np.float64):
         return F, V, [x], lambda x: np.atleast_1d(op.ref(x, c))
     if op.kind == INDEX:
         x = _draw(op, 8, dtype)
+        io, I = 0, None                 # offset rows: io is the element offset, I unused
         if op.name == "gather":
             idx, m = np.array([3, 0, 7, 3, 3, 1], np.int64), 6
         elif op.name == "segsum":
             idx, m = np.array([0, 2, 1, 2, 0, 0, 1, 2], np.int64), 3
+        elif op.name == "slice":        # y = x[2:7]
+            io, ln, m, I = 2, 5, 5, np.zeros(0, np.int64)
+        elif op.name == "embed":        # y = zeros(12), y[3:11] = x
+            io, ln, m, I = 3, 8, 12, np.zeros(0, np.int64)
         else:
             idx, m = np.zeros(0, np.int64), 8
         # gather: n = len(idx) outputs from m = 8 inputs; segsum: n = 8 inputs into m outputs
-        ln = idx.size
+        if I is None:
+            ln, I = idx.size, idx
+        assert (io > 0) == (op.opcode in ops.OFFSET_OPS)
 
         def F(x):
             y = np.zeros(m, dtype)
-            fwd(ln, m, x, 0, idx, 0, c if op.name == "segsum" else 0.0, y, 0)
+            fwd(ln, m, x, 0, I, io, c if op.name == "segsum" else 0.0, y, 0)
             return y
 
         def V(ins, y, g):
             gx = np.zeros_like(ins[0])
-            vjp(ln, 8, g, 0, idx, 0, c if op.name == "segsum" else 0.0, gx, 0)
+            vjp(ln, 8, g, 0, I, io, c if op.name == "segsum" else 0.0, gx, 0)
             return [gx]
         cc = c if op.name == "segsum" else 0.0
-        return F, V, [x], lambda x: op.ref(x, idx, cc if op.name == "segsum" else 1.0, m)
+        return F, V, [x], lambda x: op.ref(x, io if io else I, cc if op.name == "segsum" else 1.0, m)
     if op.kind == MM:
         m, k, n = 3, 4, 2
         a, b = _draw(op, m * k, dtype), _draw(op, k * n, dtype)
@@ -263,6 +270,9 @@ FACADE = {
     "gather": (lambda x: x[1:, ::2], [(3, 5)]),
     "segsum": (lambda x: x.sum(dim=1, keepdim=True), [(3, 4)]),
     "copy": (lambda x: x.view(6, 2), [(3, 4)]),
+    "slice": (lambda x: x[1:], [(3, 4)]),
+    # embed: zero padding of the first dim (also slice's recorded VJP under create_graph)
+    "embed": (lambda x: tg.nn.functional.pad(x, (0, 0, 2, 1)), [(3, 4)]),
     "mm": (lambda a, b: a @ b, [(3, 4), (4, 2)]),
     # breadth rows (issue 4)
     "tan": (lambda x: x.tan(), [(3, 2)]),
@@ -348,7 +358,7 @@ def test_grad_fn_name_matches_table(op):
 
 # rows whose FACADE call shows another torch name than the row's default
 FACADE_NAME = {"sum": "MeanBackward0", "gather": "SliceBackward0", "mm": "MmBackward0",
-               "scale": "Log2Backward0"}
+               "scale": "Log2Backward0", "embed": "ConstantPadNdBackward0"}
 
 
 @pytest.mark.parametrize("op", ROWS, ids=IDS)

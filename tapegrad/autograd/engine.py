@@ -25,6 +25,18 @@ def _as_tuple(x):
     return (x,)
 
 
+_ONES = {}
+
+
+def _one(shape, npdt):
+    """The implicit seed of a one-element output: a shared read-only array of ones (every
+    consumer reads or copies it)."""
+    a = np.ones(shape, npdt)
+    a.flags.writeable = False
+    _ONES[(shape, npdt)] = a
+    return a
+
+
 def _seed_grads(tensors, grad_tensors, what="backward"):
     Tensor = _tensor_cls()
     grads = []
@@ -38,9 +50,10 @@ def _seed_grads(tensors, grad_tensors, what="backward"):
             raise RuntimeError("element %d of tensors does not require grad and does not have a "
                                "grad_fn" % i)
         if g is None:
-            if t._data.size != 1:
+            d = t._data
+            if d.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = np.ones(t._data.shape, t._dtype.np)
+            g = _ONES.get((d.shape, t._dtype.np)) or _one(d.shape, t._dtype.np)
         else:
             if isinstance(g, Tensor):
                 gd = g._data
@@ -65,16 +78,25 @@ def _run(tensors, grads, retain_graph, inputs=None):
     nodes of each input on the tape) or None. ``inputs`` (autograd.grad): only entries on a
     path from them to the roots run and are freed, as in torch's engine; the graph below a
     non-leaf input is neither executed nor freed."""
-    roots = [(t, g) for t, g in zip(tensors, grads) if t._tape is not None]
-    if not roots:
-        return None
-    tp = roots[0][0]._tape
-    tapes = {id(_tp.resolve(t)[0]): _tp.resolve(t)[0] for t, _ in roots}
-    tp = _tp.join(list(tapes.values())) if len(tapes) > 1 else next(iter(tapes.values()))
-    seeds = []
-    for t, g in roots:
-        _, node = _tp.resolve(t)
-        seeds.append((node, np.ascontiguousarray(g, _tp.NP_DT[t._dtype.slot]).reshape(-1)))
+    if len(tensors) == 1:                   # one root: no joining
+        t = tensors[0]
+        if t._tape is None:
+            return None
+        tp, node = _tp.resolve(t)
+        g = grads[0]
+        if g.dtype != _tp.NP_DT[t._dtype.slot] or not g.flags.c_contiguous:
+            g = np.ascontiguousarray(g, _tp.NP_DT[t._dtype.slot])
+        seeds = [(node, g.reshape(-1))]
+    else:
+        roots = [(t, g) for t, g in zip(tensors, grads) if t._tape is not None]
+        if not roots:
+            return None
+        tapes = {id(_tp.resolve(t)[0]): _tp.resolve(t)[0] for t, _ in roots}
+        tp = _tp.join(list(tapes.values())) if len(tapes) > 1 else next(iter(tapes.values()))
+        seeds = []
+        for t, g in roots:
+            _, node = _tp.resolve(t)
+            seeds.append((node, np.ascontiguousarray(g, _tp.NP_DT[t._dtype.slot]).reshape(-1)))
     paths = per = None
     if inputs is not None:
         per = input_nodes(tp, inputs)
@@ -130,10 +152,12 @@ def needed_entries(tp, nodes, roots):
     (the inputs include every leaf of the tape: all entries descend from leaves)."""
     ne = len(tp.E) // K
     Nb = tp.N
-    hi = max((Nb[n * NK + NPROD] for n in roots), default=-1)
+    hi = max([Nb[n * NK + NPROD] for n in roots], default=-1)
     if not ne or hi < 0:
         return None
-    if len(tp.leaf_pairs) <= len(nodes) and {n for n, _ in tp.leaf_pairs} <= set(nodes):
+    lp = tp.leaf_pairs
+    if len(lp) <= len(nodes) and (lp[0][0] == nodes[0] if len(lp) == 1 == len(nodes)
+                                  else {n for n, _ in lp} <= set(nodes)):
         return None
     needed = np.zeros(ne, bool)
     if not nodes:
@@ -207,6 +231,15 @@ def _adjoint(tp, adj, node, shape, npdt):
 
 
 _T = None
+_H = []
+
+
+def _higher():
+    """autograd.higher (imported on first use)."""
+    if not _H:
+        from . import higher
+        _H.append(higher)
+    return _H[0]
 
 
 def _tensor_mod():
@@ -320,6 +353,12 @@ def _retained_grads(tp, adj, nreach):
 def _graph_seeds(tensors, grads, raw):
     """(tape, [(node, flat Tensor cotangent)]) for the non-leaf roots, for create_graph."""
     T = _tensor_mod()
+    if len(tensors) == 1 and not raw:       # one root, implicit cotangent: no joining
+        t = tensors[0]
+        if t._tape is None:
+            return None, []
+        tp, node = _tp.resolve(t)
+        return tp, [(node, T._wrap(np.array(grads[0]).reshape(-1), t._dtype))]
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grads)):
         if t._tape is None:
@@ -343,7 +382,7 @@ def _graph_seeds(tensors, grads, raw):
 
 def _backward_create_graph(tensors, grads, only, raw):
     """create_graph backward; ``raw``: the caller's gradient tensors (kept with their graph)."""
-    from .higher import differentiable_sweep
+    differentiable_sweep = _higher().differentiable_sweep
     T = _tensor_mod()
     for t, g in zip(tensors, grads):
         if t._tape is None and (only is None or id(t) in only):
@@ -439,7 +478,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_grads):
-    from .higher import differentiable_sweep
+    differentiable_sweep = _higher().differentiable_sweep
     T = _tensor_mod()
     tp, seeds = _graph_seeds(outputs, grads, raw)
     cot = {}

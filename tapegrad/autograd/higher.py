@@ -15,12 +15,19 @@ finite differences of the first derivative, and torch's double backward.
 import numpy as np
 
 from .. import tape as _tp
-from ..kernels import (CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE,
+from ..kernels import (CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NOFF, NPROD, NSIZE,
                        OP, OUT, P0, P1, SA, SB, SY)
 from ..ops import BINARY, BY_NAME, CAST, INDEX, MM, OPS, PYFUNC, SUM, UNARY
-from .grad_mode import enable_grad
+from .grad_mode import STATE
+from .graph import name_id
 
 _MUL = BY_NAME["mul"]
+_SLICE, _EMBED = BY_NAME["slice"].opcode, BY_NAME["embed"].opcode
+_SLICEB, _SELB, _SLICEBB, _SELBB, _PADB = (name_id(s) for s in (
+    "SliceBackward0", "SelectBackward0", "SliceBackwardBackward0", "SelectBackwardBackward0",
+    "ConstantPadNdBackward0"))
+# torch's name for the recorded VJP of an embed entry, by the entry's own name
+_EMBED_T = {_SELBB: _SELB, _PADB: _PADB}
 _PYFUNC_OP = BY_NAME["pyfunc"].opcode
 _KINDS = [op.kind for op in OPS]
 
@@ -60,6 +67,20 @@ def _index_t(T, t, opname, idx, m, c):
     return T._wrap(y, t._dtype)
 
 
+def _offset_t(T, t, op, off, n, m, nm):
+    """Record an offset row on a flat tensor: ``slice`` (y = t[off:off + n]) or ``embed``
+    (y = zeros(m), y[off:off + n] = t)."""
+    d = t._data.reshape(-1)
+    if op == _SLICE:
+        y = d[off:off + n].copy()
+    else:
+        y = np.zeros(m, d.dtype)
+        y[off:off + n] = d
+    if t._rg:
+        return T._record_offset(t, op, off, n, y, nm)
+    return T._wrap(y, t._dtype)
+
+
 def _transpose_flat(T, t, r, c):
     """The flat (c, r) transpose of a flat (r, c) tensor (a gather)."""
     idx = np.arange(r * c, dtype=np.int64).reshape(r, c).T.ravel()
@@ -96,16 +117,27 @@ def differentiable_sweep(tp, seeds, paths=None):
     fE = tp.E[lo * K:(start + 1) * K].tolist()
     rows = [fE[i:i + K] for i in range(0, len(fE), K)]
     nhi = tp.E[(start + 1) * K + OUT] if start + 1 < ne else len(Nb) // NK
-    bad = _tp.version_mask(tp, ne)
-    bad = bad[:start + 1].tolist() if bad[lo:start + 1].any() else None
-    nlo = min([rows[0][OUT]] + [v for v in fE[IA::K] + fE[IB::K] if v >= 0])
-    for row in rows:
-        if row[OP] == _PYFUNC_OP:
-            nlo = min([nlo] + [n for n in tp.pyfuncs[row[P0]].in_nodes if n >= 0])
+    bad = None
+    if tp.sv and tp.mark != _tp.INPLACE[0]:       # an in-place op since the first record
+        bad = _tp.version_mask(tp, ne)
+        bad = bad[:start + 1].tolist() if bad[lo:start + 1].any() else None
+    nlo = 0                            # the lowest node the entries touch (0: from the start)
+    if lo:
+        nlo = min([rows[0][OUT]] + [v for v in fE[IA::K] + fE[IB::K] if v >= 0])
+        if tp.pyfuncs:
+            for row in rows:
+                if row[OP] == _PYFUNC_OP:
+                    nlo = min([nlo] + [n for n in tp.pyfuncs[row[P0]].in_nodes if n >= 0])
     fN = Nb[nlo * NK:nhi * NK].tolist()
     pad = [0] * nlo                    # columns indexed by node (a long tape: a pointer copy)
-    nsize, nprod, noff = pad + fN[NSIZE::NK], pad + fN[NPROD::NK], pad + fN[NOFF::NK]
+    nsize = pad + fN[NSIZE::NK]
     ndt = pad + [d & 1 for d in fN[NDT::NK]]
+    cols = []                          # (nprod, noff): only unbind's parts read them
+
+    def prod_off():
+        if not cols:
+            cols.append((pad + fN[NPROD::NK], pad + fN[NOFF::NK]))
+        return cols[0]
     # references to the stores (an absorb during the sweep replaces the tape's, not these)
     V, XO, C, hooks, pyfuncs = tp.V, tp.XO, tp.C, tp.hooks, tp.pyfuncs
     Ibuf = tp.I
@@ -125,7 +157,7 @@ def differentiable_sweep(tp, seeds, paths=None):
             if v.size != m:
                 v = v[:m]
         else:                               # numbers and 0-d values kept in V: a copy
-            v = np.array(V[vdt][s:s + m], npdt[vdt])
+            v = np.frombuffer(V[vdt][s:s + m], npdt[vdt])
         if node < 0:
             return wrap(v, dts[vdt])
         return bound(v, dts[vdt], tp, node)
@@ -141,7 +173,9 @@ def differentiable_sweep(tp, seeds, paths=None):
         cur = cot.get(node)
         cot[node] = contrib if cur is None else cur + contrib
 
-    with enable_grad():
+    prev_mode = STATE.enabled          # (enable_grad, without its context object)
+    STATE.enabled = True
+    try:
         for e in range(start, lo - 1, -1):
             if needed is not None and not needed[e - lo]:
                 continue
@@ -159,7 +193,7 @@ def differentiable_sweep(tp, seeds, paths=None):
             g = cot.get(out)
             if g is None:
                 if kind == INDEX:
-                    g = _assemble_parts(T, nprod, noff, nsize, ndt, e, out, cot)
+                    g = _assemble_parts(T, *prod_off(), nsize, ndt, e, out, cot)
                 elif kind == PYFUNC:
                     d = _shift_of(tp)
                     if any(n - d in cot for n in pyfuncs[row[P0]].out_nodes):
@@ -201,9 +235,23 @@ def differentiable_sweep(tp, seeds, paths=None):
                     add(a, gx if c == 1.0 else gx * c)
                 else:                           # a constant: broadcast without recording
                     gd = g._data.reshape(-1)
-                    add(a, wrap(np.full(nin, gd[0] * gd.dtype.type(c)), g._dtype))
+                    v = np.empty(nin, gd.dtype)         # (np.full, without its wrapper)
+                    v.fill(gd[0] * gd.dtype.type(c))
+                    add(a, wrap(v, g._dtype))
             elif kind == INDEX:
                 nin = nsize[a]
+                opc = row[OP]
+                if opc == _SLICE:               # transpose: embed, torch's XBackwardBackward0
+                    if n == nin:                # the whole input (x[None], x[...]): identity
+                        add(a, g)
+                    else:
+                        add(a, _offset_t(T, g, _EMBED, row[P0], n, nin,
+                                         _SELBB if row[NM] == _SELB else _SLICEBB))
+                    continue
+                if opc == _EMBED:               # transpose: slice (pad's: a negative pad)
+                    add(a, _offset_t(T, g, _SLICE, row[P0], nin, nin,
+                                     _EMBED_T.get(row[NM], _SLICEB)))
+                    continue
                 if op.name != "copy":
                     idx = (np.frombuffer(Ibuf, np.int64, row[P1], row[P0] * 8).copy() if row[P1]
                            else np.zeros(0, np.int64))
@@ -229,6 +277,8 @@ def differentiable_sweep(tp, seeds, paths=None):
                 add(a, g.to(dts[ndt[a]]))
             elif kind == PYFUNC:
                 _pyfunc(T, pyfuncs[row[P0]], cot, add, tp)
+    finally:
+        STATE.enabled = prev_mode
     return cot
 
 

@@ -540,6 +540,9 @@ def pad(input, pad, mode="constant", value=None):
     x = input
     v = 0.0 if value is None else value
     nd = x._data.ndim
+    y = _pad_block(x, pad, v)
+    if y is not None:
+        return y
     for i in range(len(pad) // 2):
         dim = nd - 1 - i
         lo, hi = int(pad[2 * i]), int(pad[2 * i + 1])
@@ -558,6 +561,31 @@ def pad(input, pad, mode="constant", value=None):
             from .._shape import cat
             x = cat(parts, dim)
     return named(x, "ConstantPadNdBackward0") if x is not input else x
+
+
+def _pad_block(x, pad, v):
+    """Zero padding of one dim that keeps x a contiguous block of the result (1-D tensors,
+    the first dim, dims after size-1 ones): one ``embed`` entry. None otherwise."""
+    d = x._data
+    nd = d.ndim
+    pairs = [(i, int(pad[2 * i]), int(pad[2 * i + 1])) for i in range(len(pad) // 2)]
+    nz = [(i, lo, hi) for i, lo, hi in pairs if lo or hi]
+    if (len(nz) != 1 or nd == 0 or type(d) is not np.ndarray or not d.flags.c_contiguous
+            or not isinstance(v, (int, float)) or v != 0 or np.signbit(v)):
+        return None
+    i, lo, hi = nz[0]
+    p = nd - 1 - i
+    if p < 0 or lo < 0 or hi < 0 or int(np.prod(d.shape[:p], dtype=np.int64)) != 1:
+        return None
+    shape = d.shape[:p] + (d.shape[p] + lo + hi,) + d.shape[p + 1:]
+    off = lo * int(np.prod(d.shape[p + 1:], dtype=np.int64))
+    y = np.zeros(shape, d.dtype)
+    y.reshape(-1)[off:off + d.size] = d.reshape(-1)
+    if x._rg and STATE.enabled:
+        from ..ops import OPCODE
+        from ..tensor import _record_offset
+        return _record_offset(x, OPCODE["embed"], off, d.size, y, _nm("ConstantPadNdBackward0"))
+    return _wrap(y, x._dtype)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):

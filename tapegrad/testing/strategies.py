@@ -264,6 +264,7 @@ def op_examples(op, *, dtype="float64", requires_grad=True, lib=None, max_side=3
     """``(fn, inputs)`` reaching row ``op`` through the Tensor API with random shapes and
     parameters: elementwise rows on broadcastable shapes (ROW_CALLS), ``sum`` as sum()/mean(),
     ``segsum`` as sum/mean over a dim, ``gather`` as select/slice/index-tensor indexing,
+    ``slice`` as row selection/ranges, ``embed`` as zero padding of the first dim,
     ``copy`` as reshape/view, ``mm`` as 2-D/1-D matmul. ``fn`` prints as its source."""
     from .. import ops
     row = _row(op)
@@ -308,6 +309,30 @@ def op_examples(op, *, dtype="float64", requires_grad=True, lib=None, max_side=3
                 key = pre + "torch.tensor(%r)" % (idx,)
             return Fn("lambda x: x[%s]" % key), (draw(tensors(shape, **kw)),)
         return gat()
+    if name == "slice":
+        @st.composite
+        def sl(draw):
+            shape = draw(shp1)
+            n = shape[0]
+            how = draw(st.sampled_from(["select", "range", "select2"]))
+            if how == "range":                                      # x[a:b]
+                a = draw(st.integers(0, n - 1))
+                key = "%d:%d" % (a, draw(st.integers(a + 1, n)))
+            else:                                                   # x[i], x[i, j]
+                key = str(draw(st.integers(-n, n - 1)))
+                if how == "select2" and len(shape) > 1:
+                    key += ", %d" % draw(st.integers(0, shape[1] - 1))
+            return Fn("lambda x: x[%s]" % key), (draw(tensors(shape, **kw)),)
+        return sl()
+    if name == "embed":
+        @st.composite
+        def em(draw):
+            shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=max_side))
+            lo, hi = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+            pad = (0, 0) * (len(shape) - 1) + (lo, hi)          # the first dim
+            return (Fn("lambda x: torch.nn.functional.pad(x, %r)" % (pad,)),
+                    (draw(tensors(shape, **kw)),))
+        return em()
     if name == "copy":
         @st.composite
         def cp(draw):
