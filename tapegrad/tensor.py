@@ -9,6 +9,7 @@ here from the primitive core of ``ops.py``.
 """
 import numbers
 import warnings
+import weakref
 
 import numpy as np
 
@@ -521,6 +522,7 @@ class Tensor:
     _grad = None
     _acc = None        # AccumulateGrad node (leaves)
     _base = None       # the tensor this one is a view of
+    _views = None      # for a base: weakrefs of its views that gradients flow through
     _vpos = None       # for a view: flat positions of its elements in _base (when tracked)
     _lref = None       # leaf: (tape.wself, node) of its node on the tape it was last used on
     _retain = False
@@ -1009,6 +1011,8 @@ class Tensor:
                 self._data = res._data
             self._tape, self._node = res._tape, res._node
             self._rg = True
+            if self._views:
+                _rederive_views(self)
         else:
             res = f(_wrap(self._data, self._dtype), other if not isinstance(other, Tensor) else _share(other))
             rd = res._data
@@ -1214,6 +1218,14 @@ def _track_view(out, x, pos_fn, pos=None):
         out._base = base
         if x._rg or base._rg:
             out._vpos = _LazyPos(pos_fn, x)
+    root = out._base
+    if out._vpos is not None:       # an in-place write through the base or another view
+        vs = root._views            # re-derives this view from the base (_rederive_views)
+        if vs is None:
+            vs = root._views = []
+        elif len(vs) >= 64:
+            vs[:] = [r for r in vs if r() is not None]
+        vs.append(weakref.ref(out))
 
 
 def _assign_positions(t, own, value):
@@ -1271,13 +1283,33 @@ def _assign_positions(t, own, value):
     if grads:
         root._rg, root._tape, root._node = True, new._tape, new._node
     _bump(root)
-    if t is not root and grads:
-        # the view now reads from the new base
-        tp = _tape_for(root)
-        tpos = _positions(t).reshape(-1)
+    if grads:
+        _rederive_views(root)
+
+
+def _rederive_views(root):
+    """After an in-place write changed ``root``'s node, every live view of it (the written
+    one included) reads from the new node, as torch regenerates a view's grad_fn
+    (AsStridedBackward0) when its base's version moved."""
+    vs = root._views
+    if not vs:
+        return
+    live = []
+    tp = _tape_for(root)
+    dt = root._dtype
+    for r in vs:
+        v = r()
+        if v is None:
+            continue
+        live.append(r)
+        try:
+            tpos = _positions(v).reshape(-1)
+        except NotImplementedError:
+            continue
         e, n = tp.entry(OPCODE["gather"], _nm("AsStridedBackward0"), tpos.size, dt.slot,
                         root._node, -1, p0=tp.index(tpos), p1=tpos.size)
-        t._rg, t._tape, t._node = True, tp, n
+        v._rg, v._tape, v._node = True, tp, n
+    root._views = live
 
 
 def _share(t):
