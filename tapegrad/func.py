@@ -328,7 +328,7 @@ class CompiledTape:
         scalar-plan sweeps (``ops.PK``); None when the tape is not such a graph. Returns
         (D, Dc, store slot, store size, constants)."""
         from .ops import BINARY, INDEX, KIND_CODES, OPS, PK, SUM, UNARY
-        if self.ne == 0 or self.captured_hooks():
+        if self.ne == 0:                 # (called for tapes with no F_BIG entry: no hooks)
             return None
         E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
         slots = set(int(x) for x in N[:, NDT])
@@ -372,9 +372,6 @@ class CompiledTape:
             elif a < 0:
                 return None
         return D.reshape(-1), Dc, slot, max(int(basz[slot]), 1), consts
-
-    def captured_hooks(self):
-        return bool((self.E.reshape(-1, K)[:, FL] & F_HOOK).any())
 
     def forward(self, values, fresh=False):
         """Node values after a compiled forward replay on new input values (flat arrays).

@@ -761,13 +761,8 @@ _PREV = {
 # gather rows admitted by a scalar plan read one index (P_1 == 1): a literal count for them
 _PLITERAL = {"gather": ("D[b0 + P_1]", "1")}
 
-_PFORWARD_HEAD = '''
-
-@_jit
-def pforward(D, Dc, I, X, start, stop):
-    """Replay entries start..stop-1 of a scalar plan (see ops.PK) on the value store X."""
-    D, Dc, I, X = raw(D), raw(Dc), raw(I), raw(X)
-    for e in range(start, stop):
+# the per-entry decoding both scalar-plan sweeps start with
+_PDECODE = '''
         b0 = e * PK
         op = D[b0 + P_OP]
         kind = D[b0 + P_KIND]
@@ -775,6 +770,14 @@ def pforward(D, Dc, I, X, start, stop):
         ao = D[b0 + P_A]
         bo = D[b0 + P_B]
         c = Dc[e]'''
+
+_PFORWARD_HEAD = '''
+
+@_jit
+def pforward(D, Dc, I, X, start, stop):
+    """Replay entries start..stop-1 of a scalar plan (see ops.PK) on the value store X."""
+    D, Dc, I, X = raw(D), raw(Dc), raw(I), raw(X)
+    for e in range(start, stop):''' + _PDECODE
 
 _PREVERSE_HEAD = '''
 
@@ -784,14 +787,7 @@ def preverse(D, Dc, I, X, A, R):
     cotangents reach), accumulating into the adjoint store A (zeroed by the caller)."""
     D, Dc, I, X, A, R = raw(D), raw(Dc), raw(I), raw(X), raw(A), raw(R)
     for r in range(R.shape[0]):
-        e = R[r]
-        b0 = e * PK
-        op = D[b0 + P_OP]
-        kind = D[b0 + P_KIND]
-        yo = D[b0 + P_Y]
-        ao = D[b0 + P_A]
-        bo = D[b0 + P_B]
-        c = Dc[e]'''
+        e = R[r]''' + _PDECODE
 
 
 def _psweep(by_kind, table):
