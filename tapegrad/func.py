@@ -479,25 +479,27 @@ class CompiledTape:
     def _reverse_simple(self, X, cotangents, args, ins, outs):
         """``reverse`` of a tape that no entry leaves for numpy: one compiled sweep over
         adjoint stores and reach flags that a thread reuses from call to call."""
-        if self._sp is not None:
-            return self._reverse_scalar(X, cotangents, ins, outs)
-        reverse = _M.get("reverse") or _mods()["reverse"]
-        nn, ne = len(self.N) // NK, self.ne
+        sp = self._sp
         bufs = self.__dict__.setdefault("_A", {})
         st = bufs.get(threading.get_ident())
-        if st is None:
-            flags = np.zeros(nn + 2 * ne + 3, np.uint8)
-            st = bufs[threading.get_ident()] = (
-                [np.zeros(max(self.data.asz[0], 1), np.float32),
-                 np.zeros(max(self.data.asz[1], 1), np.float64)],
-                flags, flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:])
-        A, flags, nreach, ereach, nobad = st
-        A[0].fill(0)
-        A[1].fill(0)
-        flags.fill(0)
-        start = -1
-        extra = None
-        N = self.N
+        if sp is not None:                  # the scalar plan: one store, no flags
+            if st is None:
+                A = np.zeros(sp[3], _NP[sp[2]])
+                st = bufs[threading.get_ident()] = ((A, A),)
+            st[0][0].fill(0)
+        else:
+            nn, ne = len(self.N) // NK, self.ne
+            if st is None:
+                flags = np.zeros(nn + 2 * ne + 3, np.uint8)
+                st = bufs[threading.get_ident()] = (
+                    [np.zeros(max(self.data.asz[0], 1), np.float32),
+                     np.zeros(max(self.data.asz[1], 1), np.float64)],
+                    flags, flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:])
+            st[0][0].fill(0)
+            st[0][1].fill(0)
+            st[1].fill(0)
+        A = st[0]
+        seeded, extra = [], None
         for (kind, v), m, g in zip(self.out_nodes, outs, cotangents):
             if g is None:
                 continue
@@ -508,88 +510,62 @@ class CompiledTape:
                 else:
                     a = A[slot][off:off + size]
                     np.add(a, np.asarray(g).reshape(-1), out=a)
-                nreach[v] = 1
-                p = int(N[v * NK + NPROD])
-                if p >= 0:
-                    ereach[p] = 1
-                    start = max(start, p)
+                seeded.append(v)
             elif kind == "input":
                 extra = extra or {}
                 extra[v] = extra.get(v, 0) + np.asarray(g)
-        if start >= 0:
+        start, R, reads = self._read_plan(seeded, ins)
+        if sp is not None:
+            if len(R):
+                (_M.get("preverse") or _mods()["preverse"])(sp[0], sp[1], self.data.I,
+                                                            X[sp[2]], A[0], R)
+        elif start >= 0:
+            _, nreach, ereach, nobad = st[1:]
+            N = self.N
+            for v in seeded:
+                nreach[v] = 1
+                p = N[v * NK + NPROD]
+                if p >= 0:
+                    ereach[p] = 1
+            reverse = _M.get("reverse") or _mods()["reverse"]
             status, e = reverse(*args, A[0], A[1], X[0], X[1], True, nreach, ereach, nobad, start, 0)
             if status != 0:
                 raise AssertionError("replayed reverse sweep stopped at entry %d (status %d)"
                                      % (e, status))
         grads = []
-        for i, (node, m, (shape, dt)) in enumerate(zip(self.in_nodes, ins, self.in_meta)):
-            g = None
-            if m is not None and nreach[node]:
-                slot, off, size = m
-                g = A[slot][off:off + size]
-                g = g.copy() if g.dtype == dt.np else g.astype(dt.np)
-                if g.shape != shape:
-                    g = g.reshape(shape)
-            if extra and i in extra:
-                g = extra[i] if g is None else g + extra[i]
-            grads.append(g)
+        for rd in reads:
+            if rd is None:
+                grads.append(None)
+                continue
+            slot, lo, hi, cast, shape = rd
+            g = A[slot][lo:hi].copy() if cast is None else A[slot][lo:hi].astype(cast)
+            grads.append(g if shape is None else g.reshape(shape))
+        if extra:
+            for i, e in extra.items():
+                grads[i] = e if grads[i] is None else grads[i] + e
         return grads
 
-    def _reverse_scalar(self, X, cotangents, ins, outs):
-        """``reverse`` through the scalar-plan sweep (see ``_scalar_plan``)."""
-        D, Dc, slot, size, _ = self._sp
-        bufs = self.__dict__.setdefault("_A", {})
-        A = bufs.get(threading.get_ident())
-        if A is None:
-            A = bufs[threading.get_ident()] = np.zeros(size, _NP[slot])
-        else:
-            A.fill(0)
-        seeded, extra = [], None
-        for (kind, v), m, g in zip(self.out_nodes, outs, cotangents):
-            if g is None:
-                continue
-            if kind == "node":
-                _, off, n = m
-                if n == 1:
-                    A[off] += float(g)
-                else:
-                    a = A[off:off + n]
-                    np.add(a, np.asarray(g).reshape(-1), out=a)
-                seeded.append(v)
-            elif kind == "input":
-                extra = extra or {}
-                extra[v] = extra.get(v, 0) + np.asarray(g)
+    def _read_plan(self, seeded, ins):
+        """Per set of seeded output nodes, computed once: the last entry they reach, the
+        reached entries in descending order (for the scalar plan) and how to read each
+        input's gradient (store slot, bounds, dtype cast, shape; None: unreached)."""
         key = (seeded[0],) if len(seeded) == 1 else tuple(sorted(set(seeded)))
         memo = self.__dict__.setdefault("_rmemo", {})
         rr = memo.get(key)
-        if rr is None:                  # per seeding: the entries to run, how to read the grads
+        if rr is None:
             nreach, start = self._reach(key)
             E = self.E.reshape(-1, K)
             R = np.array([e for e in range(start, -1, -1) if nreach[E[e, OUT]]], np.int64)
             reads = []
             for node, m, (shape, dt) in zip(self.in_nodes, ins, self.in_meta):
                 if m is not None and nreach[node]:
-                    _, off, n = m
-                    reads.append((off, off + n, None if dt.np == _NP[slot] else dt.np,
+                    slot, off, n = m
+                    reads.append((slot, off, off + n, None if dt.np == _NP[slot & 1] else dt.np,
                                   None if tuple(shape) == (n,) else shape))
                 else:
                     reads.append(None)
-            rr = memo[key] = (R, reads)
-        R, reads = rr
-        if len(R):
-            (_M.get("preverse") or _mods()["preverse"])(D, Dc, self.data.I, X[slot], A, R)
-        grads = []
-        for rd in reads:
-            if rd is None:
-                grads.append(None)
-                continue
-            lo, hi, cast, shape = rd
-            g = A[lo:hi].copy() if cast is None else A[lo:hi].astype(cast)
-            grads.append(g if shape is None else g.reshape(shape))
-        if extra:
-            for i, e in extra.items():
-                grads[i] = e if grads[i] is None else grads[i] + e
-        return grads
+            rr = memo[key] = (start, R, reads)
+        return rr
 
     # --------------------------------------------------------------- batched replay
     def batch_blocker(self):
