@@ -498,7 +498,6 @@ def sweep(tp, seeds, retain_graph, needed=None):
     saved tensors and freed graphs before anything is accumulated. ``needed`` (autograd.grad):
     only those entries are freed afterwards, so graph below the requested inputs stays usable.
     """
-    reverse, _anomaly, _hooks = _SWEEP_MODS or _sweep_mods()
     ne = len(tp.E) // K
     nn = len(tp.N) // NK
     adj = Adjoints(tp)
@@ -521,6 +520,34 @@ def sweep(tp, seeds, retain_graph, needed=None):
             ereach[prod] = 1
             if prod > start:
                 start = prod
+    _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed)
+    return adj, nreach
+
+
+def sweep_one(tp, node, retain_graph):
+    """``sweep`` from one node of one element seeded with 1 (``loss.backward()``): the same
+    sweep without the seed list. Returns (adjoints, nreach)."""
+    ne = len(tp.E) // K
+    nn = len(tp.N) // NK
+    adj = Adjoints(tp)
+    flags = np.zeros(nn + ne + 2, np.uint8)
+    nreach, ereach = flags[:nn + 1], flags[nn + 1:]
+    Nb = tp.N
+    b = node * NK
+    adj.A[Nb[b + NDT]][Nb[b + NOFF]] += 1     # a one-element node is small: its flat store
+    nreach[node] = 1
+    start = Nb[b + NPROD]
+    if start >= 0:
+        ereach[start] = 1
+    _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, None)
+    return adj, nreach
+
+
+def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed):
+    """The sweep proper (see ``sweep``): compiled runs from entry ``start`` down, Python for
+    the entries that need it (custom Functions, hooks, big nodes), then the freeing."""
+    reverse, _anomaly, _hooks = _SWEEP_MODS or _sweep_mods()
+    A = adj.A
     bad = version_mask(tp, ne)
     err = None
     E = N = V4 = V8 = XA4 = XA8 = I = C = None
@@ -559,14 +586,21 @@ def sweep(tp, seeds, retain_graph, needed=None):
             # free what the sweep used for the outputs: the reached entries that saved values
             # (F_FREED matters only with F_SAVES: the others may be swept again, as in torch)
             fl = E[FL::K]
-            hit = (fl & (F_SAVES | F_FREED)) == F_SAVES
-            np.logical_and(hit, ereach[:ne] if needed is None else ereach[:ne] & needed[:ne],
-                           out=hit)
-            k = int(_count_nonzero(hit))
-            if k:
-                np.bitwise_or(fl, F_FREED, out=fl, where=hit)
-                tp.n_saving -= k
-            del fl
+            reached = ereach[:ne]
+            if needed is None and b"\0" not in reached.tobytes():
+                # every entry was reached (the common case): all are freed. F_FREED is bit 0,
+                # so or-ing it into entries without saved values changes nothing they do.
+                np.bitwise_or(fl, F_FREED, out=fl)
+                tp.n_saving = 0
+            else:
+                hit = (fl & (F_SAVES | F_FREED)) == F_SAVES
+                np.logical_and(hit, reached if needed is None else reached & needed[:ne],
+                               out=hit)
+                k = int(_count_nonzero(hit))
+                if k:
+                    np.bitwise_or(fl, F_FREED, out=fl, where=hit)
+                    tp.n_saving -= k
+            del fl, reached
     except BaseException as exc:
         # a user callback (custom Function backward, hook) raised: its frames, kept alive by
         # the traceback, hold views of the tape's buffers; clear their locals (the traceback
@@ -580,10 +614,10 @@ def sweep(tp, seeds, retain_graph, needed=None):
             raise _version_error(tp, err)
         raise RuntimeError(MSG_FREED)
     if not retain_graph:
-        retire(tp)
+        if getattr(_tls, "tape", None) is tp:     # retire(tp), inlined
+            _tls.tape = None
         if tp.n_saving <= 0 and not tp.pyfuncs:
             release(tp)
-    return adj, nreach
 
 
 def _check_nan(tp, e, adj, E, N):

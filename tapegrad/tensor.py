@@ -510,6 +510,17 @@ def _bump(t):
     _tp.INPLACE[0] += 1
 
 
+_ENGINE = None
+
+
+def _engine():
+    global _ENGINE
+    from .autograd import engine
+    engine._tensor_mod()
+    _ENGINE = engine
+    return engine
+
+
 # ----------------------------------------------------------------------------- Tensor
 class Tensor:
     """A multi-dimensional array with PyTorch's autograd semantics."""
@@ -854,8 +865,12 @@ class Tensor:
 
     # ---- backward
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd.engine import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        if (gradient is None and not create_graph and inputs is None and self._tape is not None
+                and self._data.size == 1):
+            # loss.backward(): the common case without the general argument handling
+            (_ENGINE or _engine()).backward_one(self, bool(retain_graph))
+            return
+        (_ENGINE or _engine()).backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def retain_grad(self):
         if not self._rg:

@@ -7,7 +7,7 @@ into ``.grad`` (or returns them, for ``grad``).
 import numpy as np
 
 from .. import tape as _tp
-from ..kernels import IA, IB, K, NK, NPROD, OP, OUT, P0
+from ..kernels import IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
 from ..ops import OPCODE
 
 _PYFUNC = OPCODE["pyfunc"]
@@ -299,6 +299,62 @@ def _leaf_adjoints(tp, adj, nreach, only=None):
             g = leaf_hooks(leaf, g)
         out.append((leaf, g))
     return out
+
+
+def backward_one(t, retain_graph):
+    """``t.backward()`` of a one-element non-leaf ``t`` with the implicit cotangent, no
+    ``create_graph`` nor ``inputs`` (the common case): ``backward`` without its argument
+    handling; the same sweep, errors and accumulation."""
+    tp = t._tape
+    if tp.into is not None:
+        tp, node = _tp.resolve(t)
+    else:
+        node = t._node
+    adj, nreach = _tp.sweep_one(tp, node, retain_graph)
+    pairs = tp.leaf_pairs
+    if pairs:
+        reached = nreach.tobytes()          # bytes index to ints, cheaper than numpy's
+        Nb = tp.N
+        A = adj.A
+        _wrap, vcof = _T._wrap, _T._vcof
+        for node, ref in pairs:
+            if not reached[node]:
+                continue
+            leaf = ref()
+            if leaf is None:
+                continue
+            b = node * NK
+            slot = Nb[b + NDT]
+            dt = leaf._dtype
+            npdt = dt.np
+            d = leaf._data
+            if slot < 2:
+                off = Nb[b + NOFF]
+                if d.ndim == 0:
+                    g = A[slot][off]
+                    if g.dtype != npdt:
+                        g = npdt.type(g)
+                else:
+                    g = A[slot][off:off + Nb[b + NSIZE]]
+                    g = (g.astype(npdt) if g.dtype != npdt else g.copy()).reshape(d.shape)
+            else:
+                g = adj.take(Nb, node)
+                g = (g.astype(npdt) if g.dtype != npdt else g).reshape(d.shape)
+            if "_hooks" in leaf.__dict__:
+                from .hooks import leaf_hooks
+                g = leaf_hooks(leaf, g)
+            cur = leaf._grad                # _accumulate, inlined
+            if cur is None:
+                leaf._grad = _wrap(g, dt)
+            else:
+                cd = cur._data
+                if type(cd) is np.ndarray:
+                    cd += g
+                else:
+                    cur._data = cur._dtype.np.type(cd + g)
+                vcof(cur)[0] += 1
+    if tp.retained:
+        _retained_grads(tp, adj, nreach)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
