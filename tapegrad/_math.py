@@ -60,7 +60,7 @@ _KERNEL_FWD = {"erf", "gelu", "leaky_relu", "elu", "silu", "softplus", "log_sigm
 # ----------------------------------------------------------------------------- helpers
 def entry_of(t):
     tp, node = _tp.resolve(t)
-    return tp, int(_tp.view_i64(tp.N)[node * NK + NPROD])
+    return tp, tp.N[node * NK + NPROD]       # (array.array items: no numpy view needed)
 
 
 def hide(*ts):
@@ -69,9 +69,7 @@ def hide(*ts):
         if t is not None and t._tape is not None:
             tp, e = entry_of(t)
             if e >= 0:
-                E = _tp.view_i64(tp.E)
-                E[e * K + FL] |= F_HIDDEN
-                del E
+                tp.E[e * K + FL] |= F_HIDDEN
 
 
 def named(t, name, arity=None):
@@ -88,9 +86,7 @@ def named(t, name, arity=None):
 def _set_name_id(t, nid):
     tp, e = entry_of(t)
     if e >= 0:
-        E = _tp.view_i64(tp.E)
-        E[e * K + NM] = nid
-        del E
+        tp.E[e * K + NM] = nid
 
 
 def tap_entry(t, *slots):
@@ -99,10 +95,9 @@ def tap_entry(t, *slots):
     if t is not None and t._tape is not None:
         tp, e = entry_of(t)
         if e >= 0:
-            E = _tp.view_i64(tp.E)
+            E = tp.E
             E[e * K + NM] = tap_name_id(entry_name(tp, e), slots)
             E[e * K + FL] |= F_HIDDEN
-            del E
     return t
 
 

@@ -534,7 +534,11 @@ def sweep_one(tp, node, retain_graph):
     nreach, ereach = flags[:nn + 1], flags[nn + 1:]
     Nb = tp.N
     b = node * NK
-    adj.A[Nb[b + NDT]][Nb[b + NOFF]] += 1     # a one-element node is small: its flat store
+    slot = Nb[b + NDT]
+    if slot < 2:                              # a small node: its flat store
+        adj.A[slot][Nb[b + NOFF]] += 1
+    else:                                     # (only when tape.BIG is lowered, in tests)
+        adj.acc(Nb, node, np.ones(1, NP_DT[slot & 1]), True)
     nreach[node] = 1
     start = Nb[b + NPROD]
     if start >= 0:

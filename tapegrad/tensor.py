@@ -16,7 +16,7 @@ import numpy as np
 from . import _par
 from . import tape as _tp
 from .autograd.grad_mode import STATE
-from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK
+from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK, NM, NPROD
 from .tape import _PACK_E, _PACK_N, address as _address
 from .ops import BY_NAME, OPCODE, OPS
 
@@ -1571,12 +1571,7 @@ _POW_SCALAR = BY_NAME["pow_scalar"]
 
 def _rename_last(t, name):
     tp, node = _tp.resolve(t)
-    N = _tp.view_i64(tp.N)
-    e = int(N[node * 5 + 3])
-    del N
-    E = _tp.view_i64(tp.E)
-    E[e * 12 + 1] = _nm(name)
-    del E
+    tp.E[tp.N[node * NK + NPROD] * K + NM] = _nm(name)    # array.array items: no numpy views
 
 
 def _convert(t, dt):
@@ -1592,6 +1587,8 @@ def _convert(t, dt):
 def _norm_dims(dim, ndim):
     if dim is None:
         return None
+    if type(dim) is int and -ndim <= dim < ndim:     # the common case: one valid int
+        return (dim % ndim,)
     dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
     out = []
     for d in dims:
@@ -1604,6 +1601,7 @@ def _norm_dims(dim, ndim):
 
 
 _add_reduce = np.add.reduce
+_intp = np.intp
 
 
 def _reduce(input, dim, keepdim, dtype, mean_):
@@ -1619,9 +1617,13 @@ def _reduce(input, dim, keepdim, dtype, mean_):
         dt = int64
         d = d.astype(np.int64)
     dims = _norm_dims(dim, d.ndim)
-    if dims is None or d.ndim == 0 or (len(dims) == d.ndim and not keepdim):
-        # the ndarray methods skip np.sum's Python dispatch layer (same reduction, same value)
-        y = d.mean() if mean_ else d.sum()
+    if dims is None or d.ndim == 0 or len(dims) == d.ndim:
+        # a full reduction (keepdim: of shape (1,) * ndim, still one element): the sum row.
+        # np.add.reduce skips np.sum's and ndarray.mean's Python layers; the mean is
+        # ndarray.mean's own formula (same value)
+        y = _add_reduce(d, axis=None)
+        if mean_:
+            y = y.dtype.type(y / _intp(d.size)) if d.size else d.mean()
         y = dt.np.type(y)
         if keepdim and dims is not None:
             y = np.reshape(y, (1,) * d.ndim)
