@@ -78,6 +78,9 @@ def _pick(x, pos, shape, y, name):
     return _out(_val(y, x._dtype).reshape(shape) if shape else _val(y, x._dtype), x._dtype, tp, n)
 
 
+_GATHER = OPCODE["gather"]
+
+
 def _even_split(x, tied, out_index, nout, out_shape, y, name):
     """Extrema with ties: each output's gradient split evenly over its tied inputs.
     tied: flat positions of tied elements; out_index: their output numbers."""
@@ -86,6 +89,9 @@ def _even_split(x, tied, out_index, nout, out_shape, y, name):
     tp = _tape_for(x)
     node = _src(x, tp)
     dt = x._dtype.slot
+    if nout == 1 and tied.size == 1:            # one extremum (amax of all): one gather
+        e, n = tp.entry(_GATHER, _nm(name), 1, dt, node, -1, p0=tp.index(tied), p1=1)
+        return _out(_val(y, x._dtype), x._dtype, tp, n)
     counts = np.bincount(out_index, minlength=nout)
     if np.all(counts == 1):
         order = np.argsort(out_index, kind="stable")
@@ -167,12 +173,18 @@ def _amax(input, dim, keepdim, largest):
     if d.size == 0:
         raise IndexError("%s(): Expected reduction dim %s to have non-zero size."
                          % (fname, dims[0] if dims else 0))
-    f = np.amax if largest else np.amin
-    mk = f(d, axis=dims, keepdims=True) if nd else d
-    y = mk if keepdim else (np.squeeze(mk, dims) if nd else mk)
+    mk = (d.max(axis=dims, keepdims=True) if largest else d.min(axis=dims, keepdims=True)) \
+        if nd else d
+    y = mk if keepdim else (mk.reshape(()) if nd and len(dims) == nd else
+                            np.squeeze(mk, dims) if nd else mk)
     name = "AmaxBackward0" if largest else "AminBackward0"
     if input._dtype._cat < 2 or not _grads(input):
         return _wrap(_val(y, input._dtype), input._dtype)
+    if mk.size == 1:                         # all of it reduced: no output map
+        v = mk.item()
+        flat = d.reshape(-1)
+        tied = np.flatnonzero(flat == v) if v == v else np.flatnonzero(flat != flat)
+        return _even_split(input, tied, np.zeros(tied.size, np.int64), 1, np.shape(y), y, name)
     kshape = np.shape(mk)
     nout = int(np.prod(kshape, dtype=np.int64))
     oidx = np.broadcast_to(np.arange(nout, dtype=np.int64).reshape(kshape), d.shape).reshape(-1)
@@ -571,27 +583,39 @@ def logsumexp(input, dim, keepdim=False):
     d = np.asarray(x._arr())
     nd = d.ndim
     dims = _norm_dims(dim, nd) if nd else ()
-    with np.errstate(all="ignore"):
-        m = np.amax(d, axis=dims, keepdims=True) if nd and d.size else np.asarray(d)
+    m = d.max(axis=dims, keepdims=True) if nd and d.size else np.array(d)
+    if m.size == 1 and math.isfinite(m.item()):
+        whole = True                      # the common case: no errstate, one shift value
+    else:
+        whole = False
         m = np.where(np.isfinite(m), m, 0).astype(d.dtype)
-        s = np.sum(np.exp(d - m), axis=dims, keepdims=True) if nd else np.exp(d - m)
-        yk = np.log(s) + m
-    y = yk if (keepdim or not nd) else np.squeeze(yk, dims)
     if not _grads(x):
+        with np.errstate(all="ignore"):
+            s = np.sum(np.exp(d - m), axis=dims, keepdims=True) if nd else np.exp(d - m)
+            yk = np.log(s) + m
+        y = yk if (keepdim or not nd) else np.squeeze(yk, dims)
         return _wrap(_val(y, x._dtype), x._dtype)
+    # the same arithmetic recorded (the values are numpy's: no separate evaluation)
     mt = _wrap(m, x._dtype)
     z = x - mt
     e = z.exp()
+    if whole and nd and len(dims) == nd and not keepdim:
+        # all dimensions reduced to a scalar: no reshape entry after the sum
+        sm = e.sum()
+        lg = sm.log()
+        out = lg + _wrap(m.reshape(()), x._dtype)
+        hide(z, e, sm, lg)
+        return named(out, "LogsumexpBackward0")
     sm = e.sum(dims, keepdim=True) if nd else e
     lg = sm.log()
     out = lg + mt
     hide(z, e, sm, lg)
     if not keepdim and nd:
         hide(out)
-        out = _final(out, np.shape(y), "LogsumexpBackward0")
+        out = _final(out, np.squeeze(out._data, dims).shape, "LogsumexpBackward0")
     else:
         named(out, "LogsumexpBackward0")
-    return exact(out, y)
+    return out
 
 
 # ----------------------------------------------------------------------------- scans

@@ -5,6 +5,7 @@ record one entry; softmax/log_softmax and the losses are compositions of primiti
 intermediate entries are hidden and whose last entry carries torch's grad_fn name
 (``SoftmaxBackward0``, ``NllLossBackward0``, ``MseLossBackward0`` ...).
 """
+import math
 import warnings
 
 import numpy as np
@@ -140,8 +141,10 @@ def _shift(d, dim):
     if np.ndim(d) == 0:
         m = np.asarray(d)
     else:
-        m = np.max(d, axis=dim, keepdims=True) if np.size(d) else np.zeros(
-            tuple(1 if i == dim else s for i, s in enumerate(np.shape(d))), np.asarray(d).dtype)
+        m = d.max(axis=dim, keepdims=True) if d.size else np.zeros(
+            tuple(1 if i == dim else s for i, s in enumerate(d.shape)), d.dtype)
+        if m.size == 1 and math.isfinite(m.item()):
+            return m                   # the common case: a fresh finite array already
     return np.where(np.isfinite(m), m, 0).astype(np.asarray(d).dtype)
 
 
@@ -149,16 +152,17 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     x, dim = _prep(input, dim, dtype, "softmax")
     d = np.asarray(x._data)
     m = _shift(d, dim)
-    e = np.exp(d - m)
-    y = e / (np.sum(e, axis=dim, keepdims=True) if d.ndim else e)
     if not (x._rg and STATE.enabled):
+        e = np.exp(d - m)
+        y = e / (np.sum(e, axis=dim, keepdims=True) if d.ndim else e)
         return _wrap(y if y.ndim else y[()], x._dtype)
+    # the same arithmetic recorded (the values are numpy's: no separate evaluation)
     z = x - _wrap(m, x._dtype)
     ez = z.exp()
     s = ez.sum(dim, keepdim=True) if d.ndim else ez
     out = ez / s
     hide(z, ez, s)
-    return exact(named(out, "SoftmaxBackward0"), y)
+    return named(out, "SoftmaxBackward0")
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
