@@ -47,16 +47,25 @@ def index_map(x, fn, name, view=True):
         if x._dtype.slot < 0:
             raise RuntimeError("only floating point tensors can be differentiated")
         idx = np.ascontiguousarray(fn(_pos(x))).reshape(-1)
-        if idx.size == d.size and (idx.size == 0 or np.array_equal(idx, np.arange(idx.size))):
+        # an identity map records a copy (idx[1] != 1 rules it out without a full compare)
+        if idx.size == d.size and (idx.size < 2 or (idx[1] == 1 and
+                                                    np.array_equal(idx, np.arange(idx.size)))):
             tp, e, n = _record_index(x, "copy", None, y, nm=_nm(name))
         else:
             tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
         out = _out(y, x._dtype, tp, n)
     else:
         out = _wrap(y, x._dtype)
-    if view and (y.size == 0 or np.shares_memory(y, d)):
+    if view and (y.size == 0 or _is_view_of(y, d)):
         _track_view(out, x, fn)
     return out
+
+
+def _is_view_of(y, d):
+    """Whether y (made from d by a view function) shares d's memory: a view of d's owner
+    (numpy collapses ``base`` to the owning array) does; otherwise ask numpy."""
+    owner = d if d.base is None else d.base
+    return (y.base is not None and y.base is owner) or np.shares_memory(y, d)
 
 
 # ----------------------------------------------------------------------------- views

@@ -2084,21 +2084,36 @@ def _mm_core(a, b, m, k, n, y, name):
     na = _src(a, tp) if ga else -1
     nb = _src(b, tp) if gb else -1
     sa = tp.save(np.ascontiguousarray(a._data), dt) if (gb or not ga) else -1
-    sb = tp.save(np.ascontiguousarray(b._data), dt) if (ga or not gb) else -1
+    if b is a and sa != -1:                     # x @ x: one saved value serves both
+        sb = sa
+    else:
+        sb = tp.save(np.ascontiguousarray(b._data), dt) if (ga or not gb) else -1
     if tp.crefs is not None:                    # recording for a replay: tensor constants
         if not ga:
             tp.crefs.append((dt, sa, a))
         if not gb:
             tp.crefs.append((dt, sb, b))
     # a product of >= BIG multiply-adds runs on BLAS in the sweeps (F_BIG: numpy's VJP)
-    e, node = tp.entry(OPCODE["mm"], _nm(name), int(np.size(y)), dt, na, nb, sa=sa, sb=sb,
-                       p0=m, p1=k, fl=F_SAVES | (F_BIG if m * k * n >= _tp.BIG else 0))
-    out = _out(y, rdt, tp, node)
+    e, node = tp.entry(_MM_OPCODE, _nm(name), y.size, dt, na, nb, sa, sb, -1, m, k, -1,
+                       F_SAVES | (F_BIG if m * k * n >= _tp.BIG else 0))
+    out = object.__new__(Tensor)
+    out._data = y
+    out._dtype = rdt
+    out._rg = True
+    out._tape = tp
+    out._node = node
+    if tp.mark is None:                         # version records (inlined)
+        tp.mark = _tp.INPLACE[0]
     if gb:
-        tp.version_record(e, a, "a")
+        vc = _vcof(a)
+        tp.sv.append((vc, vc[0], e, a._data.shape, "a"))
     if ga:
-        tp.version_record(e, b, "b")
+        vc = _vcof(b)
+        tp.sv.append((vc, vc[0], e, b._data.shape, "b"))
     return out
+
+
+_MM_OPCODE = OPCODE["mm"]
 
 
 def matmul(input, other):
