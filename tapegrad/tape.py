@@ -125,7 +125,14 @@ class Tape:
         lr = t._lref
         if lr is not None and lr[0] is self.wself:
             return lr[1]
-        n = self.node(t._data.size, t._dtype.slot, -1)
+        n = len(self.N) // NK            # Tape.node, inlined
+        size = t._data.size
+        slot = t._dtype.slot
+        if size >= BIG:
+            slot += 2
+        asz = self.asz
+        self.N.frombytes(_PACK_N(asz[slot], size, slot, -1, 0))
+        asz[slot] += size
         self.leaf_pairs.append((n, weakref.ref(t)))
         if self.held is not None:
             self.held.append(t)

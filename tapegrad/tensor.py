@@ -296,7 +296,13 @@ def _record_unary(x, op, y, c=None, nm=None):
     if save_x:
         sx = tp.save(x._data, dt, x._tape is None)
     if save_y:
-        sy = tp.save(y, dt)
+        if type(y) is _ndarray:
+            sy = tp.save(y, dt)
+        else:                        # a numpy scalar (0-dim value): copied into V
+            V = tp.V[dt]
+            V.append(y)
+            tp.nbytes += 8
+            sy = len(V) - 1
     ci = -1
     if c is not None:
         C = tp.C
@@ -597,13 +603,29 @@ def _record_tt(op, a, b, y, rdt):
     dt = rdt.slot
     opcode = op.opcode
     save_a, save_b, save_y = _SAVES[opcode][(na >= 0) * 2 + (nb >= 0)]
-    save = tp.save
-    ca = save(a._data, dt, a._tape is None) if (save_a or na < 0) else -1
+    ca = cb = cy = -1
+    if save_a or na < 0:
+        v = a._data
+        if type(v) is _ndarray:
+            ca = tp.save(v, dt, a._tape is None)
+        else:                        # a numpy scalar (0-dim value): copied into V
+            V = tp.V[dt]
+            V.append(v)
+            tp.nbytes += 8
+            ca = len(V) - 1
     if b is a and ca != -1:          # x * x: one saved value serves both
         cb = ca
-    else:
-        cb = save(b._data, dt, b._tape is None) if (save_b or nb < 0) else -1
-    cy = save(y, dt) if save_y else -1
+    elif save_b or nb < 0:
+        v = b._data
+        if type(v) is _ndarray:
+            cb = tp.save(v, dt, b._tape is None)
+        else:
+            V = tp.V[dt]
+            V.append(v)
+            tp.nbytes += 8
+            cb = len(V) - 1
+    if save_y:
+        cy = tp.save(y, dt)
     e = len(tp.E) // K
     node = len(tp.N) // NK
     n = y.size

@@ -316,7 +316,8 @@ def backward_one(t, retain_graph):
         reached = nreach.tobytes()          # bytes index to ints, cheaper than numpy's
         Nb = tp.N
         A = adj.A
-        _wrap, vcof = _T._wrap, _T._vcof
+        Tensor, vcof = _T.Tensor, _T._vcof
+        new = object.__new__
         for node, ref in pairs:
             if not reached[node]:
                 continue
@@ -326,18 +327,16 @@ def backward_one(t, retain_graph):
             b = node * NK
             slot = Nb[b + NDT]
             dt = leaf._dtype
-            npdt = dt.np
             d = leaf._data
-            if slot < 2:
+            if slot < 2 and dt.slot == slot:
+                # a leaf's node has its dtype's store (tape.leaf_node): no conversion
                 off = Nb[b + NOFF]
                 if d.ndim == 0:
                     g = A[slot][off]
-                    if g.dtype != npdt:
-                        g = npdt.type(g)
                 else:
-                    g = A[slot][off:off + Nb[b + NSIZE]]
-                    g = (g.astype(npdt) if g.dtype != npdt else g.copy()).reshape(d.shape)
+                    g = A[slot][off:off + Nb[b + NSIZE]].copy().reshape(d.shape)
             else:
+                npdt = dt.np
                 g = adj.take(Nb, node)
                 g = (g.astype(npdt) if g.dtype != npdt else g).reshape(d.shape)
             if "_hooks" in leaf.__dict__:
@@ -345,7 +344,9 @@ def backward_one(t, retain_graph):
                 g = leaf_hooks(leaf, g)
             cur = leaf._grad                # _accumulate, inlined
             if cur is None:
-                leaf._grad = _wrap(g, dt)
+                gt = leaf._grad = new(Tensor)      # _wrap, inlined
+                gt._data = g
+                gt._dtype = dt
             else:
                 cd = cur._data
                 if type(cd) is np.ndarray:
