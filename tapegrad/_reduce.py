@@ -596,16 +596,20 @@ def logsumexp(input, dim, keepdim=False):
         y = yk if (keepdim or not nd) else np.squeeze(yk, dims)
         return _wrap(_val(y, x._dtype), x._dtype)
     # the same arithmetic recorded (the values are numpy's: no separate evaluation)
+    if whole and nd and len(dims) == nd and not keepdim:
+        # all dimensions reduced to a scalar: the shift is a number (x's dtype holds it
+        # exactly, so x - m and lg + m round as with the array), no reshape entry at the end
+        mf = m.item()
+        z = x - mf
+        e = z.exp()
+        sm = e.sum()
+        lg = sm.log()
+        out = lg + mf
+        hide(z, e, sm, lg)
+        return named(out, "LogsumexpBackward0")
     mt = _wrap(m, x._dtype)
     z = x - mt
     e = z.exp()
-    if whole and nd and len(dims) == nd and not keepdim:
-        # all dimensions reduced to a scalar: no reshape entry after the sum
-        sm = e.sum()
-        lg = sm.log()
-        out = lg + _wrap(m.reshape(()), x._dtype)
-        hide(z, e, sm, lg)
-        return named(out, "LogsumexpBackward0")
     sm = e.sum(dims, keepdim=True) if nd else e
     lg = sm.log()
     out = lg + mt

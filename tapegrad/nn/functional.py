@@ -157,7 +157,8 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         y = e / (np.sum(e, axis=dim, keepdims=True) if d.ndim else e)
         return _wrap(y if y.ndim else y[()], x._dtype)
     # the same arithmetic recorded (the values are numpy's: no separate evaluation)
-    z = x - _wrap(m, x._dtype)
+    # one shift value (1-D input): a number (x's dtype holds it exactly: same rounding)
+    z = x - (m.item() if m.size == 1 and d.ndim else _wrap(m, x._dtype))
     ez = z.exp()
     s = ez.sum(dim, keepdim=True) if d.ndim else ez
     out = ez / s
