@@ -501,10 +501,10 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
     return out
 
 
-def _record_tn(op, a, c, y, rdt):
+def _record_tn(opcode, nm, saves, a, c, y, rdt):
     """``_record_binary`` for a Tensor ``a`` requiring grad (op) a Python number ``c``, with
     ``rdt`` = a's floating dtype (the binary functions' fast path): the same entry, fewer
-    branches."""
+    branches. ``nm``, ``saves``: the row's grad_fn name id and ``_SAVES[opcode][2]``."""
     tp = a._tape
     if tp is None:                   # a leaf: the current tape, its node there
         tp = _tp._tls.__dict__.get("tape")
@@ -518,8 +518,7 @@ def _record_tn(op, a, c, y, rdt):
     else:
         na = a._node
     dt = rdt.slot
-    opcode = op.opcode
-    save_a, save_b, save_y = _SAVES[opcode][2]
+    save_a, save_b, save_y = saves
     ca = tp.save(a._data, dt, a._tape is None) if save_a else -1
     V = tp.V[dt]                     # the number: one value in V
     V.append(c)
@@ -539,8 +538,8 @@ def _record_tn(op, a, c, y, rdt):
     asz = tp.asz
     tp.N.frombytes(_PACK_N(asz[slot], n, slot, e, 0))
     asz[slot] += n
-    tp.E.frombytes(_PACK_E(opcode, _OPNM[opcode], node, na, -1, ca, cb, cy, 1,
-                           0 if n != 1 else 1, -1, fl))
+    tp.E.frombytes(_PACK_E(opcode, nm, node, na, -1, ca, cb, cy, 1, 0 if n != 1 else 1, -1,
+                           fl))
     out = object.__new__(Tensor)
     out._data = y
     out._dtype = rdt
@@ -1602,6 +1601,9 @@ def _binary_fn(opname):
     op = BY_NAME[opname]
     ref = op.ref
     fwd_out = op.fwd_out
+    opcode = op.opcode
+    nm = _OPNM[opcode]
+    tn_saves = _SAVES[opcode][2]     # Tensor (op) number: a needs grad, the number not
 
     def general(input, other):
         _check_shapes(input, other)
@@ -1661,7 +1663,7 @@ def _binary_fn(opname):
                 if input._rg and STATE.enabled:
                     if rdt.slot < 0:
                         return _record_binary(op, input, other, y, rdt)
-                    return _record_tn(op, input, other, y, rdt)
+                    return _record_tn(opcode, nm, tn_saves, input, other, y, rdt)
                 return _wrap(y, rdt)
         return general(input, other)
     f.__name__ = opname
