@@ -21,6 +21,7 @@ from .tape import _PACK_E, _PACK_N, address as _address
 from .ops import BY_NAME, OPCODE, OPS
 
 _ndarray = np.ndarray
+_new = object.__new__
 _generic = np.generic
 
 # torch computes inf/nan silently; numpy warns. Silence numpy's floating-point warnings raised
@@ -1604,6 +1605,8 @@ def _binary_fn(opname):
     opcode = op.opcode
     nm = _OPNM[opcode]
     tn_saves = _SAVES[opcode][2]     # Tensor (op) number: a needs grad, the number not
+    tn_sa, tn_sb, tn_sy = tn_saves
+    tn_any = tn_sa or tn_sb or tn_sy
 
     def general(input, other):
         _check_shapes(input, other)
@@ -1661,9 +1664,52 @@ def _binary_fn(opname):
                 else:
                     y = ref(ad, other)
                 if input._rg and STATE.enabled:
-                    if rdt.slot < 0:
-                        return _record_binary(op, input, other, y, rdt)
-                    return _record_tn(opcode, nm, tn_saves, input, other, y, rdt)
+                    tp = input._tape
+                    dt = rdt.slot
+                    if tp is None or tp.into is not None or dt < 0:
+                        if dt < 0:
+                            return _record_binary(op, input, other, y, rdt)
+                        return _record_tn(opcode, nm, tn_saves, input, other, y, rdt)
+                    # _record_tn for a non-leaf input, inlined (the chain of small ops)
+                    ca = tp.save(ad, dt) if tn_sa else -1
+                    V = tp.V[dt]             # the number: one value in V
+                    V.append(other)
+                    cb = len(V) - 1
+                    cy = tp.save(y, dt) if tn_sy else -1
+                    e = len(tp.E) // K
+                    node = len(tp.N) // NK
+                    n = y.size
+                    fl = 0
+                    if tn_any:
+                        tp.n_saving += 1
+                        fl = F_SAVES
+                    slot = dt
+                    if n >= _tp.BIG:
+                        slot = dt + 2
+                        fl |= F_BIG
+                    asz = tp.asz
+                    tp.N.frombytes(_PACK_N(asz[slot], n, slot, e, 0))
+                    asz[slot] += n
+                    tp.E.frombytes(_PACK_E(opcode, nm, node, input._node, -1, ca, cb, cy, 1,
+                                           0 if n != 1 else 1, -1, fl))
+                    out = _new(Tensor)
+                    out._data = y
+                    out._dtype = rdt
+                    out._rg = True
+                    out._tape = tp
+                    out._node = node
+                    if tn_sa or tn_sy:
+                        if tp.mark is None:
+                            tp.mark = _tp.INPLACE[0]
+                        if tn_sa:
+                            vc = input._vc
+                            if vc is None:
+                                vc = input._vc = [0]
+                            tp.sv.append((vc, vc[0], e, ad.shape, "a"))
+                        if tn_sy:
+                            vc = out._vc = [0]
+                            tp.sv.append((vc, 0, e, y.shape, "y"))
+                    return out
                 return _wrap(y, rdt)
         return general(input, other)
     f.__name__ = opname
