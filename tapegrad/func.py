@@ -25,7 +25,7 @@ import weakref
 import numpy as np
 
 from . import tape as _tp
-from .kernels import (F_BIG, F_HOOK, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
+from .kernels import (F_ALIAS, F_BIG, F_HOOK, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
                       IA, IB, NM, P0, P1, SA, SB)
 
 log = logging.getLogger("tapegrad.func")
@@ -81,16 +81,18 @@ def _const_value(spec):
 
 
 # ----------------------------------------------------------------------------- pytrees
-def _flatten(x, leaves):
-    Tensor = _mods()["T"].Tensor
-    if isinstance(x, Tensor):
+def _flatten(x, leaves, Tensor=None):
+    if Tensor is None:
+        Tensor = (_M.get("T") or _mods()["T"]).Tensor
+    tx = type(x)
+    if tx is Tensor or isinstance(x, Tensor):
         leaves.append(x)
         return ("T", len(leaves) - 1)
-    if isinstance(x, (tuple, list)):
-        return (type(x).__name__, tuple(_flatten(v, leaves) for v in x))
+    if tx is tuple or tx is list or isinstance(x, (tuple, list)):
+        return (tx.__name__, tuple([_flatten(v, leaves, Tensor) for v in x]))
     if isinstance(x, dict):
         keys = sorted(x)
-        return ("dict", tuple(keys), tuple(_flatten(x[k], leaves) for k in keys))
+        return ("dict", tuple(keys), tuple([_flatten(x[k], leaves, Tensor) for k in keys]))
     return ("S", x)                 # a static (non-tensor) value: part of the signature
 
 
@@ -106,11 +108,28 @@ def _unflatten(spec, leaves):
     return spec[1]
 
 
-def _signature(spec, leaves):
-    """Tree structure, static values, shapes and dtypes; and the values of non-float tensors
-    (integer indices, masks): they are recorded as constants, so new values record again."""
-    return (repr(spec), tuple((t._data.shape, t._dtype.name) if t._dtype.is_floating_point
-                              else (t._data.shape, t._dtype.name, t._data.tobytes()) for t in leaves))
+def _signature(x, leaves, toks, Tensor):
+    """One walk of an argument tree (the leaf order of ``_flatten``) appending its tokens:
+    the tree structure, static values (by repr), shapes and dtypes, and the values of
+    non-float tensors (integer indices, masks: they are recorded as constants, so new
+    values record again). The tuple of tokens is the call's signature."""
+    tx = type(x)
+    if tx is Tensor or isinstance(x, Tensor):
+        leaves.append(x)
+        dt = x._dtype
+        toks.append((x._data.shape, dt.name) if dt.is_floating_point
+                    else (x._data.shape, dt.name, x._data.tobytes()))
+    elif tx is tuple or tx is list or isinstance(x, (tuple, list)):
+        toks.append((tx, len(x)))
+        for v in x:
+            _signature(v, leaves, toks, Tensor)
+    elif isinstance(x, dict):
+        keys = sorted(x)
+        toks.append((dict, tuple(keys)))
+        for k in keys:
+            _signature(x[k], leaves, toks, Tensor)
+    else:
+        toks.append(("S", tx, repr(x)))
 
 
 class _TapeData:
@@ -299,7 +318,7 @@ class CompiledTape:
             self.crefs = [(dt, code, ref, (self.data.XO[dt][-2 - code] if orig is not None else None))
                           for dt, code, ref, orig in self.crefs]
             self._rebuild_xa()
-            for key in ("_bp", "_pl", "_sp", "_X", "_A", "_rmemo"):
+            for key in ("_bp", "_bpa", "_pl", "_sp", "_X", "_A", "_rmemo", "_unit"):
                 self.__dict__.pop(key, None)
 
     def _meta(self, node):
@@ -326,8 +345,9 @@ class CompiledTape:
     def _scalar_plan(self):
         """The pre-decoded table of a tape whose entries all produce one element, for the
         scalar-plan sweeps (``ops.PK``); None when the tape is not such a graph. Returns
-        (D, Dc, store slot, store size, constants)."""
-        from .ops import BINARY, INDEX, KIND_CODES, OPS, PK, SUM, UNARY
+        (D, Dc, store slot, store size, constants, rowmap): rowmap[e] is entry e's row of D,
+        -1 for a one-element slice that needs none."""
+        from .ops import BINARY, INDEX, KIND_CODES, OPCODE, OPS, PK, SUM, UNARY
         if self.ne == 0:                 # (called for tapes with no F_BIG entry: no hooks)
             return None
         E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
@@ -342,15 +362,33 @@ class CompiledTape:
                     or (op.name == "gather" and E[e, P1] != 1)):
                 return None
         Eb, Nb, basz, _ = self._bplan()
-        Eb, Nb = Eb.reshape(-1, K), Nb.reshape(-1, NK)
-        vrefs = {(dt, code) for dt, code, _, _ in self.crefs if code >= 0}
-        D = np.zeros((self.ne, PK), np.int64)
-        Dc = np.zeros(self.ne, np.float64)
-        consts = []                     # (offset in the store, source array, re-read per call)
+        Eb, Nb = Eb.reshape(-1, K), Nb.reshape(-1, NK).copy()
+        # a one-element slice (``w[i]``, the micrograd case) needs no row: its output node
+        # takes its operand's element (offsets of Nb moved; the node's own element stays
+        # unused), unless the node is an output or a guard reads it (those read self.N)
+        keep = {v for kind, v in self.out_nodes if kind == "node"}
+        for g in self.guards:
+            for spec in (g[2], g[3]):
+                if spec is not None and spec[0] == "node":
+                    keep.add(spec[1])
+        sl = OPCODE["slice"]
+        rowmap = np.full(self.ne, -1, np.int64)
         for e in range(self.ne):
+            out, a = int(Eb[e, OUT]), int(Eb[e, IA])
+            if Eb[e, OP] == sl and a >= 0 and out not in keep:
+                Nb[out, NOFF] = Nb[a, NOFF] + Eb[e, P0]
+            else:
+                rowmap[e] = 0
+        rows = np.flatnonzero(rowmap >= 0)
+        rowmap[rows] = np.arange(len(rows))
+        vrefs = {(dt, code) for dt, code, _, _ in self.crefs if code >= 0}
+        D = np.zeros((len(rows), PK), np.int64)
+        Dc = np.zeros(len(rows), np.float64)
+        consts = []                     # (offset in the store, source array, re-read per call)
+        for r, e in enumerate(rows.tolist()):
             op = OPS[int(E[e, OP])]
             a, b, out = int(Eb[e, IA]), int(Eb[e, IB]), int(Eb[e, OUT])
-            row = D[e]
+            row = D[r]
             row[0], row[1] = E[e, OP], KIND_CODES[op.kind]
             row[2] = Nb[out, NOFF]
             row[3] = Nb[a, NOFF] if a >= 0 else 0
@@ -359,7 +397,7 @@ class CompiledTape:
             row[6], row[7] = E[e, P0], E[e, P1]
             row[8] = Nb[a, NSIZE] if a >= 0 else 0
             if E[e, 10] >= 0:                            # CI: the row's float constant
-                Dc[e] = self.data.C[E[e, 10]]
+                Dc[r] = self.data.C[E[e, 10]]
             if op.kind == BINARY:
                 row[6] = (1 if E[e, IA] >= 0 else 0) | (2 if E[e, IB] >= 0 else 0)
                 for col, scol in ((IA, SA), (IB, SB)):
@@ -371,7 +409,7 @@ class CompiledTape:
                         consts.append((int(Nb[node, NOFF]), src, s <= -2 or (slot, s) in vrefs))
             elif a < 0:
                 return None
-        return D.reshape(-1), Dc, slot, max(int(basz[slot]), 1), consts
+        return D.reshape(-1), Dc, slot, max(int(basz[slot]), 1), consts, rowmap
 
     def forward(self, values, fresh=False):
         """Node values after a compiled forward replay on new input values (flat arrays).
@@ -409,7 +447,7 @@ class CompiledTape:
             for off, src, live in sp[4]:
                 if live:                                   # a referenced array: read now
                     Xs[off:off + src.size] = src
-            (_M.get("pforward") or _mods()["pforward"])(sp[0], sp[1], self.data.I, Xs, 0, self.ne)
+            (_M.get("pforward") or _mods()["pforward"])(sp[0], sp[1], self.data.I, Xs, 0, len(sp[1]))
             return X
         start = 0
         while True:
@@ -545,6 +583,38 @@ class CompiledTape:
                 grads[i] = e if grads[i] is None else grads[i] + e
         return grads
 
+    def _unit_reverse(self, X):
+        """``reverse`` on the scalar plan seeded with 1 at the first output (a one-element
+        node): grad_and_value's call, with the seeding and bookkeeping done once."""
+        sp = self._sp
+        bufs = self.__dict__.setdefault("_A", {})
+        st = bufs.get(threading.get_ident())
+        if st is None:
+            A = np.zeros(sp[3], _NP[sp[2]])
+            st = bufs[threading.get_ident()] = ((A, A),)
+        A = st[0][0]
+        A.fill(0)
+        u = self.__dict__.get("_unit")
+        if u is None:
+            kind, v = self.out_nodes[0]
+            if kind != "node":
+                return self.reverse(X, [np.ones((), _NP[sp[2]])] + [None] * (len(self.out_nodes) - 1))
+            _, ins, outs, _ = self._plan()
+            u = self._unit = (outs[0][1],) + self._read_plan([v], ins)
+        off, start, R, reads = u
+        A[off] = 1.0
+        if len(R):
+            (_M.get("preverse") or _mods()["preverse"])(sp[0], sp[1], self.data.I, X[sp[2]], A, R)
+        grads = []
+        for rd in reads:
+            if rd is None:
+                grads.append(None)
+                continue
+            slot, lo, hi, cast, shape = rd
+            g = A[lo:hi].copy() if cast is None else A[lo:hi].astype(cast)
+            grads.append(g if shape is None else g.reshape(shape))
+        return grads
+
     def _read_plan(self, seeded, ins):
         """Per set of seeded output nodes, computed once: the last entry they reach, the
         reached entries in descending order (for the scalar plan) and how to read each
@@ -555,7 +625,11 @@ class CompiledTape:
         if rr is None:
             nreach, start = self._reach(key)
             E = self.E.reshape(-1, K)
-            R = np.array([e for e in range(start, -1, -1) if nreach[E[e, OUT]]], np.int64)
+            R = [e for e in range(start, -1, -1) if nreach[E[e, OUT]]]
+            if self._sp is not None:                       # scalar-plan rows (aliased
+                rowmap = self._sp[5]                       # slices have none)
+                R = [rowmap[e] for e in R if rowmap[e] >= 0]
+            R = np.array(R, np.int64)
             reads = []
             for node, m, (shape, dt) in zip(self.in_nodes, ins, self.in_meta):
                 if m is not None and nreach[node]:
@@ -623,6 +697,46 @@ class CompiledTape:
             Nb = np.concatenate([N, np.array(extra, np.int64).reshape(-1, NK)]) if extra else N
             self._bp = (E.reshape(-1), np.ascontiguousarray(Nb).reshape(-1), asz, rows)
         return self._bp
+
+    def _batch_plan(self):
+        """``_bplan`` with its contiguous slices aliased (``_alias_slices``): what ``batch``
+        runs."""
+        if "_bpa" not in self.__dict__:
+            Eb, Nb, asz, rows = self._bplan()
+            E, N = Eb.reshape(-1, K).copy(), Nb.reshape(-1, NK).copy()
+            asz = self._alias_slices(E, N, list(asz))
+            self._bpa = (E.reshape(-1), N.reshape(-1), asz, rows)
+        return self._bpa
+
+    @staticmethod
+    def _alias_slices(E, Nb, asz):
+        """Batched plan: a contiguous slice (``x[:-1]``, ``x[1:]``, a row) needs no lanes
+        of its own. In the slot-major layout element i of a node at offset o lives at lanes
+        ``(o + i) * B``, so the slice's output node can start at its operand's offset plus
+        the slice's element offset: its consumers read the operand's values and accumulate
+        into the operand's adjoint lanes directly. The entry is flagged F_ALIAS (the batched
+        sweeps skip it) and the other nodes are packed again. Edits E and Nb in place;
+        returns the new store sizes."""
+        from .ops import OPCODE
+        sl = OPCODE["slice"]
+        alias = {}                                   # output node -> (operand node, offset)
+        for e in np.flatnonzero(E[:, OP] == sl):
+            a = int(E[e, IA])
+            if a >= 0 and (Nb[a, NDT] & 1) == (Nb[E[e, OUT], NDT] & 1):
+                alias[int(E[e, OUT])] = (a, int(E[e, P0]))
+                E[e, FL] |= F_ALIAS
+        if not alias:
+            return asz
+        new = [0, 0]
+        for node in range(len(Nb)):                  # operands come before their slices
+            src = alias.get(node)
+            if src is not None:
+                Nb[node, NOFF] = Nb[src[0], NOFF] + src[1]
+            else:
+                s = int(Nb[node, NDT]) & 1
+                Nb[node, NOFF] = new[s]
+                new[s] += int(Nb[node, NSIZE])
+        return new
 
     def _reach(self, seeded):
         """Static reverse reachability from the seeded output nodes: (nreach, start entry)."""
@@ -701,7 +815,8 @@ class CompiledTape:
                 if node is not None and nreach[node]:
                     grads[i] = np.empty((P, N[node * NK + NSIZE]), _NP[N[node * NK + NDT] & 1])
                     grows.append(self._row(node, grads[i], 0, keep))
-        asz = self._bplan()[2]
+        Eb, Nb, basz, const_rows = self._batch_plan()
+        asz = basz
         lane = (asz[0] * 4 + asz[1] * 8) * (2 if rev_start >= 0 else 1) + 1
         G = max(1, get_num_threads())
         B = int(min(max(_BATCH_BYTES // lane, _BATCH_MIN), _BATCH_MAX, -(-P // G)))
@@ -710,7 +825,6 @@ class CompiledTape:
 
         def table(rows):
             return np.array(rows, np.int64).reshape(-1, 5)
-        Eb, Nb, basz, const_rows = self._bplan()
         run(Eb, Nb, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, self.data.C,
             basz[0], basz[1], self.ne, B, P, G, table(ins + const_rows), table(outs_rows),
             table(cts), table(grows), rev_start, len(N) // NK)
@@ -807,9 +921,11 @@ class CompiledTape:
         st.pop("XA", None)
         st.pop("_X", None)
         st.pop("_bp", None)                     # holds addresses: rebuilt after unpickling
+        st.pop("_bpa", None)
         st.pop("_pl", None)
         st.pop("_sp", None)
         st.pop("_A", None)
+        st.pop("_unit", None)
         d = self.data
         st["data"] = (d.C, d.I, d.XO, d.asz)
         # captured tensors do not travel: the unpickled tape uses their recorded values
@@ -861,6 +977,7 @@ class _Cache:
         self.tapes = {}
         self.recordings = 0
         self.watch = None
+        self.specs = {}             # call signature -> the arguments' tree specs (_select)
 
     def _watch_list(self):
         """The tensors f names directly (closure variables and globals), by identity: a
@@ -902,9 +1019,9 @@ class _Cache:
                 break
         else:
             return ("flat",) + tuple((a._data.shape, a._dtype.name) for a in args), list(args)
-        leaves = []
-        spec = _flatten((args, {}), leaves)
-        return _signature(spec, leaves), leaves
+        leaves, toks = [], []
+        _signature(args, leaves, toks, T)
+        return tuple(toks), leaves
 
     def record(self, key, args):
         if key in self.tapes:
@@ -939,11 +1056,35 @@ class _Cache:
             ct = self.record(key, args)
             X = ct.forward(values, fresh)
         outs = ct.outputs(X, values)
-        grads = ct.reverse(X, cotangent_fn(outs, ct)) if need_reverse else None
-        return ct, leaves, outs, grads, X
+        if not need_reverse:
+            return ct, leaves, outs, None, X, key
+        if cotangent_fn is _UNIT and ct._sp is not None and outs[0].size == 1:
+            return ct, leaves, outs, ct._unit_reverse(X), X, key
+        return ct, leaves, outs, ct.reverse(X, cotangent_fn(outs, ct)), X, key
 
 
-def _select(grads, leaves, args, argnums):
+def _arg_specs(args, nleaves, memo, key):
+    """(leaf bounds, tree spec) of each argument. ``memo``: a dict kept by the caller, keyed
+    by the call's signature ``key``, so a repeated call signature walks no tree."""
+    got = memo.get(key) if memo is not None else None
+    if got is not None:
+        return got
+    bounds, specs, pos = [], [], 0
+    for a in args:
+        sub = []
+        specs.append(_flatten(a, sub))
+        bounds.append((pos, len(sub)))
+        pos += len(sub)
+    if pos != nleaves:
+        raise AssertionError("argument leaves changed between signature and selection")
+    if memo is not None and key is not None:
+        if len(memo) > 64:
+            memo.clear()
+        memo[key] = (bounds, specs)
+    return bounds, specs
+
+
+def _select(grads, leaves, args, argnums, memo=None, key=None):
     """Gradients of the requested arguments, in their tree structure (zeros where unused)."""
     _wrap = _mods()["T"]._wrap
     single = isinstance(argnums, int)
@@ -953,12 +1094,7 @@ def _select(grads, leaves, args, argnums):
             g = np.zeros(t._data.shape, t._dtype.np)
         return _wrap(g if g.ndim else g[()], t._dtype)
     nums = (argnums,) if single else tuple(argnums)
-    bounds, specs, pos = [], [], 0
-    for a in args:
-        sub = []
-        specs.append(_flatten(a, sub))
-        bounds.append((pos, len(sub)))
-        pos += len(sub)
+    bounds, specs = _arg_specs(args, len(leaves), memo, key)
     res = []
     for n in nums:
         start, cnt = bounds[n]
@@ -972,20 +1108,23 @@ def _select(grads, leaves, args, argnums):
     return res[0] if single else tuple(res)
 
 
+def _UNIT(outs, ct):
+    """The cotangents of grad / grad_and_value: 1 for the first output, which must be a
+    single element (torch.func's error otherwise)."""
+    if outs[0].size != 1:
+        raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
+                           "Tensor, got tensor with %d dims." % outs[0].ndim)
+    return [np.ones_like(outs[0])] + [None] * (len(outs) - 1)
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
     """(gradient of a scalar func w.r.t. args[argnums], value), replayed in compiled code."""
     cache = _Cache(func)
 
-    def seed(outs, ct):
-        if outs[0].size != 1:
-            raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
-                               "Tensor, got tensor with %d dims." % outs[0].ndim)
-        return [np.ones_like(outs[0])] + [None] * (len(outs) - 1)
-
     def wrapper(*args):
         _wrap = _mods()["T"]._wrap
-        ct, leaves, outs, grads, _ = cache.run(args, True, seed)
-        g = _select(grads, leaves, args, argnums)
+        ct, leaves, outs, grads, _, key = cache.run(args, True, _UNIT)
+        g = _select(grads, leaves, args, argnums, cache.specs, key)
         vals = [_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
         out = _unflatten(ct.out_spec, vals)
         if has_aux:
@@ -1015,7 +1154,7 @@ def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) replays the compiled reverse sweep."""
     from .tensor import _wrap
     cache = _Cache(func)
-    ct, leaves, outs, _, X = cache.run(primals, False, None, fresh=True)
+    ct, leaves, outs, _, X, _ = cache.run(primals, False, None, fresh=True)
     vals = [_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
     out = _unflatten(ct.out_spec, vals)
 
@@ -1042,7 +1181,7 @@ def jacrev(func, argnums=0):
 
     def wrapper(*args):
         from .tensor import _wrap
-        ct, leaves, outs, _, X = cache.run(args, False, None, fresh=True)
+        ct, leaves, outs, _, X, _ = cache.run(args, False, None, fresh=True)
         if len(outs) != 1:
             raise NotImplementedError("jacrev of functions with several outputs is not "
                                       "supported yet")
@@ -1273,7 +1412,7 @@ def compile(func):
         @staticmethod
         def forward(ctx, n_out, *args):
             from .tensor import _wrap
-            ct, leaves, outs, _, X = cache.run(args, False, None, fresh=True)
+            ct, leaves, outs, _, X, _ = cache.run(args, False, None, fresh=True)
             ctx.ct, ctx.X = ct, X
             return tuple(_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta))
 

@@ -48,6 +48,8 @@ NOFF, NSIZE, NDT, NPROD, NNR = range(NK)
 F_FREED, F_SAVES, F_HIDDEN, F_BIG = 1, 2, 4, 8   # F_BIG: runs on numpy (see tape.BIG)
 F_HOOK = 16    # hooks watch this entry: it also runs in Python (with F_BIG set)
 F_NPFWD = 32   # a replayed forward runs this entry on numpy (SIMD ufuncs); its VJP stays here
+F_ALIAS = 64   # batched plan only: a contiguous slice whose output node shares its operand's
+               # lanes (no copy): the batched sweeps skip it (the reverse only marks the operand)
 
 
 @intrinsic
