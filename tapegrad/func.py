@@ -18,6 +18,7 @@ custom Function) whose backward is the recorded tape's compiled reverse sweep.
 Not yet (issue 6): ``vmap`` evaluates point by point (correct, not yet the batched
 chunk-interpreter the issue asks for); custom Functions inside a recorded function.
 """
+import functools
 import logging
 import threading
 import weakref
@@ -25,10 +26,11 @@ import weakref
 import numpy as np
 
 from . import tape as _tp
-from .kernels import (F_ALIAS, F_BIG, F_HOOK, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
+from .kernels import (CI, F_ALIAS, F_BIG, F_HOOK, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
                       IA, IB, NM, P0, P1, SA, SB)
 
 log = logging.getLogger("tapegrad.func")
+_MISSING = object()
 _NP = (np.float32, np.float64)
 _M = {}
 # Chunk size: a chunk's values and adjoints should fit in about 256 KiB (L1/L2-resident
@@ -318,7 +320,7 @@ class CompiledTape:
             self.crefs = [(dt, code, ref, (self.data.XO[dt][-2 - code] if orig is not None else None))
                           for dt, code, ref, orig in self.crefs]
             self._rebuild_xa()
-            for key in ("_bp", "_bpa", "_pl", "_sp", "_X", "_A", "_rmemo", "_unit"):
+            for key in ("_bp", "_bpa", "_pl", "_sp", "_X", "_S", "_RS", "_A", "_rmemo", "_unit"):
                 self.__dict__.pop(key, None)
 
     def _meta(self, node):
@@ -449,14 +451,58 @@ class CompiledTape:
                     Xs[off:off + src.size] = src
             (_M.get("pforward") or _mods()["pforward"])(sp[0], sp[1], self.data.I, Xs, 0, len(sp[1]))
             return X
+        steps = None if fresh else self.__dict__.setdefault("_S", {}).setdefault(
+            threading.get_ident(), {})
         start = 0
         while True:
             stop = forward(*args, X[0], X[1], start, self.ne)
             if stop < 0:
                 break
-            _tp.np_forward(self.data, stop, self.E, self.N, self.V[0], self.V[1], X)
+            fn = None if steps is None else steps.get(stop, _MISSING)
+            if fn is _MISSING:
+                fn = steps[stop] = self._np_step(stop, X)
+            if fn is not None:
+                fn()
+            else:
+                _tp.np_forward(self.data, stop, self.E, self.N, self.V[0], self.V[1], X)
             start = stop + 1
         return X
+
+    def _np_step(self, e, X):
+        """Entry e's numpy forward as one call on views of the thread's value store X made
+        once (``forward`` keeps them per thread): a matrix product (BLAS) or a unary row's
+        ufunc, writing into the output's lanes (``out=``); None for the other rows (run by
+        ``tape.np_forward``). Saves the per-entry decoding of a replay that bounces between
+        compiled sweeps and numpy (the batch-32 MLP)."""
+        from .ops import MM, OPS, UNARY
+        E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
+        op = OPS[int(E[e, OP])]
+        out, a, b = int(E[e, OUT]), int(E[e, IA]), int(E[e, IB])
+        n, slot, o = int(N[out, NSIZE]), int(N[out, NDT]), int(N[out, NOFF])
+        vdt = slot & 1
+        Y = X[slot][o:o + n]
+
+        def val(node, s, m):
+            if node >= 0:
+                return X[int(N[node, NDT])][int(N[node, NOFF]):int(N[node, NOFF]) + m]
+            if s <= -2:
+                return self.data.XO[vdt][-2 - s].reshape(-1)[:m]
+            return None if s == -1 else self.V[vdt][s:s + m]
+        if op.kind == MM:
+            m, k = int(E[e, P0]), int(E[e, P1])
+            av, bv = val(a, int(E[e, SA]), m * k), val(b, int(E[e, SB]), k * (n // m))
+            if av is None or bv is None or av.dtype != Y.dtype or bv.dtype != Y.dtype:
+                return None
+            return functools.partial(np.matmul, av.reshape(m, k), bv.reshape(k, n // m),
+                                     out=Y.reshape(m, n // m))
+        if op.kind == UNARY and op.fwd_out is not None and a >= 0:
+            x = val(a, -1, n)
+            ci = int(E[e, CI])
+            c = self.data.C[ci] if ci >= 0 else 0.0
+            if x.dtype != Y.dtype:
+                return None
+            return functools.partial(op.fwd_out, x, c, Y)
+        return None
 
     def outputs(self, X, values):
         res = []
@@ -479,9 +525,21 @@ class CompiledTape:
         reverse = _mods()["reverse"]
         N, E = self.N, self.E
         nn, ne = len(N) // NK, self.ne
-        adj = _tp.Adjoints(self.data)
-        flags = np.zeros(nn + 2 * ne + 3, np.uint8)
-        nreach, ereach, nobad = flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:]
+        tid = threading.get_ident()
+        steps = None
+        if self.__dict__.get("_X", {}).get(tid) is X:     # the thread's own value store:
+            st = self._stores(tid)                        # reuse adjoint stores, flags and
+            st[0][0].fill(0)                              # the numpy steps' views
+            st[0][1].fill(0)
+            st[1].fill(0)
+            adj = _tp.Adjoints.__new__(_tp.Adjoints)
+            adj.A, adj.G, adj.owned = st[0], {}, set()
+            nreach, ereach, nobad = st[2:]
+            steps = self.__dict__.setdefault("_RS", {}).setdefault(tid, {})
+        else:
+            adj = _tp.Adjoints(self.data)
+            flags = np.zeros(nn + 2 * ne + 3, np.uint8)
+            nreach, ereach, nobad = flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:]
         start = -1
         extra = {}
         for (kind, v), g in zip(self.out_nodes, cotangents):
@@ -502,7 +560,13 @@ class CompiledTape:
                                 nobad, start, 0)
             if status != 4:
                 break
-            _tp.np_entry(self.data, e, adj, E, N, self.V[0], self.V[1], nreach, ereach, X)
+            fn = None if steps is None else steps.get(e, _MISSING)
+            if fn is _MISSING:
+                fn = steps[e] = self._np_vjp_step(e, X, adj.A, nreach, ereach)
+            if fn is not None:
+                fn()
+            else:
+                _tp.np_entry(self.data, e, adj, E, N, self.V[0], self.V[1], nreach, ereach, X)
             start = e - 1
         grads = []
         for i, (node, (shape, dt)) in enumerate(zip(self.in_nodes, self.in_meta)):
@@ -513,6 +577,71 @@ class CompiledTape:
                 g = extra[i] if g is None else g + extra[i]
             grads.append(g)
         return grads
+
+    def _stores(self, tid):
+        """The thread's adjoint stores and reach flags for the general sweeps (reused from
+        call to call; the caller zeroes them): ([A4, A8], flags, nreach, ereach, nobad)."""
+        bufs = self.__dict__.setdefault("_A", {})
+        st = bufs.get(tid)
+        if st is None:
+            nn, ne = len(self.N) // NK, self.ne
+            flags = np.zeros(nn + 2 * ne + 3, np.uint8)
+            st = bufs[tid] = (
+                [np.zeros(max(self.data.asz[0], 1), np.float32),
+                 np.zeros(max(self.data.asz[1], 1), np.float64)],
+                flags, flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:])
+        return st
+
+    def _np_vjp_step(self, e, X, A, nreach, ereach):
+        """A matrix product's VJP (an F_BIG entry: BLAS) as one call on views of the thread's
+        stores made once: ``GA += G @ B.T``, ``GB += A.T @ G`` through preallocated products,
+        marking the operands reached. None (``tape.np_entry`` runs it) for other rows or when
+        a node involved is a big node (their cotangents are separate arrays)."""
+        from .ops import MM, OPS
+        E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
+        if OPS[int(E[e, OP])].kind != MM:
+            return None
+        out, a, b = int(E[e, OUT]), int(E[e, IA]), int(E[e, IB])
+        if any(int(N[v, NDT]) >= 2 for v in (out, a, b) if v >= 0):
+            return None
+        m, k, n = int(E[e, P0]), int(E[e, P1]), int(N[out, NSIZE])
+        c = n // m
+        vdt = int(N[out, NDT])
+
+        def val(node, s, size):
+            if node >= 0:
+                return X[int(N[node, NDT])][int(N[node, NOFF]):int(N[node, NOFF]) + size]
+            if s <= -2:
+                return self.data.XO[vdt][-2 - s].reshape(-1)[:size]
+            return None if s == -1 else self.V[vdt][s:s + size]
+
+        def lanes(node, size):
+            return A[int(N[node, NDT])][int(N[node, NOFF]):int(N[node, NOFF]) + size]
+        G = lanes(out, n).reshape(m, c)
+        parts = []
+        for node, other, shape, prod in ((a, val(b, int(E[e, SB]), k * c), (m, k), "a"),
+                                         (b, val(a, int(E[e, SA]), m * k), (k, c), "b")):
+            if node < 0:
+                continue
+            if other is None or other.dtype != G.dtype:
+                return None
+            gv = lanes(node, shape[0] * shape[1]).reshape(shape)
+            rhs = other.reshape(k, c).T if prod == "a" else other.reshape(m, k).T
+            lhs_first = prod == "a"
+            parts.append((gv, rhs, np.empty(shape, G.dtype), lhs_first, node,
+                          int(N[node, NPROD])))
+
+        def step():
+            for gv, rhs, tmp, lhs_first, node, p in parts:
+                if lhs_first:
+                    np.matmul(G, rhs, out=tmp)           # G @ B.T
+                else:
+                    np.matmul(rhs, G, out=tmp)           # A.T @ G
+                np.add(gv, tmp, out=gv)
+                nreach[node] = 1
+                if p >= 0:
+                    ereach[p] = 1
+        return step
 
     def _reverse_simple(self, X, cotangents, args, ins, outs):
         """``reverse`` of a tape that no entry leaves for numpy: one compiled sweep over
@@ -926,6 +1055,8 @@ class CompiledTape:
         st.pop("_sp", None)
         st.pop("_A", None)
         st.pop("_unit", None)
+        st.pop("_S", None)
+        st.pop("_RS", None)
         d = self.data
         st["data"] = (d.C, d.I, d.XO, d.asz)
         # captured tensors do not travel: the unpickled tape uses their recorded values
