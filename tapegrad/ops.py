@@ -249,6 +249,11 @@ def _embed_ref(x, off, m):
     return y
 
 
+def _transpose_ref(x, r):
+    x = x.ravel()
+    return np.ascontiguousarray(x.reshape(r, -1).T).ravel() if r else x.copy()
+
+
 def _u(f):
     """Adapt a one-argument numpy function to the unary reference signature ref(x, c)."""
     return lambda x, c=None: f(x)
@@ -411,6 +416,8 @@ OPS = [
        doc="y[i] = x[off + i]: basic slicing/select leaving a contiguous block (x[1:], x[2])"),
     Op("embed", INDEX, "SliceBackwardBackward0", lambda x, off, c, m: _embed_ref(x, off, m),
        doc="y = zeros(m); y[off:off + n] = x: slice's transpose (its recorded VJP)"),
+    Op("transpose", INDEX, "TBackward0", lambda x, r, c, m: _transpose_ref(x, r),
+       doc="y (c, r) = x (r, c)^T, r in P0 (no index array): t(), transpose, .T of a matrix"),
     # ---- matrix product
     Op("mm", MM, "MmBackward0", lambda a, b: a @ b, saves_fn=lambda na, nb: (nb, na, False),
        np_vjp=lambda g, a, b, na, nb: (g @ b.T if na else None, a.T @ g if nb else None),
@@ -538,7 +545,7 @@ for _i, _op in enumerate(OPS):
 BY_NAME = {op.name: op for op in OPS}
 # INDEX rows whose P0 is an element offset, not an offset into the tape's index array I (tape
 # merging must not relocate it; numpy paths pass it to the row's reference instead of idx)
-OFFSET_OPS = frozenset(OPCODE[name] for name in ("slice", "embed"))
+OFFSET_OPS = frozenset(OPCODE[name] for name in ("slice", "embed", "transpose"))
 # Rows the differentiable-op tests are parametrized over (structural rows are tested by the facade).
 KERNEL_OPS = [op for op in OPS if op.kind not in (CAST, PYFUNC)]
 
