@@ -18,8 +18,8 @@ from .autograd.grad_mode import STATE
 from .autograd.graph import multi_name_id, tap_name_id
 from .kernels import F_HIDDEN
 from .ops import OPCODE
-from .tensor import (Size, Tensor, _norm_dims, _nm, _out, _record_index, _src, _tape_for,
-                     _track_view, _view, _wrap, _convert, promote_types)
+from .tensor import (Size, Tensor, _norm_dims, _nm, _out, _record_index, _record_offset, _src,
+                     _tape_for, _track_view, _view, _wrap, _convert, promote_types)
 
 
 def _dim(d, ndim):
@@ -68,6 +68,29 @@ def _is_view_of(y, d):
     return (y.base is not None and y.base is owner) or np.shares_memory(y, d)
 
 
+def _swap2(a):
+    return a.T
+
+
+def _transpose2(x, name):
+    """The transpose of a matrix: a numpy view, recorded as one ``transpose`` entry (the
+    row count in P0, no index array: O(1) recording however large the matrix); a matrix
+    with a dimension of 1 (the same flat order) goes through ``index_map`` (a copy entry)."""
+    d = x._data
+    if not (x._rg and STATE.enabled) or d.shape[0] <= 1 or d.shape[1] <= 1:
+        return index_map(x, _swap2, name)
+    if x._dtype.slot < 0:
+        raise RuntimeError("only floating point tensors can be differentiated")
+    d = x._arr()
+    y = d.T
+    out = _record_offset(x, _TRANSPOSE_OP, d.shape[0], d.size, y, _nm(name))
+    _track_view(out, x, _swap2)
+    return out
+
+
+_TRANSPOSE_OP = OPCODE["transpose"]
+
+
 # ----------------------------------------------------------------------------- views
 def transpose(input, dim0, dim1):
     nd = input._data.ndim
@@ -75,6 +98,8 @@ def transpose(input, dim0, dim1):
         _norm_dims(dim0, 0), _norm_dims(dim1, 0)
         return index_map(input, lambda a: a, "TransposeBackward0")
     d0, d1 = _dim(dim0, nd), _dim(dim1, nd)
+    if nd == 2 and d0 != d1:
+        return _transpose2(input, "TransposeBackward0")
     return index_map(input, lambda a: np.swapaxes(a, d0, d1), "TransposeBackward0")
 
 
@@ -91,6 +116,8 @@ def permute(input, *dims):
     nd_ = [_dim(d, nd) for d in dims] if nd else []
     if len(set(nd_)) != len(nd_):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
+    if nd_ == [1, 0]:
+        return _transpose2(input, "PermuteBackward0")
     return index_map(input, lambda a: np.transpose(a, nd_), "PermuteBackward0")
 
 
@@ -98,10 +125,14 @@ def t(input):
     nd = input._data.ndim
     if nd > 2:
         raise RuntimeError("t() expects a tensor with <= 2 dimensions, but self is %dD" % nd)
+    if nd == 2:
+        return _transpose2(input, "TBackward0")
     return index_map(input, lambda a: a.T, "TBackward0")
 
 
 def _T(self):
+    if self._data.ndim == 2:
+        return _transpose2(self, "PermuteBackward0")
     return index_map(self, lambda a: np.transpose(a), "PermuteBackward0")
 
 
@@ -109,6 +140,8 @@ def _mT(self):
     if self._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                            "Got %d-D tensor." % self._data.ndim)
+    if self._data.ndim == 2:
+        return _transpose2(self, "TransposeBackward0")
     return index_map(self, lambda a: np.swapaxes(a, -1, -2), "TransposeBackward0")
 
 

@@ -18,6 +18,7 @@ custom Function) whose backward is the recorded tape's compiled reverse sweep.
 Not yet (issue 6): ``vmap`` evaluates point by point (correct, not yet the batched
 chunk-interpreter the issue asks for); custom Functions inside a recorded function.
 """
+import functools
 import logging
 import threading
 import weakref
@@ -25,10 +26,11 @@ import weakref
 import numpy as np
 
 from . import tape as _tp
-from .kernels import (F_BIG, F_HOOK, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
+from .kernels import (CI, F_ALIAS, F_BIG, F_HOOK, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
                       IA, IB, NM, P0, P1, SA, SB)
 
 log = logging.getLogger("tapegrad.func")
+_MISSING = object()
 _NP = (np.float32, np.float64)
 _M = {}
 # Chunk size: a chunk's values and adjoints should fit in about 256 KiB (L1/L2-resident
@@ -81,16 +83,18 @@ def _const_value(spec):
 
 
 # ----------------------------------------------------------------------------- pytrees
-def _flatten(x, leaves):
-    Tensor = _mods()["T"].Tensor
-    if isinstance(x, Tensor):
+def _flatten(x, leaves, Tensor=None):
+    if Tensor is None:
+        Tensor = (_M.get("T") or _mods()["T"]).Tensor
+    tx = type(x)
+    if tx is Tensor or isinstance(x, Tensor):
         leaves.append(x)
         return ("T", len(leaves) - 1)
-    if isinstance(x, (tuple, list)):
-        return (type(x).__name__, tuple(_flatten(v, leaves) for v in x))
+    if tx is tuple or tx is list or isinstance(x, (tuple, list)):
+        return (tx.__name__, tuple([_flatten(v, leaves, Tensor) for v in x]))
     if isinstance(x, dict):
         keys = sorted(x)
-        return ("dict", tuple(keys), tuple(_flatten(x[k], leaves) for k in keys))
+        return ("dict", tuple(keys), tuple([_flatten(x[k], leaves, Tensor) for k in keys]))
     return ("S", x)                 # a static (non-tensor) value: part of the signature
 
 
@@ -106,11 +110,28 @@ def _unflatten(spec, leaves):
     return spec[1]
 
 
-def _signature(spec, leaves):
-    """Tree structure, static values, shapes and dtypes; and the values of non-float tensors
-    (integer indices, masks): they are recorded as constants, so new values record again."""
-    return (repr(spec), tuple((t._data.shape, t._dtype.name) if t._dtype.is_floating_point
-                              else (t._data.shape, t._dtype.name, t._data.tobytes()) for t in leaves))
+def _signature(x, leaves, toks, Tensor):
+    """One walk of an argument tree (the leaf order of ``_flatten``) appending its tokens:
+    the tree structure, static values (by repr), shapes and dtypes, and the values of
+    non-float tensors (integer indices, masks: they are recorded as constants, so new
+    values record again). The tuple of tokens is the call's signature."""
+    tx = type(x)
+    if tx is Tensor or isinstance(x, Tensor):
+        leaves.append(x)
+        dt = x._dtype
+        toks.append((x._data.shape, dt.name) if dt.is_floating_point
+                    else (x._data.shape, dt.name, x._data.tobytes()))
+    elif tx is tuple or tx is list or isinstance(x, (tuple, list)):
+        toks.append((tx, len(x)))
+        for v in x:
+            _signature(v, leaves, toks, Tensor)
+    elif isinstance(x, dict):
+        keys = sorted(x)
+        toks.append((dict, tuple(keys)))
+        for k in keys:
+            _signature(x[k], leaves, toks, Tensor)
+    else:
+        toks.append(("S", tx, repr(x)))
 
 
 class _TapeData:
@@ -299,7 +320,7 @@ class CompiledTape:
             self.crefs = [(dt, code, ref, (self.data.XO[dt][-2 - code] if orig is not None else None))
                           for dt, code, ref, orig in self.crefs]
             self._rebuild_xa()
-            for key in ("_bp", "_pl", "_sp", "_X", "_A", "_rmemo"):
+            for key in ("_bp", "_bpa", "_pl", "_sp", "_X", "_S", "_RS", "_A", "_rmemo", "_unit"):
                 self.__dict__.pop(key, None)
 
     def _meta(self, node):
@@ -326,8 +347,9 @@ class CompiledTape:
     def _scalar_plan(self):
         """The pre-decoded table of a tape whose entries all produce one element, for the
         scalar-plan sweeps (``ops.PK``); None when the tape is not such a graph. Returns
-        (D, Dc, store slot, store size, constants)."""
-        from .ops import BINARY, INDEX, KIND_CODES, OPS, PK, SUM, UNARY
+        (D, Dc, store slot, store size, constants, rowmap): rowmap[e] is entry e's row of D,
+        -1 for a one-element slice that needs none."""
+        from .ops import BINARY, INDEX, KIND_CODES, OPCODE, OPS, PK, SUM, UNARY
         if self.ne == 0:                 # (called for tapes with no F_BIG entry: no hooks)
             return None
         E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
@@ -342,15 +364,33 @@ class CompiledTape:
                     or (op.name == "gather" and E[e, P1] != 1)):
                 return None
         Eb, Nb, basz, _ = self._bplan()
-        Eb, Nb = Eb.reshape(-1, K), Nb.reshape(-1, NK)
-        vrefs = {(dt, code) for dt, code, _, _ in self.crefs if code >= 0}
-        D = np.zeros((self.ne, PK), np.int64)
-        Dc = np.zeros(self.ne, np.float64)
-        consts = []                     # (offset in the store, source array, re-read per call)
+        Eb, Nb = Eb.reshape(-1, K), Nb.reshape(-1, NK).copy()
+        # a one-element slice (``w[i]``, the micrograd case) needs no row: its output node
+        # takes its operand's element (offsets of Nb moved; the node's own element stays
+        # unused), unless the node is an output or a guard reads it (those read self.N)
+        keep = {v for kind, v in self.out_nodes if kind == "node"}
+        for g in self.guards:
+            for spec in (g[2], g[3]):
+                if spec is not None and spec[0] == "node":
+                    keep.add(spec[1])
+        sl = OPCODE["slice"]
+        rowmap = np.full(self.ne, -1, np.int64)
         for e in range(self.ne):
+            out, a = int(Eb[e, OUT]), int(Eb[e, IA])
+            if Eb[e, OP] == sl and a >= 0 and out not in keep:
+                Nb[out, NOFF] = Nb[a, NOFF] + Eb[e, P0]
+            else:
+                rowmap[e] = 0
+        rows = np.flatnonzero(rowmap >= 0)
+        rowmap[rows] = np.arange(len(rows))
+        vrefs = {(dt, code) for dt, code, _, _ in self.crefs if code >= 0}
+        D = np.zeros((len(rows), PK), np.int64)
+        Dc = np.zeros(len(rows), np.float64)
+        consts = []                     # (offset in the store, source array, re-read per call)
+        for r, e in enumerate(rows.tolist()):
             op = OPS[int(E[e, OP])]
             a, b, out = int(Eb[e, IA]), int(Eb[e, IB]), int(Eb[e, OUT])
-            row = D[e]
+            row = D[r]
             row[0], row[1] = E[e, OP], KIND_CODES[op.kind]
             row[2] = Nb[out, NOFF]
             row[3] = Nb[a, NOFF] if a >= 0 else 0
@@ -359,7 +399,7 @@ class CompiledTape:
             row[6], row[7] = E[e, P0], E[e, P1]
             row[8] = Nb[a, NSIZE] if a >= 0 else 0
             if E[e, 10] >= 0:                            # CI: the row's float constant
-                Dc[e] = self.data.C[E[e, 10]]
+                Dc[r] = self.data.C[E[e, 10]]
             if op.kind == BINARY:
                 row[6] = (1 if E[e, IA] >= 0 else 0) | (2 if E[e, IB] >= 0 else 0)
                 for col, scol in ((IA, SA), (IB, SB)):
@@ -371,7 +411,7 @@ class CompiledTape:
                         consts.append((int(Nb[node, NOFF]), src, s <= -2 or (slot, s) in vrefs))
             elif a < 0:
                 return None
-        return D.reshape(-1), Dc, slot, max(int(basz[slot]), 1), consts
+        return D.reshape(-1), Dc, slot, max(int(basz[slot]), 1), consts, rowmap
 
     def forward(self, values, fresh=False):
         """Node values after a compiled forward replay on new input values (flat arrays).
@@ -409,16 +449,60 @@ class CompiledTape:
             for off, src, live in sp[4]:
                 if live:                                   # a referenced array: read now
                     Xs[off:off + src.size] = src
-            (_M.get("pforward") or _mods()["pforward"])(sp[0], sp[1], self.data.I, Xs, 0, self.ne)
+            (_M.get("pforward") or _mods()["pforward"])(sp[0], sp[1], self.data.I, Xs, 0, len(sp[1]))
             return X
+        steps = None if fresh else self.__dict__.setdefault("_S", {}).setdefault(
+            threading.get_ident(), {})
         start = 0
         while True:
             stop = forward(*args, X[0], X[1], start, self.ne)
             if stop < 0:
                 break
-            _tp.np_forward(self.data, stop, self.E, self.N, self.V[0], self.V[1], X)
+            fn = None if steps is None else steps.get(stop, _MISSING)
+            if fn is _MISSING:
+                fn = steps[stop] = self._np_step(stop, X)
+            if fn is not None:
+                fn()
+            else:
+                _tp.np_forward(self.data, stop, self.E, self.N, self.V[0], self.V[1], X)
             start = stop + 1
         return X
+
+    def _np_step(self, e, X):
+        """Entry e's numpy forward as one call on views of the thread's value store X made
+        once (``forward`` keeps them per thread): a matrix product (BLAS) or a unary row's
+        ufunc, writing into the output's lanes (``out=``); None for the other rows (run by
+        ``tape.np_forward``). Saves the per-entry decoding of a replay that bounces between
+        compiled sweeps and numpy (the batch-32 MLP)."""
+        from .ops import MM, OPS, UNARY
+        E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
+        op = OPS[int(E[e, OP])]
+        out, a, b = int(E[e, OUT]), int(E[e, IA]), int(E[e, IB])
+        n, slot, o = int(N[out, NSIZE]), int(N[out, NDT]), int(N[out, NOFF])
+        vdt = slot & 1
+        Y = X[slot][o:o + n]
+
+        def val(node, s, m):
+            if node >= 0:
+                return X[int(N[node, NDT])][int(N[node, NOFF]):int(N[node, NOFF]) + m]
+            if s <= -2:
+                return self.data.XO[vdt][-2 - s].reshape(-1)[:m]
+            return None if s == -1 else self.V[vdt][s:s + m]
+        if op.kind == MM:
+            m, k = int(E[e, P0]), int(E[e, P1])
+            av, bv = val(a, int(E[e, SA]), m * k), val(b, int(E[e, SB]), k * (n // m))
+            if av is None or bv is None or av.dtype != Y.dtype or bv.dtype != Y.dtype:
+                return None
+            return functools.partial(np.matmul, av.reshape(m, k), bv.reshape(k, n // m),
+                                     out=Y.reshape(m, n // m))
+        if op.kind == UNARY and op.fwd_out is not None and a >= 0:
+            x = val(a, -1, n)
+            ci = int(E[e, CI])
+            c = self.data.C[ci] if ci >= 0 else 0.0
+            if x.dtype != Y.dtype:
+                return None
+            return functools.partial(op.fwd_out, x, c, Y)
+        return None
 
     def outputs(self, X, values):
         res = []
@@ -441,9 +525,21 @@ class CompiledTape:
         reverse = _mods()["reverse"]
         N, E = self.N, self.E
         nn, ne = len(N) // NK, self.ne
-        adj = _tp.Adjoints(self.data)
-        flags = np.zeros(nn + 2 * ne + 3, np.uint8)
-        nreach, ereach, nobad = flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:]
+        tid = threading.get_ident()
+        steps = None
+        if self.__dict__.get("_X", {}).get(tid) is X:     # the thread's own value store:
+            st = self._stores(tid)                        # reuse adjoint stores, flags and
+            st[0][0].fill(0)                              # the numpy steps' views
+            st[0][1].fill(0)
+            st[1].fill(0)
+            adj = _tp.Adjoints.__new__(_tp.Adjoints)
+            adj.A, adj.G, adj.owned = st[0], {}, set()
+            nreach, ereach, nobad = st[2:]
+            steps = self.__dict__.setdefault("_RS", {}).setdefault(tid, {})
+        else:
+            adj = _tp.Adjoints(self.data)
+            flags = np.zeros(nn + 2 * ne + 3, np.uint8)
+            nreach, ereach, nobad = flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:]
         start = -1
         extra = {}
         for (kind, v), g in zip(self.out_nodes, cotangents):
@@ -464,7 +560,13 @@ class CompiledTape:
                                 nobad, start, 0)
             if status != 4:
                 break
-            _tp.np_entry(self.data, e, adj, E, N, self.V[0], self.V[1], nreach, ereach, X)
+            fn = None if steps is None else steps.get(e, _MISSING)
+            if fn is _MISSING:
+                fn = steps[e] = self._np_vjp_step(e, X, adj.A, nreach, ereach)
+            if fn is not None:
+                fn()
+            else:
+                _tp.np_entry(self.data, e, adj, E, N, self.V[0], self.V[1], nreach, ereach, X)
             start = e - 1
         grads = []
         for i, (node, (shape, dt)) in enumerate(zip(self.in_nodes, self.in_meta)):
@@ -475,6 +577,71 @@ class CompiledTape:
                 g = extra[i] if g is None else g + extra[i]
             grads.append(g)
         return grads
+
+    def _stores(self, tid):
+        """The thread's adjoint stores and reach flags for the general sweeps (reused from
+        call to call; the caller zeroes them): ([A4, A8], flags, nreach, ereach, nobad)."""
+        bufs = self.__dict__.setdefault("_A", {})
+        st = bufs.get(tid)
+        if st is None:
+            nn, ne = len(self.N) // NK, self.ne
+            flags = np.zeros(nn + 2 * ne + 3, np.uint8)
+            st = bufs[tid] = (
+                [np.zeros(max(self.data.asz[0], 1), np.float32),
+                 np.zeros(max(self.data.asz[1], 1), np.float64)],
+                flags, flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:])
+        return st
+
+    def _np_vjp_step(self, e, X, A, nreach, ereach):
+        """A matrix product's VJP (an F_BIG entry: BLAS) as one call on views of the thread's
+        stores made once: ``GA += G @ B.T``, ``GB += A.T @ G`` through preallocated products,
+        marking the operands reached. None (``tape.np_entry`` runs it) for other rows or when
+        a node involved is a big node (their cotangents are separate arrays)."""
+        from .ops import MM, OPS
+        E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
+        if OPS[int(E[e, OP])].kind != MM:
+            return None
+        out, a, b = int(E[e, OUT]), int(E[e, IA]), int(E[e, IB])
+        if any(int(N[v, NDT]) >= 2 for v in (out, a, b) if v >= 0):
+            return None
+        m, k, n = int(E[e, P0]), int(E[e, P1]), int(N[out, NSIZE])
+        c = n // m
+        vdt = int(N[out, NDT])
+
+        def val(node, s, size):
+            if node >= 0:
+                return X[int(N[node, NDT])][int(N[node, NOFF]):int(N[node, NOFF]) + size]
+            if s <= -2:
+                return self.data.XO[vdt][-2 - s].reshape(-1)[:size]
+            return None if s == -1 else self.V[vdt][s:s + size]
+
+        def lanes(node, size):
+            return A[int(N[node, NDT])][int(N[node, NOFF]):int(N[node, NOFF]) + size]
+        G = lanes(out, n).reshape(m, c)
+        parts = []
+        for node, other, shape, prod in ((a, val(b, int(E[e, SB]), k * c), (m, k), "a"),
+                                         (b, val(a, int(E[e, SA]), m * k), (k, c), "b")):
+            if node < 0:
+                continue
+            if other is None or other.dtype != G.dtype:
+                return None
+            gv = lanes(node, shape[0] * shape[1]).reshape(shape)
+            rhs = other.reshape(k, c).T if prod == "a" else other.reshape(m, k).T
+            lhs_first = prod == "a"
+            parts.append((gv, rhs, np.empty(shape, G.dtype), lhs_first, node,
+                          int(N[node, NPROD])))
+
+        def step():
+            for gv, rhs, tmp, lhs_first, node, p in parts:
+                if lhs_first:
+                    np.matmul(G, rhs, out=tmp)           # G @ B.T
+                else:
+                    np.matmul(rhs, G, out=tmp)           # A.T @ G
+                np.add(gv, tmp, out=gv)
+                nreach[node] = 1
+                if p >= 0:
+                    ereach[p] = 1
+        return step
 
     def _reverse_simple(self, X, cotangents, args, ins, outs):
         """``reverse`` of a tape that no entry leaves for numpy: one compiled sweep over
@@ -545,6 +712,38 @@ class CompiledTape:
                 grads[i] = e if grads[i] is None else grads[i] + e
         return grads
 
+    def _unit_reverse(self, X):
+        """``reverse`` on the scalar plan seeded with 1 at the first output (a one-element
+        node): grad_and_value's call, with the seeding and bookkeeping done once."""
+        sp = self._sp
+        bufs = self.__dict__.setdefault("_A", {})
+        st = bufs.get(threading.get_ident())
+        if st is None:
+            A = np.zeros(sp[3], _NP[sp[2]])
+            st = bufs[threading.get_ident()] = ((A, A),)
+        A = st[0][0]
+        A.fill(0)
+        u = self.__dict__.get("_unit")
+        if u is None:
+            kind, v = self.out_nodes[0]
+            if kind != "node":
+                return self.reverse(X, [np.ones((), _NP[sp[2]])] + [None] * (len(self.out_nodes) - 1))
+            _, ins, outs, _ = self._plan()
+            u = self._unit = (outs[0][1],) + self._read_plan([v], ins)
+        off, start, R, reads = u
+        A[off] = 1.0
+        if len(R):
+            (_M.get("preverse") or _mods()["preverse"])(sp[0], sp[1], self.data.I, X[sp[2]], A, R)
+        grads = []
+        for rd in reads:
+            if rd is None:
+                grads.append(None)
+                continue
+            slot, lo, hi, cast, shape = rd
+            g = A[lo:hi].copy() if cast is None else A[lo:hi].astype(cast)
+            grads.append(g if shape is None else g.reshape(shape))
+        return grads
+
     def _read_plan(self, seeded, ins):
         """Per set of seeded output nodes, computed once: the last entry they reach, the
         reached entries in descending order (for the scalar plan) and how to read each
@@ -555,7 +754,11 @@ class CompiledTape:
         if rr is None:
             nreach, start = self._reach(key)
             E = self.E.reshape(-1, K)
-            R = np.array([e for e in range(start, -1, -1) if nreach[E[e, OUT]]], np.int64)
+            R = [e for e in range(start, -1, -1) if nreach[E[e, OUT]]]
+            if self._sp is not None:                       # scalar-plan rows (aliased
+                rowmap = self._sp[5]                       # slices have none)
+                R = [rowmap[e] for e in R if rowmap[e] >= 0]
+            R = np.array(R, np.int64)
             reads = []
             for node, m, (shape, dt) in zip(self.in_nodes, ins, self.in_meta):
                 if m is not None and nreach[node]:
@@ -623,6 +826,46 @@ class CompiledTape:
             Nb = np.concatenate([N, np.array(extra, np.int64).reshape(-1, NK)]) if extra else N
             self._bp = (E.reshape(-1), np.ascontiguousarray(Nb).reshape(-1), asz, rows)
         return self._bp
+
+    def _batch_plan(self):
+        """``_bplan`` with its contiguous slices aliased (``_alias_slices``): what ``batch``
+        runs."""
+        if "_bpa" not in self.__dict__:
+            Eb, Nb, asz, rows = self._bplan()
+            E, N = Eb.reshape(-1, K).copy(), Nb.reshape(-1, NK).copy()
+            asz = self._alias_slices(E, N, list(asz))
+            self._bpa = (E.reshape(-1), N.reshape(-1), asz, rows)
+        return self._bpa
+
+    @staticmethod
+    def _alias_slices(E, Nb, asz):
+        """Batched plan: a contiguous slice (``x[:-1]``, ``x[1:]``, a row) needs no lanes
+        of its own. In the slot-major layout element i of a node at offset o lives at lanes
+        ``(o + i) * B``, so the slice's output node can start at its operand's offset plus
+        the slice's element offset: its consumers read the operand's values and accumulate
+        into the operand's adjoint lanes directly. The entry is flagged F_ALIAS (the batched
+        sweeps skip it) and the other nodes are packed again. Edits E and Nb in place;
+        returns the new store sizes."""
+        from .ops import OPCODE
+        sl = OPCODE["slice"]
+        alias = {}                                   # output node -> (operand node, offset)
+        for e in np.flatnonzero(E[:, OP] == sl):
+            a = int(E[e, IA])
+            if a >= 0 and (Nb[a, NDT] & 1) == (Nb[E[e, OUT], NDT] & 1):
+                alias[int(E[e, OUT])] = (a, int(E[e, P0]))
+                E[e, FL] |= F_ALIAS
+        if not alias:
+            return asz
+        new = [0, 0]
+        for node in range(len(Nb)):                  # operands come before their slices
+            src = alias.get(node)
+            if src is not None:
+                Nb[node, NOFF] = Nb[src[0], NOFF] + src[1]
+            else:
+                s = int(Nb[node, NDT]) & 1
+                Nb[node, NOFF] = new[s]
+                new[s] += int(Nb[node, NSIZE])
+        return new
 
     def _reach(self, seeded):
         """Static reverse reachability from the seeded output nodes: (nreach, start entry)."""
@@ -701,7 +944,8 @@ class CompiledTape:
                 if node is not None and nreach[node]:
                     grads[i] = np.empty((P, N[node * NK + NSIZE]), _NP[N[node * NK + NDT] & 1])
                     grows.append(self._row(node, grads[i], 0, keep))
-        asz = self._bplan()[2]
+        Eb, Nb, basz, const_rows = self._batch_plan()
+        asz = basz
         lane = (asz[0] * 4 + asz[1] * 8) * (2 if rev_start >= 0 else 1) + 1
         G = max(1, get_num_threads())
         B = int(min(max(_BATCH_BYTES // lane, _BATCH_MIN), _BATCH_MAX, -(-P // G)))
@@ -710,7 +954,6 @@ class CompiledTape:
 
         def table(rows):
             return np.array(rows, np.int64).reshape(-1, 5)
-        Eb, Nb, basz, const_rows = self._bplan()
         run(Eb, Nb, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, self.data.C,
             basz[0], basz[1], self.ne, B, P, G, table(ins + const_rows), table(outs_rows),
             table(cts), table(grows), rev_start, len(N) // NK)
@@ -807,9 +1050,13 @@ class CompiledTape:
         st.pop("XA", None)
         st.pop("_X", None)
         st.pop("_bp", None)                     # holds addresses: rebuilt after unpickling
+        st.pop("_bpa", None)
         st.pop("_pl", None)
         st.pop("_sp", None)
         st.pop("_A", None)
+        st.pop("_unit", None)
+        st.pop("_S", None)
+        st.pop("_RS", None)
         d = self.data
         st["data"] = (d.C, d.I, d.XO, d.asz)
         # captured tensors do not travel: the unpickled tape uses their recorded values
@@ -861,6 +1108,7 @@ class _Cache:
         self.tapes = {}
         self.recordings = 0
         self.watch = None
+        self.specs = {}             # call signature -> the arguments' tree specs (_select)
 
     def _watch_list(self):
         """The tensors f names directly (closure variables and globals), by identity: a
@@ -902,9 +1150,9 @@ class _Cache:
                 break
         else:
             return ("flat",) + tuple((a._data.shape, a._dtype.name) for a in args), list(args)
-        leaves = []
-        spec = _flatten((args, {}), leaves)
-        return _signature(spec, leaves), leaves
+        leaves, toks = [], []
+        _signature(args, leaves, toks, T)
+        return tuple(toks), leaves
 
     def record(self, key, args):
         if key in self.tapes:
@@ -939,11 +1187,35 @@ class _Cache:
             ct = self.record(key, args)
             X = ct.forward(values, fresh)
         outs = ct.outputs(X, values)
-        grads = ct.reverse(X, cotangent_fn(outs, ct)) if need_reverse else None
-        return ct, leaves, outs, grads, X
+        if not need_reverse:
+            return ct, leaves, outs, None, X, key
+        if cotangent_fn is _UNIT and ct._sp is not None and outs[0].size == 1:
+            return ct, leaves, outs, ct._unit_reverse(X), X, key
+        return ct, leaves, outs, ct.reverse(X, cotangent_fn(outs, ct)), X, key
 
 
-def _select(grads, leaves, args, argnums):
+def _arg_specs(args, nleaves, memo, key):
+    """(leaf bounds, tree spec) of each argument. ``memo``: a dict kept by the caller, keyed
+    by the call's signature ``key``, so a repeated call signature walks no tree."""
+    got = memo.get(key) if memo is not None else None
+    if got is not None:
+        return got
+    bounds, specs, pos = [], [], 0
+    for a in args:
+        sub = []
+        specs.append(_flatten(a, sub))
+        bounds.append((pos, len(sub)))
+        pos += len(sub)
+    if pos != nleaves:
+        raise AssertionError("argument leaves changed between signature and selection")
+    if memo is not None and key is not None:
+        if len(memo) > 64:
+            memo.clear()
+        memo[key] = (bounds, specs)
+    return bounds, specs
+
+
+def _select(grads, leaves, args, argnums, memo=None, key=None):
     """Gradients of the requested arguments, in their tree structure (zeros where unused)."""
     _wrap = _mods()["T"]._wrap
     single = isinstance(argnums, int)
@@ -953,12 +1225,7 @@ def _select(grads, leaves, args, argnums):
             g = np.zeros(t._data.shape, t._dtype.np)
         return _wrap(g if g.ndim else g[()], t._dtype)
     nums = (argnums,) if single else tuple(argnums)
-    bounds, specs, pos = [], [], 0
-    for a in args:
-        sub = []
-        specs.append(_flatten(a, sub))
-        bounds.append((pos, len(sub)))
-        pos += len(sub)
+    bounds, specs = _arg_specs(args, len(leaves), memo, key)
     res = []
     for n in nums:
         start, cnt = bounds[n]
@@ -972,20 +1239,23 @@ def _select(grads, leaves, args, argnums):
     return res[0] if single else tuple(res)
 
 
+def _UNIT(outs, ct):
+    """The cotangents of grad / grad_and_value: 1 for the first output, which must be a
+    single element (torch.func's error otherwise)."""
+    if outs[0].size != 1:
+        raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
+                           "Tensor, got tensor with %d dims." % outs[0].ndim)
+    return [np.ones_like(outs[0])] + [None] * (len(outs) - 1)
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
     """(gradient of a scalar func w.r.t. args[argnums], value), replayed in compiled code."""
     cache = _Cache(func)
 
-    def seed(outs, ct):
-        if outs[0].size != 1:
-            raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
-                               "Tensor, got tensor with %d dims." % outs[0].ndim)
-        return [np.ones_like(outs[0])] + [None] * (len(outs) - 1)
-
     def wrapper(*args):
         _wrap = _mods()["T"]._wrap
-        ct, leaves, outs, grads, _ = cache.run(args, True, seed)
-        g = _select(grads, leaves, args, argnums)
+        ct, leaves, outs, grads, _, key = cache.run(args, True, _UNIT)
+        g = _select(grads, leaves, args, argnums, cache.specs, key)
         vals = [_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
         out = _unflatten(ct.out_spec, vals)
         if has_aux:
@@ -1015,7 +1285,7 @@ def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) replays the compiled reverse sweep."""
     from .tensor import _wrap
     cache = _Cache(func)
-    ct, leaves, outs, _, X = cache.run(primals, False, None, fresh=True)
+    ct, leaves, outs, _, X, _ = cache.run(primals, False, None, fresh=True)
     vals = [_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
     out = _unflatten(ct.out_spec, vals)
 
@@ -1042,7 +1312,7 @@ def jacrev(func, argnums=0):
 
     def wrapper(*args):
         from .tensor import _wrap
-        ct, leaves, outs, _, X = cache.run(args, False, None, fresh=True)
+        ct, leaves, outs, _, X, _ = cache.run(args, False, None, fresh=True)
         if len(outs) != 1:
             raise NotImplementedError("jacrev of functions with several outputs is not "
                                       "supported yet")
@@ -1273,7 +1543,7 @@ def compile(func):
         @staticmethod
         def forward(ctx, n_out, *args):
             from .tensor import _wrap
-            ct, leaves, outs, _, X = cache.run(args, False, None, fresh=True)
+            ct, leaves, outs, _, X, _ = cache.run(args, False, None, fresh=True)
             ctx.ct, ctx.X = ct, X
             return tuple(_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta))
 

@@ -25,7 +25,8 @@ mm       ``fwd(m, k, n, A,ao, B,bo, Y,yo)``     ``vjp(m, k, n, G,go, A,ao, B,bo,
 
 ``n`` is the element count (output size; input size for ``sum``; index length for ``index``,
 ``m`` the other side's size; for the offset rows ``slice``/``embed`` ``io`` is an element offset
-and ``n`` the length of the contiguous range, ``I`` is not read), ``G`` the output cotangent, ``c`` a float constant,
+and ``n`` the length of the contiguous range, for ``transpose`` ``io`` is the input matrix's
+row count and ``n`` its size; ``I`` is not read by these), ``G`` the output cotangent, ``c`` a float constant,
 ``sa``/``sb`` element strides (1, or 0 for an operand broadcast from one element), ``na``/``nb``
 whether an operand needs its gradient. Every VJP *adds* into its gradient buffers, so an
 operand used several times accumulates.
@@ -48,6 +49,8 @@ NOFF, NSIZE, NDT, NPROD, NNR = range(NK)
 F_FREED, F_SAVES, F_HIDDEN, F_BIG = 1, 2, 4, 8   # F_BIG: runs on numpy (see tape.BIG)
 F_HOOK = 16    # hooks watch this entry: it also runs in Python (with F_BIG set)
 F_NPFWD = 32   # a replayed forward runs this entry on numpy (SIMD ufuncs); its VJP stays here
+F_ALIAS = 64   # batched plan only: a contiguous slice whose output node shares its operand's
+               # lanes (no copy): the batched sweeps skip it (the reverse only marks the operand)
 
 
 @intrinsic
@@ -457,6 +460,27 @@ def fwd_embed(n, m, X, xo, I, io, c, Y, yo):
 def vjp_embed(n, m, G, go, I, io, c, GX, gxo):
     for i in range(n):
         GX[gxo + i] += G[go + io + i]
+
+
+# transpose: y (c, r) = x (r, c)^T for x flat of n = r * c elements, r = io (no index array);
+#   d: gx[i * c + j] += g[j * r + i]   (t(), transpose(0, 1), .T, permute(1, 0) of a matrix;
+#   self-transposing: its recorded VJP is a transpose with r = c)
+@_jit
+def fwd_transpose(n, m, X, xo, I, io, c, Y, yo):
+    r = io
+    cc = n // r if r > 0 else 0
+    for i in range(r):
+        for j in range(cc):
+            Y[yo + j * r + i] = X[xo + i * cc + j]
+
+
+@_jit
+def vjp_transpose(n, m, G, go, I, io, c, GX, gxo):
+    r = io
+    cc = n // r if r > 0 else 0
+    for i in range(r):
+        for j in range(cc):
+            GX[gxo + i * cc + j] += G[go + j * r + i]
 
 
 # ---------------------------------------------------------------- matrix product
@@ -1137,6 +1161,30 @@ def bvjp_embed(n, m, G, go, I, io, c, GX, gxo, B):
     gx = GX[gxo:]
     for t in range(n * B):
         gx[t] += g[t]
+
+
+@_jit
+def bfwd_transpose(n, m, X, xo, I, io, c, Y, yo, B):
+    r = io
+    cc = n // r if r > 0 else 0
+    for i in range(r):
+        for j in range(cc):
+            x = X[xo + (i * cc + j) * B:]
+            y = Y[yo + (j * r + i) * B:]
+            for t in range(B):
+                y[t] = x[t]
+
+
+@_jit
+def bvjp_transpose(n, m, G, go, I, io, c, GX, gxo, B):
+    r = io
+    cc = n // r if r > 0 else 0
+    for i in range(r):
+        for j in range(cc):
+            g = G[go + (j * r + i) * B:]
+            gx = GX[gxo + (i * cc + j) * B:]
+            for t in range(B):
+                gx[t] += g[t]
 
 
 @_jit

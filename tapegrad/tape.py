@@ -820,6 +820,9 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
         if op.name == "embed":         # y[p0 + i] = x[i]  ->  gx[i] += g[p0 + i]
             acc(a, g[p0:p0 + p1].copy())
             return
+        if op.name == "transpose":     # y (c, p0) = x (p0, c)^T  ->  gx = g^T
+            acc(a, np.ascontiguousarray(g.reshape(-1, p0).T).reshape(-1) if p0 else g.copy())
+            return
         idx = np.frombuffer(tp.I, np.int64)[p0:p0 + p1]
         if op.name == "gather":        # y[i] = x[idx[i]]  ->  gx[idx[i]] += g[i]
             gx = np.bincount(idx, weights=g, minlength=nin).astype(g.dtype)

@@ -365,3 +365,63 @@ def test_repeat_interleave_finite_differences(name):
         r, ax = reps[name]
         got = REPEAT_INTERLEAVE[name](tg, tg.tensor(x, dtype=tg.float64)).numpy()
         np.testing.assert_array_equal(got, np.repeat(x, r, axis=ax))
+
+
+def test_matrix_transposes_record_one_transpose_entry_and_differentiate_twice():
+    """t(), transpose(0, 1), .T, .mT and permute(1, 0) of a matrix record one ``transpose``
+    row (no index array) under torch's names; gradients, a Hessian-vector product through
+    create_graph (the recorded VJP is a transpose too), an in-place write to the base seen
+    through the view, and two tapes joined after transposing, against finite differences."""
+    from tapegrad import ops
+    from tapegrad.kernels import K
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((3, 5))
+    names = {"t": "TBackward0", "transpose": "TransposeBackward0", "T": "PermuteBackward0",
+             "mT": "TransposeBackward0", "permute": "PermuteBackward0"}
+    fns = {"t": lambda w: w.t(), "transpose": lambda w: w.transpose(1, 0), "T": lambda w: w.T,
+           "mT": lambda w: w.mT, "permute": lambda w: w.permute(1, 0)}
+    code = ops.OPCODE["transpose"]
+    for key, fn in fns.items():
+        w = tg.tensor(a, dtype=tg.float64, requires_grad=True)
+        y = fn(w)
+        assert type(y.grad_fn).__name__ == names[key] and y.shape == (5, 3)
+        last = y._tape.E[-K]                           # (a copy: no view pins the tape)
+        assert last == code and len(y._tape.I) == 0
+        np.testing.assert_array_equal(y.detach().numpy(), a.T)
+
+    def f(w):                                      # float64 numpy reference of the loss
+        return float(np.sum(np.tanh(w.T @ w) * w.T[:, :1].T.repeat(5, 0)[:5, :5]))
+
+    def loss(w):
+        m = w.t() @ w
+        return (m.tanh() * w.T[:, :1].t().expand(5, 5)).sum()
+    w = tg.tensor(a, dtype=tg.float64, requires_grad=True)
+    (g,) = tg.autograd.grad(loss(w), w, create_graph=True)
+    v = rng.standard_normal((3, 5))
+    (hv,) = tg.autograd.grad((g * tg.tensor(v)).sum(), w)
+    eps = 1e-6
+    fd_g = np.zeros_like(a)
+    for i in np.ndindex(a.shape):
+        e = np.zeros_like(a)
+        e[i] = eps
+        fd_g[i] = (f(a + e) - f(a - e)) / (2 * eps)
+    np.testing.assert_allclose(g.detach().numpy(), fd_g, rtol=1e-6, atol=1e-8)
+
+    def grad_at(x):
+        xt = tg.tensor(x, dtype=tg.float64, requires_grad=True)
+        loss(xt).backward()
+        return xt.grad.numpy()
+    fd_hv = (grad_at(a + eps * v) - grad_at(a - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hv.numpy(), fd_hv, rtol=1e-5, atol=1e-7)
+    # an in-place write into the base after taking the view: the view sees it, as in torch
+    base = tg.tensor(a, dtype=tg.float64, requires_grad=True).clone()
+    tv = base.t()
+    base.mul_(2.0)
+    np.testing.assert_allclose(tv.detach().numpy(), 2 * a.T)
+    # transposes recorded on two tapes, then joined by one expression
+    p = tg.tensor(a, dtype=tg.float64, requires_grad=True)
+    q = tg.tensor(a[:, ::-1].copy(), dtype=tg.float64, requires_grad=True)
+    pt, qt = p.t() * 1.0, q.t() * 1.0
+    (pt * qt * pt).sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), 2 * a * a[:, ::-1], rtol=1e-12)
+    np.testing.assert_allclose(q.grad.numpy(), a * a, rtol=1e-12)

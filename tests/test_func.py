@@ -559,3 +559,123 @@ def test_rebinding_a_name_the_function_uses_records_it_again():
         w.requires_grad_(True)
         np.testing.assert_allclose(gl(x).numpy(), 2 * x.numpy() * w.detach().numpy() ** 2,
                                    rtol=1e-14)
+
+
+def _fd_grad(f, w, h=1e-6):
+    return np.array([(float(f(tg.tensor(w + e))) - float(f(tg.tensor(w - e)))) / (2 * h)
+                     for e in np.eye(w.size).reshape((w.size,) + w.shape) * h]).reshape(w.shape)
+
+
+def test_scalar_plan_aliases_one_element_slices_except_outputs_and_guarded_nodes():
+    """In the scalar plan a one-element slice (w[i]) gets no row of its own: its node reads
+    the operand's element. Slices of slices, a slice that is itself an output (its value and
+    the cotangent seeded into it) and a slice a branch guard reads must still be right."""
+    def f(w):
+        a = w[3:4][0]                     # a slice of a slice (element 3)
+        s = w[0] * a + w[1] * w[1]
+        if w[4] > 0:                      # a guard reads the slice w[4]
+            s = s + w[4].tanh()
+        else:
+            s = s - w[5] * 3.0
+        return s, w[5]                    # w[5]: an output that is a slice
+
+    gv = tf.grad_and_value(lambda w: f(w)[0] + 2.0 * f(w)[1])
+    j = tf.vjp
+    rs = np.random.default_rng(11)
+    for trial in range(6):
+        w = rs.uniform(-1, 1, 7)
+        w[4] = (-1) ** trial * abs(w[4])         # both branches, flipping
+        g, v = gv(tg.tensor(w))
+        ref = lambda t: f(t)[0] + 2.0 * f(t)[1]  # noqa: E731
+        x = tg.tensor(w, requires_grad=True)
+        y = ref(x)
+        y.backward()
+        np.testing.assert_allclose(float(v), float(y), rtol=1e-13)
+        np.testing.assert_allclose(g.numpy(), x.grad.numpy(), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(g.numpy(), _fd_grad(ref, w), rtol=1e-6, atol=1e-8)
+    cts = [c for vs in gv._cache.tapes.values() for c in vs]
+    assert cts and all(c._sp is not None for c in cts)
+    assert any((c._sp[5] < 0).any() for c in cts)      # some slices were aliased
+    # an output that is a slice: its value and its own cotangent
+    (out, w5), fn = j(f, tg.tensor(np.arange(7.0) / 10))
+    (gw,) = fn((tg.tensor(0.0, dtype=tg.float64), tg.tensor(1.0, dtype=tg.float64)))
+    np.testing.assert_allclose(float(w5), 0.5)
+    np.testing.assert_allclose(gw.numpy(), np.eye(7)[5])
+
+
+@pytest.mark.parametrize("dtype", [tg.float32, tg.float64])
+def test_batched_plan_aliases_contiguous_slices(dtype):
+    """The batched plan gives contiguous slices no lanes (F_ALIAS): Rosenbrock-style
+    shifted slices, a slice of a slice, a row of a matrix, a slice returned as an output
+    and a slice read twice, against the eager loop and finite differences."""
+    def f(x):                             # x: (3, 5)
+        a, b = x[0, :-1], x[0, 1:]
+        r = x[1]
+        m = r[1:4][1:]                    # slice of a slice
+        s = (100 * (b - a * a) ** 2 + (1 - a) ** 2).sum() + (m * m * r[0]).sum()
+        return s + (x[2, 2:] * x[2, :3]).sum(), x[2, 1:3]
+
+    tol = 2e-4 if dtype == tg.float32 else 1e-11
+    rs = np.random.default_rng(3)
+    X = rs.uniform(-1, 1, (40, 3, 5))
+    vg = tf.vmap(tf.grad_and_value(lambda x: f(x)[0]))
+    fw = tf.vmap(f)
+    g, v = vg(tg.tensor(X, dtype=dtype))
+    (o0, o1) = fw(tg.tensor(X, dtype=dtype))
+    assert g.dtype == dtype and g.shape == (40, 3, 5)
+    for p in range(0, 40, 7):
+        x = tg.tensor(X[p], dtype=tg.float64, requires_grad=True)
+        s, sl = f(x)
+        s.backward()
+        np.testing.assert_allclose(float(v[p]), float(s), rtol=tol, atol=tol)
+        np.testing.assert_allclose(float(o0[p]), float(s), rtol=tol, atol=tol)
+        np.testing.assert_allclose(o1[p].numpy(), sl.detach().numpy(), rtol=tol, atol=tol)
+        np.testing.assert_allclose(g[p].numpy(), x.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(g[0].numpy().astype(np.float64),
+                               _fd_grad(lambda t: f(t)[0], X[0]), rtol=max(tol, 1e-6), atol=1e-6)
+    # the plan really aliased the slices
+    rec = tf.make_tape(lambda x: f(x)[0], tg.tensor(X[0], dtype=dtype))
+    Eb = rec._batch_plan()[0].reshape(-1, tf.K)
+    from tapegrad.kernels import F_ALIAS
+    assert np.count_nonzero(Eb[:, tf.FL] & F_ALIAS) >= 6
+
+
+@pytest.mark.parametrize("dtype", [tg.float32, tg.float64])
+def test_replay_with_blas_products_reuses_numpy_steps_on_new_values(dtype):
+    """Products of >= 32,768 multiply-adds run on BLAS in a replay, forward and VJP through
+    numpy steps whose views are made once per thread: repeated calls on new values (and a
+    captured constant matrix changed in place between calls) must match eager backward, for
+    both operands' gradients; a vjp closure (its own value store) agrees too."""
+    rs = np.random.default_rng(2)
+    C = tg.tensor(rs.standard_normal((64, 64)) / 8, dtype=dtype)     # a captured constant
+
+    def f(W1, b1, x, W2):
+        h = (x @ W1 + b1).tanh()
+        h = (h @ C).sin()                     # constant right operand
+        return ((h @ W2) ** 2).mean()
+
+    gv = tf.grad_and_value(f, argnums=(0, 1, 2, 3))
+    tol = 2e-4 if dtype == tg.float32 else 1e-10
+    for trial in range(4):
+        if trial == 2:
+            with tg.no_grad():
+                C.mul_(1.5)
+        arrays = [rs.standard_normal((64, 64)) / 8, rs.standard_normal(64) / 8,
+                  rs.standard_normal((32, 64)), rs.standard_normal((64, 64)) / 8]
+        grads, value = gv(*[tg.tensor(a, dtype=dtype) for a in arrays])
+        xs = [tg.tensor(a, dtype=dtype, requires_grad=True) for a in arrays]
+        y = f(*xs)
+        y.backward()
+        np.testing.assert_allclose(float(value), float(y), rtol=tol, atol=tol)
+        for g, x in zip(grads, xs):
+            scale = np.abs(x.grad.numpy()).max()
+            np.testing.assert_allclose(g.numpy(), x.grad.numpy(), rtol=tol, atol=tol * scale)
+    (ct,) = [v[0] for v in gv._cache.tapes.values()]
+    assert not ct._plan()[3]                   # BLAS entries: not the single compiled sweep
+    assert any(fn is not None for st in ct._S.values() for fn in st.values())
+    assert any(fn is not None for st in ct._RS.values() for fn in st.values())
+    out, fn = tf.vjp(f, *[tg.tensor(a, dtype=dtype) for a in arrays])
+    g2 = fn(tg.tensor(1.0, dtype=dtype))
+    np.testing.assert_allclose(float(out), float(value), rtol=tol)
+    for a, b in zip(g2, grads):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=tol, atol=tol * np.abs(b.numpy()).max())

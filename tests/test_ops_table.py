@@ -93,6 +93,8 @@ def _kernel_case(op, dtype=np.float64):
             io, ln, m, I = 2, 5, 5, np.zeros(0, np.int64)
         elif op.name == "embed":        # y = zeros(12), y[3:11] = x
             io, ln, m, I = 3, 8, 12, np.zeros(0, np.int64)
+        elif op.name == "transpose":    # x (2, 4) -> y (4, 2)
+            io, ln, m, I = 2, 8, 8, np.zeros(0, np.int64)
         else:
             idx, m = np.zeros(0, np.int64), 8
         # gather: n = len(idx) outputs from m = 8 inputs; segsum: n = 8 inputs into m outputs
@@ -273,6 +275,7 @@ FACADE = {
     "slice": (lambda x: x[1:], [(3, 4)]),
     # embed: zero padding of the first dim (also slice's recorded VJP under create_graph)
     "embed": (lambda x: tg.nn.functional.pad(x, (0, 0, 2, 1)), [(3, 4)]),
+    "transpose": (lambda x: x.t(), [(3, 4)]),
     "mm": (lambda a, b: a @ b, [(3, 4), (4, 2)]),
     # breadth rows (issue 4)
     "tan": (lambda x: x.tan(), [(3, 2)]),

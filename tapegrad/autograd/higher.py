@@ -23,6 +23,7 @@ from .graph import name_id
 
 _MUL = BY_NAME["mul"]
 _SLICE, _EMBED = BY_NAME["slice"].opcode, BY_NAME["embed"].opcode
+_TRANSPOSE = BY_NAME["transpose"].opcode
 _SLICEB, _SELB, _SLICEBB, _SELBB, _PADB = (name_id(s) for s in (
     "SliceBackward0", "SelectBackward0", "SliceBackwardBackward0", "SelectBackwardBackward0",
     "ConstantPadNdBackward0"))
@@ -81,10 +82,14 @@ def _offset_t(T, t, op, off, n, m, nm):
     return T._wrap(y, t._dtype)
 
 
-def _transpose_flat(T, t, r, c):
-    """The flat (c, r) transpose of a flat (r, c) tensor (a gather)."""
-    idx = np.arange(r * c, dtype=np.int64).reshape(r, c).T.ravel()
-    return _index_t(T, t, "gather", idx, r * c, 0.0)
+def _transpose_flat(T, t, r, c, nm=None):
+    """The flat (c, r) transpose of a flat (r, c) tensor (a ``transpose`` entry, named
+    ``nm`` or the row's TBackward0)."""
+    y = np.ascontiguousarray(t._data.reshape(r, c).T).reshape(-1)
+    if t._rg:
+        return T._record_offset(t, _TRANSPOSE, r, r * c, y,
+                                nm if nm is not None else T._nm("TBackward0"))
+    return T._wrap(y, t._dtype)
 
 
 def _mm_flat(T, a, b, m, k, n):
@@ -251,6 +256,10 @@ def differentiable_sweep(tp, seeds, paths=None):
                 if opc == _EMBED:               # transpose: slice (pad's: a negative pad)
                     add(a, _offset_t(T, g, _SLICE, row[P0], nin, nin,
                                      _EMBED_T.get(row[NM], _SLICEB)))
+                    continue
+                if opc == _TRANSPOSE:           # self-transposing: g^T, under the entry's name
+                    r = row[P0]
+                    add(a, _transpose_flat(T, g, n // r if r else 0, r, row[NM]))
                     continue
                 if op.name != "copy":
                     idx = (np.frombuffer(Ibuf, np.int64, row[P1], row[P0] * 8).copy() if row[P1]

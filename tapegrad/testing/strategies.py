@@ -333,6 +333,14 @@ def op_examples(op, *, dtype="float64", requires_grad=True, lib=None, max_side=3
             return (Fn("lambda x: torch.nn.functional.pad(x, %r)" % (pad,)),
                     (draw(tensors(shape, **kw)),))
         return em()
+    if name == "transpose":
+        @st.composite
+        def tr(draw):
+            shape = draw(hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=max_side))
+            form = draw(st.sampled_from(["x.t()", "x.T", "x.transpose(0, 1)", "x.mT",
+                                         "x.permute(1, 0)"]))
+            return Fn("lambda x: %s" % form), (draw(tensors(shape, **kw)),)
+        return tr()
     if name == "copy":
         @st.composite
         def cp(draw):
