@@ -52,6 +52,11 @@ class Op:
     # unary (T, g, x, y, c) -> gx; binary (T, g, a, b, y) -> (ga, gb); operands are flat
     # tensors bound to the recorded nodes (saved values), so the backward pass is recorded too.
     vjp_t: Optional[Callable] = None
+    # entries of at least this many elements run their VJP on numpy (F_BIG) even below
+    # tape.BIG: rows whose VJP kernel evaluates a transcendental per element (numba here has
+    # no SVML, so math.cos & co. are scalar libm calls, ~15-20 ns each, against numpy's SIMD
+    # ufuncs); 0: never (the kernel vectorises or is cheap)
+    np_vjp_from: int = 0
     domain: Tuple[float, float] = (-2.0, 2.0)   # test inputs drawn from here
     const: Optional[float] = None               # test constant for rows that take one (pow_scalar)
     doc: str = ""
@@ -254,6 +259,9 @@ def _transpose_ref(x, r):
     return np.ascontiguousarray(x.reshape(r, -1).T).ravel() if r else x.copy()
 
 
+_NPVJP = 2048   # see Op.np_vjp_from (at 10,000 float32: compiled sin VJP ~200 us, numpy ~25 us)
+
+
 def _u(f):
     """Adapt a one-argument numpy function to the unary reference signature ref(x, c)."""
     return lambda x, c=None: f(x)
@@ -273,12 +281,12 @@ OPS = [
     Op("sin", UNARY, "SinBackward0", _u(np.sin), saves="x",
        np_vjp=_chain(lambda g, x, y, c, out: np.cos(x, out=out),
                      lambda g, x, y, c, out: np.multiply(out, g, out=out)),
-       fwd_out=lambda x, c, out: np.sin(x, out=out)),
+       fwd_out=lambda x, c, out: np.sin(x, out=out), np_vjp_from=_NPVJP),
     Op("cos", UNARY, "CosBackward0", _u(np.cos), saves="x",
        np_vjp=_chain(lambda g, x, y, c, out: np.sin(x, out=out),
                      lambda g, x, y, c, out: np.multiply(out, g, out=out),
                      lambda g, x, y, c, out: np.negative(out, out=out)),
-       fwd_out=lambda x, c, out: np.cos(x, out=out)),
+       fwd_out=lambda x, c, out: np.cos(x, out=out), np_vjp_from=_NPVJP),
     Op("tanh", UNARY, "TanhBackward0", _u(np.tanh), saves="y",
        np_vjp=_chain(lambda g, x, y, c, out: np.multiply(y, y, out=out),
                      lambda g, x, y, c, out: np.subtract(1, out, out=out),
@@ -319,13 +327,13 @@ OPS = [
        fwd_out=lambda x, c, out: np.arctan(x, out=out)),
     Op("sinh", UNARY, "SinhBackward0", _u(np.sinh), saves="x",
        np_vjp=lambda g, x, y, c, out: np.multiply(g, np.cosh(x), out=out),
-       fwd_out=lambda x, c, out: np.sinh(x, out=out)),
+       fwd_out=lambda x, c, out: np.sinh(x, out=out), np_vjp_from=_NPVJP),
     Op("cosh", UNARY, "CoshBackward0", _u(np.cosh), saves="x",
        np_vjp=lambda g, x, y, c, out: np.multiply(g, np.sinh(x), out=out),
-       fwd_out=lambda x, c, out: np.cosh(x, out=out)),
+       fwd_out=lambda x, c, out: np.cosh(x, out=out), np_vjp_from=_NPVJP),
     Op("erf", UNARY, "ErfBackward0", _vec(math.erf), saves="x",
        np_vjp=lambda g, x, y, c, out: np.multiply(g, 1.1283791670955126 * np.exp(-x * x), out=out,
-                                                  casting="unsafe")),
+                                                  casting="unsafe"), np_vjp_from=_NPVJP),
     Op("log1p", UNARY, "Log1PBackward0", _u(np.log1p), saves="x", domain=(-0.5, 2.0),
        np_vjp=lambda g, x, y, c, out: np.divide(g, 1 + x, out=out),
        fwd_out=lambda x, c, out: np.log1p(x, out=out)),
@@ -352,7 +360,7 @@ OPS = [
        lambda x, c: np.where(x > 0, x, x.dtype.type(c) * np.expm1(np.minimum(x, 0))), saves="xy",
        const=1.0, np_vjp=_elu_vjp),
     Op("gelu", UNARY, "GeluBackward0", _gelu_ref, saves="x", const=0.0,
-       doc="c = 0: x Phi(x) (erf); c = 1: the tanh approximation", np_vjp=_gelu_vjp),
+       doc="c = 0: x Phi(x) (erf); c = 1: the tanh approximation", np_vjp=_gelu_vjp, np_vjp_from=_NPVJP),
     Op("silu", UNARY, "SiluBackward0", lambda x, c: (x * _np_sig(x)).astype(x.dtype), saves="x",
        np_vjp=lambda g, x, y, c, out: np.multiply(g, _np_sig(x) * (1 + x * (1 - _np_sig(x))),
                                                   out=out, casting="unsafe")),

@@ -240,6 +240,8 @@ _ROT_E = _tp.ROTATE_AT * K
 _SAVES = [[op.saves_fn(bool(i & 2), bool(i & 1)) for i in range(4)] for op in OPS]
 # unary rows: (save x, save y)
 _USAVES = [("x" in op.saves, "y" in op.saves) for op in OPS]
+# from this many elements an entry's VJP runs on numpy (ops.Op.np_vjp_from)
+_NPVJP_FROM = [op.np_vjp_from if op.np_vjp_from > 0 else 1 << 62 for op in OPS]
 
 
 def _src(t, tp):
@@ -322,8 +324,8 @@ def _record_unary(x, op, y, c=None, nm=None):
     if size >= _tp.BIG:
         slot = dt + 2
         fl |= F_BIG
-    elif Nb[a * NK + NDT] >= 2:      # the operand is a big node
-        fl |= F_BIG
+    elif Nb[a * NK + NDT] >= 2 or size >= _NPVJP_FROM[opcode]:   # a big operand, or a VJP
+        fl |= F_BIG                  # numpy's SIMD ufuncs beat (Op.np_vjp_from)
     asz = tp.asz
     Nb.frombytes(_PACK_N(asz[slot], size, slot, e, 0))
     asz[slot] += size

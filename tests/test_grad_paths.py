@@ -264,3 +264,39 @@ def test_grad_of_outputs_that_do_not_depend_on_the_inputs():
             err = type(exc).__name__
         return g, err, lib.autograd.grad(y, w)
     same(run)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "sinh", "cosh", "erf", "gelu"])
+@pytest.mark.parametrize("dtype", [tg.float32, tg.float64])
+def test_transcendental_vjps_of_mid_size_entries_run_on_numpy(name, dtype):
+    """Rows whose VJP evaluates a transcendental (ops.Op.np_vjp_from) send entries of 2,048+
+    elements (below tape.BIG) to numpy's ufuncs: the entry is flagged F_BIG, and its
+    gradient (eager, and replayed by tapegrad.func) matches the closed form."""
+    from tapegrad import ops
+    from tapegrad.kernels import F_BIG, FL, K
+    import math
+    erf_v = np.vectorize(math.erf)
+    deriv = {"sin": np.cos, "cos": lambda x: -np.sin(x), "sinh": np.cosh, "cosh": np.sinh,
+             "erf": lambda x: 2 / np.sqrt(np.pi) * np.exp(-x * x),
+             "gelu": lambda x: 0.5 * (1 + erf_v(x / np.sqrt(2))) + x * np.exp(-x * x / 2)
+             / np.sqrt(2 * np.pi)}[name]
+    fn = {"gelu": tg.nn.functional.gelu, "erf": tg.special.erf}.get(name) or getattr(tg, name)
+    rs = np.random.default_rng(4)
+    a = rs.uniform(-1.5, 1.5, 3000)
+    tol = 1e-5 if dtype == tg.float32 else 1e-12
+    x = tg.tensor(a, dtype=dtype, requires_grad=True)
+    y = fn(x)
+    last = y._tape.E[-K + FL]                 # the entry's flags (a copy of one item)
+    assert ops.BY_NAME[name].np_vjp_from == 2048 and last & F_BIG
+    (y * 1.5).sum().backward()
+    want = 1.5 * deriv(a.astype(dtype.np).astype(np.float64))
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=tol * 10, atol=tol * 10)
+    import tapegrad.func as tf
+    gv = tf.grad_and_value(lambda t: (fn(t) * 1.5).sum())
+    for trial in range(2):
+        b = rs.uniform(-1.5, 1.5, 3000)
+        g, _ = gv(tg.tensor(b, dtype=dtype))
+        np.testing.assert_allclose(g.numpy(), 1.5 * deriv(b.astype(dtype.np).astype(np.float64)),
+                                   rtol=tol * 10, atol=tol * 10)
+    small = fn(tg.tensor(a[:100], dtype=dtype, requires_grad=True))
+    assert not small._tape.E[-K + FL] & F_BIG
