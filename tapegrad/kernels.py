@@ -498,6 +498,18 @@ def fwd_mm(m, k, n, A, ao, B, bo, Y, yo):
 
 @_jit
 def vjp_mm(m, k, n, G, go, A, ao, B, bo, GA, gao, GB, gbo, na, nb):
+    if n == 1:                      # matrix-vector (mv, dot, a net's last layer): loops over
+        if na:                      # k contiguous elements that vectorise (the general form's
+            for i in range(m):      # inner loop would run once per (i, p))
+                gi = G[go + i]
+                for p in range(k):
+                    GA[gao + i * k + p] += gi * B[bo + p]
+        if nb:
+            for i in range(m):
+                gi = G[go + i]
+                for p in range(k):
+                    GB[gbo + p] += A[ao + i * k + p] * gi
+        return
     if na:
         for i in range(m):
             for p in range(k):

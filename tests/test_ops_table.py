@@ -501,3 +501,21 @@ def test_scalar_plan_replay_matches_eager(op, dtype):
                     return float(g(*args))
                 fd = _fd(at, np.array([float(new[i])]))[0]
                 np.testing.assert_allclose(float(gr), fd, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k", [(1, 1), (5, 3), (32, 64)])
+def test_mm_vjp_matrix_vector_form_matches_numpy(m, k, dtype):
+    """vjp_mm's n == 1 branch (mv, dot, a last layer): accumulates G b^T into GA and A^T G
+    into GB at the given offsets, like numpy's products, and only where asked."""
+    A, b = rng.standard_normal(m * k).astype(dtype), rng.standard_normal(k).astype(dtype)
+    G = rng.standard_normal(m).astype(dtype)
+    GA, GB = np.full(m * k + 2, 0.5, dtype), np.full(k + 3, -1.0, dtype)
+    kernels.vjp_mm(m, k, 1, G, 0, A, 0, b, 0, GA, 2, GB, 3, True, True)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(GA[2:], 0.5 + np.outer(G, b).ravel(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(GB[3:], -1.0 + A.reshape(m, k).T @ G, rtol=tol, atol=tol * k)
+    assert (GA[:2] == 0.5).all() and (GB[:3] == -1.0).all()
+    GA2 = np.zeros(m * k, dtype)
+    kernels.vjp_mm(m, k, 1, G, 0, A, 0, b, 0, GA2, 0, GB, 3, False, False)
+    assert not GA2.any()
