@@ -468,6 +468,17 @@ class CompiledTape:
             start = stop + 1
         return X
 
+    def _operand_view(self, X, vdt, node, s, size):
+        """An operand of a numpy step: the node's lanes of the value store X, or the recorded
+        constant of save code ``s`` (dtype slot ``vdt``); None when it was not saved."""
+        if node >= 0:
+            N = self.N
+            o = int(N[node * NK + NOFF])
+            return X[int(N[node * NK + NDT])][o:o + size]
+        if s <= -2:
+            return self.data.XO[vdt][-2 - s].reshape(-1)[:size]
+        return None if s == -1 else self.V[vdt][s:s + size]
+
     def _np_step(self, e, X):
         """Entry e's numpy forward as one call on views of the thread's value store X made
         once (``forward`` keeps them per thread): a matrix product (BLAS) or a unary row's
@@ -479,15 +490,10 @@ class CompiledTape:
         op = OPS[int(E[e, OP])]
         out, a, b = int(E[e, OUT]), int(E[e, IA]), int(E[e, IB])
         n, slot, o = int(N[out, NSIZE]), int(N[out, NDT]), int(N[out, NOFF])
-        vdt = slot & 1
         Y = X[slot][o:o + n]
 
-        def val(node, s, m):
-            if node >= 0:
-                return X[int(N[node, NDT])][int(N[node, NOFF]):int(N[node, NOFF]) + m]
-            if s <= -2:
-                return self.data.XO[vdt][-2 - s].reshape(-1)[:m]
-            return None if s == -1 else self.V[vdt][s:s + m]
+        def val(node, s, size):
+            return self._operand_view(X, slot & 1, node, s, size)
         if op.kind == MM:
             m, k = int(E[e, P0]), int(E[e, P1])
             av, bv = val(a, int(E[e, SA]), m * k), val(b, int(E[e, SB]), k * (n // m))
@@ -609,11 +615,7 @@ class CompiledTape:
         vdt = int(N[out, NDT])
 
         def val(node, s, size):
-            if node >= 0:
-                return X[int(N[node, NDT])][int(N[node, NOFF]):int(N[node, NOFF]) + size]
-            if s <= -2:
-                return self.data.XO[vdt][-2 - s].reshape(-1)[:size]
-            return None if s == -1 else self.V[vdt][s:s + size]
+            return self._operand_view(X, vdt, node, s, size)
 
         def lanes(node, size):
             return A[int(N[node, NDT])][int(N[node, NOFF]):int(N[node, NOFF]) + size]
