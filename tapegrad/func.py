@@ -649,21 +649,10 @@ class CompiledTape:
         """``reverse`` of a tape that no entry leaves for numpy: one compiled sweep over
         adjoint stores and reach flags that a thread reuses from call to call."""
         sp = self._sp
-        bufs = self.__dict__.setdefault("_A", {})
-        st = bufs.get(threading.get_ident())
         if sp is not None:                  # the scalar plan: one store, no flags
-            if st is None:
-                A = np.zeros(sp[3], _NP[sp[2]])
-                st = bufs[threading.get_ident()] = ((A, A),)
-            st[0][0].fill(0)
+            st = (self._sp_store(),)
         else:
-            nn, ne = len(self.N) // NK, self.ne
-            if st is None:
-                flags = np.zeros(nn + 2 * ne + 3, np.uint8)
-                st = bufs[threading.get_ident()] = (
-                    [np.zeros(max(self.data.asz[0], 1), np.float32),
-                     np.zeros(max(self.data.asz[1], 1), np.float64)],
-                    flags, flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:])
+            st = self._stores(threading.get_ident())
             st[0][0].fill(0)
             st[0][1].fill(0)
             st[1].fill(0)
@@ -701,14 +690,7 @@ class CompiledTape:
             if status != 0:
                 raise AssertionError("replayed reverse sweep stopped at entry %d (status %d)"
                                      % (e, status))
-        grads = []
-        for rd in reads:
-            if rd is None:
-                grads.append(None)
-                continue
-            slot, lo, hi, cast, shape = rd
-            g = A[slot][lo:hi].copy() if cast is None else A[slot][lo:hi].astype(cast)
-            grads.append(g if shape is None else g.reshape(shape))
+        grads = self._read_grads(A, reads)
         if extra:
             for i, e in extra.items():
                 grads[i] = e if grads[i] is None else grads[i] + e
@@ -718,13 +700,8 @@ class CompiledTape:
         """``reverse`` on the scalar plan seeded with 1 at the first output (a one-element
         node): grad_and_value's call, with the seeding and bookkeeping done once."""
         sp = self._sp
-        bufs = self.__dict__.setdefault("_A", {})
-        st = bufs.get(threading.get_ident())
-        if st is None:
-            A = np.zeros(sp[3], _NP[sp[2]])
-            st = bufs[threading.get_ident()] = ((A, A),)
-        A = st[0][0]
-        A.fill(0)
+        AA = self._sp_store()
+        A = AA[0]
         u = self.__dict__.get("_unit")
         if u is None:
             kind, v = self.out_nodes[0]
@@ -736,13 +713,30 @@ class CompiledTape:
         A[off] = 1.0
         if len(R):
             (_M.get("preverse") or _mods()["preverse"])(sp[0], sp[1], self.data.I, X[sp[2]], A, R)
+        return self._read_grads(AA, reads)
+
+    def _sp_store(self):
+        """The thread's zeroed adjoint store of the scalar plan, as a pair indexed by a store
+        slot (both slots name the one store)."""
+        bufs = self.__dict__.setdefault("_A", {})
+        st = bufs.get(threading.get_ident())
+        if st is None:
+            A = np.zeros(self._sp[3], _NP[self._sp[2]])
+            st = bufs[threading.get_ident()] = ((A, A),)
+        st[0][0].fill(0)
+        return st[0]
+
+    @staticmethod
+    def _read_grads(A, reads):
+        """The inputs' gradients out of the adjoint stores A (indexed by slot) through a
+        ``_read_plan``'s reads: copies (the stores are reused), cast and shaped."""
         grads = []
         for rd in reads:
             if rd is None:
                 grads.append(None)
                 continue
             slot, lo, hi, cast, shape = rd
-            g = A[lo:hi].copy() if cast is None else A[lo:hi].astype(cast)
+            g = A[slot][lo:hi].copy() if cast is None else A[slot][lo:hi].astype(cast)
             grads.append(g if shape is None else g.reshape(shape))
         return grads
 
