@@ -3,7 +3,9 @@
 ``import tapegrad as torch`` gives PyTorch's autograd API: Tensors record one tape entry per
 differentiable op, and ``backward()`` sweeps the tape in one call into compiled code.
 """
-from . import autograd  # noqa: F401
+from . import _alloc
+_alloc.apply()          # large freed arrays stay in the process (see _alloc.py)
+from . import autograd  # noqa: F401,E402
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,  # noqa: F401
                        set_grad_enabled)
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,  # noqa: F401

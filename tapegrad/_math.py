@@ -18,8 +18,8 @@ from .autograd.graph import ONE_INPUT, _CPP_NAMES, entry_name, multi_name_id, ta
 from .autograd.function import Function
 from .kernels import F_HIDDEN, FL, K, NK, NM, NPROD
 from .ops import BY_NAME
-from .tensor import (GUARD, Tensor, _DEFAULT, _check_shapes, _convert, _nm, _par_map, _record_binary,
-                     _record_unary, _rename_last, _result_dtype, _wrap, bool_, int64)
+from .tensor import (GUARD, Tensor, _DEFAULT, _check_shapes, _convert, _nm, _par_map, _vm_of,
+                     _record_binary, _record_unary, _rename_last, _result_dtype, _wrap, bool_, int64)
 
 # Composite nodes whose last entry is binary but which torch shows with one input.
 ONE_INPUT.update({"RemainderBackward0", "FmodBackward0", "FracBackward0", "LogsumexpBackward0", "AmaxBackward0", "AminBackward0",
@@ -141,8 +141,9 @@ def unary(x, opname, c=None, name=None):
     x = _floatify(x)
     d = x._data
     cc = 0.0 if c is None else float(c)
-    if np.size(d) >= _par.PAR_MIN and op.fwd_out is not None:
-        y = _par_map(op.fwd_out, (d, cc), np.shape(d), x._dtype.np)
+    vm, big = _vm_of(op)
+    if np.size(d) >= big and (op.fwd_out is not None or vm):
+        y = _par_map(op.fwd_out, (d, cc), np.shape(d), x._dtype.np, vm)
     elif opname in _KERNEL_FWD and np.size(d) > 64:
         y = kernel_forward(opname, d, cc)
     else:

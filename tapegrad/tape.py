@@ -28,7 +28,7 @@ from array import array
 
 import numpy as np
 
-from . import _par
+from . import _par, _vmath
 from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NNR, NOFF,
                       NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
@@ -497,13 +497,15 @@ def _sweep_mods():
     return _SWEEP_MODS
 
 
-def sweep(tp, seeds, retain_graph, needed=None):
+def sweep(tp, seeds, retain_graph, needed=None, keep=False):
     """Reverse sweep of ``tp`` from the seeded nodes.
 
     seeds: [(node, flat cotangent)]. Returns (adjoints, nreach): an ``Adjoints`` and a
     per-node flag of which nodes received a cotangent. Raises PyTorch's errors for stale
     saved tensors and freed graphs before anything is accumulated. ``needed`` (autograd.grad):
     only those entries are freed afterwards, so graph below the requested inputs stays usable.
+    ``keep``: the caller reads non-leaf cotangents afterwards (autograd.grad's inputs), so
+    none is dropped on the way.
     """
     ne = len(tp.E) // K
     nn = len(tp.N) // NK
@@ -527,7 +529,7 @@ def sweep(tp, seeds, retain_graph, needed=None):
             ereach[prod] = 1
             if prod > start:
                 start = prod
-    _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed)
+    _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep)
     return adj, nreach
 
 
@@ -554,7 +556,7 @@ def sweep_one(tp, node, retain_graph):
     return adj, nreach
 
 
-def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed):
+def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=False):
     """The sweep proper (see ``sweep``): compiled runs from entry ``start`` down, Python for
     the entries that need it (custom Functions, hooks, big nodes), then the freeing."""
     reverse, _anomaly, _hooks = _SWEEP_MODS or _sweep_mods()
@@ -562,6 +564,10 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed):
     bad = version_mask(tp, ne)
     err = None
     E = N = V4 = V8 = XA4 = XA8 = I = C = None
+    # drop a big node's cotangent once its producer's VJP has read it (as torch frees a
+    # node's gradient buffer): fewer live arrays of megabytes, warm memory reused sooner.
+    # Not when a caller reads non-leaf cotangents afterwards (retain_grad, autograd.grad).
+    drop = not keep and needed is None and not tp.retained
     try:
         E, N, V4, V8, XA4, XA8, I, C = store_views(tp)
         step = _anomaly._STATE["enabled"]
@@ -579,6 +585,8 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed):
                     _hooks.run_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
                 else:
                     np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
+                    if drop:
+                        adj.G.pop(E[e * K + OUT], None)
                 if step:
                     _check_nan(tp, e, adj, E, N)
                 start = e - 1
@@ -779,11 +787,13 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
             ereach[p] = 1
 
     kind = op.kind
+    vm = op.vm and n >= _vmath.MIN and _vmath.OK
     if kind == UNARY:
         x, y = val(a, int(E[b0 + SA]), n), val(out, int(E[b0 + SY]), n)
         gx = np.empty(n, g.dtype)
-        _par.run(lambda i, j: op.np_vjp(g[i:j], _par.part(x, i, j), _par.part(y, i, j), c,
-                                        gx[i:j]), n)
+        if not (vm and _vmath.unary_vjp(op.name, g, x, y, gx, c)):
+            _par.run(lambda i, j: op.np_vjp(g[i:j], _par.part(x, i, j), _par.part(y, i, j), c,
+                                            gx[i:j]), n)
         acc(a, gx)
     elif kind == BINARY:
         la = n if E[b0 + P0] else 1
@@ -794,13 +804,18 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
                     acc(node, g)
                 elif node >= 0:
                     neg = np.empty(n, g.dtype)
-                    _par.run(lambda i, j: np.negative(g[i:j], out=neg[i:j]), n)
+                    if not (vm and _vmath.unary_vjp("neg", g, None, None, neg)):
+                        _par.run(lambda i, j: np.negative(g[i:j], out=neg[i:j]), n)
                     acc(node, neg)
             return
         av, bv = val(a, int(E[b0 + SA]), la), val(b, int(E[b0 + SB]), lb)
         y = val(out, int(E[b0 + SY]), n)
         ga = np.empty(n, g.dtype) if a >= 0 else None
         gb = np.empty(n, g.dtype) if b >= 0 else None
+        if vm and _vmath.binary_vjp(op.name, g, av, bv, ga, gb, n):
+            acc(a, ga)
+            acc(b, gb)
+            return
         _par.run(lambda i, j: op.np_vjp(g[i:j], _par.part(av, i, j), _par.part(bv, i, j),
                                         _par.part(y, i, j), _par.part(ga, i, j),
                                         _par.part(gb, i, j)), n)

@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from . import _par
+from . import _par, _vmath
 from . import tape as _tp
 from .autograd.grad_mode import STATE
 from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK, NM, NPROD
@@ -195,13 +195,29 @@ def _vcof(t):
     return vc
 
 
-def _par_map(fwd_out, args, shape, npdt):
-    """An elementwise forward evaluated in chunks on all cores (large contiguous operands).
+def _vm_of(op):
+    """(vector-math row name or None, element count from which the forward goes parallel)."""
+    if op.vm and _vmath.OK:
+        return op.name, _vmath.MIN
+    return None, _par.PAR_MIN
+
+
+def _par_map(fwd_out, args, shape, npdt, vm=None):
+    """An elementwise forward evaluated on all cores (large operands): row ``vm``'s vector
+    math kernel (``_vmath``) when it has one, else numpy in chunks on threads.
     args: (a, b) for binary rows, (x, c) for unary ones; b or c may be a scalar or None."""
     y = np.empty(shape, npdt)
     yf = y.reshape(-1)
     a, b = args
     a = np.ascontiguousarray(a).reshape(-1)
+    if vm is not None and a.dtype == npdt:
+        if vm in _vmath.UNARY:
+            _vmath.unary_fwd(vm, a, yf, 0.0 if b is None else b)
+            return y
+        bf = np.ascontiguousarray(b).reshape(-1)
+        if bf.dtype == npdt and (bf.size == yf.size or bf.size == 1) and a.size == yf.size:
+            _vmath.binary_fwd(vm, a, bf, yf)
+            return y
     if isinstance(b, np.ndarray) and b.size > 1:
         b = np.ascontiguousarray(b).reshape(-1)
         _par.run(lambda i, j: fwd_out(a[i:j], b[i:j], yf[i:j]), yf.size)
@@ -1540,14 +1556,15 @@ def _unary_fn(opname):
         ref = cell                     # ops._u(np.exp): call the ufunc itself (a frame less)
 
     fwd_out = op.fwd_out
+    vm, big = _vm_of(op)
 
     def f(input):
         d = input._data
         if input._dtype._cat < 2:
             d = d.astype(_DEFAULT[0].np)
             input = _wrap(d, _DEFAULT[0])
-        if d.size >= _par.PAR_MIN and fwd_out is not None:
-            y = _par_map(fwd_out, (d, None), d.shape, d.dtype)
+        if d.size >= big and fwd_out is not None:
+            y = _par_map(fwd_out, (d, None), d.shape, d.dtype, vm)
         else:
             y = ref(d)
         if input._rg and STATE.enabled:
@@ -1604,6 +1621,7 @@ def _binary_fn(opname):
     op = BY_NAME[opname]
     ref = op.ref
     fwd_out = op.fwd_out
+    vm, big = _vm_of(op)
     opcode = op.opcode
     nm = _OPNM[opcode]
     tn_saves = _SAVES[opcode][2]     # Tensor (op) number: a needs grad, the number not
@@ -1649,8 +1667,8 @@ def _binary_fn(opname):
                 if other._dtype is not rdt:
                     return general(input, other)
                 ad, bd = input._data, other._data
-                if ad.size >= _par.PAR_MIN and fwd_out is not None and ad.shape == bd.shape:
-                    y = _par_map(fwd_out, (ad, bd), ad.shape, rdt.np)
+                if ad.size >= big and fwd_out is not None and ad.shape == bd.shape:
+                    y = _par_map(fwd_out, (ad, bd), ad.shape, rdt.np, vm)
                 else:
                     try:
                         y = ref(ad, bd)
@@ -1661,8 +1679,8 @@ def _binary_fn(opname):
                 return _wrap(y, rdt)
             if (to is float or to is int) and rdt._cat == 2:
                 ad = input._data
-                if ad.size >= _par.PAR_MIN and fwd_out is not None:
-                    y = _par_map(fwd_out, (ad, rdt.np.type(other)), ad.shape, rdt.np)
+                if ad.size >= big and fwd_out is not None:
+                    y = _par_map(fwd_out, (ad, np.full(1, other, rdt.np)), ad.shape, rdt.np, vm)
                 else:
                     y = ref(ad, other)
                 if input._rg and STATE.enabled:
@@ -1784,8 +1802,8 @@ def pow(input, exponent):
         else:
             rdt = _result_dtype(input, exponent)
         d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
-        if d.size >= _par.PAR_MIN:
-            y = _par_map(_POW_SCALAR.fwd_out, (d, float(exponent)), d.shape, rdt.np)
+        if d.size >= _POW_BIG:
+            y = _par_map(_POW_SCALAR.fwd_out, (d, float(exponent)), d.shape, rdt.np, _POW_VM)
         elif exponent == 2:
             y = np.square(d)                   # x * x, as torch and the compiled kernel
         else:
@@ -1804,6 +1822,7 @@ def pow(input, exponent):
 
 
 _POW_SCALAR = BY_NAME["pow_scalar"]
+_POW_VM, _POW_BIG = _vm_of(_POW_SCALAR)
 
 
 def _rename_last(t, name):

@@ -102,10 +102,10 @@ def _run(tensors, grads, retain_graph, inputs=None):
         per = input_nodes(tp, inputs)
         paths = needed_entries(tp, [n for ns in per for n in ns], [n for n, _ in seeds])
     if paths is None:
-        adj, nreach = _tp.sweep(tp, seeds, retain_graph)
+        adj, nreach = _tp.sweep(tp, seeds, retain_graph, None, per is not None)
         return tp, adj, nreach, per
     with _Cut(tp, paths.cut):
-        adj, nreach = _tp.sweep(tp, seeds, retain_graph, paths.needed)
+        adj, nreach = _tp.sweep(tp, seeds, retain_graph, paths.needed, True)
     return tp, adj, nreach, per
 
 

@@ -1,0 +1,190 @@
+"""The vector-math kernels (``tapegrad._vmath``: libmvec through Numba, on every core) against
+the rows' numpy references and numpy VJPs, and the eager paths that use them against finite
+differences; plus the allocator setting (``_alloc``) and the early release of consumed
+cotangents in the backward."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad import _alloc, _vmath
+from tapegrad.ops import BY_NAME, OPS
+
+needs_vm = pytest.mark.skipif(not _vmath.OK, reason="no libmvec vector math on this machine")
+
+UNARY = sorted(_vmath.UNARY)
+N = _vmath.MIN + 1000 + 13          # whole blocks, whole registers and a padded tail
+RTOL = {np.float32: 4e-6, np.float64: 1e-13}
+
+
+def test_table_and_kernels_agree():
+    """A row says it has vector-math kernels (Op.vm) exactly when _vmath has its code."""
+    assert sorted(o.name for o in OPS if o.vm) == sorted(list(_vmath.UNARY) + list(_vmath.BINARY))
+
+
+def _domain(name):
+    lo, hi = BY_NAME[name].domain
+    return lo, hi
+
+
+def _operands(name, dt, n=N, seed=0):
+    lo, hi = _domain(name)
+    rng = np.random.default_rng(seed)
+    return rng.uniform(lo, hi, n).astype(dt), rng.standard_normal(n).astype(dt)
+
+
+@needs_vm
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_forward_and_vjp_match_numpy(name, dt):
+    op = BY_NAME[name]
+    c = op.const if op.const is not None else 0.0
+    x, g = _operands(name, dt)
+    y = np.empty_like(x)
+    _vmath.unary_fwd(name, x, y, c)
+    ref = np.asarray(op.ref(x.astype(np.float64), c), np.float64)
+    np.testing.assert_allclose(y, ref, rtol=RTOL[dt], atol=RTOL[dt] * 1e-3)
+    for gg in (g, np.broadcast_to(g[:1], g.shape)):          # sum's VJP gives a broadcast g
+        out = np.empty_like(x)
+        assert _vmath.unary_vjp(name, gg, x, y, out, c)
+        want = np.empty(x.size, np.float64)
+        op.np_vjp(np.ascontiguousarray(gg, np.float64), x.astype(np.float64),
+                  y.astype(np.float64), c, want)
+        np.testing.assert_allclose(out, want, rtol=RTOL[dt] * 4, atol=RTOL[dt] * 1e-2)
+
+
+@needs_vm
+@pytest.mark.parametrize("c", [2.0, 1.0, 0.5, 3.0, -1.5, 0.0])
+def test_pow_scalar_exponents(c):
+    x, g = _operands("pow_scalar", np.float32)
+    y = np.empty_like(x)
+    _vmath.unary_fwd("pow_scalar", x, y, c)
+    np.testing.assert_allclose(y, x.astype(np.float64) ** c, rtol=4e-6)
+    out = np.empty_like(x)
+    _vmath.unary_vjp("pow_scalar", g, x, y, out, c)
+    want = np.zeros(x.size) if c == 0 else g * c * x.astype(np.float64) ** (c - 1)
+    np.testing.assert_allclose(out, want, rtol=2e-5, atol=1e-6)
+    inf = np.full_like(x, np.inf)
+    if c == 0.0:                     # x ** 0: a zero gradient even for an infinite cotangent
+        _vmath.unary_vjp("pow_scalar", inf, x, y, out, c)
+        assert (out == 0).all()
+
+
+@needs_vm
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(_vmath.BINARY))
+def test_binary_forward_and_vjp(name, dt):
+    rng = np.random.default_rng(1)
+    a = rng.uniform(0.5, 2.0, N).astype(dt)
+    b = rng.uniform(0.5, 2.0, N).astype(dt)
+    g = rng.standard_normal(N).astype(dt)
+    f = BY_NAME[name].ref
+    for aa, bb in ((a, b), (a[:1], b), (a, b[:1])):
+        y = np.empty(N, dt)
+        _vmath.binary_fwd(name, aa, bb, y)
+        np.testing.assert_allclose(y, f(aa.astype(np.float64), bb.astype(np.float64)), rtol=RTOL[dt])
+        if name not in ("mul", "div"):
+            continue
+        for gg in (g, np.broadcast_to(g[:1], g.shape)):
+            ga, gb = np.empty(N, dt), np.empty(N, dt)
+            assert _vmath.binary_vjp(name, gg, aa, bb, ga, gb, N)
+            wa, wb = np.empty(N), np.empty(N)
+            BY_NAME[name].np_vjp(np.ascontiguousarray(gg, np.float64),
+                                 np.broadcast_to(aa, (N,)).astype(np.float64),
+                                 np.broadcast_to(bb, (N,)).astype(np.float64), None, wa, wb)
+            np.testing.assert_allclose(ga, wa, rtol=RTOL[dt] * 4)
+            np.testing.assert_allclose(gb, wb, rtol=RTOL[dt] * 4)
+
+
+def _fd_check(fn, x0, idx, eps=1e-6):
+    """Gradient of sum(fn(x)) at float64 x0 against central differences at a few indices."""
+    x = tg.tensor(x0, requires_grad=True)
+    fn(x).sum().backward()
+    g = x.grad.numpy()
+    for i in idx:
+        xp, xm = x0.copy(), x0.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        with tg.no_grad():
+            fd = (fn(tg.tensor(xp)).sum().item() - fn(tg.tensor(xm)).sum().item()) / (2 * eps)
+        assert abs(g[i] - fd) <= 1e-5 * max(1.0, abs(fd)), (i, g[i], fd)
+    return g
+
+
+@pytest.mark.parametrize("n", [_vmath.MIN + 5, 40_000])      # a small node and a big one
+def test_eager_graph_on_kernels_matches_finite_differences(n):
+    rng = np.random.default_rng(2)
+    x0 = rng.uniform(0.2, 0.9, n)
+
+    def fn(x):
+        return tg.sin(x) * tg.exp(-x ** 2) + tg.tanh(x) / (1.5 + tg.cos(x)) - tg.sqrt(x) * 0.3
+
+    _fd_check(fn, x0, [0, 1, n // 2, n - 1])
+
+
+def test_eager_float32_matches_float64_reference():
+    """The float32 eager path (kernels) against the same graph in float64 numpy."""
+    rng = np.random.default_rng(3)
+    x0 = rng.uniform(-2, 2, 100_000).astype(np.float32)
+    x = tg.tensor(x0, requires_grad=True)
+    y = (tg.sin(x) * tg.exp(-x ** 2) + tg.tanh(x)).sum()
+    y.backward()
+    d = x0.astype(np.float64)
+    want = np.cos(d) * np.exp(-d * d) - 2 * d * np.sin(d) * np.exp(-d * d) + 1 - np.tanh(d) ** 2
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-6)
+    ref = np.sum(np.sin(d) * np.exp(-d * d) + np.tanh(d))
+    assert abs(y.item() - ref) <= 1e-5 * abs(ref) + 1e-3
+
+
+def test_big_intermediate_gradients_survive_the_early_release():
+    """The backward drops a big node's cotangent once its producer has used it, except where
+    a caller reads it afterwards: retain_grad and autograd.grad of an intermediate."""
+    x0 = np.random.default_rng(4).uniform(0.1, 1.0, 40_000)
+    x = tg.tensor(x0, requires_grad=True)
+    h = tg.sin(x)
+    h.retain_grad()
+    (h * h).sum().backward()
+    np.testing.assert_allclose(h.grad.numpy(), 2 * np.sin(x0), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.sin(x0) * np.cos(x0), rtol=1e-12)
+    x = tg.tensor(x0, requires_grad=True)
+    h = tg.exp(x)
+    gh, gx = tg.autograd.grad((h * h).sum(), [h, x])
+    np.testing.assert_allclose(gh.numpy(), 2 * np.exp(x0), rtol=1e-12)
+    np.testing.assert_allclose(gx.numpy(), 2 * np.exp(2 * x0), rtol=1e-12)
+
+
+def _run(code, **env):
+    e = dict(os.environ, **env)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_environment_switches_fall_back_to_numpy():
+    out = _run("import tapegrad, numpy as np; from tapegrad import _vmath, _alloc;"
+               "x = tapegrad.tensor(np.linspace(0, 1, 50000), requires_grad=True);"
+               "tapegrad.sin(x).sum().backward();"
+               "print(_vmath.OK, _alloc.applied, abs(x.grad.numpy() - np.cos(np.linspace(0, 1, 50000))).max() < 1e-12)",
+               TAPEGRAD_VMATH="0", TAPEGRAD_MALLOPT="0")
+    assert out == "False False True"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")
+def test_allocator_setting_keeps_big_blocks():
+    """With the mallopt setting, freeing and reallocating 4-MB arrays touches no fresh pages."""
+    if not _alloc.applied:
+        pytest.skip("mallopt not available (not glibc)")
+    out = _run(
+        "import resource, numpy as np, tapegrad\n"
+        "def flt(): return resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "for _ in range(3):\n"
+        "    xs = [np.ones(10**6, np.float32) for _ in range(6)]; del xs\n"
+        "f0 = flt()\n"
+        "for _ in range(20):\n"
+        "    xs = [np.ones(10**6, np.float32) for _ in range(6)]; del xs\n"
+        "print(flt() - f0)\n")
+    assert int(out) < 500            # without it: ~1,000 faults per 4-MB array
