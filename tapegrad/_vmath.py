@@ -29,9 +29,34 @@ UNARY = {name: i for i, name in enumerate((
 BINARY = {name: i for i, name in enumerate(("add", "sub", "mul", "div"))}
 
 MIN = 1 << 12          # from this many elements a row with a kernel uses it (numpy below)
+PAR = 1 << 16          # from this many elements the kernels run on every core
 
 OK = False
 _ISA = None
+_threads = []
+
+
+def start_threads():
+    """Start Numba's worker threads (once) with a short spin-wait. Left alone, GNU OpenMP
+    workers spin ~300,000 times (milliseconds) after each parallel region, taking a core from
+    OpenBLAS's threads and numpy's: a 100 x 100 matmul then waited out a scheduler time slice
+    (13 ms instead of 0.7). 10,000 spins keep the workers warm through a run of eager ops.
+    A user's own GOMP_SPINCOUNT or OMP_WAIT_POLICY wins; the variable is set only while the
+    OpenMP runtime reads it, so libraries loaded later (torch's own libgomp) see no change."""
+    if _threads:
+        return
+    _threads.append(True)
+    from numba.np.ufunc import parallel
+    if parallel._is_initialized:
+        return
+    mine = "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ
+    if mine:
+        os.environ["GOMP_SPINCOUNT"] = "10000"
+    try:
+        parallel._launch_threads()
+    finally:
+        if mine:
+            del os.environ["GOMP_SPINCOUNT"]
 
 
 def _pick_isa():
@@ -76,6 +101,8 @@ _load()
 
 if OK:
     import math
+
+    import types as types_
 
     from llvmlite import ir
     from numba import njit, prange, types
@@ -429,13 +456,24 @@ if OK:
                         b[i0:i1] if b.size >= n else b, ga[i0:i1] if wa else ga,
                         gb[i0:i1] if wb else gb, wa, wb, i1 - i0)
 
-    # parallel versions only: numba's cache index does not tell a serial compilation of the
-    # same function from a parallel one, and with the OpenMP layer's spinning workers the
-    # parallel launch costs a few microseconds even at MIN elements
-    _ufwd = njit(parallel=True, **_opts)(_unary_fwd_src)
-    _uvjp = njit(parallel=True, **_opts)(_unary_vjp_src)
-    _bfwd = njit(parallel=True, **_opts)(_binary_fwd_src)
-    _bvjp = njit(parallel=True, **_opts)(_binary_vjp_src)
+    def _twin(fn, suffix):
+        """A copy of ``fn`` under another name: numba's cache index does not tell a serial
+        compilation of a function from a parallel one, so each gets its own function."""
+        code = fn.__code__.replace(co_name=fn.__name__ + suffix,
+                                   co_qualname=fn.__qualname__ + suffix)
+        twin = types_.FunctionType(code, fn.__globals__, fn.__name__ + suffix, fn.__defaults__)
+        twin.__qualname__ = fn.__qualname__ + suffix
+        return twin
+
+    # below PAR elements one core (no thread hand-off), from PAR on every core
+    _ufwd_s = njit(**_opts)(_unary_fwd_src)
+    _uvjp_s = njit(**_opts)(_unary_vjp_src)
+    _bfwd_s = njit(**_opts)(_binary_fwd_src)
+    _bvjp_s = njit(**_opts)(_binary_vjp_src)
+    _ufwd_p = njit(parallel=True, **_opts)(_twin(_unary_fwd_src, "_par"))
+    _uvjp_p = njit(parallel=True, **_opts)(_twin(_unary_vjp_src, "_par"))
+    _bfwd_p = njit(parallel=True, **_opts)(_twin(_binary_fwd_src, "_par"))
+    _bvjp_p = njit(parallel=True, **_opts)(_twin(_binary_vjp_src, "_par"))
 
 _EMPTY = {np.dtype(np.float32): np.ones(1, np.float32), np.dtype(np.float64): np.ones(1, np.float64)}
 _LANES = {np.dtype(np.float32): _ISA[1], np.dtype(np.float64): _ISA[2]} if OK else {}
@@ -453,7 +491,9 @@ def _c(v, dt):
 
 def unary_fwd(name, x, out, c=0.0):
     """out = row ``name``'s forward of x (flat, contiguous, same dtype)."""
-    _ufwd(UNARY[name], _c(x, out.dtype), out, float(c),
+    if out.size >= PAR and not _threads:
+        start_threads()
+    (_ufwd_p if out.size >= PAR else _ufwd_s)(UNARY[name], _c(x, out.dtype), out, float(c),
                                             _LANES[out.dtype])
     return out
 
@@ -475,16 +515,20 @@ def unary_vjp(name, g, x, y, out, c=0.0):
     g, ig = _flat_g(g, n)
     if g is None:
         return False
+    if n >= PAR and not _threads:
+        start_threads()
     dt = out.dtype
-    _uvjp(UNARY[name], _c(g, dt), ig, _c(x, dt), _c(y, dt), out,
+    (_uvjp_p if n >= PAR else _uvjp_s)(UNARY[name], _c(g, dt), ig, _c(x, dt), _c(y, dt), out,
                                        float(c), _LANES[dt])
     return True
 
 
 def binary_fwd(name, a, b, out):
     """out = a op b (flat; a or b may hold one element)."""
+    if out.size >= PAR and not _threads:
+        start_threads()
     dt = out.dtype
-    _bfwd(BINARY[name], _c(a, dt), _c(b, dt), out)
+    (_bfwd_p if out.size >= PAR else _bfwd_s)(BINARY[name], _c(a, dt), _c(b, dt), out)
     return out
 
 
@@ -496,8 +540,10 @@ def binary_vjp(name, g, a, b, ga, gb, n):
     g, ig = _flat_g(g, n)
     if g is None:
         return False
+    if n >= PAR and not _threads:
+        start_threads()
     dt = g.dtype
-    _bvjp(
+    (_bvjp_p if n >= PAR else _bvjp_s)(
         BINARY[name], _c(g, dt), ig, _c(a, dt), _c(b, dt), _c(ga, dt), _c(gb, dt),
         ga is not None, gb is not None, n)
     return True

@@ -897,6 +897,8 @@ class CompiledTape:
         branch decisions hold (the others must be evaluated again)."""
         from ._interp import run
         from numba import get_num_threads
+        from ._vmath import start_threads
+        start_threads()                     # the workers' short spin-wait (see _vmath)
         if self.crefs:
             self._refresh_constants()
         N, keep = self.N, []

@@ -209,27 +209,10 @@ class Tape:
         di, dc, dp = len(self.I), len(self.C), len(self.pyfuncs)
         if len(other.N):
             N = view_i64(other.N).reshape(-1, NK).copy()
-            N[:, NOFF] += np.asarray(da, np.int64)[N[:, NDT]]
-            N[:, NPROD] = np.where(N[:, NPROD] >= 0, N[:, NPROD] + de, -1)
-            self.N.frombytes(N.tobytes())
-        if len(other.E):
             E = view_i64(other.E).reshape(-1, K).copy()
-            edt = view_i64(other.N).reshape(-1, NK)[E[:, OUT], NDT] & 1
-            for col in (OUT, IA, IB):
-                E[:, col] = np.where(E[:, col] >= 0, E[:, col] + dn, -1)
-            for col in (SA, SB, SY):
-                s = E[:, col]
-                shift_v = np.where(edt == 0, dv[0], dv[1])
-                shift_x = np.where(edt == 0, dx[0], dx[1])
-                E[:, col] = np.where(s >= 0, s + shift_v, np.where(s <= -2, s - shift_x, -1))
-            E[:, CI] = np.where(E[:, CI] >= 0, E[:, CI] + dc, -1)
-            kinds = E[:, OP]
-            from .ops import INDEX, OFFSET_OPS, OPCODE, OPS
-            # index arrays move by di; offset rows (slice, embed) hold element offsets in P0
-            is_index = np.isin(kinds, [i for i, o in enumerate(OPS)
-                                       if o.kind == INDEX and i not in OFFSET_OPS])
-            E[is_index, P0] += di
-            E[kinds == OPCODE["pyfunc"], P0] += dp
+            _shift_rows()(E, N, dn, de, np.array(dv, np.int64), np.array(dx, np.int64),
+                          np.array(da, np.int64), dc, _p0_shift() @ np.array([di, dp], np.int64))
+            self.N.frombytes(N.tobytes())
             self.E.frombytes(E.tobytes())
         for d in (0, 1):
             self.V[d].extend(other.V[d])
@@ -286,6 +269,58 @@ def resolve_entry(tp, e):
 
 # --------------------------------------------------------------------- current tape
 _tls = threading.local()
+
+
+_P0_SHIFT = []
+
+
+def _p0_shift():
+    """(n_ops, 2) 0/1 table: whether an opcode's P0 holds an offset into the index store
+    (index rows but slice/embed/transpose, which hold element offsets) or a custom Function's
+    number; a merge shifts P0 by table @ (index shift, Function shift). Built once."""
+    if not _P0_SHIFT:
+        from .ops import INDEX, OFFSET_OPS, OPCODE, OPS
+        t = np.zeros((len(OPS), 2), np.int64)
+        for i, o in enumerate(OPS):
+            t[i, 0] = o.kind == INDEX and i not in OFFSET_OPS
+        t[OPCODE["pyfunc"], 1] = 1
+        _P0_SHIFT.append(t)
+    return _P0_SHIFT[0]
+
+
+_SHIFT = []
+
+
+def _shift_rows():
+    """The compiled renumbering of a tape's entry and node rows appended after another
+    tape's: node numbers +dn, producers +de, saved-value slots +dv (V) / -dx (XO refs),
+    store offsets +da per slot, constants +dc, P0 by the opcode's shift (``_p0_shift``).
+    One call instead of a dozen numpy passes (a merge costs ~20 us instead of ~160)."""
+    if not _SHIFT:
+        from numba import njit
+
+        @njit(cache=True, nogil=True)
+        def shift(E, N, dn, de, dv, dx, da, dc, p0):
+            for r in range(N.shape[0]):
+                N[r, NOFF] += da[N[r, NDT]]
+                if N[r, NPROD] >= 0:
+                    N[r, NPROD] += de
+            for r in range(E.shape[0]):
+                vd = N[E[r, OUT], NDT] & 1
+                for col in (OUT, IA, IB):
+                    if E[r, col] >= 0:
+                        E[r, col] += dn
+                for col in (SA, SB, SY):
+                    v = E[r, col]
+                    if v >= 0:
+                        E[r, col] = v + dv[vd]
+                    elif v <= -2:
+                        E[r, col] = v - dx[vd]
+                if E[r, CI] >= 0:
+                    E[r, CI] += dc
+                E[r, P0] += p0[E[r, OP]]
+        _SHIFT.append(shift)
+    return _SHIFT[0]
 
 
 def current_tape():
