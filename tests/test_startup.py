@@ -94,7 +94,7 @@ X = t.forward([xv])
 import numba
 @numba.njit
 def poly(a):
-    return np.sum(a * a) + np.sum(a[::-1] * a)
+    return np.sum(a * a) + np.sum(np.square(a))
 print(json.dumps({"first": after_backward, "stats": dict(_fastload.STATS),
                   "replay": list(g), "poly": poly(np.arange(3.0))}))
 """
