@@ -29,7 +29,7 @@ UNARY = {name: i for i, name in enumerate((
 BINARY = {name: i for i, name in enumerate(("add", "sub", "mul", "div"))}
 
 MIN = 1 << 12          # from this many elements a row with a kernel uses it (numpy below)
-PAR = 1 << 16          # from this many elements the kernels run on every core
+PAR = 1 << 19          # from this many elements the kernels run on every core (see start_threads)
 
 OK = False
 _ISA = None
