@@ -858,6 +858,8 @@ class Tensor:
     def data(self, other):
         if not isinstance(other, Tensor):
             raise TypeError("data must be a Tensor")
+        if other._data.shape != self._data.shape or other._dtype is not self._dtype:
+            self._lref = None            # its node on the current tape has the old size
         self._data = other._arr()
         self._dtype = other._dtype
 
