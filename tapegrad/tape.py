@@ -74,7 +74,7 @@ class Tape:
     __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "wself", "leaf_pairs",
                  "pyfuncs", "sv", "mark", "nbytes", "retained", "hooks",
                  "views", "into", "dn", "de", "n_saving", "released", "crefs", "held",
-                 "__weakref__")
+                 "carried", "__weakref__")
 
     def __init__(self):
         # (copies of empty templates: ~3x cheaper than array(typecode), and a tape is made
@@ -102,6 +102,7 @@ class Tape:
         self.released = False
         self.crefs = None           # recording(): [(dtype slot, save code, Tensor)] constants
         self.held = None            # recording(): leaves held until the recording is frozen
+        self.carried = None         # (leaf rows, asz after them) when made by _carry_leaves
 
     # ----------------------------------------------------------------- recording
     def __len__(self):
@@ -342,6 +343,19 @@ def _carry_leaves(tp, old):
     elsewhere (used on another tape since) is left to ``leaf_node``."""
     if old.into is not None:
         return
+    pairs = old.leaf_pairs
+    if old.carried is not None and old.carried[0] == len(pairs):
+        # ``old`` was itself carried and registered no leaf since: its leaf rows are exactly
+        # rows 0..k-1, so hand over those rows and the identity token, and every leaf keeps
+        # its (token, node) untouched; ``old`` gets a fresh token (its leaves re-register
+        # there if it records again)
+        k, asz = old.carried
+        tp.N = old.N[:k * NK]
+        tp.asz = list(asz)
+        tp.leaf_pairs = list(pairs)
+        tp.wself, old.wself = old.wself, object()
+        tp.carried = old.carried
+        return
     wold, wself = old.wself, tp.wself
     asz = tp.asz
     rows = []
@@ -364,6 +378,7 @@ def _carry_leaves(tp, old):
         t._lref = (wself, k)
         k += 1
     tp.N.frombytes(b"".join(rows))
+    tp.carried = (k, tuple(asz))
 
 
 class recording:

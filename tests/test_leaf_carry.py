@@ -72,3 +72,37 @@ def test_carried_leaves_are_not_kept_alive():
     assert ref() is None
     tp = T.current_tape()                    # the dead leaf is skipped, the live one carried
     assert len(tp.leaf_pairs) == 1 and tp.leaf_pairs[0][1]() is b
+
+
+def test_token_handover_keeps_the_consumed_tape_apart():
+    """From the third step on the leaf rows and the identity token move to the new tape; a
+    leaf registered there afterwards must not match the consumed tape's nodes."""
+    w = tg.tensor([0.5, -1.0], dtype=tg.float64, requires_grad=True)
+    x = tg.tensor([1.0, 2.0], dtype=tg.float64)
+    for _ in range(3):
+        w.grad = None
+        ((w * x).sum() ** 2).backward()
+    w.grad = None
+    h = w + x                                  # kept: a non-leaf of the tape consumed next
+    ((h.sum()) ** 2).backward()                # (add saves nothing: h's graph stays usable)
+    old = h._tape
+    new = T.current_tape()
+    assert new.wself is not old.wself and w._lref[0] is new.wself
+    v = tg.tensor(3.0, dtype=tg.float64, requires_grad=True)
+    _ = w * v                                  # v gets a node on the new tape (after w's row)
+    w.grad = None
+    (h * v).sum().backward()                   # recorded on the consumed tape: v re-registers
+    assert abs(v.grad.item() - float((h.detach().numpy()).sum())) < 1e-12
+    np.testing.assert_allclose(w.grad.numpy(), [3.0, 3.0], rtol=1e-12)
+    assert old is not new
+
+
+def test_many_steps_stay_right():
+    w = tg.tensor(np.linspace(-1, 1, 5), requires_grad=True)
+    b = tg.tensor(0.1, requires_grad=True)
+    x = tg.tensor(np.linspace(0, 2, 5))
+    for _ in range(6):
+        loss = _step(w, b, x)
+        s = float(np.dot(w.detach().numpy(), x.numpy()) + b.item())
+        np.testing.assert_allclose(w.grad.numpy(), 2 * s * x.numpy(), rtol=1e-5)
+        assert abs(loss - s * s) <= 1e-5 * max(1.0, s * s)
