@@ -27,6 +27,9 @@ UNARY = {name: i for i, name in enumerate((
     "neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "abs", "tan", "asin",
     "acos", "atan", "sinh", "cosh", "erf", "log1p", "expm1", "scale", "pow_scalar"))}
 BINARY = {name: i for i, name in enumerate(("add", "sub", "mul", "div"))}
+# the rows whose forward calls libmvec (the others are arithmetic loops)
+LIBM = frozenset(("exp", "log", "sin", "cos", "tanh", "sigmoid", "tan", "asin", "acos", "atan",
+                  "sinh", "cosh", "erf", "log1p", "expm1"))
 
 MIN = 1 << 12          # from this many elements a row with a kernel uses it (numpy below)
 PAR = 1 << 19          # from this many elements the kernels run on every core (see start_threads)

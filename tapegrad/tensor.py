@@ -196,9 +196,11 @@ def _vcof(t):
 
 
 def _vm_of(op):
-    """(vector-math row name or None, element count from which the forward goes parallel)."""
+    """(vector-math row name or None, element count from which the forward leaves numpy's
+    single ufunc call): libmvec rows from ``_vmath.MIN``, arithmetic ones only where the
+    kernels go parallel (on one core numpy's own loop is as fast and cheaper to call)."""
     if op.vm and _vmath.OK:
-        return op.name, _vmath.MIN
+        return op.name, (_vmath.MIN if op.name in _vmath.LIBM else _vmath.PAR)
     return None, _par.PAR_MIN
 
 
