@@ -40,6 +40,15 @@ from numba.extending import intrinsic
 
 _jit = njit(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")
 
+
+@njit(inline="always", cache=True, nogil=True)
+def _u(k):
+    """An element index as unsigned: numba then emits no negative-index wraparound, and the
+    elementwise loops vectorise (vjp_tanh on 10^4 float32: 3.0 -> 0.3 ns/element). The
+    offsets are never negative."""
+    return np.uint64(k)
+
+
 # ---------------------------------------------------------------- tape layout
 # Entry columns (K int64 per entry) and node columns (NK int64 per node); tape.py writes them.
 K = 12
@@ -105,145 +114,145 @@ def mark(N, nreach, ereach, node):
 @_jit
 def fwd_neg(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = -X[xo + i]
+        Y[_u(yo + i)] = -X[_u(xo + i)]
 
 
 @_jit
 def vjp_neg(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] -= G[go + i]
+        GX[_u(gxo + i)] -= G[_u(go + i)]
 
 
 # d exp(x) = exp(x) dx
 @_jit
 def fwd_exp(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.exp(X[xo + i])
+        Y[_u(yo + i)] = math.exp(X[_u(xo + i)])
 
 
 @_jit
 def vjp_exp(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += G[go + i] * Y[yo + i]
+        GX[_u(gxo + i)] += G[_u(go + i)] * Y[_u(yo + i)]
 
 
 # d log(x) = dx / x
 @_jit
 def fwd_log(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
-        Y[yo + i] = math.log(v) if v > 0 else (-np.inf if v == 0 else np.nan)
+        v = X[_u(xo + i)]
+        Y[_u(yo + i)] = math.log(v) if v > 0 else (-np.inf if v == 0 else np.nan)
 
 
 @_jit
 def vjp_log(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += G[go + i] / X[xo + i]
+        GX[_u(gxo + i)] += G[_u(go + i)] / X[_u(xo + i)]
 
 
 # d sin(x) = cos(x) dx
 @_jit
 def fwd_sin(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.sin(X[xo + i])
+        Y[_u(yo + i)] = math.sin(X[_u(xo + i)])
 
 
 @_jit
 def vjp_sin(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += G[go + i] * math.cos(X[xo + i])
+        GX[_u(gxo + i)] += G[_u(go + i)] * math.cos(X[_u(xo + i)])
 
 
 # d cos(x) = -sin(x) dx
 @_jit
 def fwd_cos(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.cos(X[xo + i])
+        Y[_u(yo + i)] = math.cos(X[_u(xo + i)])
 
 
 @_jit
 def vjp_cos(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] -= G[go + i] * math.sin(X[xo + i])
+        GX[_u(gxo + i)] -= G[_u(go + i)] * math.sin(X[_u(xo + i)])
 
 
 # d tanh(x) = (1 - tanh(x)^2) dx
 @_jit
 def fwd_tanh(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.tanh(X[xo + i])
+        Y[_u(yo + i)] = math.tanh(X[_u(xo + i)])
 
 
 @_jit
 def vjp_tanh(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        y = Y[yo + i]
-        GX[gxo + i] += G[go + i] * (1 - y * y)
+        y = Y[_u(yo + i)]
+        GX[_u(gxo + i)] += G[_u(go + i)] * (1 - y * y)
 
 
 # d sigmoid(x) = s (1 - s) dx
 @_jit
 def fwd_sigmoid(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
+        v = X[_u(xo + i)]
         if v >= 0:
-            Y[yo + i] = 1.0 / (1.0 + math.exp(-v))
+            Y[_u(yo + i)] = 1.0 / (1.0 + math.exp(-v))
         else:
             z = math.exp(v)
-            Y[yo + i] = z / (1.0 + z)
+            Y[_u(yo + i)] = z / (1.0 + z)
 
 
 @_jit
 def vjp_sigmoid(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        y = Y[yo + i]
-        GX[gxo + i] += G[go + i] * y * (1 - y)
+        y = Y[_u(yo + i)]
+        GX[_u(gxo + i)] += G[_u(go + i)] * y * (1 - y)
 
 
 # d relu(x) = [y > 0] dx   (torch: the gradient at 0 is 0)
 @_jit
 def fwd_relu(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
-        Y[yo + i] = v if v > 0 else 0.0
+        v = X[_u(xo + i)]
+        Y[_u(yo + i)] = v if v > 0 else 0.0
 
 
 @_jit
 def vjp_relu(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        if Y[yo + i] > 0:
-            GX[gxo + i] += G[go + i]
+        if Y[_u(yo + i)] > 0:
+            GX[_u(gxo + i)] += G[_u(go + i)]
 
 
 # d sqrt(x) = dx / (2 sqrt(x))
 @_jit
 def fwd_sqrt(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
-        Y[yo + i] = math.sqrt(v) if v >= 0 else np.nan
+        v = X[_u(xo + i)]
+        Y[_u(yo + i)] = math.sqrt(v) if v >= 0 else np.nan
 
 
 @_jit
 def vjp_sqrt(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += G[go + i] / (2 * Y[yo + i])
+        GX[_u(gxo + i)] += G[_u(go + i)] / (2 * Y[_u(yo + i)])
 
 
 # d |x| = sign(x) dx   (torch: sign(0) = 0)
 @_jit
 def fwd_abs(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = abs(X[xo + i])
+        Y[_u(yo + i)] = abs(X[_u(xo + i)])
 
 
 @_jit
 def vjp_abs(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        v = X[xo + i]
+        v = X[_u(xo + i)]
         if v > 0:
-            GX[gxo + i] += G[go + i]
+            GX[_u(gxo + i)] += G[_u(go + i)]
         elif v < 0:
-            GX[gxo + i] -= G[go + i]
+            GX[_u(gxo + i)] -= G[_u(go + i)]
 
 
 # d x^c = c x^(c-1) dx   (torch: 0 when c == 0)
@@ -251,16 +260,16 @@ def vjp_abs(n, G, go, X, xo, Y, yo, c, GX, gxo):
 def fwd_pow_scalar(n, X, xo, c, Y, yo):
     if c == 2.0:                        # the common exponents without pow() (vectorises)
         for i in range(n):
-            Y[yo + i] = X[xo + i] * X[xo + i]
+            Y[_u(yo + i)] = X[_u(xo + i)] * X[_u(xo + i)]
     elif c == 3.0:
         for i in range(n):
-            Y[yo + i] = X[xo + i] * X[xo + i] * X[xo + i]
+            Y[_u(yo + i)] = X[_u(xo + i)] * X[_u(xo + i)] * X[_u(xo + i)]
     elif c == 1.0:
         for i in range(n):
-            Y[yo + i] = X[xo + i]
+            Y[_u(yo + i)] = X[_u(xo + i)]
     else:
         for i in range(n):
-            Y[yo + i] = X[xo + i] ** c
+            Y[_u(yo + i)] = X[_u(xo + i)] ** c
 
 
 @_jit
@@ -269,16 +278,16 @@ def vjp_pow_scalar(n, G, go, X, xo, Y, yo, c, GX, gxo):
         return
     if c == 2.0:
         for i in range(n):
-            GX[gxo + i] += G[go + i] * 2 * X[xo + i]
+            GX[_u(gxo + i)] += G[_u(go + i)] * 2 * X[_u(xo + i)]
     elif c == 3.0:
         for i in range(n):
-            GX[gxo + i] += G[go + i] * 3 * (X[xo + i] * X[xo + i])
+            GX[_u(gxo + i)] += G[_u(go + i)] * 3 * (X[_u(xo + i)] * X[_u(xo + i)])
     elif c == 1.0:
         for i in range(n):
-            GX[gxo + i] += G[go + i]
+            GX[_u(gxo + i)] += G[_u(go + i)]
     else:
         for i in range(n):
-            GX[gxo + i] += G[go + i] * c * X[xo + i] ** (c - 1)
+            GX[_u(gxo + i)] += G[_u(go + i)] * c * X[_u(xo + i)] ** (c - 1)
 
 
 # ---------------------------------------------------------------- binary elementwise
@@ -286,39 +295,39 @@ def vjp_pow_scalar(n, G, go, X, xo, Y, yo, c, GX, gxo):
 @_jit
 def fwd_add(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
-        Y[yo + i] = A[ao + i * sa] + B[bo + i * sb]
+        Y[_u(yo + i)] = A[_u(ao + i * sa)] + B[_u(bo + i * sb)]
 
 
 @_jit
 def vjp_add(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     for i in range(n):
         if na:
-            GA[gao + i * sa] += G[go + i]
+            GA[_u(gao + i * sa)] += G[_u(go + i)]
         if nb:
-            GB[gbo + i * sb] += G[go + i]
+            GB[_u(gbo + i * sb)] += G[_u(go + i)]
 
 
 # d(a - b) = da - db
 @_jit
 def fwd_sub(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
-        Y[yo + i] = A[ao + i * sa] - B[bo + i * sb]
+        Y[_u(yo + i)] = A[_u(ao + i * sa)] - B[_u(bo + i * sb)]
 
 
 @_jit
 def vjp_sub(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     for i in range(n):
         if na:
-            GA[gao + i * sa] += G[go + i]
+            GA[_u(gao + i * sa)] += G[_u(go + i)]
         if nb:
-            GB[gbo + i * sb] -= G[go + i]
+            GB[_u(gbo + i * sb)] -= G[_u(go + i)]
 
 
 # d(a b) = b da + a db
 @_jit
 def fwd_mul(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
-        Y[yo + i] = A[ao + i * sa] * B[bo + i * sb]
+        Y[_u(yo + i)] = A[_u(ao + i * sa)] * B[_u(bo + i * sb)]
 
 
 @_jit
@@ -328,45 +337,45 @@ def vjp_mul(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     # otherwise (0.54 -> 0.52). (Split add loops measured slower: they stay combined.)
     if na:
         for i in range(n):
-            GA[gao + i * sa] += G[go + i] * B[bo + i * sb]
+            GA[_u(gao + i * sa)] += G[_u(go + i)] * B[_u(bo + i * sb)]
     if nb:
         for i in range(n):
-            GB[gbo + i * sb] += G[go + i] * A[ao + i * sa]
+            GB[_u(gbo + i * sb)] += G[_u(go + i)] * A[_u(ao + i * sa)]
 
 
 # d(a / b) = da / b - a db / b^2
 @_jit
 def fwd_div(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
-        Y[yo + i] = A[ao + i * sa] / B[bo + i * sb]
+        Y[_u(yo + i)] = A[_u(ao + i * sa)] / B[_u(bo + i * sb)]
 
 
 @_jit
 def vjp_div(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     for i in range(n):
-        bi = B[bo + i * sb]
+        bi = B[_u(bo + i * sb)]
         if na:
-            GA[gao + i * sa] += G[go + i] / bi
+            GA[_u(gao + i * sa)] += G[_u(go + i)] / bi
         if nb:
-            GB[gbo + i * sb] -= G[go + i] * A[ao + i * sa] / (bi * bi)
+            GB[_u(gbo + i * sb)] -= G[_u(go + i)] * A[_u(ao + i * sa)] / (bi * bi)
 
 
 # d(a^b) = b a^(b-1) da + a^b log(a) db   (torch: the db term is 0 where a == 0 and b >= 0)
 @_jit
 def fwd_pow(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
-        Y[yo + i] = A[ao + i * sa] ** B[bo + i * sb]
+        Y[_u(yo + i)] = A[_u(ao + i * sa)] ** B[_u(bo + i * sb)]
 
 
 @_jit
 def vjp_pow(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     for i in range(n):
-        ai = A[ao + i * sa]
-        bi = B[bo + i * sb]
+        ai = A[_u(ao + i * sa)]
+        bi = B[_u(bo + i * sb)]
         if na and bi != 0.0:
-            GA[gao + i * sa] += G[go + i] * bi * ai ** (bi - 1)
+            GA[_u(gao + i * sa)] += G[_u(go + i)] * bi * ai ** (bi - 1)
         if nb and not (ai == 0.0 and bi >= 0.0):
-            GB[gbo + i * sb] += G[go + i] * Y[yo + i] * math.log(ai)
+            GB[_u(gbo + i * sb)] += G[_u(go + i)] * Y[_u(yo + i)] * math.log(ai)
 
 
 # ---------------------------------------------------------------- reductions
@@ -375,7 +384,7 @@ def vjp_pow(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
 def fwd_sum(n, X, xo, c, Y, yo):
     s = X.dtype.type(0)
     for i in range(n):
-        s += X[xo + i]
+        s += X[_u(xo + i)]
     Y[yo] = s * c
 
 
@@ -383,7 +392,7 @@ def fwd_sum(n, X, xo, c, Y, yo):
 def vjp_sum(n, G, go, c, GX, gxo):
     v = G[go] * c
     for i in range(n):
-        GX[gxo + i] += v
+        GX[_u(gxo + i)] += v
 
 
 # ---------------------------------------------------------------- index maps
@@ -391,13 +400,13 @@ def vjp_sum(n, G, go, c, GX, gxo):
 @_jit
 def fwd_gather(n, m, X, xo, I, io, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = X[xo + I[io + i]]
+        Y[_u(yo + i)] = X[xo + I[io + i]]
 
 
 @_jit
 def vjp_gather(n, m, G, go, I, io, c, GX, gxo):
     for i in range(n):
-        GX[gxo + I[io + i]] += G[go + i]
+        GX[gxo + I[io + i]] += G[_u(go + i)]
 
 
 # segment sum: y[idx[i]] += c x[i];  d: gx[i] += c g[idx[i]]   (sum/mean over dims)
@@ -406,7 +415,7 @@ def fwd_segsum(n, m, X, xo, I, io, c, Y, yo):
     for j in range(m):
         Y[yo + j] = 0
     for i in range(n):
-        Y[yo + I[io + i]] += X[xo + i]
+        Y[yo + I[io + i]] += X[_u(xo + i)]
     for j in range(m):
         Y[yo + j] *= c
 
@@ -414,20 +423,20 @@ def fwd_segsum(n, m, X, xo, I, io, c, Y, yo):
 @_jit
 def vjp_segsum(n, m, G, go, I, io, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += c * G[go + I[io + i]]
+        GX[_u(gxo + i)] += c * G[go + I[io + i]]
 
 
 # identity: y = x; d: gx += g   (view, reshape, unbind, clone; n = m = size)
 @_jit
 def fwd_copy(n, m, X, xo, I, io, c, Y, yo):
     for i in range(m):
-        Y[yo + i] = X[xo + i]
+        Y[_u(yo + i)] = X[_u(xo + i)]
 
 
 @_jit
 def vjp_copy(n, m, G, go, I, io, c, GX, gxo):
     for i in range(m):
-        GX[gxo + i] += G[go + i]
+        GX[_u(gxo + i)] += G[_u(go + i)]
 
 
 # Offset rows: index maps over a contiguous range, which the entry's P0 gives as an element
@@ -437,13 +446,13 @@ def vjp_copy(n, m, G, go, I, io, c, GX, gxo):
 @_jit
 def fwd_slice(n, m, X, xo, I, io, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = X[xo + io + i]
+        Y[_u(yo + i)] = X[xo + io + i]
 
 
 @_jit
 def vjp_slice(n, m, G, go, I, io, c, GX, gxo):
     for i in range(n):
-        GX[gxo + io + i] += G[go + i]
+        GX[gxo + io + i] += G[_u(go + i)]
 
 
 # embed (slice's transpose): y = zeros(m); y[io + i] = x[i] (i < n = x's size);  d: gx[i] += g[io + i]
@@ -453,13 +462,13 @@ def fwd_embed(n, m, X, xo, I, io, c, Y, yo):
     for j in range(m):
         Y[yo + j] = 0
     for i in range(n):
-        Y[yo + io + i] = X[xo + i]
+        Y[yo + io + i] = X[_u(xo + i)]
 
 
 @_jit
 def vjp_embed(n, m, G, go, I, io, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += G[go + io + i]
+        GX[_u(gxo + i)] += G[go + io + i]
 
 
 # transpose: y (c, r) = x (r, c)^T for x flat of n = r * c elements, r = io (no index array);
@@ -501,12 +510,12 @@ def vjp_mm(m, k, n, G, go, A, ao, B, bo, GA, gao, GB, gbo, na, nb):
     if n == 1:                      # matrix-vector (mv, dot, a net's last layer): loops over
         if na:                      # k contiguous elements that vectorise (the general form's
             for i in range(m):      # inner loop would run once per (i, p))
-                gi = G[go + i]
+                gi = G[_u(go + i)]
                 for p in range(k):
                     GA[gao + i * k + p] += gi * B[bo + p]
         if nb:
             for i in range(m):
-                gi = G[go + i]
+                gi = G[_u(go + i)]
                 for p in range(k):
                     GB[gbo + p] += A[ao + i * k + p] * gi
         return
@@ -531,138 +540,138 @@ def vjp_mm(m, k, n, G, go, A, ao, B, bo, GA, gao, GB, gbo, na, nb):
 @_jit
 def fwd_tan(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.tan(X[xo + i])
+        Y[_u(yo + i)] = math.tan(X[_u(xo + i)])
 
 
 @_jit
 def vjp_tan(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        y = Y[yo + i]
-        GX[gxo + i] += G[go + i] * (1 + y * y)
+        y = Y[_u(yo + i)]
+        GX[_u(gxo + i)] += G[_u(go + i)] * (1 + y * y)
 
 
 # d asin(x) = dx / sqrt(1 - x^2)
 @_jit
 def fwd_asin(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
-        Y[yo + i] = math.asin(v) if -1.0 <= v <= 1.0 else np.nan
+        v = X[_u(xo + i)]
+        Y[_u(yo + i)] = math.asin(v) if -1.0 <= v <= 1.0 else np.nan
 
 
 @_jit
 def vjp_asin(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        v = X[xo + i]
-        GX[gxo + i] += G[go + i] / math.sqrt(1 - v * v) if v * v <= 1 else np.nan
+        v = X[_u(xo + i)]
+        GX[_u(gxo + i)] += G[_u(go + i)] / math.sqrt(1 - v * v) if v * v <= 1 else np.nan
 
 
 # d acos(x) = -dx / sqrt(1 - x^2)
 @_jit
 def fwd_acos(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
-        Y[yo + i] = math.acos(v) if -1.0 <= v <= 1.0 else np.nan
+        v = X[_u(xo + i)]
+        Y[_u(yo + i)] = math.acos(v) if -1.0 <= v <= 1.0 else np.nan
 
 
 @_jit
 def vjp_acos(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        v = X[xo + i]
-        GX[gxo + i] -= G[go + i] / math.sqrt(1 - v * v) if v * v <= 1 else np.nan
+        v = X[_u(xo + i)]
+        GX[_u(gxo + i)] -= G[_u(go + i)] / math.sqrt(1 - v * v) if v * v <= 1 else np.nan
 
 
 # d atan(x) = dx / (1 + x^2)
 @_jit
 def fwd_atan(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.atan(X[xo + i])
+        Y[_u(yo + i)] = math.atan(X[_u(xo + i)])
 
 
 @_jit
 def vjp_atan(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        v = X[xo + i]
-        GX[gxo + i] += G[go + i] / (1 + v * v)
+        v = X[_u(xo + i)]
+        GX[_u(gxo + i)] += G[_u(go + i)] / (1 + v * v)
 
 
 # d sinh(x) = cosh(x) dx
 @_jit
 def fwd_sinh(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.sinh(X[xo + i])
+        Y[_u(yo + i)] = math.sinh(X[_u(xo + i)])
 
 
 @_jit
 def vjp_sinh(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += G[go + i] * math.cosh(X[xo + i])
+        GX[_u(gxo + i)] += G[_u(go + i)] * math.cosh(X[_u(xo + i)])
 
 
 # d cosh(x) = sinh(x) dx
 @_jit
 def fwd_cosh(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.cosh(X[xo + i])
+        Y[_u(yo + i)] = math.cosh(X[_u(xo + i)])
 
 
 @_jit
 def vjp_cosh(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += G[go + i] * math.sinh(X[xo + i])
+        GX[_u(gxo + i)] += G[_u(go + i)] * math.sinh(X[_u(xo + i)])
 
 
 # d erf(x) = 2/sqrt(pi) exp(-x^2) dx
 @_jit
 def fwd_erf(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.erf(X[xo + i])
+        Y[_u(yo + i)] = math.erf(X[_u(xo + i)])
 
 
 @_jit
 def vjp_erf(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        v = X[xo + i]
-        GX[gxo + i] += G[go + i] * 1.1283791670955126 * math.exp(-v * v)
+        v = X[_u(xo + i)]
+        GX[_u(gxo + i)] += G[_u(go + i)] * 1.1283791670955126 * math.exp(-v * v)
 
 
 # d log1p(x) = dx / (1 + x)
 @_jit
 def fwd_log1p(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
-        Y[yo + i] = math.log1p(v) if v > -1 else (-np.inf if v == -1 else np.nan)
+        v = X[_u(xo + i)]
+        Y[_u(yo + i)] = math.log1p(v) if v > -1 else (-np.inf if v == -1 else np.nan)
 
 
 @_jit
 def vjp_log1p(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += G[go + i] / (1 + X[xo + i])
+        GX[_u(gxo + i)] += G[_u(go + i)] / (1 + X[_u(xo + i)])
 
 
 # d expm1(x) = (expm1(x) + 1) dx
 @_jit
 def fwd_expm1(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.expm1(X[xo + i])
+        Y[_u(yo + i)] = math.expm1(X[_u(xo + i)])
 
 
 @_jit
 def vjp_expm1(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += G[go + i] * (Y[yo + i] + 1)
+        GX[_u(gxo + i)] += G[_u(go + i)] * (Y[_u(yo + i)] + 1)
 
 
 # d(c x) = c dx   (a constant factor: log2/log10/exp2 compositions, var's 1/(n-1) ...)
 @_jit
 def fwd_scale(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = c * X[xo + i]
+        Y[_u(yo + i)] = c * X[_u(xo + i)]
 
 
 @_jit
 def vjp_scale(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += c * G[go + i]
+        GX[_u(gxo + i)] += c * G[_u(go + i)]
 
 
 # piecewise constant: c = 0 floor, 1 ceil, 2 round (half to even), 3 trunc, 4 sign; d = 0
@@ -670,17 +679,17 @@ def vjp_scale(n, G, go, X, xo, Y, yo, c, GX, gxo):
 def fwd_step(n, X, xo, c, Y, yo):
     k = int(c)
     for i in range(n):
-        v = X[xo + i]
+        v = X[_u(xo + i)]
         if k == 0:
-            Y[yo + i] = np.floor(v)
+            Y[_u(yo + i)] = np.floor(v)
         elif k == 1:
-            Y[yo + i] = np.ceil(v)
+            Y[_u(yo + i)] = np.ceil(v)
         elif k == 2:
-            Y[yo + i] = np.rint(v)
+            Y[_u(yo + i)] = np.rint(v)
         elif k == 3:
-            Y[yo + i] = np.trunc(v)
+            Y[_u(yo + i)] = np.trunc(v)
         else:
-            Y[yo + i] = np.sign(v)
+            Y[_u(yo + i)] = np.sign(v)
 
 
 @_jit
@@ -692,82 +701,82 @@ def vjp_step(n, G, go, X, xo, Y, yo, c, GX, gxo):
 @_jit
 def fwd_clamp_min(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
-        Y[yo + i] = v if (v >= c or v != v) else c
+        v = X[_u(xo + i)]
+        Y[_u(yo + i)] = v if (v >= c or v != v) else c
 
 
 @_jit
 def vjp_clamp_min(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        if X[xo + i] >= c:
-            GX[gxo + i] += G[go + i]
+        if X[_u(xo + i)] >= c:
+            GX[_u(gxo + i)] += G[_u(go + i)]
 
 
 # clamp_max(x, c) = min(x, c); d = [x <= c] dx
 @_jit
 def fwd_clamp_max(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
-        Y[yo + i] = v if (v <= c or v != v) else c
+        v = X[_u(xo + i)]
+        Y[_u(yo + i)] = v if (v <= c or v != v) else c
 
 
 @_jit
 def vjp_clamp_max(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        if X[xo + i] <= c:
-            GX[gxo + i] += G[go + i]
+        if X[_u(xo + i)] <= c:
+            GX[_u(gxo + i)] += G[_u(go + i)]
 
 
 # leaky_relu(x; slope c): d = (x > 0 ? 1 : c) dx
 @_jit
 def fwd_leaky_relu(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
-        Y[yo + i] = v if v > 0 else v * c
+        v = X[_u(xo + i)]
+        Y[_u(yo + i)] = v if v > 0 else v * c
 
 
 @_jit
 def vjp_leaky_relu(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        if X[xo + i] > 0:
-            GX[gxo + i] += G[go + i]
+        if X[_u(xo + i)] > 0:
+            GX[_u(gxo + i)] += G[_u(go + i)]
         else:
-            GX[gxo + i] += G[go + i] * c
+            GX[_u(gxo + i)] += G[_u(go + i)] * c
 
 
 # elu(x; alpha c) = x > 0 ? x : c (exp(x) - 1); d = (x > 0 ? 1 : y + c) dx
 @_jit
 def fwd_elu(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
-        Y[yo + i] = v if v > 0 else c * math.expm1(v)
+        v = X[_u(xo + i)]
+        Y[_u(yo + i)] = v if v > 0 else c * math.expm1(v)
 
 
 @_jit
 def vjp_elu(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        if X[xo + i] > 0:
-            GX[gxo + i] += G[go + i]
+        if X[_u(xo + i)] > 0:
+            GX[_u(gxo + i)] += G[_u(go + i)]
         else:
-            GX[gxo + i] += G[go + i] * (Y[yo + i] + c)
+            GX[_u(gxo + i)] += G[_u(go + i)] * (Y[_u(yo + i)] + c)
 
 
 # gelu: c = 0 exact x Phi(x); c = 1 tanh approximation
 @_jit
 def fwd_gelu(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
+        v = X[_u(xo + i)]
         if c == 0.0:
-            Y[yo + i] = 0.5 * v * (1.0 + math.erf(v * 0.7071067811865476))
+            Y[_u(yo + i)] = 0.5 * v * (1.0 + math.erf(v * 0.7071067811865476))
         else:
             u = 0.7978845608028654 * (v + 0.044715 * v * v * v)
-            Y[yo + i] = 0.5 * v * (1.0 + math.tanh(u))
+            Y[_u(yo + i)] = 0.5 * v * (1.0 + math.tanh(u))
 
 
 @_jit
 def vjp_gelu(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        v = X[xo + i]
+        v = X[_u(xo + i)]
         if c == 0.0:
             d = (0.5 * (1.0 + math.erf(v * 0.7071067811865476))
                  + v * 0.3989422804014327 * math.exp(-0.5 * v * v))
@@ -776,7 +785,7 @@ def vjp_gelu(n, G, go, X, xo, Y, yo, c, GX, gxo):
             t = math.tanh(u)
             d = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * 0.7978845608028654 * (
                 1.0 + 3.0 * 0.044715 * v * v)
-        GX[gxo + i] += G[go + i] * d
+        GX[_u(gxo + i)] += G[_u(go + i)] * d
 
 
 @_jit
@@ -791,16 +800,16 @@ def _sig(v):
 @_jit
 def fwd_silu(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
-        Y[yo + i] = v * _sig(v)
+        v = X[_u(xo + i)]
+        Y[_u(yo + i)] = v * _sig(v)
 
 
 @_jit
 def vjp_silu(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        v = X[xo + i]
+        v = X[_u(xo + i)]
         s = _sig(v)
-        GX[gxo + i] += G[go + i] * s * (1.0 + v * (1.0 - s))
+        GX[_u(gxo + i)] += G[_u(go + i)] * s * (1.0 + v * (1.0 - s))
 
 
 # softplus(x; beta c, threshold 20) = log1p(exp(c x)) / c, x where c x > 20;
@@ -808,57 +817,57 @@ def vjp_silu(n, G, go, X, xo, Y, yo, c, GX, gxo):
 @_jit
 def fwd_softplus(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
+        v = X[_u(xo + i)]
         z = v * c
         if z > 20.0:
-            Y[yo + i] = v
+            Y[_u(yo + i)] = v
         else:
-            Y[yo + i] = (max(z, 0.0) + math.log1p(math.exp(-abs(z)))) / c
+            Y[_u(yo + i)] = (max(z, 0.0) + math.log1p(math.exp(-abs(z)))) / c
 
 
 @_jit
 def vjp_softplus(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        z = X[xo + i] * c
+        z = X[_u(xo + i)] * c
         if z > 20.0:
-            GX[gxo + i] += G[go + i]
+            GX[_u(gxo + i)] += G[_u(go + i)]
         else:
-            GX[gxo + i] += G[go + i] * _sig(z)
+            GX[_u(gxo + i)] += G[_u(go + i)] * _sig(z)
 
 
 # log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)); d = sigmoid(-x) dx
 @_jit
 def fwd_log_sigmoid(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
-        Y[yo + i] = min(v, 0.0) - math.log1p(math.exp(-abs(v)))
+        v = X[_u(xo + i)]
+        Y[_u(yo + i)] = min(v, 0.0) - math.log1p(math.exp(-abs(v)))
 
 
 @_jit
 def vjp_log_sigmoid(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += G[go + i] * _sig(-X[xo + i])
+        GX[_u(gxo + i)] += G[_u(go + i)] * _sig(-X[_u(xo + i)])
 
 
 # smooth_l1(x; beta c) = |x| < c ? x^2 / (2c) : |x| - c/2; d = clip(x / c, -1, 1) dx
 @_jit
 def fwd_smooth_l1(n, X, xo, c, Y, yo):
     for i in range(n):
-        v = X[xo + i]
+        v = X[_u(xo + i)]
         a = abs(v)
-        Y[yo + i] = 0.5 * v * v / c if a < c else a - 0.5 * c
+        Y[_u(yo + i)] = 0.5 * v * v / c if a < c else a - 0.5 * c
 
 
 @_jit
 def vjp_smooth_l1(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        v = X[xo + i]
+        v = X[_u(xo + i)]
         if v >= c:
-            GX[gxo + i] += G[go + i]
+            GX[_u(gxo + i)] += G[_u(go + i)]
         elif v <= -c:
-            GX[gxo + i] -= G[go + i]
+            GX[_u(gxo + i)] -= G[_u(go + i)]
         else:
-            GX[gxo + i] += G[go + i] * v / c
+            GX[_u(gxo + i)] += G[_u(go + i)] * v / c
 
 
 # polygamma psi^(k)(x) for x > 0: recurrence up to x >= 15, then the asymptotic series
@@ -907,13 +916,13 @@ def _polygamma(k, x):
 @_jit
 def fwd_lgamma(n, X, xo, c, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.lgamma(X[xo + i])
+        Y[_u(yo + i)] = math.lgamma(X[_u(xo + i)])
 
 
 @_jit
 def vjp_lgamma(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        GX[gxo + i] += G[go + i] * _polygamma(0, X[xo + i])
+        GX[_u(gxo + i)] += G[_u(go + i)] * _polygamma(0, X[_u(xo + i)])
 
 
 # polygamma(c, x) (c = 0: digamma); d = polygamma(c + 1, x) dx
@@ -921,14 +930,14 @@ def vjp_lgamma(n, G, go, X, xo, Y, yo, c, GX, gxo):
 def fwd_polygamma(n, X, xo, c, Y, yo):
     k = int(c)
     for i in range(n):
-        Y[yo + i] = _polygamma(k, X[xo + i])
+        Y[_u(yo + i)] = _polygamma(k, X[_u(xo + i)])
 
 
 @_jit
 def vjp_polygamma(n, G, go, X, xo, Y, yo, c, GX, gxo):
     k = int(c) + 1
     for i in range(n):
-        GX[gxo + i] += G[go + i] * _polygamma(k, X[xo + i])
+        GX[_u(gxo + i)] += G[_u(go + i)] * _polygamma(k, X[_u(xo + i)])
 
 
 # ---------------------------------------------------------------- binary elementwise
@@ -936,119 +945,119 @@ def vjp_polygamma(n, G, go, X, xo, Y, yo, c, GX, gxo):
 @_jit
 def fwd_maximum(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
-        a = A[ao + i * sa]
-        b = B[bo + i * sb]
-        Y[yo + i] = a if (a > b or a != a) else b
+        a = A[_u(ao + i * sa)]
+        b = B[_u(bo + i * sb)]
+        Y[_u(yo + i)] = a if (a > b or a != a) else b
 
 
 @_jit
 def vjp_maximum(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     for i in range(n):
-        a = A[ao + i * sa]
-        b = B[bo + i * sb]
-        g = G[go + i]
+        a = A[_u(ao + i * sa)]
+        b = B[_u(bo + i * sb)]
+        g = G[_u(go + i)]
         if a == b:
             g = g * 0.5
             if na:
-                GA[gao + i * sa] += g
+                GA[_u(gao + i * sa)] += g
             if nb:
-                GB[gbo + i * sb] += g
+                GB[_u(gbo + i * sb)] += g
         elif a > b:
             if na:
-                GA[gao + i * sa] += g
+                GA[_u(gao + i * sa)] += g
         elif b > a:
             if nb:
-                GB[gbo + i * sb] += g
+                GB[_u(gbo + i * sb)] += g
 
 
 # minimum: d = [a < b] da + [b < a] db, ties split in half
 @_jit
 def fwd_minimum(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
-        a = A[ao + i * sa]
-        b = B[bo + i * sb]
-        Y[yo + i] = a if (a < b or a != a) else b
+        a = A[_u(ao + i * sa)]
+        b = B[_u(bo + i * sb)]
+        Y[_u(yo + i)] = a if (a < b or a != a) else b
 
 
 @_jit
 def vjp_minimum(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     for i in range(n):
-        a = A[ao + i * sa]
-        b = B[bo + i * sb]
-        g = G[go + i]
+        a = A[_u(ao + i * sa)]
+        b = B[_u(bo + i * sb)]
+        g = G[_u(go + i)]
         if a == b:
             g = g * 0.5
             if na:
-                GA[gao + i * sa] += g
+                GA[_u(gao + i * sa)] += g
             if nb:
-                GB[gbo + i * sb] += g
+                GB[_u(gbo + i * sb)] += g
         elif a < b:
             if na:
-                GA[gao + i * sa] += g
+                GA[_u(gao + i * sa)] += g
         elif b < a:
             if nb:
-                GB[gbo + i * sb] += g
+                GB[_u(gbo + i * sb)] += g
 
 
 # atan2(a, b): d = (b da - a db) / (a^2 + b^2)
 @_jit
 def fwd_atan2(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.atan2(A[ao + i * sa], B[bo + i * sb])
+        Y[_u(yo + i)] = math.atan2(A[_u(ao + i * sa)], B[_u(bo + i * sb)])
 
 
 @_jit
 def vjp_atan2(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     for i in range(n):
-        a = A[ao + i * sa]
-        b = B[bo + i * sb]
-        r = G[go + i] / (a * a + b * b)
+        a = A[_u(ao + i * sa)]
+        b = B[_u(bo + i * sb)]
+        r = G[_u(go + i)] / (a * a + b * b)
         if na:
-            GA[gao + i * sa] += r * b
+            GA[_u(gao + i * sa)] += r * b
         if nb:
-            GB[gbo + i * sb] -= r * a
+            GB[_u(gbo + i * sb)] -= r * a
 
 
 # hypot(a, b) = sqrt(a^2 + b^2): d = (a da + b db) / y
 @_jit
 def fwd_hypot(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
-        Y[yo + i] = math.hypot(A[ao + i * sa], B[bo + i * sb])
+        Y[_u(yo + i)] = math.hypot(A[_u(ao + i * sa)], B[_u(bo + i * sb)])
 
 
 @_jit
 def vjp_hypot(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     for i in range(n):
-        r = G[go + i] / Y[yo + i]
+        r = G[_u(go + i)] / Y[_u(yo + i)]
         if na:
-            GA[gao + i * sa] += r * A[ao + i * sa]
+            GA[_u(gao + i * sa)] += r * A[_u(ao + i * sa)]
         if nb:
-            GB[gbo + i * sb] += r * B[bo + i * sb]
+            GB[_u(gbo + i * sb)] += r * B[_u(bo + i * sb)]
 
 
 # remainder(a, b) = a - floor(a / b) b (the sign of b): d = da - floor(a / b) db
 @_jit
 def fwd_remainder(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
-        a = A[ao + i * sa]
-        b = B[bo + i * sb]
+        a = A[_u(ao + i * sa)]
+        b = B[_u(bo + i * sb)]
         if b == 0 or a != a or b != b:
-            Y[yo + i] = np.nan
+            Y[_u(yo + i)] = np.nan
         else:
             r = np.fmod(a, b)
             if r != 0 and ((r < 0) != (b < 0)):
                 r += b
-            Y[yo + i] = r
+            Y[_u(yo + i)] = r
 
 
 @_jit
 def vjp_remainder(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     for i in range(n):
-        g = G[go + i]
+        g = G[_u(go + i)]
         if na:
-            GA[gao + i * sa] += g
+            GA[_u(gao + i * sa)] += g
         if nb:
-            GB[gbo + i * sb] -= g * np.floor(A[ao + i * sa] / B[bo + i * sb])
+            GB[_u(gbo + i * sb)] -= g * np.floor(A[_u(ao + i * sa)] / B[_u(bo + i * sb)])
 
 
 # ================================================================ batched forms (issue 6)
