@@ -492,12 +492,19 @@ def _c(v, dt):
     return v
 
 
+def _pick(serial, parallel, n):
+    """The one-core kernel below PAR elements, else its parallel twin (workers started)."""
+    if n < PAR:
+        return serial
+    if not _threads:
+        start_threads()
+    return parallel
+
+
 def unary_fwd(name, x, out, c=0.0):
     """out = row ``name``'s forward of x (flat, contiguous, same dtype)."""
-    if out.size >= PAR and not _threads:
-        start_threads()
-    (_ufwd_p if out.size >= PAR else _ufwd_s)(UNARY[name], _c(x, out.dtype), out, float(c),
-                                            _LANES[out.dtype])
+    _pick(_ufwd_s, _ufwd_p, out.size)(UNARY[name], _c(x, out.dtype), out, float(c),
+                                      _LANES[out.dtype])
     return out
 
 
@@ -518,20 +525,16 @@ def unary_vjp(name, g, x, y, out, c=0.0):
     g, ig = _flat_g(g, n)
     if g is None:
         return False
-    if n >= PAR and not _threads:
-        start_threads()
     dt = out.dtype
-    (_uvjp_p if n >= PAR else _uvjp_s)(UNARY[name], _c(g, dt), ig, _c(x, dt), _c(y, dt), out,
-                                       float(c), _LANES[dt])
+    _pick(_uvjp_s, _uvjp_p, n)(UNARY[name], _c(g, dt), ig, _c(x, dt), _c(y, dt), out, float(c),
+                               _LANES[dt])
     return True
 
 
 def binary_fwd(name, a, b, out):
     """out = a op b (flat; a or b may hold one element)."""
-    if out.size >= PAR and not _threads:
-        start_threads()
     dt = out.dtype
-    (_bfwd_p if out.size >= PAR else _bfwd_s)(BINARY[name], _c(a, dt), _c(b, dt), out)
+    _pick(_bfwd_s, _bfwd_p, out.size)(BINARY[name], _c(a, dt), _c(b, dt), out)
     return out
 
 
@@ -543,10 +546,8 @@ def binary_vjp(name, g, a, b, ga, gb, n):
     g, ig = _flat_g(g, n)
     if g is None:
         return False
-    if n >= PAR and not _threads:
-        start_threads()
     dt = g.dtype
-    (_bvjp_p if n >= PAR else _bvjp_s)(
+    _pick(_bvjp_s, _bvjp_p, n)(
         BINARY[name], _c(g, dt), ig, _c(a, dt), _c(b, dt), _c(ga, dt), _c(gb, dt),
         ga is not None, gb is not None, n)
     return True
