@@ -85,9 +85,16 @@ def _load():
     isa = _pick_isa()
     if isa is None:
         return
-    path = ctypes.util.find_library("mvec") or "libmvec.so.1"
+    # glibc's soname first: find_library runs a subprocess (~9 ms at import)
+    path = "libmvec.so.1"
     try:
-        lib = ctypes.CDLL(path)
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            path = ctypes.util.find_library("mvec")
+            if path is None:
+                return
+            lib = ctypes.CDLL(path)
         # the newest functions used (glibc 2.35): their absence means an older libmvec
         for base in ("tanhf", "erff", "expm1f", "log1pf", "sinhf", "coshf", "tanf", "asinf",
                      "acosf", "atanf"):
