@@ -221,3 +221,15 @@ def test_parallel_kernels_equal_the_serial_ones():
         _vmath._bvjp_p(code, g, 1, a, b, ga, gb, True, True, n)
         _vmath._bvjp_s(code, g, 1, a, b, ga2, gb2, True, True, n)
         assert np.array_equal(ga, ga2) and np.array_equal(gb, gb2)
+
+
+@needs_vm
+def test_big_cotangent_sums_on_every_core():
+    """Contributions to a cotangent of PAR elements or more are summed by the parallel add:
+    into an owned array, and into a shared one (add passes sum's broadcast cotangent on)."""
+    n = _vmath.PAR + 3
+    x0 = np.random.default_rng(6).uniform(-1, 1, n)
+    x = tg.tensor(x0, requires_grad=True)
+    (x + tg.sin(x) + x * x + tg.exp(x)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 1 + np.cos(x0) + 2 * x0 + np.exp(x0), rtol=1e-12,
+                               atol=1e-12)
