@@ -475,6 +475,24 @@ if OK:
         twin.__qualname__ = fn.__qualname__ + suffix
         return twin
 
+    @njit(parallel=True, fastmath={"reassoc", "contract"}, **_opts)
+    def _total_par(x, B):
+        """sum(x) in float64: blocks of B elements summed on every core (reassociation lets
+        each block's loop vectorise), then the block sums in order."""
+        n = x.size
+        nb = (n + B - 1) // B
+        part = np.empty(nb, np.float64)
+        for b in prange(nb):
+            xb = x[b * B:min(n, b * B + B)]
+            s = 0.0
+            for i in range(xb.size):         # from 0: no wraparound test, so it vectorises
+                s += xb[i]
+            part[b] = s
+        t = 0.0
+        for b in range(nb):
+            t += part[b]
+        return t
+
     # below PAR elements one core (no thread hand-off), from PAR on every core
     _ufwd_s = njit(**_opts)(_unary_fwd_src)
     _uvjp_s = njit(**_opts)(_unary_vjp_src)
@@ -558,3 +576,12 @@ def binary_vjp(name, g, a, b, ga, gb, n):
         BINARY[name], _c(g, dt), ig, _c(a, dt), _c(b, dt), _c(ga, dt), _c(gb, dt),
         ga is not None, gb is not None, n)
     return True
+
+
+def total(x):
+    """sum of a flat contiguous float array of PAR elements or more, accumulated in float64 on
+    every core (numpy's float32 ``add.reduce`` runs pairwise on one core: 0.27 ms on 10^6
+    elements against torch's 0.06); the caller casts to x's dtype."""
+    if not _threads:
+        start_threads()
+    return _total_par(x, 8192)

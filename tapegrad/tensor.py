@@ -1953,7 +1953,11 @@ _SUM0_NM = _name_id("SumBackward0")
 def sum(input, dim=None, keepdim=False, dtype=None):
     if dim is None and dtype is None and input._dtype._cat == 2:
         # x.sum() of a floating tensor (_reduce's first branch, without its dispatch)
-        y = input._dtype.np.type(_add_reduce(input._data, axis=None))
+        d = input._data
+        if d.size >= _vmath.PAR and _vmath.OK and d.flags.c_contiguous:
+            y = input._dtype.np.type(_vmath.total(d.reshape(-1)))
+        else:
+            y = input._dtype.np.type(_add_reduce(d, axis=None))
         if input._rg and STATE.enabled:
             return _record_unary_sum(input, y, 1.0, _SUM0_NM)
         return _wrap(y, input._dtype)

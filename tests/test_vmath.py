@@ -233,3 +233,22 @@ def test_big_cotangent_sums_on_every_core():
     (x + tg.sin(x) + x * x + tg.exp(x)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 1 + np.cos(x0) + 2 * x0 + np.exp(x0), rtol=1e-12,
                                atol=1e-12)
+
+
+@needs_vm
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_big_sum_accumulates_in_float64(dt):
+    """x.sum() of PAR elements or more: float64 blocks on every core, the float64 total
+    rounded once to x's dtype (numpy's float32 pairwise sum is within a few ulp of it)."""
+    x0 = np.random.default_rng(7).standard_normal(_vmath.PAR * 2 + 5).astype(dt)
+    ref = np.sum(x0.astype(np.float64))
+    assert abs(_vmath.total(x0) - ref) <= 1e-12 * np.sum(np.abs(x0))
+    x = tg.tensor(x0, requires_grad=True)
+    y = x.sum()
+    assert y.dtype == (tg.float32 if dt == np.float32 else tg.float64)
+    if dt == np.float32:             # the float64 total, rounded once
+        assert y.item() == np.float32(ref)
+    else:
+        assert abs(y.item() - ref) <= 1e-12 * np.sum(np.abs(x0))
+    y.backward()
+    assert (x.grad.numpy() == 1).all()
