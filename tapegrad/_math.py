@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 
-from . import _par
 from . import kernels as _K
 from . import tape as _tp
 from .autograd.grad_mode import STATE
