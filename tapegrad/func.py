@@ -301,7 +301,9 @@ class CompiledTape:
                 if d is not orig:
                     k = -2 - code
                     old = self.data.XO[dt][k]
-                    new = np.ascontiguousarray(d, old.dtype)
+                    new = np.asarray(d, old.dtype)      # (ascontiguousarray makes 0-dim 1-dim)
+                    if new.ndim and not new.flags.c_contiguous:
+                        new = np.ascontiguousarray(new)
                     if new.shape != old.shape:
                         raise RuntimeError(
                             "a tensor captured by the recorded function changed shape from %s "
@@ -320,7 +322,7 @@ class CompiledTape:
             self.crefs = [(dt, code, ref, (self.data.XO[dt][-2 - code] if orig is not None else None))
                           for dt, code, ref, orig in self.crefs]
             self._rebuild_xa()
-            for key in ("_bp", "_bpa", "_pl", "_sp", "_X", "_S", "_RS", "_A", "_rmemo", "_unit"):
+            for key in ("_bp", "_bpf", "_bpa", "_pl", "_sp", "_X", "_S", "_RS", "_A", "_rmemo", "_unit"):
                 self.__dict__.pop(key, None)
 
     def _meta(self, node):
@@ -363,7 +365,7 @@ class CompiledTape:
             if (op.kind not in ok_kinds or N[E[e, OUT], NSIZE] != 1 or E[e, FL] & (F_BIG | F_NPFWD)
                     or (op.name == "gather" and E[e, P1] != 1)):
                 return None
-        Eb, Nb, basz, _ = self._bplan()
+        Eb, Nb, basz, _, _ = self._bplan()
         Eb, Nb = Eb.reshape(-1, K), Nb.reshape(-1, NK).copy()
         # a one-element slice (``w[i]``, the micrograd case) needs no row: its output node
         # takes its operand's element (offsets of Nb moved; the node's own element stays
@@ -788,13 +790,15 @@ class CompiledTape:
             self._blocker = why
         return self._blocker
 
-    def _bplan(self):
+    def _bplan(self, fold=False):
         """The tape as the batched sweeps see it: every recorded constant a binary or mm entry
         reads becomes a node of its own (loaded into every lane like a broadcast input), so
         all operands are lanes of nodes. Returns (E, N, sizes of the two stores, load rows)."""
-        if "_bp" not in self.__dict__:
+        key = "_bpf" if fold else "_bp"
+        if key not in self.__dict__:
             from .ops import BINARY, MM, OPS
             E, N = self.E.reshape(-1, K).copy(), self.N.reshape(-1, NK)
+            C = self._fold_scalars(E, N) if fold else self.data.C
             extra, rows, asz = [], [], [self.data.asz[0], self.data.asz[1]]
             nn = len(N)
             for e in range(self.ne):
@@ -820,17 +824,67 @@ class CompiledTape:
                     rows.append((addr, node, size, 0, slot))
                     E[e, col] = node
             Nb = np.concatenate([N, np.array(extra, np.int64).reshape(-1, NK)]) if extra else N
-            self._bp = (E.reshape(-1), np.ascontiguousarray(Nb).reshape(-1), asz, rows)
-        return self._bp
+            self.__dict__[key] = (E.reshape(-1), np.ascontiguousarray(Nb).reshape(-1), asz, rows, C)
+        return self.__dict__[key]
+
+    def _fold_scalars(self, E, N):
+        """Batched plan, before constants become lanes: rewrite the binary entries that the
+        per-point recording leaves cheap but the lane layout makes costly. ``x * x`` becomes
+        ``pow_scalar(x, 2)`` (one adjoint pass, not two), and ``mul`` / ``add`` / ``sub``
+        with a recorded one-element constant become the unary ``scale`` / ``add_scalar`` /
+        ``rsub_scalar`` with the constant in C (no lanes filled with it, one pass per entry
+        instead of one per element). Values are bit-identical (``x - c`` is ``x + (-c)``);
+        the gradient of ``x * x`` is ``2 g x`` added once instead of ``g x`` added twice, the
+        same unless other contributions were added before it (then within a rounding).
+        Constants refreshed from captured tensors on every call (``crefs``) stay operands.
+        Edits E in place; returns the constants array the plan's C indices refer to."""
+        from .ops import OPCODE
+        mul, add, sub = OPCODE["mul"], OPCODE["add"], OPCODE["sub"]
+        live = {(dt, code) for dt, code, _, _ in self.crefs if code >= 0}
+        extra = []
+        nc = len(self.data.C)
+
+        def to_unary(e, name, x, c):
+            E[e, OP] = OPCODE[name]
+            E[e, IA], E[e, IB] = x, -1
+            E[e, CI] = nc + len(extra)
+            extra.append(c)
+        for e in np.flatnonzero((E[:, OP] == mul) | (E[:, OP] == add) | (E[:, OP] == sub)):
+            op, out, a, b = int(E[e, OP]), int(E[e, OUT]), int(E[e, IA]), int(E[e, IB])
+            n, slot = int(N[out, NSIZE]), int(N[out, NDT]) & 1
+            full_a, full_b = bool(E[e, P0]) or n == 1, bool(E[e, P1]) or n == 1
+            if op == mul and a >= 0 and a == b and full_a and full_b:
+                to_unary(e, "pow_scalar", a, 2.0)
+                continue
+            if (a < 0) == (b < 0):
+                continue
+            k, x, full_x = (a, b, full_b) if a < 0 else (b, a, full_a)
+            s = int(E[e, SA if a < 0 else SB])
+            size = n if (E[e, P0] if a < 0 else E[e, P1]) else 1
+            if s < 0 or size != 1 or not full_x or (slot, s) in live \
+                    or (int(N[x, NDT]) & 1) != slot:
+                continue
+            v = float(self.V[slot][s])
+            if op == mul:
+                to_unary(e, "scale", x, v)
+            elif op == add:
+                to_unary(e, "add_scalar", x, v)
+            elif a < 0:
+                to_unary(e, "rsub_scalar", x, v)
+            else:
+                to_unary(e, "add_scalar", x, -v)
+        if not extra:
+            return self.data.C
+        return np.concatenate([self.data.C, np.array(extra, self.data.C.dtype)])
 
     def _batch_plan(self):
         """``_bplan`` with its contiguous slices aliased (``_alias_slices``): what ``batch``
         runs."""
         if "_bpa" not in self.__dict__:
-            Eb, Nb, asz, rows = self._bplan()
+            Eb, Nb, asz, rows, C = self._bplan(fold=True)
             E, N = Eb.reshape(-1, K).copy(), Nb.reshape(-1, NK).copy()
             asz = self._alias_slices(E, N, list(asz))
-            self._bpa = (E.reshape(-1), N.reshape(-1), asz, rows)
+            self._bpa = (E.reshape(-1), N.reshape(-1), asz, rows, C)
         return self._bpa
 
     @staticmethod
@@ -942,7 +996,7 @@ class CompiledTape:
                 if node is not None and nreach[node]:
                     grads[i] = np.empty((P, N[node * NK + NSIZE]), _NP[N[node * NK + NDT] & 1])
                     grows.append(self._row(node, grads[i], 0, keep))
-        Eb, Nb, basz, const_rows = self._batch_plan()
+        Eb, Nb, basz, const_rows, Cb = self._batch_plan()
         asz = basz
         lane = (asz[0] * 4 + asz[1] * 8) * (2 if rev_start >= 0 else 1) + 1
         G = max(1, get_num_threads())
@@ -952,7 +1006,7 @@ class CompiledTape:
 
         def table(rows):
             return np.array(rows, np.int64).reshape(-1, 5)
-        run(Eb, Nb, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, self.data.C,
+        run(Eb, Nb, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, Cb,
             basz[0], basz[1], self.ne, B, P, G, table(ins + const_rows), table(outs_rows),
             table(cts), table(grows), rev_start, len(N) // NK)
         # outputs
@@ -1048,6 +1102,7 @@ class CompiledTape:
         st.pop("XA", None)
         st.pop("_X", None)
         st.pop("_bp", None)                     # holds addresses: rebuilt after unpickling
+        st.pop("_bpf", None)
         st.pop("_bpa", None)
         st.pop("_pl", None)
         st.pop("_sp", None)

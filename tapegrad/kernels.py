@@ -940,6 +940,34 @@ def vjp_polygamma(n, G, go, X, xo, Y, yo, c, GX, gxo):
         GX[_u(gxo + i)] += G[_u(go + i)] * _polygamma(k, X[_u(xo + i)])
 
 
+# x + c and c - x for a recorded scalar constant c: the batched plans rewrite binary entries
+# with such a constant operand to these rows (no lanes of the constant, one pass per entry).
+# A float32 store computes in float64 and rounds once, which equals float32 arithmetic on the
+# float32 constant (double rounding is innocuous for + and - from 24 to 53 bits).
+@_jit
+def fwd_add_scalar(n, X, xo, c, Y, yo):
+    for i in range(n):
+        Y[_u(yo + i)] = X[_u(xo + i)] + c
+
+
+@_jit
+def vjp_add_scalar(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        GX[_u(gxo + i)] += G[_u(go + i)]
+
+
+@_jit
+def fwd_rsub_scalar(n, X, xo, c, Y, yo):
+    for i in range(n):
+        Y[_u(yo + i)] = c - X[_u(xo + i)]
+
+
+@_jit
+def vjp_rsub_scalar(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        GX[_u(gxo + i)] -= G[_u(go + i)]
+
+
 # ---------------------------------------------------------------- binary elementwise
 # maximum: d = [a > b] da + [b > a] db, ties split in half (torch)
 @_jit

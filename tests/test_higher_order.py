@@ -8,7 +8,7 @@ import pytest
 
 import tapegrad as tg
 from tapegrad import ops
-from test_ops_table import FACADE, ROWS, IDS, _draw, _fd
+from test_ops_table import FACADE, FROWS, FIDS, ROWS, IDS, _draw, _fd
 
 rng = np.random.default_rng(99)
 
@@ -17,7 +17,7 @@ def _weighted(f, xs, w):
     return (f(*xs) * tg.tensor(w, dtype=tg.float64)).sum()
 
 
-@pytest.mark.parametrize("op", ROWS, ids=IDS)
+@pytest.mark.parametrize("op", FROWS, ids=FIDS)
 def test_differentiable_vjp_agrees_with_compiled_vjp(op):
     f, shapes = FACADE[op.name]
     arrays = [_draw(op, s) for s in shapes]
@@ -29,7 +29,7 @@ def test_differentiable_vjp_agrees_with_compiled_vjp(op):
         np.testing.assert_allclose(r.detach().numpy(), c.numpy(), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("op", ROWS, ids=IDS)
+@pytest.mark.parametrize("op", FROWS, ids=FIDS)
 def test_second_order_matches_finite_differences(op):
     """d/dx <v, grad_x <w, f(x)>> (a Hessian-vector product) vs central differences of the
     first-order gradient."""

@@ -118,9 +118,10 @@ def _row(op):
 
 
 def op_rows():
-    """The differentiable rows of the op table (``ops.KERNEL_OPS``)."""
+    """The differentiable rows of the op table (``ops.KERNEL_OPS``) that Tensor calls record
+    (not the rows only the batched plans emit, ``ops.PLAN_ONLY``)."""
     from .. import ops
-    return list(ops.KERNEL_OPS)
+    return [op for op in ops.KERNEL_OPS if not op.plan_only]
 
 
 _F = "torch.nn.functional."
