@@ -793,7 +793,9 @@ class CompiledTape:
     def _bplan(self, fold=False):
         """The tape as the batched sweeps see it: every recorded constant a binary or mm entry
         reads becomes a node of its own (loaded into every lane like a broadcast input), so
-        all operands are lanes of nodes. Returns (E, N, sizes of the two stores, load rows)."""
+        all operands are lanes of nodes; with ``fold``, scalar constants are folded first
+        (``_fold_scalars``). Returns (E, N, sizes of the two stores, load rows, the constants
+        array C that E's CI column indexes)."""
         key = "_bpf" if fold else "_bp"
         if key not in self.__dict__:
             from .ops import BINARY, MM, OPS
@@ -858,7 +860,7 @@ class CompiledTape:
                 continue
             if (a < 0) == (b < 0):
                 continue
-            k, x, full_x = (a, b, full_b) if a < 0 else (b, a, full_a)
+            x, full_x = (b, full_b) if a < 0 else (a, full_a)
             s = int(E[e, SA if a < 0 else SB])
             size = n if (E[e, P0] if a < 0 else E[e, P1]) else 1
             if s < 0 or size != 1 or not full_x or (slot, s) in live \

@@ -389,14 +389,11 @@ OPS = [
                                                   casting="unsafe")),
     # ---- scalar-constant forms of add / sub: the batched plans (func.CompiledTape._bplan)
     # rewrite a binary entry whose other operand is a recorded scalar constant to these
+    # (no numpy forms, vjp_t or src: those serve eager tapes, which never hold these rows)
     Op("add_scalar", UNARY, "AddBackward0", lambda x, c: x + x.dtype.type(c), const=1.7,
-       doc="x + c for a recorded scalar constant c", plan_only=True,
-       np_vjp=lambda g, x, y, c, out: np.copyto(out, g),
-       fwd_out=lambda x, c, out: np.add(x, x.dtype.type(c), out=out)),
+       doc="x + c for a recorded scalar constant c", plan_only=True),
     Op("rsub_scalar", UNARY, "RsubBackward1", lambda x, c: x.dtype.type(c) - x, const=1.7,
-       doc="c - x for a recorded scalar constant c", plan_only=True,
-       np_vjp=lambda g, x, y, c, out: np.negative(g, out=out),
-       fwd_out=lambda x, c, out: np.subtract(x.dtype.type(c), x, out=out)),
+       doc="c - x for a recorded scalar constant c", plan_only=True),
     # ---- binary elementwise with single-element broadcast: y = f(a, b)
     # (operator forms: numpy's scalar fast path for 0-dim values, ufuncs for arrays)
     Op("add", BINARY, "AddBackward0", operator.add, vjp_sign=(1, 1),
@@ -483,8 +480,6 @@ _VJP_T = {
     "log1p": lambda T, g, x, y, c: g / (1 + x),
     "expm1": lambda T, g, x, y, c: g * (y + 1),
     "scale": lambda T, g, x, y, c: g * c,
-    "add_scalar": lambda T, g, x, y, c: g * 1.0,
-    "rsub_scalar": lambda T, g, x, y, c: -g,
     "step": lambda T, g, x, y, c: g * 0.0,
     "clamp_min": lambda T, g, x, y, c: g * (x >= c).to(g.dtype),
     "clamp_max": lambda T, g, x, y, c: g * (x <= c).to(g.dtype),
@@ -549,7 +544,7 @@ _SRC = {
     "tan": "lambda x: x.tan()", "asin": "lambda x: torch.asin(x)", "acos": "lambda x: x.acos()",
     "atan": "lambda x: torch.atan(x)", "sinh": "lambda x: x.sinh()", "cosh": "lambda x: torch.cosh(x)",
     "erf": "lambda x: torch.erf(x)", "log1p": "lambda x: x.log1p()", "expm1": "lambda x: x.expm1()",
-    "scale": "lambda x: torch.exp2(x)", "add_scalar": "lambda x: x + 1.7", "rsub_scalar": "lambda x: 1.7 - x", "step": "lambda x: x.floor()",
+    "scale": "lambda x: torch.exp2(x)", "step": "lambda x: x.floor()",
     "clamp_min": "lambda x: x.clamp(min=0.7)", "clamp_max": "lambda x: torch.clamp(x, max=0.7)",
     "leaky_relu": "lambda x: torch.nn.functional.leaky_relu(x, 0.01)",
     "elu": "lambda x: torch.nn.functional.elu(x)", "gelu": "lambda x: torch.nn.functional.gelu(x)",

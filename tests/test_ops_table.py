@@ -322,24 +322,19 @@ def test_facade_table_covers_every_row():
 
 @pytest.mark.parametrize("name", sorted(PLAN_ONLY))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_plan_only_rows_numpy_forms_match_reference(name, dtype):
-    """The plan-only rows' numpy forward (fwd_out) and VJP (np_vjp) against the reference and
-    the compiled kernels."""
+def test_plan_only_rows_kernels_are_exact(name, dtype):
+    """The plan-only rows' kernels compute in float64 with a constant of the store's dtype
+    (what a plan folds): the forward must equal the reference's arithmetic in the store's
+    dtype bit for bit, and the VJP must be exactly +-g."""
     op = ops.BY_NAME[name]
     x = rng.standard_normal(7).astype(dtype)
     g = rng.standard_normal(7).astype(dtype)
     c = float(dtype(1.7))           # plans fold a recorded constant: a value of the store's dtype
-    out = np.empty_like(x)
-    op.fwd_out(x, c, out)
-    np.testing.assert_array_equal(out, op.ref(x, c))
     y = np.empty_like(x)
     getattr(kernels, "fwd_" + name)(7, x, 0, c, y, 0)
-    np.testing.assert_array_equal(y, out)
+    np.testing.assert_array_equal(y, op.ref(x, c))
     gx = np.zeros_like(x)
     getattr(kernels, "vjp_" + name)(7, g, 0, x, 0, y, 0, c, gx, 0)
-    npg = np.empty_like(x)
-    op.np_vjp(g, x, y, c, npg)
-    np.testing.assert_array_equal(gx, npg)
     np.testing.assert_array_equal(gx, g if name == "add_scalar" else -g)
 
 
@@ -422,7 +417,7 @@ def test_compiled_replay_matches_eager(op, dtype, big, monkeypatch):
             np.testing.assert_allclose(g, x.grad.numpy(), rtol=tol * 10, atol=tol * 10)
 
 
-NP_ROWS = [op for op in ROWS if op.kind in (UNARY, BINARY, SUM, MM)]
+NP_ROWS = [op for op in FROWS if op.kind in (UNARY, BINARY, SUM, MM)]   # rows of eager tapes
 
 
 def test_rows_with_large_entries_have_a_numpy_vjp():
@@ -430,8 +425,7 @@ def test_rows_with_large_entries_have_a_numpy_vjp():
         assert op.np_vjp is not None or op.vjp_sign is not None, op.name
 
 
-@pytest.mark.parametrize("op", [o for o in NP_ROWS if o.name not in PLAN_ONLY],
-                         ids=[o.name for o in NP_ROWS if o.name not in PLAN_ONLY])
+@pytest.mark.parametrize("op", NP_ROWS, ids=[o.name for o in NP_ROWS])
 @pytest.mark.parametrize("dtype", [tg.float32, tg.float64])
 @pytest.mark.parametrize("chunked", [False, True], ids=["one-chunk", "chunked"])
 def test_numpy_vjp_path_matches_compiled_path(op, dtype, chunked, monkeypatch):
