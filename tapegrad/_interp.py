@@ -10,13 +10,13 @@ from numba import carray, njit, prange
 
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
-                      F_FREED, F_SAVES, F_BIG, F_NPFWD, F_ALIAS, NPROD, noff, operand, mark, raw, _voidptr,
+                      F_FREED, F_SAVES, F_BIG, F_NPFWD, F_ALIAS, F_NOGA, F_NOGB, NPROD, noff, operand, mark, raw, _voidptr,
                       _u)
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 _jit_inline = njit(cache=True, nogil=True, error_model="numpy", inline="always")
 
-KERNELS_SHA = '488fe64e2e7194d7'  # sha256 of kernels.py: regenerate when it changes
+KERNELS_SHA = 'd4505da86bbbf2e0'  # sha256 of kernels.py: regenerate when it changes
 # kind code of each opcode (see ops.KIND_CODES)
 KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 3, 3, 3, 4, 5, 6,)
 OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'lgamma', 'polygamma', 'add_scalar', 'rsub_scalar', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'slice', 'embed', 'transpose', 'mm', 'cast', 'pyfunc',)
@@ -127,9 +127,13 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
             return 1, e
         if (fl & F_BIG) != 0:
             return 4, e
+        if (fl & F_NOGA) != 0 and (fl & F_NOGB) != 0:  # no wanted gradient upstream
+            continue
         out = E[b0 + OUT]
         a = E[b0 + IA]
         b = E[b0 + IB]
+        na = a >= 0 and (fl & F_NOGA) == 0
+        nb = b >= 0 and (fl & F_NOGB) == 0
         c = C[E[b0 + CI]] if E[b0 + CI] >= 0 else 0.0
         kind = KIND[op]
         go = N[out * NK + NOFF]
@@ -225,49 +229,49 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 B_ = operand(live, X4, V4, XA4, N, b, E[b0 + SB], (n - 1) * sb + 1)
                 Y_ = operand(live, X4, V4, XA4, N, out, E[b0 + SY], n)
                 if n == 1:
-                    step_rev_binary(op, A4, go, A_, B_, Y_, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    step_rev_binary(op, A4, go, A_, B_, Y_, A4, noff(N, a), A4, noff(N, b), na, nb)
                 elif sa == 1 and sb == 1:
                     if op == 35:  # add
-                        vjp_add(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_add(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 36:  # sub
-                        vjp_sub(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_sub(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 37:  # mul
-                        vjp_mul(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_mul(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 38:  # div
-                        vjp_div(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_div(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 39:  # pow
-                        vjp_pow(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_pow(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 40:  # maximum
-                        vjp_maximum(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_maximum(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 41:  # minimum
-                        vjp_minimum(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_minimum(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 42:  # atan2
-                        vjp_atan2(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_atan2(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 43:  # hypot
-                        vjp_hypot(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_hypot(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 44:  # remainder
-                        vjp_remainder(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_remainder(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                 else:
                     if op == 35:  # add
-                        vjp_add(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_add(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 36:  # sub
-                        vjp_sub(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_sub(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 37:  # mul
-                        vjp_mul(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_mul(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 38:  # div
-                        vjp_div(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_div(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 39:  # pow
-                        vjp_pow(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_pow(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 40:  # maximum
-                        vjp_maximum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_maximum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 41:  # minimum
-                        vjp_minimum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_minimum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 42:  # atan2
-                        vjp_atan2(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_atan2(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 43:  # hypot
-                        vjp_hypot(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_hypot(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                     elif op == 44:  # remainder
-                        vjp_remainder(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                        vjp_remainder(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -296,7 +300,7 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 A_ = operand(live, X4, V4, XA4, N, a, E[b0 + SA], m * k)
                 B_ = operand(live, X4, V4, XA4, N, b, E[b0 + SB], k * (n // m))
                 if op == 52:  # mm
-                    vjp_mm(m, k, n // m, A4, go, A_, 0, B_, 0, A4, noff(N, a), A4, noff(N, b), a >= 0, b >= 0)
+                    vjp_mm(m, k, n // m, A4, go, A_, 0, B_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
         else:
@@ -381,49 +385,49 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 B_ = operand(live, X8, V8, XA8, N, b, E[b0 + SB], (n - 1) * sb + 1)
                 Y_ = operand(live, X8, V8, XA8, N, out, E[b0 + SY], n)
                 if n == 1:
-                    step_rev_binary(op, A8, go, A_, B_, Y_, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    step_rev_binary(op, A8, go, A_, B_, Y_, A8, noff(N, a), A8, noff(N, b), na, nb)
                 elif sa == 1 and sb == 1:
                     if op == 35:  # add
-                        vjp_add(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_add(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 36:  # sub
-                        vjp_sub(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_sub(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 37:  # mul
-                        vjp_mul(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_mul(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 38:  # div
-                        vjp_div(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_div(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 39:  # pow
-                        vjp_pow(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_pow(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 40:  # maximum
-                        vjp_maximum(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_maximum(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 41:  # minimum
-                        vjp_minimum(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_minimum(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 42:  # atan2
-                        vjp_atan2(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_atan2(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 43:  # hypot
-                        vjp_hypot(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_hypot(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 44:  # remainder
-                        vjp_remainder(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_remainder(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                 else:
                     if op == 35:  # add
-                        vjp_add(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_add(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 36:  # sub
-                        vjp_sub(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_sub(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 37:  # mul
-                        vjp_mul(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_mul(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 38:  # div
-                        vjp_div(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_div(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 39:  # pow
-                        vjp_pow(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_pow(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 40:  # maximum
-                        vjp_maximum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_maximum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 41:  # minimum
-                        vjp_minimum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_minimum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 42:  # atan2
-                        vjp_atan2(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_atan2(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 43:  # hypot
-                        vjp_hypot(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_hypot(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                     elif op == 44:  # remainder
-                        vjp_remainder(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                        vjp_remainder(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -452,7 +456,7 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 A_ = operand(live, X8, V8, XA8, N, a, E[b0 + SA], m * k)
                 B_ = operand(live, X8, V8, XA8, N, b, E[b0 + SB], k * (n // m))
                 if op == 52:  # mm
-                    vjp_mm(m, k, n // m, A8, go, A_, 0, B_, 0, A8, noff(N, a), A8, noff(N, b), a >= 0, b >= 0)
+                    vjp_mm(m, k, n // m, A8, go, A_, 0, B_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
     return 0, -1

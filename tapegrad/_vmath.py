@@ -505,6 +505,7 @@ if OK:
 
 _EMPTY = {np.dtype(np.float32): np.ones(1, np.float32), np.dtype(np.float64): np.ones(1, np.float64)}
 _LANES = {np.dtype(np.float32): _ISA[1], np.dtype(np.float64): _ISA[2]} if OK else {}
+_L4, _L8 = (_ISA[1], _ISA[2]) if OK else (1, 1)
 
 
 def _c(v, dt):
@@ -585,3 +586,25 @@ def total(x):
     if not _threads:
         start_threads()
     return _total_par(x, 8192)
+
+
+_native_keep = []
+
+
+def native_fwd():
+    """Addresses of two C functions ``void f(int64 code, x*, y*, int64 n)``: y = f(x) for row
+    ``code`` over n float32 / float64 elements, on one core (``_native`` puts them in the
+    kernels' table). Compiled on first call and cached on disk."""
+    if not _native_keep:
+        from numba import carray, cfunc
+        sig = types.void(types.int64, types.voidptr, types.voidptr, types.int64)
+
+        @cfunc(sig, cache=True, nogil=True)
+        def vm4(code, x, y, n):
+            _ufwd_s(code, carray(x, (n,), np.float32), carray(y, (n,), np.float32), 0.0, _L4)
+
+        @cfunc(sig, cache=True, nogil=True)
+        def vm8(code, x, y, n):
+            _ufwd_s(code, carray(x, (n,), np.float64), carray(y, (n,), np.float64), 0.0, _L8)
+        _native_keep.extend((vm4, vm8))
+    return _native_keep[0].address, _native_keep[1].address

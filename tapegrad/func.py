@@ -25,8 +25,9 @@ import weakref
 
 import numpy as np
 
+from . import _native
 from . import tape as _tp
-from .kernels import (CI, F_ALIAS, F_BIG, F_HOOK, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
+from .kernels import (CI, F_ALIAS, F_BIG, F_HOOK, F_NOGA, F_NOGB, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
                       IA, IB, NM, P0, P1, SA, SB)
 
 log = logging.getLogger("tapegrad.func")
@@ -322,7 +323,8 @@ class CompiledTape:
             self.crefs = [(dt, code, ref, (self.data.XO[dt][-2 - code] if orig is not None else None))
                           for dt, code, ref, orig in self.crefs]
             self._rebuild_xa()
-            for key in ("_bp", "_bpf", "_bpa", "_pl", "_sp", "_X", "_S", "_RS", "_A", "_rmemo", "_unit"):
+            for key in ("_bp", "_bpf", "_bpa", "_pl", "_sp", "_X", "_IV", "_S", "_RS", "_A", "_rmemo", "_unit",
+                        "_wargs"):
                 self.__dict__.pop(key, None)
 
     def _meta(self, node):
@@ -336,15 +338,41 @@ class CompiledTape:
         reverse sweep is one compiled call (no entry runs on numpy: the common small tape)."""
         pl = self.__dict__.get("_pl")
         if pl is None:
-            E = self.E.reshape(-1, K)
+            E = self._replay_entries()
             simple = not ((E[:, FL] & F_BIG).any() or (self.N.reshape(-1, NK)[:, NDT] >= 2).any())
             ins = [None if n is None else self._meta(n) for n in self.in_nodes]
             outs = [self._meta(v) if kind == "node" else None for kind, v in self.out_nodes]
-            args = (self.E, self.N, self.V[0], self.V[1], self.XA[0], self.XA[1],
+            args = (E.reshape(-1), self.N, self.V[0], self.V[1], self.XA[0], self.XA[1],
                     self.data.I, self.data.C)
             pl = self._pl = (args, ins, outs, simple)
             self._sp = self._scalar_plan() if simple else None
         return pl
+
+    def _replay_entries(self):
+        """The entries as the single-point sweeps replay them. The kernels call native code
+        (``_native``) where they can, so that an entry need not leave the compiled sweep for
+        numpy: a matrix product between nodes of the stores drops F_BIG when they have BLAS,
+        a transcendental row over many elements drops F_NPFWD when they have libmvec."""
+        E = self.E.reshape(-1, K)
+        if not len(E):
+            return E
+        fl = E[:, FL].copy()
+        if _native.BLAS:
+            from .ops import KIND_CODES, MM, OPS
+            mm = np.array([KIND_CODES[op.kind] == KIND_CODES[MM] for op in OPS], bool)[E[:, OP]]
+            Nn = self.N.reshape(-1, NK)
+            for col in (OUT, IA, IB):
+                node = E[:, col]
+                mm &= (node < 0) | (Nn[np.maximum(node, 0), NDT] < 2)
+            mm &= (fl & F_HOOK) == 0
+            fl[mm] &= ~F_BIG
+        if (fl & F_NPFWD).any() and _native.vmath():
+            fl &= ~F_NPFWD
+        if (fl == E[:, FL]).all():
+            return E
+        E = E.copy()
+        E[:, FL] = fl
+        return E
 
     def _scalar_plan(self):
         """The pre-decoded table of a tape whose entries all produce one element, for the
@@ -434,11 +462,18 @@ class CompiledTape:
                     X[sp[2]][off:off + src.size] = src
             if not fresh:
                 bufs[threading.get_ident()] = X
-        for m, v in zip(ins, values):
-            if m is not None:
-                slot, off, size = m
-                X[slot][off:off + size] = v.reshape(-1) if type(v) is np.ndarray else \
-                    np.asarray(v, _NP[slot & 1]).reshape(-1)
+        views = None if fresh else self.__dict__.setdefault("_IV", {}).get(id(X))
+        if views is None:                   # the inputs' places in the store, shaped as them
+            views = [None if m is None else X[m[0]][m[1]:m[1] + m[2]].reshape(shape)
+                     for m, (shape, _) in zip(ins, self.in_meta)]
+            if not fresh:
+                self._IV[id(X)] = views
+        for w, v in zip(views, values):
+            if w is not None:
+                if type(v) is np.ndarray and v.shape == w.shape:
+                    w[...] = v
+                else:
+                    w.reshape(-1)[:] = np.asarray(v, w.dtype).reshape(-1)
         if self.captured:
             N = self.N
             for node, ref, kept in self.captured:
@@ -525,11 +560,14 @@ class CompiledTape:
                 res.append(v.copy())
         return res
 
-    def reverse(self, X, cotangents):
-        """Gradients of <cotangents, outputs> w.r.t. the inputs (None: input unused)."""
+    def reverse(self, X, cotangents, wanted=None):
+        """Gradients of <cotangents, outputs> w.r.t. the inputs (None: input unused).
+        ``wanted``: None, or a frozenset of the input indices whose gradients the caller
+        needs; the sweep may then skip the work that serves only the others (their gradients
+        may come back None)."""
         args, ins, outs, simple = self._plan()
         if simple:
-            return self._reverse_simple(X, cotangents, args, ins, outs)
+            return self._reverse_simple(X, cotangents, args, ins, outs, wanted)
         reverse = _mods()["reverse"]
         N, E = self.N, self.E
         nn, ne = len(N) // NK, self.ne
@@ -647,18 +685,18 @@ class CompiledTape:
                     ereach[p] = 1
         return step
 
-    def _reverse_simple(self, X, cotangents, args, ins, outs):
+    def _reverse_simple(self, X, cotangents, args, ins, outs, wanted=None):
         """``reverse`` of a tape that no entry leaves for numpy: one compiled sweep over
         adjoint stores and reach flags that a thread reuses from call to call."""
         sp = self._sp
         if sp is not None:                  # the scalar plan: one store, no flags
             st = (self._sp_store(),)
-        else:
-            st = self._stores(threading.get_ident())
-            st[0][0].fill(0)
-            st[0][1].fill(0)
-            st[1].fill(0)
-        A = st[0]
+            A = st[0]
+        else:                               # fresh zeroed adjoint stores (calloc): the
+            st = self._stores(threading.get_ident())    # gradients are views of them, not
+            st[1].fill(0)                               # copies out of reused ones
+            asz = self.data.asz
+            A = [np.zeros(max(asz[0], 1), np.float32), np.zeros(max(asz[1], 1), np.float64)]
         seeded, extra = [], None
         for (kind, v), m, g in zip(self.out_nodes, outs, cotangents):
             if g is None:
@@ -674,7 +712,9 @@ class CompiledTape:
             elif kind == "input":
                 extra = extra or {}
                 extra[v] = extra.get(v, 0) + np.asarray(g)
-        start, R, reads = self._read_plan(seeded, ins)
+        start, R, reads = self._read_plan(seeded, ins, None if sp is not None else wanted)
+        if sp is None and wanted is not None:
+            args = self._wanted_args(args, wanted)
         if sp is not None:
             if len(R):
                 (_M.get("preverse") or _mods()["preverse"])(sp[0], sp[1], self.data.I,
@@ -692,7 +732,7 @@ class CompiledTape:
             if status != 0:
                 raise AssertionError("replayed reverse sweep stopped at entry %d (status %d)"
                                      % (e, status))
-        grads = self._read_grads(A, reads)
+        grads = self._read_grads(A, reads, sp is None)
         if extra:
             for i, e in extra.items():
                 grads[i] = e if grads[i] is None else grads[i] + e
@@ -729,28 +769,34 @@ class CompiledTape:
         return st[0]
 
     @staticmethod
-    def _read_grads(A, reads):
+    def _read_grads(A, reads, owned=False):
         """The inputs' gradients out of the adjoint stores A (indexed by slot) through a
-        ``_read_plan``'s reads: copies (the stores are reused), cast and shaped."""
+        ``_read_plan``'s reads, cast and shaped: views when the caller hands the stores
+        over (``owned``), else copies (the stores are reused)."""
         grads = []
         for rd in reads:
             if rd is None:
                 grads.append(None)
                 continue
             slot, lo, hi, cast, shape = rd
-            g = A[slot][lo:hi].copy() if cast is None else A[slot][lo:hi].astype(cast)
+            if cast is not None:
+                g = A[slot][lo:hi].astype(cast)
+            else:
+                g = A[slot][lo:hi] if owned else A[slot][lo:hi].copy()
             grads.append(g if shape is None else g.reshape(shape))
         return grads
 
-    def _read_plan(self, seeded, ins):
-        """Per set of seeded output nodes, computed once: the last entry they reach, the
-        reached entries in descending order (for the scalar plan) and how to read each
-        input's gradient (store slot, bounds, dtype cast, shape; None: unreached)."""
-        key = (seeded[0],) if len(seeded) == 1 else tuple(sorted(set(seeded)))
+    def _read_plan(self, seeded, ins, wanted=None):
+        """Per set of seeded output nodes (and of wanted inputs), computed once: the last entry
+        they reach, the reached entries in descending order (for the scalar plan) and how to
+        read each input's gradient (store slot, bounds, dtype cast, shape; None: unreached or
+        not wanted)."""
+        sk = (seeded[0],) if len(seeded) == 1 else tuple(sorted(set(seeded)))
+        key = sk if wanted is None else (sk, wanted)
         memo = self.__dict__.setdefault("_rmemo", {})
         rr = memo.get(key)
         if rr is None:
-            nreach, start = self._reach(key)
+            nreach, start = self._reach(sk)
             E = self.E.reshape(-1, K)
             R = [e for e in range(start, -1, -1) if nreach[E[e, OUT]]]
             if self._sp is not None:                       # scalar-plan rows (aliased
@@ -758,8 +804,8 @@ class CompiledTape:
                 R = [rowmap[e] for e in R if rowmap[e] >= 0]
             R = np.array(R, np.int64)
             reads = []
-            for node, m, (shape, dt) in zip(self.in_nodes, ins, self.in_meta):
-                if m is not None and nreach[node]:
+            for i, (node, m, (shape, dt)) in enumerate(zip(self.in_nodes, ins, self.in_meta)):
+                if m is not None and nreach[node] and (wanted is None or i in wanted):
                     slot, off, n = m
                     reads.append((slot, off, off + n, None if dt.np == _NP[slot & 1] else dt.np,
                                   None if tuple(shape) == (n,) else shape))
@@ -767,6 +813,28 @@ class CompiledTape:
                     reads.append(None)
             rr = memo[key] = (start, R, reads)
         return rr
+
+    def _wanted_args(self, args, wanted):
+        """The sweep arguments of a reverse that needs only the inputs ``wanted``'s gradients:
+        the entries flagged F_NOGA / F_NOGB where an operand has no wanted input upstream
+        (the kernels skip its adjoint; an entry with neither is skipped), made once per set.
+        grad_and_value(f)(W, x) then never computes x's gradient (x @ W's G W^T product)."""
+        memo = self.__dict__.setdefault("_wargs", {})
+        got = memo.get(wanted)
+        if got is None:
+            E = args[0].reshape(-1, K).copy()
+            need = np.zeros(len(self.N) // NK, bool)
+            for i in wanted:
+                if self.in_nodes[i] is not None:
+                    need[self.in_nodes[i]] = True
+            for e in range(self.ne):                    # operands come before their users
+                a, b = int(E[e, IA]), int(E[e, IB])
+                na, nb = a >= 0 and need[a], b >= 0 and need[b]
+                if na or nb:
+                    need[E[e, OUT]] = True
+                E[e, FL] |= (0 if na else F_NOGA) | (0 if nb else F_NOGB)
+            got = memo[wanted] = (E.reshape(-1),) + tuple(args[1:])
+        return got
 
     # --------------------------------------------------------------- batched replay
     def batch_blocker(self):
@@ -999,6 +1067,9 @@ class CompiledTape:
                     grads[i] = np.empty((P, N[node * NK + NSIZE]), _NP[N[node * NK + NDT] & 1])
                     grows.append(self._row(node, grads[i], 0, keep))
         Eb, Nb, basz, const_rows, Cb = self._batch_plan()
+        if "_bvm" not in self.__dict__:     # transcendental rows: libmvec in their kernels
+            self._bvm = bool(np.isin(Eb.reshape(-1, K)[:, OP], _numpy_fwd_ops()).any()) \
+                and _native.vmath()
         asz = basz
         lane = (asz[0] * 4 + asz[1] * 8) * (2 if rev_start >= 0 else 1) + 1
         G = max(1, get_num_threads())
@@ -1072,7 +1143,7 @@ class CompiledTape:
         return n
 
     def __str__(self):
-        E = self.E.reshape(-1, K)
+        E = self._replay_entries()          # "(numpy)": what a replay runs on numpy
         lines = ["CompiledTape: %d entries, %d nodes, %d guards, %.1f KiB"
                  % (self.ne, len(self.N) // NK, len(self.guards), self.nbytes / 1024)]
         inputs = {n: i for i, n in enumerate(self.in_nodes) if n is not None}
@@ -1103,6 +1174,9 @@ class CompiledTape:
         st = dict(self.__dict__)
         st.pop("XA", None)
         st.pop("_X", None)
+        st.pop("_IV", None)
+        st.pop("_wargs", None)
+        st.pop("_bvm", None)                    # (fills the receiving process's table)
         st.pop("_bp", None)                     # holds addresses: rebuilt after unpickling
         st.pop("_bpf", None)
         st.pop("_bpa", None)
@@ -1230,7 +1304,7 @@ class _Cache:
             self.tapes.clear()
             self.watch = None
 
-    def run(self, args, need_reverse, cotangent_fn, fresh=False):
+    def run(self, args, need_reverse, cotangent_fn, fresh=False, argnums=None):
         self.check_names()
         key, leaves = self.key(args)
         values = [t._data for t in leaves]
@@ -1246,7 +1320,23 @@ class _Cache:
             return ct, leaves, outs, None, X, key
         if cotangent_fn is _UNIT and ct._sp is not None and outs[0].size == 1:
             return ct, leaves, outs, ct._unit_reverse(X), X, key
-        return ct, leaves, outs, ct.reverse(X, cotangent_fn(outs, ct)), X, key
+        wanted = None if argnums is None else self.wanted(args, leaves, key, argnums)
+        return ct, leaves, outs, ct.reverse(X, cotangent_fn(outs, ct), wanted), X, key
+
+    def wanted(self, args, leaves, key, argnums):
+        """The leaf indices of the arguments ``argnums`` names (a frozenset, per signature)."""
+        if not isinstance(argnums, int):
+            argnums = tuple(argnums)
+        memo = self.__dict__.setdefault("_wanted", {})
+        got = memo.get((key, argnums))
+        if got is None:
+            bounds, _ = _arg_specs(args, len(leaves), self.specs, key)
+            got = frozenset(i for n in ((argnums,) if isinstance(argnums, int) else argnums)
+                            for i in range(bounds[n][0], bounds[n][0] + bounds[n][1]))
+            if len(memo) > 64:
+                memo.clear()
+            memo[(key, argnums)] = got
+        return got
 
 
 def _arg_specs(args, nleaves, memo, key):
@@ -1309,7 +1399,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
     def wrapper(*args):
         _wrap = _mods()["T"]._wrap
-        ct, leaves, outs, grads, _, key = cache.run(args, True, _UNIT)
+        ct, leaves, outs, grads, _, key = cache.run(args, True, _UNIT, argnums=argnums)
         g = _select(grads, leaves, args, argnums, cache.specs, key)
         vals = [_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
         out = _unflatten(ct.out_spec, vals)

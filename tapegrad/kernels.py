@@ -38,6 +38,8 @@ from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from . import _native   # registers the native table's symbol before any kernel is compiled
+
 _jit = njit(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")
 
 
@@ -58,8 +60,19 @@ NOFF, NSIZE, NDT, NPROD, NNR = range(NK)
 F_FREED, F_SAVES, F_HIDDEN, F_BIG = 1, 2, 4, 8   # F_BIG: runs on numpy (see tape.BIG)
 F_HOOK = 16    # hooks watch this entry: it also runs in Python (with F_BIG set)
 F_NPFWD = 32   # a replayed forward runs this entry on numpy (SIMD ufuncs); its VJP stays here
+_GEMM_MIN, _SGEMM, _DGEMM = _native.GEMM_MIN, _native.SGEMM, _native.DGEMM
+_VM_MIN, _VM4, _VM8 = _native.VM_MIN, _native.VM4, _native.VM8
+# the transcendental rows whose forward kernels call the native vector math (``_vm``), with
+# the row codes ``_vmath`` numbers them by (written out: cached kernels hold them; a test
+# checks they agree with ``_vmath.UNARY``)
+VM_CODES = {"exp": 1, "log": 2, "sin": 3, "cos": 4, "tanh": 5, "sigmoid": 6, "tan": 10,
+            "asin": 11, "acos": 12, "atan": 13, "sinh": 14, "cosh": 15, "erf": 16, "log1p": 17,
+            "expm1": 18}
 F_ALIAS = 64   # batched plan only: a contiguous slice whose output node shares its operand's
                # lanes (no copy): the batched sweeps skip it (the reverse only marks the operand)
+# replay plans only (tapegrad.func, a gradient of some inputs): operand a / b needs no adjoint
+# (no wanted input is upstream of it); an entry with both set is skipped by the reverse sweep
+F_NOGA, F_NOGB = 128, 256
 
 
 @intrinsic
@@ -68,6 +81,84 @@ def _voidptr(typingctx, addr):
     def codegen(context, builder, sig, args):
         return builder.inttoptr(args[0], cgutils.voidptr_t)
     return types.voidptr(addr), codegen
+
+
+@intrinsic
+def _native_fn(typingctx, slot):
+    """The address in slot ``slot`` of the native table (``_native``; 0: not available), read
+    at run time: cached code holds the table's name, never an address."""
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+        mod = builder.module
+        g = mod.globals.get(_native.SYMBOL)
+        if g is None:
+            g = ir.GlobalVariable(mod, ir.ArrayType(ir.IntType(64), _native.SLOTS), _native.SYMBOL)
+        return builder.load(builder.gep(g, [ir.Constant(ir.IntType(32), 0), args[0]]))
+    return types.int64(slot), codegen
+
+
+@intrinsic
+def _gemm(typingctx, fp, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+    """Call the cblas_?gemm at address ``fp`` (64-bit integers) on row-major operands at
+    addresses a, b, c: C = alpha op(A) op(B) + beta C, op transposing when ta / tb != 0.
+    The float type of alpha (float32 or float64) picks the sgemm or dgemm prototype."""
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+        i32, i64 = ir.IntType(32), ir.IntType(64)
+        ft = ir.FloatType() if sig.args[6] == types.float32 else ir.DoubleType()
+        fnty = ir.FunctionType(ir.VoidType(), [i32, i32, i32, i64, i64, i64, ft, i64, i64, i64,
+                                               i64, ft, i64, i64])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+
+        def trans(t):               # CblasTrans 112, CblasNoTrans 111
+            return builder.select(builder.icmp_signed("!=", t, ir.Constant(i64, 0)),
+                                  ir.Constant(i32, 112), ir.Constant(i32, 111))
+        builder.call(fn, [ir.Constant(i32, 101), trans(args[1]), trans(args[2])]  # row-major
+                     + list(args[3:]))
+        return context.get_dummy_value()
+    return types.void(fp, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), codegen
+
+
+@_jit
+def _blas_mm(ta, tb, m, n, k, A, ao, B, bo, C, co, beta):
+    """C[co:] (m, n) = op(A[ao:]) op(B[bo:]) + beta C through the native BLAS, when the
+    product has GEMM_MIN multiply-adds or more and BLAS is there; False: the caller loops."""
+    if m * n * k < _GEMM_MIN:
+        return False
+    fp = _native_fn(_SGEMM if C.itemsize == 4 else _DGEMM)
+    if fp == 0:
+        return False
+    w = C.itemsize
+    _gemm(fp, ta, tb, m, n, k, C.dtype.type(1), A.ctypes.data + ao * w, m if ta else k,
+          B.ctypes.data + bo * w, k if tb else n, C.dtype.type(beta), C.ctypes.data + co * w, n)
+    return True
+
+
+@intrinsic
+def _vm_call(typingctx, fp, code, x, y, n):
+    """Call the C function at address ``fp``: void f(int64 code, x*, y*, int64 n)."""
+    def codegen(context, builder, sig, args):
+        from llvmlite import ir
+        i64 = ir.IntType(64)
+        fnty = ir.FunctionType(ir.VoidType(), [i64, i64, i64, i64])
+        builder.call(builder.inttoptr(args[0], fnty.as_pointer()), list(args[1:]))
+        return context.get_dummy_value()
+    return types.void(fp, code, x, y, n), codegen
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _vm(code, n, X, xo, Y, yo):
+    """Y[yo:yo+n] = f(X[xo:xo+n]) for the transcendental row ``code`` on libmvec's SIMD
+    functions, when ``_native.vmath()`` has filled the slot (a few ulp, as numpy's own SIMD
+    loops; ~20x faster than the scalar libm loop for tanh); False: the caller loops."""
+    if n < _VM_MIN:
+        return False
+    fp = _native_fn(_VM4 if Y.itemsize == 4 else _VM8)
+    if fp == 0:
+        return False
+    w = Y.itemsize
+    _vm_call(fp, code, X.ctypes.data + xo * w, Y.ctypes.data + yo * w, n)
+    return True
 
 
 @_jit
@@ -126,6 +217,8 @@ def vjp_neg(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d exp(x) = exp(x) dx
 @_jit
 def fwd_exp(n, X, xo, c, Y, yo):
+    if _vm(1, n, X, xo, Y, yo):     # VM_CODES['exp']: libmvec (_native)
+        return
     for i in range(n):
         Y[_u(yo + i)] = math.exp(X[_u(xo + i)])
 
@@ -139,6 +232,8 @@ def vjp_exp(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d log(x) = dx / x
 @_jit
 def fwd_log(n, X, xo, c, Y, yo):
+    if _vm(2, n, X, xo, Y, yo):     # VM_CODES['log']: libmvec (_native)
+        return
     for i in range(n):
         v = X[_u(xo + i)]
         Y[_u(yo + i)] = math.log(v) if v > 0 else (-np.inf if v == 0 else np.nan)
@@ -153,6 +248,8 @@ def vjp_log(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d sin(x) = cos(x) dx
 @_jit
 def fwd_sin(n, X, xo, c, Y, yo):
+    if _vm(3, n, X, xo, Y, yo):     # VM_CODES['sin']: libmvec (_native)
+        return
     for i in range(n):
         Y[_u(yo + i)] = math.sin(X[_u(xo + i)])
 
@@ -166,6 +263,8 @@ def vjp_sin(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d cos(x) = -sin(x) dx
 @_jit
 def fwd_cos(n, X, xo, c, Y, yo):
+    if _vm(4, n, X, xo, Y, yo):     # VM_CODES['cos']: libmvec (_native)
+        return
     for i in range(n):
         Y[_u(yo + i)] = math.cos(X[_u(xo + i)])
 
@@ -179,6 +278,8 @@ def vjp_cos(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d tanh(x) = (1 - tanh(x)^2) dx
 @_jit
 def fwd_tanh(n, X, xo, c, Y, yo):
+    if _vm(5, n, X, xo, Y, yo):     # VM_CODES['tanh']: libmvec (_native)
+        return
     for i in range(n):
         Y[_u(yo + i)] = math.tanh(X[_u(xo + i)])
 
@@ -193,6 +294,8 @@ def vjp_tanh(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d sigmoid(x) = s (1 - s) dx
 @_jit
 def fwd_sigmoid(n, X, xo, c, Y, yo):
+    if _vm(6, n, X, xo, Y, yo):     # VM_CODES['sigmoid']: libmvec (_native)
+        return
     for i in range(n):
         v = X[_u(xo + i)]
         if v >= 0:
@@ -400,13 +503,13 @@ def vjp_sum(n, G, go, c, GX, gxo):
 @_jit
 def fwd_gather(n, m, X, xo, I, io, c, Y, yo):
     for i in range(n):
-        Y[_u(yo + i)] = X[xo + I[io + i]]
+        Y[_u(yo + i)] = X[_u(xo + I[_u(io + i)])]
 
 
 @_jit
 def vjp_gather(n, m, G, go, I, io, c, GX, gxo):
     for i in range(n):
-        GX[gxo + I[io + i]] += G[_u(go + i)]
+        GX[_u(gxo + I[_u(io + i)])] += G[_u(go + i)]
 
 
 # segment sum: y[idx[i]] += c x[i];  d: gx[i] += c g[idx[i]]   (sum/mean over dims)
@@ -415,7 +518,7 @@ def fwd_segsum(n, m, X, xo, I, io, c, Y, yo):
     for j in range(m):
         Y[yo + j] = 0
     for i in range(n):
-        Y[yo + I[io + i]] += X[_u(xo + i)]
+        Y[_u(yo + I[_u(io + i)])] += X[_u(xo + i)]
     for j in range(m):
         Y[yo + j] *= c
 
@@ -423,7 +526,7 @@ def fwd_segsum(n, m, X, xo, I, io, c, Y, yo):
 @_jit
 def vjp_segsum(n, m, G, go, I, io, c, GX, gxo):
     for i in range(n):
-        GX[_u(gxo + i)] += c * G[go + I[io + i]]
+        GX[_u(gxo + i)] += c * G[_u(go + I[_u(io + i)])]
 
 
 # identity: y = x; d: gx += g   (view, reshape, unbind, clone; n = m = size)
@@ -496,6 +599,8 @@ def vjp_transpose(n, m, G, go, I, io, c, GX, gxo):
 # Y (m,n) = A (m,k) B (k,n);  dA += G B^T, dB += A^T G   (dot / mv / mm share it)
 @_jit
 def fwd_mm(m, k, n, A, ao, B, bo, Y, yo):
+    if _blas_mm(0, 0, m, n, k, A, ao, B, bo, Y, yo, 0.0):
+        return
     for i in range(m):
         for j in range(n):
             Y[yo + i * n + j] = 0
@@ -507,17 +612,30 @@ def fwd_mm(m, k, n, A, ao, B, bo, Y, yo):
 
 @_jit
 def vjp_mm(m, k, n, G, go, A, ao, B, bo, GA, gao, GB, gbo, na, nb):
+    if m * k * n >= _GEMM_MIN and _native_fn(_SGEMM if G.itemsize == 4 else _DGEMM) != 0:
+        if na:                      # GA (m,k) += G (m,n) B^T, with B^T copied out first:
+            T = np.empty(n * k, G.dtype)    # on 32x64x64 float32 OpenBLAS's transposed-
+            for j in range(n):              # operand product took 5-7 us, the copy and a
+                r = j * k                   # plain product ~4
+                for p in range(k):
+                    T[_u(r + p)] = B[_u(bo + p * n + j)]
+            _blas_mm(0, 0, m, k, n, G, go, T, 0, GA, gao, 1.0)
+        if nb:                      # GB (k,n) += A^T G
+            _blas_mm(1, 0, k, n, m, A, ao, G, go, GB, gbo, 1.0)
+        return
     if n == 1:                      # matrix-vector (mv, dot, a net's last layer): loops over
         if na:                      # k contiguous elements that vectorise (the general form's
             for i in range(m):      # inner loop would run once per (i, p))
                 gi = G[_u(go + i)]
+                r = gao + i * k
                 for p in range(k):
-                    GA[gao + i * k + p] += gi * B[bo + p]
+                    GA[_u(r + p)] += gi * B[_u(bo + p)]
         if nb:
             for i in range(m):
                 gi = G[_u(go + i)]
+                r = ao + i * k
                 for p in range(k):
-                    GB[gbo + p] += A[ao + i * k + p] * gi
+                    GB[_u(gbo + p)] += A[_u(r + p)] * gi
         return
     if na:
         for i in range(m):
@@ -539,6 +657,8 @@ def vjp_mm(m, k, n, G, go, A, ao, B, bo, GA, gao, GB, gbo, na, nb):
 # d tan(x) = (1 + tan(x)^2) dx
 @_jit
 def fwd_tan(n, X, xo, c, Y, yo):
+    if _vm(10, n, X, xo, Y, yo):     # VM_CODES['tan']: libmvec (_native)
+        return
     for i in range(n):
         Y[_u(yo + i)] = math.tan(X[_u(xo + i)])
 
@@ -553,6 +673,8 @@ def vjp_tan(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d asin(x) = dx / sqrt(1 - x^2)
 @_jit
 def fwd_asin(n, X, xo, c, Y, yo):
+    if _vm(11, n, X, xo, Y, yo):     # VM_CODES['asin']: libmvec (_native)
+        return
     for i in range(n):
         v = X[_u(xo + i)]
         Y[_u(yo + i)] = math.asin(v) if -1.0 <= v <= 1.0 else np.nan
@@ -568,6 +690,8 @@ def vjp_asin(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d acos(x) = -dx / sqrt(1 - x^2)
 @_jit
 def fwd_acos(n, X, xo, c, Y, yo):
+    if _vm(12, n, X, xo, Y, yo):     # VM_CODES['acos']: libmvec (_native)
+        return
     for i in range(n):
         v = X[_u(xo + i)]
         Y[_u(yo + i)] = math.acos(v) if -1.0 <= v <= 1.0 else np.nan
@@ -583,6 +707,8 @@ def vjp_acos(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d atan(x) = dx / (1 + x^2)
 @_jit
 def fwd_atan(n, X, xo, c, Y, yo):
+    if _vm(13, n, X, xo, Y, yo):     # VM_CODES['atan']: libmvec (_native)
+        return
     for i in range(n):
         Y[_u(yo + i)] = math.atan(X[_u(xo + i)])
 
@@ -597,6 +723,8 @@ def vjp_atan(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d sinh(x) = cosh(x) dx
 @_jit
 def fwd_sinh(n, X, xo, c, Y, yo):
+    if _vm(14, n, X, xo, Y, yo):     # VM_CODES['sinh']: libmvec (_native)
+        return
     for i in range(n):
         Y[_u(yo + i)] = math.sinh(X[_u(xo + i)])
 
@@ -610,6 +738,8 @@ def vjp_sinh(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d cosh(x) = sinh(x) dx
 @_jit
 def fwd_cosh(n, X, xo, c, Y, yo):
+    if _vm(15, n, X, xo, Y, yo):     # VM_CODES['cosh']: libmvec (_native)
+        return
     for i in range(n):
         Y[_u(yo + i)] = math.cosh(X[_u(xo + i)])
 
@@ -623,6 +753,8 @@ def vjp_cosh(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d erf(x) = 2/sqrt(pi) exp(-x^2) dx
 @_jit
 def fwd_erf(n, X, xo, c, Y, yo):
+    if _vm(16, n, X, xo, Y, yo):     # VM_CODES['erf']: libmvec (_native)
+        return
     for i in range(n):
         Y[_u(yo + i)] = math.erf(X[_u(xo + i)])
 
@@ -637,6 +769,8 @@ def vjp_erf(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d log1p(x) = dx / (1 + x)
 @_jit
 def fwd_log1p(n, X, xo, c, Y, yo):
+    if _vm(17, n, X, xo, Y, yo):     # VM_CODES['log1p']: libmvec (_native)
+        return
     for i in range(n):
         v = X[_u(xo + i)]
         Y[_u(yo + i)] = math.log1p(v) if v > -1 else (-np.inf if v == -1 else np.nan)
@@ -651,6 +785,8 @@ def vjp_log1p(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # d expm1(x) = (expm1(x) + 1) dx
 @_jit
 def fwd_expm1(n, X, xo, c, Y, yo):
+    if _vm(18, n, X, xo, Y, yo):     # VM_CODES['expm1']: libmvec (_native)
+        return
     for i in range(n):
         Y[_u(yo + i)] = math.expm1(X[_u(xo + i)])
 

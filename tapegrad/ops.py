@@ -585,7 +585,7 @@ from numba import carray, njit, prange
 
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
-                      F_FREED, F_SAVES, F_BIG, F_NPFWD, F_ALIAS, NPROD, noff, operand, mark, raw, _voidptr,
+                      F_FREED, F_SAVES, F_BIG, F_NPFWD, F_ALIAS, F_NOGA, F_NOGB, NPROD, noff, operand, mark, raw, _voidptr,
                       _u)
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
@@ -603,7 +603,7 @@ _REV = {
               "B_ = operand(live, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], (n - 1) * sb + 1)",
               "Y_ = operand(live, X{d}, V{d}, XA{d}, N, out, E[b0 + SY], n)"],
              "vjp_{name}(n, A{d}, go, A_, 0, {sa}, B_, 0, {sb}, Y_, 0, "
-             "A{d}, noff(N, a), A{d}, noff(N, b), a >= 0, b >= 0)",
+             "A{d}, noff(N, a), A{d}, noff(N, b), na, nb)",
              ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
     SUM: ([], "vjp_{name}(N[a * NK + NSIZE], A{d}, go, c, A{d}, noff(N, a))",
           ["mark(N, nreach, ereach, a)"]),
@@ -614,7 +614,7 @@ _REV = {
           "A_ = operand(live, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], m * k)",
           "B_ = operand(live, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], k * (n // m))"],
          "vjp_{name}(m, k, n // m, A{d}, go, A_, 0, B_, 0, A{d}, noff(N, a), "
-         "A{d}, noff(N, b), a >= 0, b >= 0)",
+         "A{d}, noff(N, b), na, nb)",
          ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
 }
 
@@ -740,7 +740,7 @@ _STEP = {
                      "(op, n, X{d}, noff(N, a), I, E[b0 + P0], c, X{d}, yo)"),
     ("rev", BINARY): ("n == 1", "op, G, go, A_, B_, Y_, GA, gao, GB, gbo, na, nb",
                       "vjp_{name}(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)",
-                      "(op, A{d}, go, A_, B_, Y_, A{d}, noff(N, a), A{d}, noff(N, b), a >= 0, b >= 0)"),
+                      "(op, A{d}, go, A_, B_, Y_, A{d}, noff(N, a), A{d}, noff(N, b), na, nb)"),
     ("rev", INDEX): ("E[b0 + P1] == 1", "op, m, G, go, I, io, c, GX, gxo",
                      "vjp_{name}(1, m, G, go, I, io, c, GX, gxo)",
                      "(op, N[a * NK + NSIZE], A{d}, go, I, E[b0 + P0], c, A{d}, noff(N, a))"),
@@ -892,9 +892,13 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
             return 1, e
         if (fl & F_BIG) != 0:
             return 4, e
+        if (fl & F_NOGA) != 0 and (fl & F_NOGB) != 0:  # no wanted gradient upstream
+            continue
         out = E[b0 + OUT]
         a = E[b0 + IA]
         b = E[b0 + IB]
+        na = a >= 0 and (fl & F_NOGA) == 0
+        nb = b >= 0 and (fl & F_NOGB) == 0
         c = C[E[b0 + CI]] if E[b0 + CI] >= 0 else 0.0
         kind = KIND[op]
         go = N[out * NK + NOFF]
