@@ -591,20 +591,38 @@ def total(x):
 _native_keep = []
 
 
+def _cfunc(fn, sig):
+    """``numba.cfunc(sig, cache=True, nogil=True)(fn)``, loaded from the disk cache through
+    ``_fastload``'s light loader (without it, loading costs Numba's ~0.4 s context refresh)."""
+    from numba import cfunc
+    try:
+        from numba.core import sigutils
+        from numba.core.ccallback import CFunc
+
+        from . import _fastload
+        res = CFunc(fn, sigutils.normalize_signature(sig), locals={}, options={"nogil": True})
+        res.enable_caching()
+        cache = res._cache
+        if all(hasattr(cache, a) for a in ("_enabled", "_index_key", "_cache_file", "_impl")):
+            cache.load_overload = _fastload._light_loader(cache, cache.load_overload)
+        res.compile()
+        return res
+    except Exception:          # pragma: no cover - a Numba without these internals
+        return cfunc(sig, cache=True, nogil=True)(fn)
+
+
 def native_fwd():
     """Addresses of two C functions ``void f(int64 code, x*, y*, int64 n)``: y = f(x) for row
     ``code`` over n float32 / float64 elements, on one core (``_native`` puts them in the
     kernels' table). Compiled on first call and cached on disk."""
     if not _native_keep:
-        from numba import carray, cfunc
+        from numba import carray
         sig = types.void(types.int64, types.voidptr, types.voidptr, types.int64)
 
-        @cfunc(sig, cache=True, nogil=True)
         def vm4(code, x, y, n):
             _ufwd_s(code, carray(x, (n,), np.float32), carray(y, (n,), np.float32), 0.0, _L4)
 
-        @cfunc(sig, cache=True, nogil=True)
         def vm8(code, x, y, n):
             _ufwd_s(code, carray(x, (n,), np.float64), carray(y, (n,), np.float64), 0.0, _L8)
-        _native_keep.extend((vm4, vm8))
+        _native_keep.extend((_cfunc(vm4, sig), _cfunc(vm8, sig)))
     return _native_keep[0].address, _native_keep[1].address
