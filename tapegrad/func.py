@@ -686,8 +686,10 @@ class CompiledTape:
         return step
 
     def _reverse_simple(self, X, cotangents, args, ins, outs, wanted=None):
-        """``reverse`` of a tape that no entry leaves for numpy: one compiled sweep over
-        adjoint stores and reach flags that a thread reuses from call to call."""
+        """``reverse`` of a tape that no entry leaves for numpy: one compiled sweep, with reach
+        flags that a thread reuses from call to call and adjoint stores made zeroed for the
+        call (the gradients returned are views of them; the scalar plan keeps its reused
+        store and copies)."""
         sp = self._sp
         if sp is not None:                  # the scalar plan: one store, no flags
             st = (self._sp_store(),)
