@@ -323,8 +323,8 @@ class CompiledTape:
             self.crefs = [(dt, code, ref, (self.data.XO[dt][-2 - code] if orig is not None else None))
                           for dt, code, ref, orig in self.crefs]
             self._rebuild_xa()
-            for key in ("_bp", "_bpf", "_bpa", "_pl", "_sp", "_X", "_IV", "_S", "_RS", "_A", "_rmemo", "_unit",
-                        "_wargs"):
+            for key in ("_bp", "_bpf", "_bpa", "_pl", "_sp", "_X", "_IV", "_S", "_RS", "_A", "_F", "_rmemo",
+                        "_unit", "_wargs"):
                 self.__dict__.pop(key, None)
 
     def _meta(self, node):
@@ -638,6 +638,19 @@ class CompiledTape:
                 flags, flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:])
         return st
 
+    def _flags(self, tid):
+        """The thread's reach flags for the single compiled sweep (reused; the caller zeroes
+        them), laid out as ``_stores``' (None where it has the adjoint stores): that sweep
+        takes fresh adjoint stores per call."""
+        bufs = self.__dict__.setdefault("_F", {})
+        st = bufs.get(tid)
+        if st is None:
+            nn, ne = len(self.N) // NK, self.ne
+            flags = np.zeros(nn + 2 * ne + 3, np.uint8)
+            st = bufs[tid] = (None, flags, flags[:nn + 1], flags[nn + 1:nn + ne + 2],
+                              flags[nn + ne + 2:])
+        return st
+
     def _np_vjp_step(self, e, X, A, nreach, ereach):
         """A matrix product's VJP (an F_BIG entry: BLAS) as one call on views of the thread's
         stores made once: ``GA += G @ B.T``, ``GB += A.T @ G`` through preallocated products,
@@ -695,7 +708,7 @@ class CompiledTape:
             st = (self._sp_store(),)
             A = st[0]
         else:                               # fresh zeroed adjoint stores (calloc): the
-            st = self._stores(threading.get_ident())    # gradients are views of them, not
+            st = self._flags(threading.get_ident())     # gradients are views of them, not
             st[1].fill(0)                               # copies out of reused ones
             asz = self.data.asz
             A = [np.zeros(max(asz[0], 1), np.float32), np.zeros(max(asz[1], 1), np.float64)]
@@ -1178,6 +1191,7 @@ class CompiledTape:
         st.pop("_X", None)
         st.pop("_IV", None)
         st.pop("_wargs", None)
+        st.pop("_F", None)
         st.pop("_bvm", None)                    # (fills the receiving process's table)
         st.pop("_bp", None)                     # holds addresses: rebuilt after unpickling
         st.pop("_bpf", None)
