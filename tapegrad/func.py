@@ -18,6 +18,7 @@ custom Function) whose backward is the recorded tape's compiled reverse sweep.
 Not yet (issue 6): ``vmap`` evaluates point by point (correct, not yet the batched
 chunk-interpreter the issue asks for); custom Functions inside a recorded function.
 """
+import builtins
 import functools
 import logging
 import threading
@@ -133,6 +134,72 @@ def _signature(x, leaves, toks, Tensor):
             _signature(x[k], leaves, toks, Tensor)
     else:
         toks.append(("S", tx, repr(x)))
+
+
+class _NoMatcher(Exception):
+    pass
+
+
+_STATIC_EQ = (int, bool, str, type(None))
+
+
+def _matcher(args):
+    """A function ``match(args)`` for calls shaped as ``args``: the leaves (in ``_signature``'s
+    order) when a new argument tuple has the same tree structure, static values, and float
+    tensor leaves of exact type Tensor with the same shapes and dtypes (the same signature,
+    so the same recorded tape); None otherwise. Generated as straight-line code (a check
+    per node, no recursion): the signature walk of a repeated call costs about a third.
+    None when ``args`` has a non-float tensor or a Tensor subclass (the walk decides)."""
+    Tensor = _mods()["T"].Tensor
+    env = {"T": Tensor, "MISS": _MISSING}
+    lines = ["def match(args):",
+             "    if type(args) is not tuple or len(args) != %d: return None" % len(args)]
+    leaves = []
+    count = [0]
+
+    def name(prefix, value):
+        count[0] += 1
+        n = "%s%d" % (prefix, count[0])
+        env[n] = value
+        return n
+
+    def walk(expr, x):
+        tx = type(x)
+        v = "v%d" % len(lines)
+        lines.append("    %s = %s" % (v, expr))
+        if isinstance(x, Tensor):
+            if tx is not Tensor or not x._dtype.is_floating_point:
+                raise _NoMatcher
+            lines.append("    if type(%s) is not T or %s._dtype is not %s or %s._data.shape != %s: "
+                         "return None" % (v, v, name("D", x._dtype), v, name("S", x._data.shape)))
+            leaves.append(v)
+        elif isinstance(x, (tuple, list)):
+            lines.append("    if type(%s) is not %s or len(%s) != %d: return None"
+                         % (v, name("C", tx), v, len(x)))
+            for i, item in enumerate(x):
+                walk("%s[%d]" % (v, i), item)
+        elif isinstance(x, dict):
+            keys = sorted(x)
+            lines.append("    if type(%s) is not %s or len(%s) != %d: return None"
+                         % (v, name("C", tx), v, len(x)))
+            kn = name("K", tuple(keys))
+            for i, k in enumerate(keys):
+                walk("%s.get(%s[%d], MISS)" % (v, kn, i), x[k])
+        elif tx in _STATIC_EQ:
+            lines.append("    if type(%s) is not %s or %s != %s: return None"
+                         % (v, name("C", tx), v, name("V", x)))
+        else:
+            lines.append("    if type(%s) is not %s or repr(%s) != %s: return None"
+                         % (v, name("C", tx), v, name("R", repr(x))))
+
+    try:
+        for i, a in enumerate(args):
+            walk("args[%d]" % i, a)
+    except _NoMatcher:
+        return None
+    lines.append("    return [%s]" % ", ".join(leaves))
+    exec(builtins.compile("\n".join(lines), "<tapegrad.func matcher>", "exec"), env)
+    return env["match"]
 
 
 class _TapeData:
@@ -772,6 +839,107 @@ class CompiledTape:
             (_M.get("preverse") or _mods()["preverse"])(sp[0], sp[1], self.data.I, X[sp[2]], A, R)
         return self._read_grads(AA, reads)
 
+    def unit_runner(self, wanted):
+        """A function ``run(leaves)`` doing grad_and_value's replay of this tape in the fewest
+        Python steps: copy the input leaves' values in, one compiled forward, seed 1 at the
+        first output, one compiled reverse (of the inputs ``wanted`` only); returns
+        ``(outputs, grads)`` as ``outputs`` and ``reverse`` would, or None when this tape
+        needs the general path (numpy steps, guards, a captured constant that changed).
+        The per-thread stores are made on a thread's first run. None when the tape is not
+        such a tape (the caller keeps the general path)."""
+        args, ins, outs, simple = self._plan()
+        E = args[0].reshape(-1, K)
+        kind, v = self.out_nodes[0]
+        if (not simple or self.guards or kind != "node" or outs[0][2] != 1
+                or (len(E) and (E[:, FL] & F_NPFWD).any())):
+            return None
+        _mods()
+        sp, N, ne = self._sp, self.N, self.ne
+        pl = self._pl
+        ident = threading.get_ident
+        readers = []                        # per output: node (slot, off, size, shape), or
+        for (k, o), m, (shape, dt) in zip(self.out_nodes, outs, self.out_meta):
+            if k == "node":
+                readers.append((0,) + m + (tuple(shape),))
+            elif k == "input":
+                readers.append((1, o, dt.np, tuple(shape)))
+            else:
+                readers.append((2, o))
+        if sp is not None:
+            soff = outs[0][1]
+            start, R, reads = self._read_plan([v], ins)
+            pforward, preverse, I = _M["pforward"], _M["preverse"], self.data.I
+            live = [(off, src) for off, src, lv in sp[4] if lv]
+        else:
+            start, R, reads = self._read_plan([v], ins, wanted)
+            wargs = self._wanted_args(args, wanted) if wanted is not None else args
+            forward, reverse = _M["forward"], _M["reverse"]
+            slot0, soff = outs[0][0], outs[0][1]
+            p = int(N[v * NK + NPROD])
+            asz0, asz1 = max(self.data.asz[0], 1), max(self.data.asz[1], 1)
+        states = {}
+
+        def state(leaves):                  # the thread's stores, made by a general forward
+            X = self.forward([t._data for t in leaves])
+            copies = [(i, w) for i, w in enumerate(self._IV[id(X)]) if w is not None]
+            cap = []
+            for node, ref, kept in self.captured:
+                off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
+                cap.append((X[slot][off:off + size], ref, kept))
+            st = states[ident()] = (X, copies, cap, self._flags(ident()) if sp is None else None)
+            return st
+
+        def run(leaves):
+            st = states.get(ident()) or state(leaves)
+            X, copies, cap, fl = st
+            if self.crefs:
+                self._refresh_constants()
+                if self.__dict__.get("_pl") is not pl:
+                    return None
+            for i, w in copies:
+                w[...] = leaves[i]._data
+            for dst, ref, kept in cap:
+                leaf = ref() if ref is not None else None
+                dst[:] = np.asarray(leaf._data if leaf is not None else kept, dst.dtype).reshape(-1)
+            if sp is not None:
+                Xs = X[sp[2]]
+                for off, src in live:
+                    Xs[off:off + src.size] = src
+                pforward(sp[0], sp[1], I, Xs, 0, len(sp[1]))
+            elif forward(*args, X[0], X[1], 0, ne) >= 0:
+                return None
+            res = []
+            for r in readers:
+                if r[0] == 0:
+                    _, slot, off, size, shape = r
+                    res.append(X[slot][off] if size == 1 and not shape
+                               else X[slot][off:off + size].reshape(shape).copy())
+                elif r[0] == 1:
+                    res.append(np.array(leaves[r[1]]._data, r[2]).reshape(r[3]))
+                else:
+                    res.append(r[1].copy())
+            if sp is not None:
+                AA = self._sp_store()
+                AA[0][soff] = 1.0
+                if len(R):
+                    preverse(sp[0], sp[1], I, X[sp[2]], AA[0], R)
+                return res, self._read_grads(AA, reads)
+            A = [np.zeros(asz0, np.float32), np.zeros(asz1, np.float64)]
+            A[slot0][soff] = 1.0
+            if start >= 0:
+                flags, nreach, ereach, nobad = fl[1:]
+                flags.fill(0)
+                nreach[v] = 1
+                if p >= 0:
+                    ereach[p] = 1
+                status, e = reverse(*wargs, A[0], A[1], X[0], X[1], True, nreach, ereach, nobad,
+                                    start, 0)
+                if status != 0:
+                    raise AssertionError("replayed reverse sweep stopped at entry %d (status %d)"
+                                         % (e, status))
+            return res, self._read_grads(A, reads, True)
+        return run
+
     def _sp_store(self):
         """The thread's zeroed adjoint store of the scalar plan, as a pair indexed by a store
         slot (both slots name the one store)."""
@@ -1247,6 +1415,7 @@ class _Cache:
     (most recent first), one per combination of branch decisions met; a call replays the
     first variant whose guards hold, and records a new one when none does."""
     MAX_VARIANTS = 8
+    MAX_FAST = 16
 
     def __init__(self, f):
         self.f = f
@@ -1254,6 +1423,8 @@ class _Cache:
         self.recordings = 0
         self.watch = None
         self.specs = {}             # call signature -> the arguments' tree specs (_select)
+        self.fasts = {}             # call signature -> its fast call (None: it has none)
+        self.fast = None            # the fast call of the latest signature
 
     def _watch_list(self):
         """The tensors f names directly (closure variables and globals), by identity: a
@@ -1319,6 +1490,8 @@ class _Cache:
                       getattr(self.f, "__name__", self.f))
             self.tapes.clear()
             self.watch = None
+            self.fasts.clear()
+            self.fast = None
 
     def run(self, args, need_reverse, cotangent_fn, fresh=False, argnums=None):
         self.check_names()
@@ -1409,16 +1582,82 @@ def _UNIT(outs, ct):
     return [np.ones_like(outs[0])] + [None] * (len(outs) - 1)
 
 
+def _fast_gv(cache, args, leaves, key, ct, argnums, has_aux):
+    """grad_and_value's fast call for one signature: ``fast(args)`` returns the transform's
+    result, or None when ``args`` has another signature or the tape needs the general path.
+    It matches the arguments with a generated check (``_matcher``), runs the tape's
+    ``unit_runner`` and builds the gradient and value trees by precomputed plans. None when
+    the call cannot take it (several recorded variants or guards, numpy steps)."""
+    if len(cache.tapes.get(key, ())) != 1:
+        return None
+    match = _matcher(args)
+    if match is None:
+        return None
+    run = ct.unit_runner(cache.wanted(args, leaves, key, argnums))
+    if run is None:
+        return None
+    _wrap = _mods()["T"]._wrap
+    single = isinstance(argnums, int)
+    bounds, specs = _arg_specs(args, len(leaves), cache.specs, key)
+    parts = [(specs[n], [(i,) + tuple(ct.in_meta[i]) for i in range(bounds[n][0], bounds[n][0] + bounds[n][1])])
+             for n in ((argnums,) if single else tuple(argnums))]
+    outs = [dt for _, dt in ct.out_meta]
+    out_spec = ct.out_spec
+    flat_out = out_spec == ("T", 0)
+
+    def fast(args):
+        leaves = match(args)
+        if leaves is None:
+            return None
+        got = run(leaves)
+        if got is None:
+            return None
+        res, grads = got
+        tree = []
+        for spec, items in parts:
+            gl = []
+            for i, shape, dt in items:
+                g = grads[i]
+                if g is None:
+                    g = np.zeros(shape, dt.np)
+                gl.append(_wrap(g if g.ndim else g[()], dt))
+            tree.append(gl[0] if spec == ("T", 0) else _unflatten(spec, gl))
+        g = tree[0] if single else tuple(tree)
+        if flat_out:
+            v = res[0]
+            return g, _wrap(v if v.ndim else v[()], outs[0])
+        out = _unflatten(out_spec, [_wrap(v if v.ndim else v[()], dt) for v, dt in zip(res, outs)])
+        if has_aux:
+            value, aux = out
+            return g, (value, aux)
+        return g, out
+    return fast
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
-    """(gradient of a scalar func w.r.t. args[argnums], value), replayed in compiled code."""
+    """(gradient of a scalar func w.r.t. args[argnums], value), replayed in compiled code.
+    A call with the signature of the previous one takes the fast call (``_fast_gv``)."""
     cache = _Cache(func)
 
     def wrapper(*args):
+        if cache.fast is not None:
+            cache.check_names()
+            fast = cache.fast
+            if fast is not None:
+                r = fast(args)
+                if r is not None:
+                    return r
         _wrap = _mods()["T"]._wrap
         ct, leaves, outs, grads, _, key = cache.run(args, True, _UNIT, argnums=argnums)
         g = _select(grads, leaves, args, argnums, cache.specs, key)
         vals = [_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
         out = _unflatten(ct.out_spec, vals)
+        fast = cache.fasts.get(key, _MISSING)
+        if fast is _MISSING:
+            if len(cache.fasts) >= cache.MAX_FAST:
+                cache.fasts.clear()
+            fast = cache.fasts[key] = _fast_gv(cache, args, leaves, key, ct, argnums, has_aux)
+        cache.fast = fast
         if has_aux:
             value, aux = out
             return g, (value, aux)

@@ -770,3 +770,109 @@ def test_gradients_of_some_arguments_skip_the_others(dtype):
         assert all(e is not None for e in every)
         for i in wanted:
             np.testing.assert_allclose(some[i], every[i], rtol=1e-6, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- fast calls
+def test_signature_matcher_accepts_exactly_the_recorded_signature():
+    """The generated check of a repeated call's arguments (``_matcher``) returns the leaves in
+    the signature walk's order for the same signature, and None for any difference the
+    signature walk would see: structure, container type, dict keys, static values, shapes,
+    dtypes; no matcher for integer tensors (their values are part of the signature)."""
+    a = tg.ones(2, 3)
+    b = tg.zeros(3, dtype=tg.float64)
+    args = ([a, (b, 2)], {"k": tg.ones(1), "j": None}, "mode", 0.5)
+    m = tf._matcher(args)
+    leaves, toks = [], []
+    tf._signature(args, leaves, toks, tg.Tensor)
+    a2, b2, k2 = tg.zeros(2, 3), tg.ones(3, dtype=tg.float64), tg.zeros(1)
+    got = m(([a2, (b2, 2)], {"j": None, "k": k2}, "mode", 0.5))
+    assert got is not None and [t is u for t, u in zip(got, (a2, b2, k2))] == [True] * 3
+    assert [t is u for t, u in zip(m(args), leaves)] == [True] * 3
+    for other in (
+            ([a, [b, 2]], {"k": tg.ones(1), "j": None}, "mode", 0.5),            # tuple -> list
+            ([a, (b, 2), b], {"k": tg.ones(1), "j": None}, "mode", 0.5),         # length
+            ([a, (b, 3)], {"k": tg.ones(1), "j": None}, "mode", 0.5),            # static int
+            ([a, (b, 2.0)], {"k": tg.ones(1), "j": None}, "mode", 0.5),          # int -> float
+            ([a, (b, True)], {"k": tg.ones(1), "j": None}, "mode", 0.5),         # int -> bool
+            ([a, (b, 2)], {"k": tg.ones(1), "i": None}, "mode", 0.5),            # dict key
+            ([a, (b, 2)], {"k": tg.ones(1), "j": 0}, "mode", 0.5),               # None -> 0
+            ([a, (b, 2)], {"k": tg.ones(1), "j": None}, "mod", 0.5),             # str
+            ([a, (b, 2)], {"k": tg.ones(1), "j": None}, "mode", -0.5),           # float
+            ([a, (b, 2)], {"k": tg.ones(2), "j": None}, "mode", 0.5),            # shape
+            ([a, (b.float(), 2)], {"k": tg.ones(1), "j": None}, "mode", 0.5),    # dtype
+            ([a, (b, 2)], {"k": tg.ones(1), "j": None}, "mode"),                 # arity
+            ([a.reshape(3, 2), (b, 2)], {"k": tg.ones(1), "j": None}, "mode", 0.5)):
+        assert m(other) is None, other
+        lv, tk = [], []
+        tf._signature(other, lv, tk, tg.Tensor)
+        assert tuple(tk) != tuple(toks)         # the walk sees the same differences
+    assert tf._matcher((tg.ones(2), tg.tensor([1, 2]))) is None    # an integer tensor
+
+
+@pytest.mark.parametrize("dtype", [tg.float32, tg.float64])
+@pytest.mark.parametrize("shape", ["batch", "scalar"])
+def test_repeated_grad_and_value_calls_take_the_fast_call_and_equal_eager(dtype, shape):
+    """From the second call of a signature, grad_and_value runs its fast call (matcher, one
+    forward, one reverse, prebuilt result trees). Every call's gradient trees and value must
+    equal eager autograd's on that call's values; results of earlier calls keep their values;
+    a new signature (static value, shape) records once, and calls switching back to an old
+    signature replay its tape (no new recording)."""
+    def f(params, x, scale, aux):
+        h = x
+        for W, b in params["layers"]:
+            h = (h @ W + b).tanh() if shape == "batch" else (h * W + b).tanh()
+        loss = (h * h).sum() * scale
+        return (loss, h) if aux else loss
+
+    def eager(params, x, scale, aux, argnums):
+        leaves = [[(W.detach().requires_grad_(), b.detach().requires_grad_())
+                   for W, b in params["layers"]], x.detach().requires_grad_()]
+        out = f({"layers": leaves[0]}, leaves[1], scale, aux)
+        loss = out[0] if aux else out
+        flat = [t for Wb in leaves[0] for t in Wb] + [leaves[1]]
+        gs = tg.autograd.grad(loss, flat)
+        return [g.numpy() for g in gs], out
+
+    def draw(n, m):
+        if shape == "batch":
+            return ({"layers": [(tg.tensor(rng.standard_normal((m, m)) / m, dtype=dtype),
+                                 tg.tensor(rng.standard_normal(m), dtype=dtype))
+                                for _ in range(2)]},
+                    tg.tensor(rng.standard_normal((n, m)), dtype=dtype))
+        return ({"layers": [(tg.tensor(rng.standard_normal(()), dtype=dtype),
+                             tg.tensor(rng.standard_normal(()), dtype=dtype)) for _ in range(2)]},
+                tg.tensor(rng.standard_normal(()), dtype=dtype))
+
+    tol = dict(rtol=2e-5, atol=1e-6) if dtype == tg.float32 else dict(rtol=1e-12, atol=1e-13)
+    for argnums, aux in ((0, False), ((0, 1), True)):
+        gv = tf.grad_and_value(f, argnums=argnums, has_aux=aux)
+        kept = []
+        for call in range(6):
+            scale = 0.5 if call != 3 else 2.0           # call 3: another static value
+            n = 4 if call != 4 else 3                   # call 4: another batch size
+            params, x = draw(n, 5)
+            g, v = gv(params, x, scale, aux)
+            want, wout = eager(params, x, scale, aux, argnums)
+            gp = g if argnums == 0 else g[0]
+            got = [t.numpy() for Wb in gp["layers"] for t in Wb]
+            if argnums != 0:
+                got.append(g[1].numpy())
+            else:
+                want = want[:-1]
+            for a, b in zip(got, want):
+                assert a.dtype == b.dtype and a.shape == b.shape
+                np.testing.assert_allclose(a, b, **tol)
+            if aux:
+                np.testing.assert_allclose(v[0].numpy(), wout[0].detach().numpy(), **tol)
+                np.testing.assert_allclose(v[1].numpy(), wout[1].detach().numpy(), **tol)
+                assert v[0].dtype == dtype and v[0].shape == ()
+            else:
+                np.testing.assert_allclose(v.numpy(), wout.detach().numpy(), **tol)
+                assert v.dtype == dtype and v.shape == () and v.grad_fn is None
+            kept.append((got[0].copy(), got[0]))
+        assert all((a == b).all() for a, b in kept)     # no result was overwritten later
+        assert gv._cache.recordings == (3 if shape == "batch" else 2)
+        assert all(fp is not None for fp in gv._cache.fasts.values())
+        g2, _ = gv._cache.fast((params, x, scale, aux))         # the fast call ran the last
+        np.testing.assert_array_equal(                          # call: it gives its result
+            (g2 if argnums == 0 else g2[0])["layers"][0][0].numpy(), got[0])
