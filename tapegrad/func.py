@@ -1610,7 +1610,9 @@ def _fast_gv(cache, args, leaves, key, ct, argnums, has_aux):
         if leaves is None:
             return None
         got = run(leaves)
-        if got is None:
+        if got is None:                 # the tape's plan changed (a captured constant was
+            cache.fasts.pop(key, None)  # replaced): the general path runs, and makes the
+            cache.fast = None           # signature's fast call again on the new plan
             return None
         res, grads = got
         tree = []

@@ -486,6 +486,11 @@ def test_captured_constant_tensors_are_read_at_every_call(case, change):
     fd = np.array([(float(f(tg.tensor(x1 + e))) - float(f(tg.tensor(x1 - e)))) / 2e-6
                    for e in np.eye(x1.size).reshape((x1.size,) + x1.shape) * 1e-6]).reshape(x1.shape)
     np.testing.assert_allclose(g(tg.tensor(x1)).numpy(), fd, rtol=1e-6, atol=1e-8)
+    # the signature's fast call is made again on the tape's new plan and reads the new value
+    g(tg.tensor(x1))
+    got = g._cache.fast((tg.tensor(x1),))
+    assert got is not None
+    np.testing.assert_allclose(got[0].numpy(), eager(x1), rtol=1e-12, atol=1e-14)
 
 
 def test_a_guard_on_a_captured_tensor_sees_its_new_value():
