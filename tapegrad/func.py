@@ -1808,17 +1808,18 @@ def _vmap_batched(func, cache, args, dims, P, out_dims):
             batched.append(d is not None)
     if not any(batched):
         raise _NotBatchable("no batched argument")
-    idx = np.arange(P)
+    idx = None                      # the points still to evaluate (None: all P)
     outs = grads = None
     tried = set()
-    while idx.size:
+    while idx is None or idx.size:
         cands = [t for t in cache.tapes.get(key, ()) if id(t) not in tried]
         if cands:
             ct = cands[0]
         elif len(tried) >= 4 * cache.MAX_VARIANTS:
             raise _NotBatchable("too many branch variants")
         else:
-            ct = cache.record(key, [_take(a, d, int(idx[0])) for a, d in zip(args, dims)])
+            ct = cache.record(key, [_take(a, d, 0 if idx is None else int(idx[0]))
+                                    for a, d in zip(args, dims)])
         tried.add(id(ct))
         why = ct.batch_blocker()
         if why:
@@ -1830,14 +1831,17 @@ def _vmap_batched(func, cache, args, dims, P, out_dims):
                                    "scalar Tensor, got tensor with %d dims."
                                    % len(ct.out_meta[0][0]))
             cot = [(np.ones(1), False)] + [None] * (len(ct.out_nodes) - 1)
-        sub = idx if idx.size < P else None
+        sub = idx
+        n = P if idx is None else idx.size
         vals = [v[sub] if (b and sub is not None) else v for v, b in zip(full, batched)]
-        o, g, ok = ct.batch(vals, batched, idx.size, cot)
+        o, g, ok = ct.batch(vals, batched, n, cot)
         if outs is None and ok.all():               # one variant served every point
             outs, metas = o, ct.out_meta
             grads = [a if a is not None else np.zeros((P,) + tuple(ct.in_meta[k][0]), ct.in_meta[k][1].np)
                      for k, a in enumerate(g)] if kind != "call" else None
             break
+        if idx is None:
+            idx = np.arange(P)
         if outs is None:
             outs = [np.empty((P,) + a.shape[1:], a.dtype) for a in o]
             metas = ct.out_meta
