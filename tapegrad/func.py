@@ -15,8 +15,12 @@ logs it at debug level): never a silently wrong result. ``where`` gives branch-f
 ``compile(f)`` returns a function with ``f``'s semantics whose outputs carry a grad_fn (a
 custom Function) whose backward is the recorded tape's compiled reverse sweep.
 
-Not yet (issue 6): ``vmap`` evaluates point by point (correct, not yet the batched
-chunk-interpreter the issue asks for); custom Functions inside a recorded function.
+A repeated ``grad_and_value`` call with the signature of an earlier one takes its fast call
+(``_fast_gv``): a generated argument check, one compiled forward and one compiled reverse,
+prebuilt result trees. ``vmap`` of a tape runs it in the batched interpreter (chunks of
+points, slot-major lanes, threads), point by point only for what that cannot run.
+
+Not yet (issue 6): custom Functions inside a recorded function.
 """
 import builtins
 import functools
