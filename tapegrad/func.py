@@ -861,7 +861,9 @@ class CompiledTape:
         sp, N, ne = self._sp, self.N, self.ne
         pl = self._pl
         ident = threading.get_ident
-        readers = []                        # per output: node (slot, off, size, shape), or
+        # how to read each output: (0, slot, off, size, shape) a node's lanes, (1, input index,
+        # dtype, shape) an input returned as is, (2, value) a constant
+        readers = []
         for (k, o), m, (shape, dt) in zip(self.out_nodes, outs, self.out_meta):
             if k == "node":
                 readers.append((0,) + m + (tuple(shape),))
