@@ -861,23 +861,12 @@ class CompiledTape:
         sp, N, ne = self._sp, self.N, self.ne
         pl = self._pl
         ident = threading.get_ident
-        # how to read each output: (0, slot, off, size, shape) a node's lanes, (1, input index,
-        # dtype, shape) an input returned as is, (2, value) a constant
-        readers = []
-        for (k, o), m, (shape, dt) in zip(self.out_nodes, outs, self.out_meta):
-            if k == "node":
-                readers.append((0,) + m + (tuple(shape),))
-            elif k == "input":
-                readers.append((1, o, dt.np, tuple(shape)))
-            else:
-                readers.append((2, o))
+        need_values = any(k == "input" for k, _ in self.out_nodes)   # (outputs reads them)
         if sp is not None:
-            soff = outs[0][1]
-            start, R, reads = self._read_plan([v], ins)
-            pforward, preverse, I = _M["pforward"], _M["preverse"], self.data.I
+            pforward, I = _M["pforward"], self.data.I
             live = [(off, src) for off, src, lv in sp[4] if lv]
         else:
-            start, R, reads = self._read_plan([v], ins, wanted)
+            start, _, reads = self._read_plan([v], ins, wanted)
             wargs = self._wanted_args(args, wanted) if wanted is not None else args
             forward, reverse = _M["forward"], _M["reverse"]
             slot0, soff = outs[0][0], outs[0][1]
@@ -914,22 +903,9 @@ class CompiledTape:
                 pforward(sp[0], sp[1], I, Xs, 0, len(sp[1]))
             elif forward(*args, X[0], X[1], 0, ne) >= 0:
                 return None
-            res = []
-            for r in readers:
-                if r[0] == 0:
-                    _, slot, off, size, shape = r
-                    res.append(X[slot][off] if size == 1 and not shape
-                               else X[slot][off:off + size].reshape(shape).copy())
-                elif r[0] == 1:
-                    res.append(np.array(leaves[r[1]]._data, r[2]).reshape(r[3]))
-                else:
-                    res.append(r[1].copy())
+            res = self.outputs(X, [t._data for t in leaves] if need_values else ())
             if sp is not None:
-                AA = self._sp_store()
-                AA[0][soff] = 1.0
-                if len(R):
-                    preverse(sp[0], sp[1], I, X[sp[2]], AA[0], R)
-                return res, self._read_grads(AA, reads)
+                return res, self._unit_reverse(X)
             A = [np.zeros(asz0, np.float32), np.zeros(asz1, np.float64)]
             A[slot0][soff] = 1.0
             if start >= 0:
