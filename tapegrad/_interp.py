@@ -1644,18 +1644,14 @@ def _load(X, R, B, p0, nb, N):
 
 @_jit
 def _store(X, R, B, p0, nb, N):
-    """Lanes of a node -> rows p0..p0+nb of a (P, n) output array."""
+    """Lanes of a node -> rows p0..p0+nb of a (P, n) output array, written in address order
+    (one point's row at a time, gathering its elements from the chunk's cache-resident lanes):
+    Rosenbrock's (P, 10) gradients 7-8% faster overall than tiled as ``_load``, whose
+    scattered writes to the output's cache lines cost more than scattered reads of lanes."""
     dst = carray(_voidptr(R[ADDR]), (1 << 40,), X.dtype)
     o = N[R[NODE] * NK + NOFF] * B
     n = R[NEL]
-    jn = nb - nb % _TILE
-    for t0 in range(0, jn, _TILE):  # tiled as _load
-        d0 = (p0 + t0) * n
-        for i in range(n):
-            s = o + i * B + t0
-            for j in range(_TILE):
-                dst[_u(d0 + j * n + i)] = X[_u(s + j)]
-    for j in range(jn, nb):
+    for j in range(nb):
         d0 = (p0 + j) * n
         for i in range(n):
             dst[_u(d0 + i)] = X[_u(o + i * B + j)]
