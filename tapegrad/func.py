@@ -39,11 +39,12 @@ log = logging.getLogger("tapegrad.func")
 _MISSING = object()
 _NP = (np.float32, np.float64)
 _M = {}
-# Chunk size: a chunk's values and adjoints should fit in about 160 KiB, so that the few
-# streams one entry reads and writes stay L1-resident while it runs over its lanes (Rosenbrock
-# at 100,000 points: 2.93 ms against 3.24 ms with 256 KiB, 6-10% on one or two threads; tapes
-# whose chunks sit at the bounds below unchanged), but never fewer than 64 lanes (below that
-# the per-entry dispatch costs more than the lanes' work).
+# Chunk size: a chunk's values and adjoints should fit in about 160 KiB, measured the best
+# trade between the cache traffic of an entry's streams (smaller chunks) and the per-entry
+# dispatch (larger ones): Rosenbrock at 100,000 points 2.93 ms against 3.24 ms with 256 KiB,
+# 6-10% on one or two threads, flat from 64 to 128 lanes; tapes whose chunks sit at the
+# bounds below unchanged. Never fewer than 64 lanes (below that the per-entry dispatch costs
+# more than the lanes' work).
 _BATCH_BYTES = 160 << 10
 _BATCH_MIN = 64
 _BATCH_MAX = 1024
