@@ -1614,7 +1614,7 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
 # signature serves any number of arguments of either dtype.
 _pjit = njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 ADDR, NODE, NEL, PSTR, SLOT = range(5)
-_TILE = 8                           # points per tile when loading / storing point-major rows
+_TILE = 8                           # points per tile when loading point-major rows
 
 
 @_jit

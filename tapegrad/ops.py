@@ -965,7 +965,7 @@ _DRIVER = r'''
 # signature serves any number of arguments of either dtype.
 _pjit = njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 ADDR, NODE, NEL, PSTR, SLOT = range(5)
-_TILE = 8                           # points per tile when loading / storing point-major rows
+_TILE = 8                           # points per tile when loading point-major rows
 
 
 @_jit
