@@ -65,8 +65,14 @@ def entry_of(t):
 def hide(*ts):
     """Mark the entries producing these (intermediate) tensors HIDDEN."""
     for t in ts:
-        if t is not None and t._tape is not None:
-            tp, e = entry_of(t)
+        if t is not None:
+            tp = t._tape
+            if tp is None:
+                continue
+            if tp.into is None:                  # (entry_of, inlined: composites hide a few)
+                e = tp.N[t._node * NK + NPROD]
+            else:
+                tp, e = entry_of(t)
             if e >= 0:
                 tp.E[e * K + FL] |= F_HIDDEN
 

@@ -29,6 +29,8 @@ from array import array
 import numpy as np
 
 from . import _par, _vmath
+from .ops import (BINARY, CAST, INDEX, MM, OFFSET_OPS, OPCODE, OPS, PYFUNC, SUM,
+                  UNARY)
 from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NNR, NOFF,
                       NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
@@ -208,7 +210,34 @@ class Tape:
         dx = [len(self.XO[0]), len(self.XO[1])]
         da = list(self.asz)
         di, dc, dp = len(self.I), len(self.C), len(self.pyfuncs)
-        if len(other.N):
+        if len(other.N) and len(other.E) <= _SMALL_ABSORB * K:
+            # a few entries (the leaf-only op recorded on a fresh current tape, then met by
+            # a graph of the old one): the renumbering in Python, without the compiled
+            # call's fixed cost (~15 us of array setup)
+            N, E = other.N.tolist(), other.E.tolist()
+            pt = _p0_shift()
+            for r in range(0, len(E), K):
+                vd = N[E[r + OUT] * NK + NDT] & 1
+                for col in (OUT, IA, IB):
+                    if E[r + col] >= 0:
+                        E[r + col] += dn
+                for col in (SA, SB, SY):
+                    v = E[r + col]
+                    if v >= 0:
+                        E[r + col] = v + dv[vd]
+                    elif v <= -2:
+                        E[r + col] = v - dx[vd]
+                if E[r + CI] >= 0:
+                    E[r + CI] += dc
+                op = E[r + OP]
+                E[r + P0] += int(pt[op, 0]) * di + int(pt[op, 1]) * dp
+            for r in range(0, len(N), NK):
+                N[r + NOFF] += da[N[r + NDT]]
+                if N[r + NPROD] >= 0:
+                    N[r + NPROD] += de
+            self.N.extend(N)
+            self.E.extend(E)
+        elif len(other.N):
             N = view_i64(other.N).reshape(-1, NK).copy()
             E = view_i64(other.E).reshape(-1, K).copy()
             _shift_rows()(E, N, dn, de, np.array(dv, np.int64), np.array(dx, np.int64),
@@ -273,6 +302,7 @@ _tls = threading.local()
 
 
 _P0_SHIFT = []
+_SMALL_ABSORB = 8      # tapes of at most this many entries are renumbered in Python (absorb)
 
 
 def _p0_shift():
@@ -280,7 +310,6 @@ def _p0_shift():
     (index rows but slice/embed/transpose, which hold element offsets) or a custom Function's
     number; a merge shifts P0 by table @ (index shift, Function shift). Built once."""
     if not _P0_SHIFT:
-        from .ops import INDEX, OFFSET_OPS, OPCODE, OPS
         t = np.zeros((len(OPS), 2), np.int64)
         for i, o in enumerate(OPS):
             t[i, 0] = o.kind == INDEX and i not in OFFSET_OPS
@@ -837,7 +866,6 @@ def replay(tp, outputs, leaves, values, cotangents=None):
 
 def _np_context(tp, e, E, N, V4, V8, X):
     """(row, out, a, b, c, value dtype, n, val) for running entry e with numpy."""
-    from .ops import OPS
     b0 = e * K
     op = OPS[int(E[b0 + OP])]
     out, a, b = int(E[b0 + OUT]), int(E[b0 + IA]), int(E[b0 + IB])
@@ -863,7 +891,6 @@ def _np_context(tp, e, E, N, V4, V8, X):
 def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
     """Run entry ``e``'s VJP with numpy (entries touching big nodes: SIMD ufuncs, BLAS).
     Operands come from the saved values (V/XO), or from the node values X during a replay."""
-    from .ops import BINARY, CAST, INDEX, MM, SUM, UNARY
     op, b0, out, a, b, c, vdt, n, val = _np_context(tp, e, E, N, V4, V8, X)
     g = adj.get(N, out)
 
@@ -955,7 +982,6 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
 
 def np_forward(tp, e, E, N, V4, V8, X):
     """Replay entry ``e``'s forward with its row's numpy reference (F_BIG entries)."""
-    from .ops import BINARY, CAST, INDEX, MM, PYFUNC, SUM, UNARY
     op, b0, out, a, b, c, vdt, n, val = _np_context(tp, e, E, N, V4, V8, X)
     if op.kind == PYFUNC:
         raise NotImplementedError("tapes with custom autograd.Functions cannot be replayed in "
@@ -971,7 +997,6 @@ def np_forward(tp, e, E, N, V4, V8, X):
     elif op.kind == SUM:
         y[:] = op.ref(val(a, -1, int(N[a * NK + NSIZE])), c)
     elif op.kind == INDEX:
-        from .ops import OFFSET_OPS
         x = val(a, -1, int(N[a * NK + NSIZE]))
         p0 = int(E[b0 + P0])
         idx = p0 if op.opcode in OFFSET_OPS else np.frombuffer(tp.I, np.int64)[p0:p0 + int(E[b0 + P1])]

@@ -160,7 +160,8 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     # one shift value (1-D input): a number (x's dtype holds it exactly: same rounding)
     z = x - (m.item() if m.size == 1 and d.ndim else _wrap(m, x._dtype))
     ez = z.exp()
-    s = ez.sum(dim, keepdim=True) if d.ndim else ez
+    # one dimension: the plain sum (a 0-dim divisor broadcasts as the kept (1,) one would)
+    s = (ez.sum() if d.ndim == 1 else ez.sum(dim, keepdim=True)) if d.ndim else ez
     out = ez / s
     hide(z, ez, s)
     return named(out, "SoftmaxBackward0")
@@ -179,9 +180,9 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     y = zd - lse
     if not (x._rg and STATE.enabled):
         return _wrap(y if y.ndim else y[()], x._dtype)
-    z = x - _wrap(m, x._dtype)
+    z = x - (m.item() if m.size == 1 and d.ndim else _wrap(m, x._dtype))
     ez = z.exp()
-    s = ez.sum(dim, keepdim=True) if d.ndim else ez
+    s = (ez.sum() if d.ndim == 1 else ez.sum(dim, keepdim=True)) if d.ndim else ez
     ls = s.log()
     out = z - ls
     hide(z, ez, s, ls)

@@ -1,0 +1,97 @@
+"""Graphs recorded on different tapes and met by one expression are merged (``Tape.absorb``).
+A tape of a few entries is renumbered in Python, a larger one by the compiled ``shift``: both
+must give the same merged tape, byte for byte, and the right gradients."""
+import threading
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad import tape as T
+
+
+def _in_thread(fn):
+    """Run fn in a fresh thread (its own current tape); return or re-raise."""
+    box = {}
+
+    def run():
+        try:
+            box["r"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            box["e"] = exc
+    th = threading.Thread(target=run)
+    th.start()
+    th.join(60)
+    if "e" in box:
+        raise box["e"]
+    return box["r"]
+
+
+XV = np.array([0.3, -0.7, 1.1, 0.2, -0.4])
+WV = np.array([0.5, -1.2, 0.9])
+YV = np.array([1.5, -0.5, 0.25], np.float32)
+
+
+def _program():
+    """Three graphs on three tapes (an unrelated backward between them retires the current
+    tape): gathers (index-store offsets), constants, saved values and references, float32 and
+    float64 nodes; joined by ``a * b + c``."""
+    x = tg.tensor(XV, dtype=tg.float64, requires_grad=True)
+    w = tg.tensor(WV, dtype=tg.float64, requires_grad=True)
+    y = tg.tensor(YV, requires_grad=True)
+    z = tg.tensor([1.0], requires_grad=True)
+    a = (x[[0, 2, 4]] * 1.5).exp() + x.mean()
+    (z * 2).sum().backward()
+    b = w[[2, 1, 0]].tanh() * w.sum() - 0.25
+    (z * 3).sum().backward()
+    c = (y * y * 2.0).double()
+    out = (a * b + c).sum()
+    tp, _ = T.resolve(out)
+    state = (bytes(tp.E), bytes(tp.N), bytes(tp.I), bytes(tp.C), bytes(tp.V[0]), bytes(tp.V[1]),
+             list(tp.asz), [n for n, _ in tp.leaf_pairs])
+    out.backward()
+    return state, x.grad.numpy().copy(), w.grad.numpy().copy(), y.grad.numpy().copy()
+
+
+def _f(xv, wv, yv):
+    a = np.exp(xv[[0, 2, 4]] * 1.5) + xv.mean()
+    b = np.tanh(wv[[2, 1, 0]]) * wv.sum() - 0.25
+    return float(np.sum(a * b + 2.0 * yv.astype(np.float64) ** 2))
+
+
+def _fd(f, v, h=1e-6):
+    g = np.zeros_like(v)
+    for i in range(v.size):
+        e = np.zeros_like(v)
+        e[i] = h
+        g[i] = (f(v + e) - f(v - e)) / (2 * h)
+    return g
+
+
+@pytest.fixture
+def small_absorb():
+    old = T._SMALL_ABSORB
+    yield
+    T._SMALL_ABSORB = old
+
+
+def test_python_and_compiled_renumbering_agree(small_absorb):
+    T._SMALL_ABSORB = 1 << 20          # every merge renumbered in Python
+    st_py, gx_py, gw_py, gy_py = _in_thread(_program)
+    T._SMALL_ABSORB = 0                # every merge through the compiled shift
+    st_nb, gx_nb, gw_nb, gy_nb = _in_thread(_program)
+    names = ("E", "N", "I", "C", "V4", "V8", "asz", "leaf nodes")
+    for name, p, q in zip(names, st_py, st_nb):
+        assert p == q, "merged tape differs in %s" % name
+    np.testing.assert_array_equal(gx_py, gx_nb)
+    np.testing.assert_array_equal(gw_py, gw_nb)
+    np.testing.assert_array_equal(gy_py, gy_nb)
+
+
+def test_merged_gradients_match_finite_differences(small_absorb):
+    for thresh in (T._SMALL_ABSORB, 0):
+        T._SMALL_ABSORB = thresh
+        _, gx, gw, gy = _in_thread(_program)
+        np.testing.assert_allclose(gx, _fd(lambda v: _f(v, WV, YV), XV), rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(gw, _fd(lambda v: _f(XV, v, YV), WV), rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(gy, 4.0 * YV, rtol=1e-6)
