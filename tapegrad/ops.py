@@ -57,6 +57,10 @@ class Op:
     # no SVML, so math.cos & co. are scalar libm calls, ~15-20 ns each, against numpy's SIMD
     # ufuncs); 0: never (the kernel vectorises or is cheap)
     np_vjp_from: int = 0
+    # the compiled VJP kernel evaluates its transcendental on libmvec when ``_native.vmath()``
+    # has filled the native table (``kernels._vm_vjp``): then np_vjp_from does not apply below
+    # tape.BIG (the entry stays in the compiled sweep instead of a trip through Python)
+    native_vjp: bool = False
     # the row has vector-math kernels (``_vmath``: libmvec on every core) for its forward and
     # VJP on big contiguous float operands; numpy is the fallback where they are unavailable
     vm: bool = False
@@ -287,12 +291,14 @@ OPS = [
     Op("sin", UNARY, "SinBackward0", _u(np.sin), saves="x",
        np_vjp=_chain(lambda g, x, y, c, out: np.cos(x, out=out),
                      lambda g, x, y, c, out: np.multiply(out, g, out=out)),
-       fwd_out=lambda x, c, out: np.sin(x, out=out), np_vjp_from=_NPVJP, vm=True),
+       fwd_out=lambda x, c, out: np.sin(x, out=out), np_vjp_from=_NPVJP,
+       native_vjp=True, vm=True),
     Op("cos", UNARY, "CosBackward0", _u(np.cos), saves="x",
        np_vjp=_chain(lambda g, x, y, c, out: np.sin(x, out=out),
                      lambda g, x, y, c, out: np.multiply(out, g, out=out),
                      lambda g, x, y, c, out: np.negative(out, out=out)),
-       fwd_out=lambda x, c, out: np.cos(x, out=out), np_vjp_from=_NPVJP, vm=True),
+       fwd_out=lambda x, c, out: np.cos(x, out=out), np_vjp_from=_NPVJP,
+       native_vjp=True, vm=True),
     Op("tanh", UNARY, "TanhBackward0", _u(np.tanh), saves="y",
        np_vjp=_chain(lambda g, x, y, c, out: np.multiply(y, y, out=out),
                      lambda g, x, y, c, out: np.subtract(1, out, out=out),
@@ -333,13 +339,16 @@ OPS = [
        fwd_out=lambda x, c, out: np.arctan(x, out=out), vm=True),
     Op("sinh", UNARY, "SinhBackward0", _u(np.sinh), saves="x",
        np_vjp=lambda g, x, y, c, out: np.multiply(g, np.cosh(x), out=out),
-       fwd_out=lambda x, c, out: np.sinh(x, out=out), np_vjp_from=_NPVJP, vm=True),
+       fwd_out=lambda x, c, out: np.sinh(x, out=out), np_vjp_from=_NPVJP,
+       native_vjp=True, vm=True),
     Op("cosh", UNARY, "CoshBackward0", _u(np.cosh), saves="x",
        np_vjp=lambda g, x, y, c, out: np.multiply(g, np.sinh(x), out=out),
-       fwd_out=lambda x, c, out: np.cosh(x, out=out), np_vjp_from=_NPVJP, vm=True),
+       fwd_out=lambda x, c, out: np.cosh(x, out=out), np_vjp_from=_NPVJP,
+       native_vjp=True, vm=True),
     Op("erf", UNARY, "ErfBackward0", _vec(math.erf), saves="x",
        np_vjp=lambda g, x, y, c, out: np.multiply(g, 1.1283791670955126 * np.exp(-x * x), out=out,
-                                                  casting="unsafe"), np_vjp_from=_NPVJP, vm=True),
+                                                  casting="unsafe"), np_vjp_from=_NPVJP,
+       native_vjp=True, vm=True),
     Op("log1p", UNARY, "Log1PBackward0", _u(np.log1p), saves="x", domain=(-0.5, 2.0),
        np_vjp=lambda g, x, y, c, out: np.divide(g, 1 + x, out=out),
        fwd_out=lambda x, c, out: np.log1p(x, out=out), vm=True),

@@ -260,6 +260,16 @@ _SAVES = [[op.saves_fn(bool(i & 2), bool(i & 1)) for i in range(4)] for op in OP
 _USAVES = [("x" in op.saves, "y" in op.saves) for op in OPS]
 # from this many elements an entry's VJP runs on numpy (ops.Op.np_vjp_from)
 _NPVJP_FROM = [op.np_vjp_from if op.np_vjp_from > 0 else 1 << 62 for op in OPS]
+# ... except rows whose compiled VJP calls libmvec (Op.native_vjp), once the native table holds
+# it: filled on the first such entry (~70 ms once: loading two cached C callbacks)
+_NATIVE_VJP = [op.native_vjp for op in OPS]
+_VMN = []
+
+
+def _vm_native():
+    from . import _native
+    _VMN.append(_native.vmath())
+    return _VMN[0]
 
 
 def _src(t, tp):
@@ -342,8 +352,11 @@ def _record_unary(x, op, y, c=None, nm=None):
     if size >= _tp.BIG:
         slot = dt + 2
         fl |= F_BIG
-    elif Nb[a * NK + NDT] >= 2 or size >= _NPVJP_FROM[opcode]:   # a big operand, or a VJP
-        fl |= F_BIG                  # numpy's SIMD ufuncs beat (Op.np_vjp_from)
+    elif Nb[a * NK + NDT] >= 2:       # a big operand
+        fl |= F_BIG
+    elif size >= _NPVJP_FROM[opcode]:  # a VJP numpy's SIMD ufuncs beat (Op.np_vjp_from) ...
+        if not (_NATIVE_VJP[opcode] and (_VMN[0] if _VMN else _vm_native())):
+            fl |= F_BIG              # ... unless the compiled one runs on libmvec
     asz = tp.asz
     Nb.frombytes(_PACK_N(asz[slot], size, slot, e, 0))
     asz[slot] += size
