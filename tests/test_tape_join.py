@@ -1,30 +1,12 @@
 """Graphs recorded on different tapes and met by one expression are merged (``Tape.absorb``).
 A tape of a few entries is renumbered in Python, a larger one by the compiled ``shift``: both
 must give the same merged tape, byte for byte, and the right gradients."""
-import threading
-
 import numpy as np
 import pytest
 
 import tapegrad as tg
 from tapegrad import tape as T
-
-
-def _in_thread(fn):
-    """Run fn in a fresh thread (its own current tape); return or re-raise."""
-    box = {}
-
-    def run():
-        try:
-            box["r"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
-            box["e"] = exc
-    th = threading.Thread(target=run)
-    th.start()
-    th.join(60)
-    if "e" in box:
-        raise box["e"]
-    return box["r"]
+from test_semantics import in_fresh_thread as _in_thread   # its own current tape
 
 
 XV = np.array([0.3, -0.7, 1.1, 0.2, -0.4])
