@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from . import _par, _vmath
+from . import _native, _par, _vmath
 from . import tape as _tp
 from .autograd.grad_mode import STATE
 from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK, NM, NPROD
@@ -261,15 +261,9 @@ _USAVES = [("x" in op.saves, "y" in op.saves) for op in OPS]
 # from this many elements an entry's VJP runs on numpy (ops.Op.np_vjp_from)
 _NPVJP_FROM = [op.np_vjp_from if op.np_vjp_from > 0 else 1 << 62 for op in OPS]
 # ... except rows whose compiled VJP calls libmvec (Op.native_vjp), once the native table holds
-# it: filled on the first such entry (~70 ms once: loading two cached C callbacks)
+# it: ``_native.vmath()`` fills it on the first such entry (~70 ms once: loading two cached C
+# callbacks) and answers from its cache after that
 _NATIVE_VJP = [op.native_vjp for op in OPS]
-_VMN = []
-
-
-def _vm_native():
-    from . import _native
-    _VMN.append(_native.vmath())
-    return _VMN[0]
 
 
 def _src(t, tp):
@@ -355,7 +349,7 @@ def _record_unary(x, op, y, c=None, nm=None):
     elif Nb[a * NK + NDT] >= 2:       # a big operand
         fl |= F_BIG
     elif size >= _NPVJP_FROM[opcode]:  # a VJP numpy's SIMD ufuncs beat (Op.np_vjp_from) ...
-        if not (_NATIVE_VJP[opcode] and (_VMN[0] if _VMN else _vm_native())):
+        if not (_NATIVE_VJP[opcode] and _native.vmath()):
             fl |= F_BIG              # ... unless the compiled one runs on libmvec
     asz = tp.asz
     Nb.frombytes(_PACK_N(asz[slot], size, slot, e, 0))
