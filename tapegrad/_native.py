@@ -46,6 +46,9 @@ def _register():
     ll.add_symbol(SYMBOL, ctypes.addressof(TABLE))
 
 
+_LIB = []
+
+
 def _numpy_openblas():
     """(sgemm, dgemm) addresses of numpy's bundled ILP64 OpenBLAS, or None."""
     if os.environ.get("TAPEGRAD_BLAS", "1") == "0":
@@ -57,8 +60,22 @@ def _numpy_openblas():
             s, d = lib.scipy_cblas_sgemm64_, lib.scipy_cblas_dgemm64_
         except (OSError, AttributeError):
             continue
+        _LIB.append(lib)
         return (ctypes.cast(s, ctypes.c_void_p).value, ctypes.cast(d, ctypes.c_void_p).value)
     return None
+
+
+def openblas_threads():
+    """(get, set) of that OpenBLAS's thread count (ctypes functions), or None."""
+    if not _LIB:
+        return None
+    try:
+        get, set_ = _LIB[0].scipy_openblas_get_num_threads64_, _LIB[0].scipy_openblas_set_num_threads64_
+    except AttributeError:
+        return None
+    get.restype, get.argtypes = ctypes.c_int, ()
+    set_.restype, set_.argtypes = None, (ctypes.c_int,)
+    return get, set_
 
 
 _register()

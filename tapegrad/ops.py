@@ -277,6 +277,15 @@ def _u(f):
     return lambda x, c=None: f(x)
 
 
+def _mm_vjp(g, a, b, na, nb):
+    """(g b^T, a^T g) of ``mm`` for the numpy sweep (F_BIG entries): big products through
+    ``_blas.mm`` (one thread pool with the elementwise kernels), the others through numpy."""
+    from . import _blas
+    if _blas.OK and g.size * (a.shape[1] if a is not None else b.shape[0]) >= _blas.MIN:
+        return (_blas.mm(g, b, tb=True) if na else None, _blas.mm(a, g, ta=True) if nb else None)
+    return (g @ b.T if na else None, a.T @ g if nb else None)
+
+
 OPS = [
     # ---- unary elementwise: y = f(x; c)
     Op("neg", UNARY, "NegBackward0", _u(np.negative), doc="-x",
@@ -450,7 +459,7 @@ OPS = [
        doc="y (c, r) = x (r, c)^T, r in P0 (no index array): t(), transpose, .T of a matrix"),
     # ---- matrix product
     Op("mm", MM, "MmBackward0", lambda a, b: a @ b, saves_fn=lambda na, nb: (nb, na, False),
-       np_vjp=lambda g, a, b, na, nb: (g @ b.T if na else None, a.T @ g if nb else None),
+       np_vjp=_mm_vjp,
        doc="(m,k)@(k,n); also dot and mv through flat storage"),
     # ---- structural rows handled by the interpreter itself
     Op("cast", CAST, "ToCopyBackward0", doc="dtype conversion between the float32/float64 stores"),
@@ -1164,6 +1173,8 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                     A8[oa + i] += v
             mark(N, nreach, ereach, a)
         elif N[out * NK + NDT] == 0:'''
+
+
 
 
 def generate_interp():

@@ -39,7 +39,7 @@ BIG = 1 << 15          # nodes this big live in the "big" slots and their entrie
 # 2 float32 / 3 float64 nodes of >= BIG elements (one array per node, numpy's SIMD ufuncs and
 # BLAS; entries touching them carry F_BIG). The value dtype of a slot is ``slot & 1``.
 ROTATE_AT = 1 << 10    # entries after which the current tape is retired for leaf-only ops
-ROTATE_BYTES = 1 << 18  # ... or saved bytes (dropped graphs sharing it stay bounded)
+ROTATE_BYTES = 1 << 22  # ... or saved bytes: dropped graphs sharing it stay bounded (docs/design.md)
 NP_DT = (np.float32, np.float64)
 _NP_DTYPE = (np.dtype(np.float32), np.dtype(np.float64))
 _TYPECODE = ("f", "d")

@@ -588,9 +588,11 @@ def _record_tn(opcode, nm, saves, a, c, y, rdt):
     return out
 
 
-def _record_tt(op, a, b, y, rdt):
+def _record_tt(op, a, b, y, rdt, av=None, bv=None):
     """``_record_binary`` for two Tensors of dtype ``rdt`` (the binary functions' fast path);
-    anything but operands of the output's shape on one tape goes to ``_record_binary``."""
+    anything but operands of the output's shape on one tape goes to ``_record_binary``.
+    av / bv: contiguous copies of a non-contiguous operand already made by the forward,
+    saved instead of a second copy."""
     shape = y.shape
     if a._data.shape != shape or b._data.shape != shape or rdt.slot < 0:
         return _record_binary(op, a, b, y, rdt)
@@ -632,9 +634,9 @@ def _record_tt(op, a, b, y, rdt):
     save_a, save_b, save_y = _SAVES[opcode][(na >= 0) * 2 + (nb >= 0)]
     ca = cb = cy = -1
     if save_a or na < 0:
-        v = a._data
+        v = a._data if av is None else av
         if type(v) is _ndarray:
-            ca = tp.save(v, dt, a._tape is None)
+            ca = tp.save(v, dt, a._tape is None and av is None)
         else:                        # a numpy scalar (0-dim value): copied into V
             V = tp.V[dt]
             V.append(v)
@@ -643,9 +645,9 @@ def _record_tt(op, a, b, y, rdt):
     if b is a and ca != -1:          # x * x: one saved value serves both
         cb = ca
     elif save_b or nb < 0:
-        v = b._data
+        v = b._data if bv is None else bv
         if type(v) is _ndarray:
-            cb = tp.save(v, dt, b._tape is None)
+            cb = tp.save(v, dt, b._tape is None and bv is None)
         else:
             V = tp.V[dt]
             V.append(v)
@@ -1678,7 +1680,14 @@ def _binary_fn(opname):
                 if other._dtype is not rdt:
                     return general(input, other)
                 ad, bd = input._data, other._data
+                av = bv = None
                 if ad.size >= big and fwd_out is not None and ad.shape == bd.shape:
+                    # a non-contiguous operand (x * x.t()) is copied once, for the kernel
+                    # and the saved value both
+                    if not ad.flags.c_contiguous:
+                        ad = av = np.ascontiguousarray(ad)
+                    if not bd.flags.c_contiguous:
+                        bd = bv = np.ascontiguousarray(bd)
                     y = _par_map(fwd_out, (ad, bd), ad.shape, rdt.np, vm)
                 else:
                     try:
@@ -1686,7 +1695,7 @@ def _binary_fn(opname):
                     except ValueError:
                         return general(input, other)
                 if STATE.enabled and (input._rg or other._rg):
-                    return _record_tt(op, input, other, y, rdt)
+                    return _record_tt(op, input, other, y, rdt, av, bv)
                 return _wrap(y, rdt)
             if (to is float or to is int) and rdt._cat == 2:
                 ad = input._data
@@ -2220,6 +2229,7 @@ def _mm_core(a, b, m, k, n, y, name):
 
 
 _MM_OPCODE = OPCODE["mm"]
+from . import _blas  # noqa: E402
 
 
 def matmul(input, other):
@@ -2253,7 +2263,10 @@ def matmul(input, other):
                                % (a2[0], a2[1], db.shape[0], db.shape[1]))
         m, k, n = a2[0], a2[1], db.shape[1]
         name = "MmBackward0" if da.ndim == 2 else "SqueezeBackward4"
-    y = np.matmul(da, db)
+    if m * k * n >= _blas.MIN and da.ndim == 2 and db.ndim == 2 and _blas.OK:
+        y = _blas.mm(da, db)                    # (one thread pool: see _blas)
+    else:
+        y = np.matmul(da, db)
     if type(y) is not _ndarray:
         y = np.asarray(y)[()]
     return _mm_core(a, b, m, k, n, y, name)

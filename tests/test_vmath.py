@@ -16,7 +16,7 @@ from tapegrad.ops import BY_NAME, OPS
 needs_vm = pytest.mark.skipif(not _vmath.OK, reason="no libmvec vector math on this machine")
 
 UNARY = sorted(_vmath.UNARY)
-N = _vmath.MIN + 1000 + 13          # whole blocks, whole registers and a padded tail
+N = _vmath.BLOCK + 1000 + 13        # a whole block, whole registers and a padded tail
 RTOL = {np.float32: 4e-6, np.float64: 1e-13}
 
 
@@ -286,3 +286,16 @@ def test_big_sum_accumulates_in_float64(dt):
         assert abs(y.item() - ref) <= 1e-12 * np.sum(np.abs(x0))
     y.backward()
     assert (x.grad.numpy() == 1).all()
+
+
+@pytest.mark.parametrize("dt", [tg.float32, tg.float64])
+def test_big_product_with_a_transposed_operand(dt):
+    """x * x.t() at kernel sizes: the transposed operand is copied once, for the forward and
+    the saved value; the gradient of sum(x * x^T) is exactly 2 x^T."""
+    k = 300                                            # 90,000 elements: the parallel kernels
+    x0 = np.random.default_rng(4).uniform(-1, 1, (k, k))
+    x = tg.tensor(x0, dtype=dt, requires_grad=True)
+    y = x * x.t()
+    np.testing.assert_allclose(y.detach().numpy(), x0 * x0.T, rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy().T, rtol=1e-6)

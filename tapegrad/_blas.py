@@ -1,0 +1,98 @@
+"""Big matrix products of the eager path, on the same threads as the elementwise kernels.
+
+numpy's bundled OpenBLAS runs a product of 2^18 multiply-adds or more on its own pthreads,
+which then spin-wait (``sched_yield``) for a while after the call. The elementwise kernels
+(``_vmath``) run on Numba's OpenMP threads, whose workers also spin after each parallel
+region. On a 2-core machine the two pools take turns at the cores: a parallel elementwise
+op right after a product waited out a scheduler slice, which is why ``_vmath.PAR`` stayed at
+2^19 elements for five sessions. When PyTorch is imported first, Numba's OpenMP calls even
+bind to torch's libgomp (same symbols, loaded earlier), whose workers spin for the default
+time whatever ``_vmath.start_threads`` asks: the 10^6-element matmul workload of
+``benchmarks/bench_eager.py`` took 45 ms with torch imported and 32 ms without.
+
+So the eager 2-D products of ``MIN`` multiply-adds or more (forward and VJP) go through
+``mm``: OpenBLAS is set to one thread for the duration of the call, and the product is split
+into one row block (or column block) per Numba thread, each a single-threaded ``cblas_?gemm``
+called from a ``prange`` loop. One pool, no hand-off between pools; the 10^6 matmul workload
+went from 45 to 28 ms (torch 24). OpenBLAS's thread count is restored after each call, so the
+user's own numpy products keep their threads. Below ``MIN`` (2^21, 128^3) numpy is kept:
+OpenBLAS runs those on one thread up to ~110^3 anyway, and waking the second thread cost more
+than the split saved at 100^3. ``OK`` is False (numpy's ``matmul`` is kept) when the native
+table has no BLAS (``_native.BLAS``) or OpenBLAS's thread-count functions are missing.
+
+Start-up: the first product through ``mm`` loads the cached parallel kernel and starts the
+threads, ~0.3 s once per process (a 200 x 200 ``(x @ x).sum().backward()`` first call: 0.42 s
+against 0.13 s on numpy; with a ``tanh`` on the result, which loads the vector-math kernels
+anyway, 0.44 s against 0.47). Compiling it cold takes ~0.6 s more, once per machine.
+"""
+import numpy as np
+from numba import get_num_threads, njit, prange
+
+from . import _native
+from .kernels import _gemm, _native_fn
+
+MIN = 1 << 21          # multiply-adds (128^3) from which products go through mm
+_SG, _DG = _native.SGEMM, _native.DGEMM
+_threads = _native.openblas_threads()
+OK = _native.BLAS and _threads is not None
+
+
+def _blocks_src(ta, tb, m, n, k, A, B, C, parts, by_rows):
+    """C (m, n) = op(A) op(B) in ``parts`` row blocks (by_rows) or column blocks of C, one
+    single-threaded gemm per block. A, B, C: C-contiguous 2-D arrays, op transposing when
+    ta / tb."""
+    fp = _native_fn(_SG if C.itemsize == 4 else _DG)
+    w = C.itemsize
+    lda = m if ta else k
+    ldb = k if tb else n
+    one = C.dtype.type(1)
+    zero = C.dtype.type(0)
+    for p in prange(parts):
+        if by_rows:
+            r0 = m * p // parts
+            r1 = m * (p + 1) // parts
+            ao = r0 if ta else r0 * lda
+            _gemm(fp, ta, tb, r1 - r0, n, k, one, A.ctypes.data + ao * w, lda,
+                  B.ctypes.data, ldb, zero, C.ctypes.data + r0 * n * w, n)
+        else:
+            c0 = n * p // parts
+            c1 = n * (p + 1) // parts
+            bo = c0 * ldb if tb else c0
+            _gemm(fp, ta, tb, m, c1 - c0, k, one, A.ctypes.data, lda,
+                  B.ctypes.data + bo * w, ldb, zero, C.ctypes.data + c0 * w, n)
+
+
+_blocks = njit(parallel=True, nogil=True, cache=True, boundscheck=False)(_blocks_src)
+
+
+def _operand(x):
+    """(C-contiguous array, transposed flag) for a 2-D operand: a transposed view (x.t())
+    is passed as its C-contiguous base with the flag set instead of being copied."""
+    if x.flags.c_contiguous:
+        return x, False
+    if x.flags.f_contiguous:
+        return x.T, True
+    return np.ascontiguousarray(x), False
+
+
+def mm(a, b, ta=False, tb=False):
+    """op(a) @ op(b) of 2-D float arrays of one dtype (op transposes when ta / tb), on every
+    core with OpenBLAS held to one thread (see the module docstring)."""
+    a, fa = _operand(a)
+    b, fb = _operand(b)
+    ta, tb = ta != fa, tb != fb
+    m = a.shape[1] if ta else a.shape[0]
+    k = a.shape[0] if ta else a.shape[1]
+    n = b.shape[0] if tb else b.shape[1]
+    c = np.empty((m, n), a.dtype)
+    from . import _vmath
+    _vmath.start_threads()
+    parts = min(get_num_threads(), m if m >= n else n)
+    get, set_ = _threads
+    prev = get()
+    set_(1)
+    try:
+        _blocks(ta, tb, m, n, k, a, b, c, parts, m >= n)
+    finally:
+        set_(prev)
+    return c

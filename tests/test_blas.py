@@ -1,0 +1,92 @@
+"""The eager path's big matrix products (``tapegrad._blas``: row or column blocks of
+single-threaded gemm calls on the elementwise kernels' threads) against numpy, and the eager
+matmul gradients that use them against finite differences."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad import _blas
+
+needs_blas = pytest.mark.skipif(not _blas.OK, reason="no OpenBLAS with thread control here")
+
+
+@needs_blas
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(97, 64, 130), (130, 64, 97), (1, 512, 700), (700, 512, 1),
+                                   (3, 5, 2)])
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+def test_products_match_numpy(shape, ta, tb, dt):
+    """Row blocks (m >= n) and column blocks (m < n), every transpose combination, a block
+    count above the rows available (m or n of 1)."""
+    m, k, n = shape
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(dt)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(dt)
+    want = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
+    got = _blas.mm(a, b, ta, tb)
+    assert got.shape == (m, n) and got.dtype == dt
+    np.testing.assert_allclose(got, want, rtol=1e-4 if dt == np.float32 else 1e-12,
+                               atol=1e-3 if dt == np.float32 else 1e-10)
+
+
+@needs_blas
+def test_transposed_and_strided_views():
+    """A transposed view is passed as its base with the flag flipped (no copy); a strided
+    view is copied; both give numpy's product."""
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((80, 120))
+    for a in (base.T, base[::2, ::3], base[:, :80]):
+        b = rng.standard_normal((a.shape[1], 50))
+        np.testing.assert_allclose(_blas.mm(a, b), a @ b, rtol=1e-12, atol=1e-10)
+        np.testing.assert_allclose(_blas.mm(b.T, a.T), (a @ b).T, rtol=1e-12, atol=1e-10)
+
+
+@needs_blas
+def test_openblas_thread_count_is_restored():
+    """The user's own numpy products keep their threads: mm sets OpenBLAS to one thread only
+    for its own call."""
+    get, set_ = _blas._threads
+    before = get()
+    a = np.ones((300, 300), np.float32)
+    _blas.mm(a, a)
+    assert get() == before
+    set_(1)
+    try:
+        _blas.mm(a, a)
+        assert get() == 1
+    finally:
+        set_(before)
+
+
+@pytest.mark.parametrize("dt", [tg.float32, tg.float64])
+def test_big_eager_matmul_gradients_match_finite_differences(dt):
+    """Products above ``_blas.MIN`` multiply-adds in the forward and both VJPs (a transposed
+    operand included) against central differences of the float64 function."""
+    rng = np.random.default_rng(2)
+    k = 130                                           # 130^3 > MIN multiply-adds
+    assert k ** 3 >= _blas.MIN
+    a0 = rng.uniform(-1, 1, (k, k))
+    b0 = rng.uniform(-1, 1, (k, k))
+
+    def f(a, b):
+        return (tg.tanh(a @ b.t()) * (a @ b)).sum()
+
+    a = tg.tensor(a0, dtype=dt, requires_grad=True)
+    b = tg.tensor(b0, dtype=dt, requires_grad=True)
+    f(a, b).backward()
+    eps = 1e-6
+    tol = 2e-3 if dt is tg.float32 else 1e-6
+    for (i, j) in ((0, 0), (13, 41), (129, 5)):
+        for which, arr in (("a", a0), ("b", b0)):
+            p, m = arr.copy(), arr.copy()
+            p[i, j] += eps
+            m[i, j] -= eps
+            with tg.no_grad():
+                if which == "a":
+                    fd = (f(tg.tensor(p), tg.tensor(b0)) - f(tg.tensor(m), tg.tensor(b0))).item()
+                else:
+                    fd = (f(tg.tensor(a0), tg.tensor(p)) - f(tg.tensor(a0), tg.tensor(m))).item()
+            fd /= 2 * eps
+            got = (a if which == "a" else b).grad.numpy()[i, j]
+            assert abs(got - fd) <= tol * max(1.0, abs(fd)), (which, i, j, got, fd)
