@@ -551,6 +551,19 @@ class Adjoints:
                 k += 1
         return g
 
+    def writable(self, N, node):
+        """The node's cotangent as a flat array the caller may add into in place (a big
+        node's is made, zeroed, or copied when shared with a caller)."""
+        off, size, slot = int(N[node * NK + NOFF]), int(N[node * NK + NSIZE]), int(N[node * NK + NDT])
+        if slot < 2:
+            return self.A[slot][off:off + size]
+        g = self.G.get(node)
+        if g is None or node not in self.owned or not g.flags.writeable:
+            g = self.get(N, node) if g is None else g.copy()     # get: fresh zeros
+            self.G[node] = g
+            self.owned.add(node)
+        return g
+
     def set(self, N, node, value):
         """Replace a node's cotangent (a hook returned a new gradient)."""
         off, size, slot = int(N[node * NK + NOFF]), int(N[node * NK + NSIZE]), int(N[node * NK + NDT])
@@ -959,6 +972,12 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
             acc(a, np.ascontiguousarray(g.reshape(-1, p0).T).reshape(-1) if p0 else g.copy())
             return
         idx = np.frombuffer(tp.I, np.int64)[p0:p0 + p1]
+        if op.name == "gather" and p1 * 8 <= nin:
+            # few indices into a big input (amax's extremum): added into x's cotangent in
+            # place, without a dense bincount of nin float64 (10^5: ~90 -> ~15 us)
+            np.add.at(adj.writable(N, a), idx, g)
+            acc(a, None)
+            return
         if op.name == "gather":        # y[i] = x[idx[i]]  ->  gx[idx[i]] += g[i]
             gx = np.bincount(idx, weights=g, minlength=nin).astype(g.dtype)
         elif op.name == "segsum":      # y[idx[i]] += c x[i]  ->  gx[i] += c g[idx[i]]

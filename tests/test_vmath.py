@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import _alloc, _vmath
+from tapegrad import _alloc, _vmath, tape
 from tapegrad.ops import BY_NAME, OPS
 
 needs_vm = pytest.mark.skipif(not _vmath.OK, reason="no libmvec vector math on this machine")
@@ -299,3 +299,25 @@ def test_big_product_with_a_transposed_operand(dt):
     np.testing.assert_allclose(y.detach().numpy(), x0 * x0.T, rtol=1e-6)
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy().T, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", [tg.float32, tg.float64])
+def test_big_extremum_gradient_added_in_place(dt):
+    """amax / amin of a big tensor send their gradient to the extremum (split over ties) by
+    adding into the input's cotangent in place; that cotangent may already hold a read-only
+    broadcast from ``sum`` (copied first) or nothing yet. Oracle: the gradient by hand."""
+    n = 3 * tape.BIG + 11
+    x0 = np.random.default_rng(6).uniform(-1, 1, n)
+    x0[[17, n - 5]] = 2.0                     # a tie for the maximum
+    x0[4] = -3.0
+    x = tg.tensor(x0, dtype=dt, requires_grad=True)
+    (x.amax() * 3 + x.sum() - 2 * x.amin()).backward()
+    want = np.ones(n)
+    want[[17, n - 5]] += 1.5
+    want[4] += -2.0
+    np.testing.assert_array_equal(x.grad.numpy(), want.astype(x.grad.numpy().dtype))
+    x.grad = None
+    x.amax().backward()                       # nothing else reaches x
+    want = np.zeros(n)
+    want[[17, n - 5]] = 0.5
+    np.testing.assert_array_equal(x.grad.numpy(), want.astype(x.grad.numpy().dtype))
