@@ -2263,7 +2263,7 @@ def matmul(input, other):
                                % (a2[0], a2[1], db.shape[0], db.shape[1]))
         m, k, n = a2[0], a2[1], db.shape[1]
         name = "MmBackward0" if da.ndim == 2 else "SqueezeBackward4"
-    if m * k * n >= _blas.MIN and da.ndim == 2 and db.ndim == 2 and _blas.OK:
+    if m * k * n >= _blas.MIN and da.ndim == 2 and db.ndim == 2 and a._dtype.slot >= 0 and _blas.OK:
         y = _blas.mm(da, db)                    # (one thread pool: see _blas)
     else:
         y = np.matmul(da, db)

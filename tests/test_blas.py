@@ -90,3 +90,14 @@ def test_big_eager_matmul_gradients_match_finite_differences(dt):
             fd /= 2 * eps
             got = (a if which == "a" else b).grad.numpy()[i, j]
             assert abs(got - fd) <= tol * max(1.0, abs(fd)), (which, i, j, got, fd)
+
+
+def test_big_integer_products_stay_on_numpy():
+    """Only float32/float64 products take the gemm split; an int64 product of the same size
+    gives numpy's exact integers."""
+    rng = np.random.default_rng(3)
+    a0 = rng.integers(-5, 5, (130, 140))
+    b0 = rng.integers(-5, 5, (140, 150))
+    got = tg.tensor(a0) @ tg.tensor(b0)
+    assert got.dtype == tg.int64
+    np.testing.assert_array_equal(got.numpy(), a0 @ b0)
