@@ -28,7 +28,7 @@ anyway, 0.44 s against 0.47). Compiling it cold takes ~0.6 s more, once per mach
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from . import _native
+from . import _native, _vmath
 from .kernels import _gemm, _native_fn
 
 MIN = 1 << 21          # multiply-adds (128^3) from which products go through mm
@@ -85,7 +85,6 @@ def mm(a, b, ta=False, tb=False):
     k = a.shape[0] if ta else a.shape[1]
     n = b.shape[0] if tb else b.shape[1]
     c = np.empty((m, n), a.dtype)
-    from . import _vmath
     _vmath.start_threads()
     parts = min(get_num_threads(), m if m >= n else n)
     get, set_ = _threads

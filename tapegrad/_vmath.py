@@ -434,35 +434,20 @@ if OK:
 
     @njit(**_opts)
     def _bvjp_block(code, g, a, b, ga, gb, wa, wb, m):
-        """The m-element gradients of a op b for one block (size-1 g/a/b broadcast)."""
-        if g.size == m and a.size == m and b.size == m:      # no operand broadcast
-            if code == 2:
-                if wa:
-                    for k in range(m):
-                        ga[k] = g[k] * b[k]
-                if wb:
-                    for k in range(m):
-                        gb[k] = g[k] * a[k]
-            else:
-                if wa:
-                    for k in range(m):
-                        ga[k] = g[k] / b[k]
-                if wb:
-                    for k in range(m):
-                        gb[k] = -(g[k] * a[k]) / (b[k] * b[k])
-            return
-        ts = np.empty(m, g.dtype)           # g, b and a, each expanded when broadcast
-        ua = np.empty(m, g.dtype)
-        ub = np.empty(m, g.dtype)
-        gg = g if g.size == m else ts
+        """The m-element gradients of a op b for one block (size-1 g/a/b broadcast: expanded
+        into a temporary, the only allocation)."""
+        gg = g
         if g.size != m:
-            ts[:] = g[0]
-        aa = a if a.size == m else ua
+            gg = np.empty(m, g.dtype)
+            gg[:] = g[0]
+        aa = a
         if a.size != m and wb:
-            ua[:] = a[0]
-        bb = b if b.size == m else ub
+            aa = np.empty(m, g.dtype)
+            aa[:] = a[0]
+        bb = b
         if b.size != m:
-            ub[:] = b[0]
+            bb = np.empty(m, g.dtype)
+            bb[:] = b[0]
         if code == 2:
             if wa:
                 for k in range(m):
