@@ -1618,13 +1618,18 @@ def reciprocal(input):
 
 
 def neg(input):
-    y = np.negative(input._data)
+    d = input._data
+    if d.size >= _NEG_BIG and d.dtype.kind == "f" and d.flags.c_contiguous:
+        y = _par_map(None, (d, None), d.shape, d.dtype, "neg")     # on every core
+    else:
+        y = np.negative(d)
     if input._rg and STATE.enabled:
         return _record_unary(input, _NEG, y)
     return _wrap(y, input._dtype)
 
 
 _NEG = BY_NAME["neg"]
+_NEG_BIG = _vm_of(_NEG)[1] if _vm_of(_NEG)[0] else 1 << 62
 
 
 negative = neg
@@ -1897,9 +1902,14 @@ def _reduce(input, dim, keepdim, dtype, mean_):
         # a full reduction (keepdim: of shape (1,) * ndim, still one element): the sum row.
         # np.add.reduce skips np.sum's and ndarray.mean's Python layers; the mean is
         # ndarray.mean's own formula (same value)
-        y = _add_reduce(d, axis=None)
-        if mean_:
-            y = y.dtype.type(y / _intp(d.size)) if d.size else d.mean()
+        if d.size >= _vmath.PAR and _vmath.OK and d.dtype.kind == "f" and d.flags.c_contiguous:
+            y = _vmath.total(d.reshape(-1))         # on every core, in float64 (as sum())
+            if mean_:
+                y = y / d.size
+        else:
+            y = _add_reduce(d, axis=None)
+            if mean_:
+                y = y.dtype.type(y / _intp(d.size)) if d.size else d.mean()
         y = dt.np.type(y)
         if keepdim and dims is not None:
             y = np.reshape(y, (1,) * d.ndim)

@@ -303,3 +303,53 @@ def test_transcendental_vjps_of_mid_size_entries_run_on_numpy(name, dtype):
                                    rtol=tol * 10, atol=tol * 10)
     small = fn(tg.tensor(a[:100], dtype=dtype, requires_grad=True))
     assert not small._tape.E[-K + FL] & F_BIG
+
+
+def _big(seed, n=None):
+    from tapegrad import tape
+    n = n or tape.BIG + 1000
+    return np.random.default_rng(seed).uniform(-1.2, 1.2, n)
+
+
+def test_chain_of_big_entries_matches_the_closed_form_and_skips_unreached_ones():
+    """A run of big (F_BIG) entries is swept from Python without a trip through the compiled
+    interpreter between them (tape._sweep_from). Every reached entry still runs in order (the
+    closed form of the gradient), an unreached big entry in the run is not (its hook does not
+    fire), and a tensor hook in the middle of the run sees the cotangent and may replace it."""
+    a = _big(1)
+    x = tg.tensor(a, dtype=tg.float64, requires_grad=True)
+    y = x.sin()
+    u = x.exp()                                   # recorded between, leads nowhere
+    fired = []
+    u.grad_fn.register_hook(lambda gi, go: fired.append("u"))
+    z = y * y
+    z.register_hook(lambda g: g * 2)              # the cotangent of z, doubled
+    w = z.tanh()
+    loss = w.sum() + (x[:5] * 3).sum()
+    loss.backward()
+    t = np.tanh(np.sin(a) ** 2)
+    want = 2 * (1 - t * t) * 2 * np.sin(a) * np.cos(a)
+    want[:5] += 3
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12, atol=1e-12)
+    assert fired == []
+
+
+def test_chain_of_big_entries_stops_at_a_modified_saved_value():
+    """An entry in a run of big entries whose saved value was changed in place raises torch's
+    error, after the entries above it ran."""
+    x = tg.tensor(_big(2), dtype=tg.float64, requires_grad=True)
+    z = x.sin().exp()                             # exp saves its output z
+    w = (z * 2).tanh()
+    z.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        w.sum().backward()
+
+
+def test_chain_of_big_entries_stops_at_a_freed_entry():
+    """A second backward through a run of big entries: the entries without saved values run,
+    the first one whose saved values were freed raises torch's error."""
+    x = tg.tensor(_big(3), dtype=tg.float64, requires_grad=True)
+    loss = (x.sin() + 1.0).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()

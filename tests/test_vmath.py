@@ -321,3 +321,29 @@ def test_big_extremum_gradient_added_in_place(dt):
     want = np.zeros(n)
     want[[17, n - 5]] = 0.5
     np.testing.assert_array_equal(x.grad.numpy(), want.astype(x.grad.numpy().dtype))
+
+
+@needs_vm
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_big_mean_and_negation_run_on_the_kernels(dt):
+    """x.mean() of PAR elements or more sums on every core in float64 (as x.sum()), and -x
+    runs on the negation kernel: -x is exact, the mean is the float64 mean rounded once,
+    grad_fn names as torch's, and the gradients are exactly -1 and 1/n."""
+    n = _vmath.PAR * 2 + 7
+    x0 = np.random.default_rng(8).standard_normal(n).astype(dt)
+    x = tg.tensor(x0, requires_grad=True)
+    y = -x
+    assert type(y.grad_fn).__name__ == "NegBackward0"
+    np.testing.assert_array_equal(y.detach().numpy(), -x0)
+    m = y.mean()
+    assert type(m.grad_fn).__name__ == "MeanBackward0"
+    ref = -np.sum(x0.astype(np.float64)) / n
+    if dt == np.float32:
+        assert m.item() == np.float32(ref)
+    else:
+        assert abs(m.item() - ref) <= 1e-15 * np.sum(np.abs(x0))
+    m.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(n, -1.0 / n, dt))
+    xt = tg.tensor(x0[::2])                       # a strided view: numpy's negation
+    np.testing.assert_array_equal((-xt).numpy(), -x0[::2])
+    assert tg.tensor(x0[1:].reshape(2, -1)).mean((0, 1), keepdim=True).shape == (1, 1)
