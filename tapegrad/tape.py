@@ -607,10 +607,16 @@ class Adjoints:
             if fresh:
                 self.owned.add(node)
         elif cur.size >= _vmath.PAR and _vmath.OK:      # the sum on every core
+            # a broadcast (sum's VJP: stride 0) goes in as the kernel's single element
+            if c.strides[0] == 0:
+                c = c[:1]
             if node in self.owned:
                 _vmath.binary_fwd("add", cur, c, cur)
+            elif cur.strides[0] == 0 and c.size == 1:     # two broadcasts: still one
+                self.G[node] = np.broadcast_to(cur[:1] + c, (size,))
             else:
-                self.G[node] = _vmath.binary_fwd("add", cur, c, np.empty(cur.size, cur.dtype))
+                self.G[node] = _vmath.binary_fwd("add", cur[:1] if cur.strides[0] == 0 else cur,
+                                                 c, np.empty(cur.size, cur.dtype))
                 self.owned.add(node)
         elif node in self.owned:
             cur += c
@@ -954,6 +960,20 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
                     acc(node, neg)
             return
         av, bv = val(a, int(E[b0 + SA]), la), val(b, int(E[b0 + SB]), lb)
+        if (vm and lb == 1 and la == n and n > 1 and (op.name == "mul" or op.name == "div")
+                and g.flags.c_contiguous and g.size == n):
+            # a single-element b broadcast (x / x.sum(), x * w): a's gradient in one pass, b's
+            # a dot product (no n-element temporary to sum)
+            if a >= 0:
+                ga = np.empty(n, g.dtype)
+                _vmath.binary_fwd(op.name, g, bv, ga)
+                acc(a, ga)
+            if b >= 0:
+                d = np.dot(g, av.reshape(-1))
+                if op.name == "div":
+                    d = -d / (bv[0] * bv[0])
+                acc(b, np.full(1, d, g.dtype))
+            return
         y = val(out, int(E[b0 + SY]), n)
         ga = np.empty(n, g.dtype) if a >= 0 else None
         gb = np.empty(n, g.dtype) if b >= 0 else None

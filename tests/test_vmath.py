@@ -271,6 +271,36 @@ def test_big_cotangent_sums_on_every_core():
 
 @needs_vm
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_big_cotangents_from_broadcasts_and_single_element_operands(dt):
+    """sum's VJP passes a broadcast (stride 0) cotangent on: added to another broadcast it
+    stays one, added to an array (or an array to it) the kernel reads its single element.
+    A single-element operand of a big mul / div gets a dot product for its gradient.
+    Oracles: the gradients by hand (exact where they are sums of small integers)."""
+    n = _vmath.PAR + 5
+    x0 = np.random.default_rng(9).uniform(0.5, 1.5, n).astype(dt)
+    x = tg.tensor(x0, requires_grad=True)
+    y = x * 1.0
+    (y.sum() * 2 + y.sum() * 3).backward()                  # broadcast + broadcast
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(n, 5, dt))
+    x.grad = None
+    y = x * 1.0
+    (y.sum() * 2 + y[7] + y.sum() * 3).backward()           # broadcast, array, broadcast
+    want = np.full(n, 5, dt)
+    want[7] = 6
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+    x.grad = None
+    w = tg.tensor(np.array(1.5, dt), requires_grad=True)
+    s = x.sum()
+    (x / s * 2 + x * w).sin().sum().backward()
+    xd, sd = x0.astype(np.float64), float(np.sum(x0.astype(np.float64)))
+    c = np.cos(2 * xd / sd + 1.5 * xd)
+    want_x = c * (2 / sd + 1.5) - 2 * np.sum(c * xd) / sd ** 2
+    tol = 1e-4 if dt == np.float32 else 1e-10
+    np.testing.assert_allclose(x.grad.numpy(), want_x, rtol=tol, atol=tol * np.abs(want_x).max())
+    np.testing.assert_allclose(w.grad.item(), np.sum(c * xd), rtol=tol)
+
+@needs_vm
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
 def test_big_sum_accumulates_in_float64(dt):
     """x.sum() of PAR elements or more: float64 blocks on every core, the float64 total
     rounded once to x's dtype (numpy's float32 pairwise sum is within a few ulp of it)."""
