@@ -2218,9 +2218,13 @@ def _mm_core(a, b, m, k, n, y, name):
             tp.crefs.append((dt, sa, a))
         if not gb:
             tp.crefs.append((dt, sb, b))
-    # a product of >= BIG multiply-adds runs on BLAS in the sweeps (F_BIG: numpy's VJP)
+    # the VJP of a product of _blas.MIN multiply-adds or more runs on numpy's side (F_BIG:
+    # _blas's split products); below, the compiled sweep calls gemm itself (kernels.vjp_mm)
+    # when the native table has BLAS (a 32 x 32 x 32 product's VJP: ~22 us through numpy's
+    # side, ~6 compiled). Entries touching big nodes are F_BIG anyway.
     e, node = tp.entry(_MM_OPCODE, _nm(name), y.size, dt, na, nb, sa, sb, -1, m, k, -1,
-                       F_SAVES | (F_BIG if m * k * n >= _tp.BIG else 0))
+                       F_SAVES | (F_BIG if m * k * n >= (_blas.MIN if _native.BLAS else _tp.BIG)
+                                  else 0))
     out = object.__new__(Tensor)
     out._data = y
     out._dtype = rdt

@@ -698,14 +698,18 @@ def test_batched_plan_folds_scalar_constants(dtype):
 
 @pytest.mark.parametrize("dtype", [tg.float32, tg.float64])
 def test_replay_with_blas_products_reuses_numpy_steps_on_new_values(dtype, monkeypatch):
-    """Products of >= 32,768 multiply-adds run on BLAS in a replay, forward and VJP through
-    numpy steps whose views are made once per thread: repeated calls on new values (and a
+    """Products recorded with F_BIG (>= _blas.MIN multiply-adds; forced here for small ones)
+    run on BLAS in a replay, forward and VJP through numpy steps whose views are made once per thread: repeated calls on new values (and a
     captured constant matrix changed in place between calls) must match eager backward, for
     both operands' gradients; a vjp closure (its own value store) agrees too. (sin's VJP
     over 2,048 elements is kept on numpy, as without libmvec: Op.native_vjp off.)"""
     import sys
     tt = sys.modules["tapegrad.tensor"]
     monkeypatch.setattr(tt, "_NATIVE_VJP", [False] * len(tt._NATIVE_VJP))
+    # products this small run compiled in eager sweeps too; recorded as the big ones
+    # (>= _blas.MIN multiply-adds: F_BIG), their replay takes the numpy steps
+    from tapegrad import _blas
+    monkeypatch.setattr(_blas, "MIN", 1 << 15)
     rs = np.random.default_rng(2)
     C = tg.tensor(rs.standard_normal((64, 64)) / 8, dtype=dtype)     # a captured constant
 

@@ -12,8 +12,9 @@ import pytest
 
 import tapegrad as tg
 import tapegrad.func as tf
-from tapegrad import _native, _vmath, kernels
-from tapegrad.kernels import F_BIG, F_NPFWD, FL, K
+from tapegrad import _blas, _native, _vmath, kernels, tape
+from tapegrad.kernels import F_BIG, F_NPFWD, FL, K, NK, NSIZE, OP, OUT, P1
+from tapegrad.ops import OPCODE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 needs_blas = pytest.mark.skipif(not _native.BLAS, reason="numpy has no bundled ILP64 OpenBLAS")
@@ -178,7 +179,12 @@ def test_replayed_mlp_runs_in_one_compiled_sweep_with_native_routines(dtype):
     ct = _check_mlp(dtype, np.random.default_rng(5))
     E = ct._plan()[0][0].reshape(-1, K)
     recorded = ct.E.reshape(-1, K)
-    assert (recorded[:, FL] & F_BIG).any()          # the recording marks the big products
+    # the recording marks products F_BIG (numpy's side) from _blas.MIN multiply-adds with
+    # BLAS bound (below, the compiled sweep calls gemm), from tape.BIG without
+    big = _blas.MIN if _native.BLAS else tape.BIG
+    mm = recorded[:, OP] == OPCODE["mm"]
+    sizes = recorded[mm, P1] * ct.N.reshape(-1, NK)[recorded[mm, OUT], NSIZE]   # k * (m n)
+    assert sizes.size and ((recorded[mm, FL] & F_BIG) != 0).tolist() == (sizes >= big).tolist()
     if _native.BLAS:
         assert not (E[:, FL] & F_BIG).any() and ct._plan()[3]
     if _vmath.OK:
