@@ -266,6 +266,83 @@ def vjp_exp(n, G, go, X, xo, Y, yo, c, GX, gxo):
         GX[_u(gxo + i)] += G[_u(go + i)] * Y[_u(yo + i)]
 
 
+# ---------------------------------------------------------------- unary, row by row
+# softmax / log_softmax over consecutive rows of c elements (c: the row length; n a multiple
+# of it). The shift is the row's maximum (nan if the row has one; as torch, a row with +inf
+# or only -inf gives nan). d softmax: gx = y (g - sum(g y)); d log_softmax:
+# gx = g - exp(y) sum(g), per row.
+@njit(inline="always", cache=True, nogil=True)
+def _row_shift(X, o, L):
+    m = X[_u(o)]
+    for i in range(1, L):
+        v = X[_u(o + i)]
+        if v > m or v != v:
+            m = v
+    return m
+
+
+@_jit
+def fwd_softmax(n, X, xo, c, Y, yo):
+    L = int(c)
+    for r in range(0, n, L):
+        m = _row_shift(X, xo + r, L)
+        for i in range(L):
+            Y[_u(yo + r + i)] = X[_u(xo + r + i)] - m
+        if not _vm(1, L, Y, yo + r, Y, yo + r):      # VM_CODES['exp']
+            for i in range(L):
+                Y[_u(yo + r + i)] = math.exp(Y[_u(yo + r + i)])
+        s = Y.dtype.type(0)
+        for i in range(L):
+            s += Y[_u(yo + r + i)]
+        for i in range(L):
+            Y[_u(yo + r + i)] = Y[_u(yo + r + i)] / s
+
+
+@_jit
+def vjp_softmax(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    L = int(c)
+    for r in range(0, n, L):
+        s = G.dtype.type(0)
+        for i in range(L):
+            s += G[_u(go + r + i)] * Y[_u(yo + r + i)]
+        for i in range(L):
+            GX[_u(gxo + r + i)] += Y[_u(yo + r + i)] * (G[_u(go + r + i)] - s)
+
+
+@_jit
+def fwd_log_softmax(n, X, xo, c, Y, yo):
+    L = int(c)
+    t = np.empty(L, Y.dtype)
+    for r in range(0, n, L):
+        m = _row_shift(X, xo + r, L)
+        for i in range(L):
+            Y[_u(yo + r + i)] = X[_u(xo + r + i)] - m
+        if not _vm(1, L, Y, yo + r, t, 0):
+            for i in range(L):
+                t[i] = math.exp(Y[_u(yo + r + i)])
+        s = Y.dtype.type(0)
+        for i in range(L):
+            s += t[i]
+        ls = math.log(s)
+        for i in range(L):
+            Y[_u(yo + r + i)] = Y[_u(yo + r + i)] - ls
+
+
+@_jit
+def vjp_log_softmax(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    L = int(c)
+    t = np.empty(L, GX.dtype)
+    for r in range(0, n, L):
+        s = G.dtype.type(0)
+        for i in range(L):
+            s += G[_u(go + r + i)]
+        if not _vm(1, L, Y, yo + r, t, 0):
+            for i in range(L):
+                t[i] = math.exp(Y[_u(yo + r + i)])
+        for i in range(L):
+            GX[_u(gxo + r + i)] += G[_u(go + r + i)] - t[i] * s
+
+
 # d log(x) = dx / x
 @_jit
 def fwd_log(n, X, xo, c, Y, yo):
@@ -1281,6 +1358,102 @@ def vjp_remainder(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, n
 # Inside these kernels every lane loop indexes a view starting at its run (index j >= 0):
 # LLVM then proves the accesses affine and vectorises them (with an absolute offset added,
 # Numba's negative-index wraparound hides that, and the loops stay scalar: ~8x slower).
+@njit(inline="always", cache=True, nogil=True)
+def _brow_shift(X, o, L, B, m):
+    """m[j] = the shift of lane j's row starting at X[o] (rows of L elements, B lanes)."""
+    for j in range(B):
+        m[j] = X[o + j]
+    for i in range(1, L):
+        x = X[o + i * B:]
+        for j in range(B):
+            v = x[j]
+            if v > m[j] or v != v:
+                m[j] = v
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _bexp(X, o, Y, yo, B):
+    """Y[yo:yo+B] = exp(X[o:o+B]) (libmvec when bound)."""
+    if not _vm(1, B, X, o, Y, yo):
+        for j in range(B):
+            Y[yo + j] = math.exp(X[o + j])
+
+
+@_jit
+def bfwd_softmax(n, X, xo, c, Y, yo, B):
+    L = int(c)
+    m = np.empty(B, Y.dtype)
+    s = np.empty(B, Y.dtype)
+    for r in range(0, n, L):
+        o, p = xo + r * B, yo + r * B
+        _brow_shift(X, o, L, B, m)
+        s[:] = 0
+        for i in range(L):
+            for j in range(B):
+                Y[p + i * B + j] = X[o + i * B + j] - m[j]
+            _bexp(Y, p + i * B, Y, p + i * B, B)
+            for j in range(B):
+                s[j] += Y[p + i * B + j]
+        for i in range(L):
+            for j in range(B):
+                Y[p + i * B + j] = Y[p + i * B + j] / s[j]
+
+
+@_jit
+def bvjp_softmax(n, G, go, X, xo, Y, yo, c, GX, gxo, B):
+    L = int(c)
+    s = np.empty(B, GX.dtype)
+    for r in range(0, n, L):
+        q, p, t = go + r * B, yo + r * B, gxo + r * B
+        s[:] = 0
+        for i in range(L):
+            for j in range(B):
+                s[j] += G[q + i * B + j] * Y[p + i * B + j]
+        for i in range(L):
+            for j in range(B):
+                GX[t + i * B + j] += Y[p + i * B + j] * (G[q + i * B + j] - s[j])
+
+
+@_jit
+def bfwd_log_softmax(n, X, xo, c, Y, yo, B):
+    L = int(c)
+    m = np.empty(B, Y.dtype)
+    s = np.empty(B, Y.dtype)
+    t = np.empty(B, Y.dtype)
+    for r in range(0, n, L):
+        o, p = xo + r * B, yo + r * B
+        _brow_shift(X, o, L, B, m)
+        s[:] = 0
+        for i in range(L):
+            for j in range(B):
+                Y[p + i * B + j] = X[o + i * B + j] - m[j]
+            _bexp(Y, p + i * B, t, 0, B)
+            for j in range(B):
+                s[j] += t[j]
+        for j in range(B):
+            s[j] = math.log(s[j])
+        for i in range(L):
+            for j in range(B):
+                Y[p + i * B + j] = Y[p + i * B + j] - s[j]
+
+
+@_jit
+def bvjp_log_softmax(n, G, go, X, xo, Y, yo, c, GX, gxo, B):
+    L = int(c)
+    s = np.empty(B, GX.dtype)
+    t = np.empty(B, GX.dtype)
+    for r in range(0, n, L):
+        q, p, u = go + r * B, yo + r * B, gxo + r * B
+        s[:] = 0
+        for i in range(L):
+            for j in range(B):
+                s[j] += G[q + i * B + j]
+        for i in range(L):
+            _bexp(Y, p + i * B, t, 0, B)
+            for j in range(B):
+                GX[u + i * B + j] += G[q + i * B + j] - t[j] * s[j]
+
+
 @_jit
 def bfwd_sum(n, X, xo, c, Y, yo, B):
     y = Y[yo:yo + B]

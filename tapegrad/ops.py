@@ -67,6 +67,10 @@ class Op:
     # no Tensor call records the row: only the batched plans emit it (func's _fold_scalars);
     # the facade tests and tapegrad.testing's strategies leave it out, the kernel tests cover it
     plan_only: bool = False
+    # a unary row over consecutive rows of c elements (softmax, log_softmax; c: the row
+    # length, the output as big as the input): not elementwise, so the numpy sweep does not
+    # split it into chunks and the batched sweeps call its own kernels (bfwd_/bvjp_<name>)
+    rows: bool = False
     domain: Tuple[float, float] = (-2.0, 2.0)   # test inputs drawn from here
     const: Optional[float] = None               # test constant for rows that take one (pow_scalar)
     doc: str = ""
@@ -277,6 +281,36 @@ def _u(f):
     return lambda x, c=None: f(x)
 
 
+def _rows(v, c):
+    return v.reshape(-1, int(c))
+
+
+def _row_shifted(x, c):
+    """x - its row maxima, rows of c elements."""
+    z = _rows(x, c)
+    return z - z.max(axis=1, keepdims=True)
+
+
+def _softmax_ref(x, c):
+    e = np.exp(_row_shifted(x, c))
+    return (e / e.sum(axis=1, keepdims=True)).reshape(np.shape(x))
+
+
+def _log_softmax_ref(x, c):
+    z = _row_shifted(x, c)
+    return (z - np.log(np.exp(z).sum(axis=1, keepdims=True))).reshape(np.shape(x))
+
+
+def _softmax_vjp(g, x, y, c, out):
+    gy = _rows(g * y, c)
+    np.multiply(y, (_rows(g, c) - gy.sum(axis=1, keepdims=True)).reshape(-1), out=out)
+
+
+def _log_softmax_vjp(g, x, y, c, out):
+    s = _rows(g, c).sum(axis=1, keepdims=True)
+    np.subtract(g, (np.exp(_rows(y, c)) * s).reshape(-1), out=out)
+
+
 def _mm_vjp(g, a, b, na, nb):
     """(g b^T, a^T g) of ``mm`` for the numpy sweep (F_BIG entries): big products through
     ``_blas.mm`` (one thread pool with the elementwise kernels), the others through numpy."""
@@ -405,6 +439,13 @@ OPS = [
        saves="x", const=1.0, domain=(0.3, 4.0), doc="psi^(c)(x) (c = 0: digamma)",
        np_vjp=lambda g, x, y, c, out: np.multiply(g, _np_polygamma(int(c) + 1, x), out=out,
                                                   casting="unsafe")),
+    # ---- row by row: y[r] = f(x[r]) for consecutive rows of c elements
+    Op("softmax", UNARY, "SoftmaxBackward0", lambda x, c: _softmax_ref(x, c), saves="y",
+       const=7.0, rows=True, doc="exp(x - max) / sum over rows of c elements (softmax along "
+       "the last dimension)", np_vjp=_softmax_vjp),
+    Op("log_softmax", UNARY, "LogSoftmaxBackward0", lambda x, c: _log_softmax_ref(x, c),
+       saves="y", const=7.0, rows=True, doc="x - max - log(sum(exp(x - max))) over rows of c "
+       "elements", np_vjp=_log_softmax_vjp),
     # ---- scalar-constant forms of add / sub: the batched plans (func.CompiledTape._bplan)
     # rewrite a binary entry whose other operand is a recorded scalar constant to these
     # (no numpy forms, vjp_t or src: those serve eager tapes, which never hold these rows)
@@ -515,7 +556,15 @@ _VJP_T = {
     "atan2": lambda T, g, a, b, y: (g * b / (a * a + b * b), -(g * a) / (a * a + b * b)),
     "hypot": lambda T, g, a, b, y: (None if a is None else g * a / y, None if b is None else g * b / y),
     "remainder": lambda T, g, a, b, y: (g, None if a is None else -(g * (a / b).floor())),
+    "softmax": lambda T, g, x, y, c: _softmax_vjp_t(g, y, int(c)),
+    "log_softmax": lambda T, g, x, y, c: (g.view(-1, int(c)) - y.view(-1, int(c)).exp()
+                                          * g.view(-1, int(c)).sum(1, keepdim=True)).view(-1),
 }
+
+
+def _softmax_vjp_t(g, y, L):
+    gr, yr = g.view(-1, L), y.view(-1, L)
+    return (yr * (gr - (gr * yr).sum(1, keepdim=True))).view(-1)
 
 
 def _mix(mask, hi, lo, dtype):
@@ -574,6 +623,8 @@ _SRC = {
     "atan2": "lambda a, b: torch.atan2(a, b)", "hypot": "lambda a, b: torch.hypot(a, b)",
     "remainder": "lambda a, b: a % b",
     "lgamma": "lambda x: torch.lgamma(x)", "polygamma": "lambda x: torch.polygamma(1, x)",
+    "softmax": "lambda x: torch.softmax(x, -1)",
+    "log_softmax": "lambda x: torch.nn.functional.log_softmax(x, -1)",
 }
 for _name, _s in _SRC.items():
     object.__setattr__(next(o for o in OPS if o.name == _name), "src", _s)
@@ -694,6 +745,15 @@ _BREV = {
 }
 
 
+# Row-wise unary rows (Op.rows: softmax) in the batched sweeps: their own kernels, which
+# know the lane count B (elementwise rows run over n * B values as one flat array).
+_BROWS = {
+    "fwd": "bfwd_{name}(n, X{d}[noff(N, a) * B:], 0, c, X{d}[yo:], 0, B)",
+    "rev": "bvjp_{name}(n, A{d}[go:], 0, X{d}[noff(N, a) * B:], 0, X{d}[go:], 0, c, "
+           "A{d}[noff(N, a) * B:], 0, B)",
+}
+
+
 def _bbody(by_kind, table, d, ind):
     """The per-kind dispatch of a batched sweep for one dtype store."""
     out = []
@@ -712,7 +772,11 @@ def _bbody(by_kind, table, d, ind):
             out.append(inner + loop)
             inner += "    "
         call = call.replace("{d}", d)
-        out += _chain(rows, call, inner, None)
+        if kind == UNARY:
+            rowcall = _BROWS["fwd" if table is _BFWD else "rev"].replace("{d}", d)
+            out += _chain(rows, call, inner, None, rowcall)
+        else:
+            out += _chain(rows, call, inner, None)
         for line in post:
             out.append(ind + "    " + line)
     return out
@@ -728,8 +792,9 @@ def _bbody(by_kind, table, d, ind):
 _STRIDES = [("sa == 1 and sb == 1", "1", "1"), (None, "sa", "sb")]
 
 
-def _chain(rows, call, ind, strides):
-    """The op-code dispatch chain of one kind (per stride variant for binary kernels)."""
+def _chain(rows, call, ind, strides, rowcall=None):
+    """The op-code dispatch chain of one kind (per stride variant for binary kernels);
+    ``rowcall``: the call for row-wise rows (Op.rows), when it differs."""
     out = []
     variants = strides or [(None, None, None)]
     for v, (cond, sa, sb) in enumerate(variants):
@@ -740,7 +805,8 @@ def _chain(rows, call, ind, strides):
         c = call if sa is None else call.replace("{sa}", sa).replace("{sb}", sb)
         for i, (code, op) in enumerate(rows):
             out.append("%s%s op == %d:  # %s" % (inner, "if" if i == 0 else "elif", code, op.name))
-            out.append("%s    %s" % (inner, c.replace("{name}", op.name)))
+            cc = rowcall if (rowcall is not None and op.rows) else c
+            out.append("%s    %s" % (inner, cc.replace("{name}", op.name)))
     return out
 
 

@@ -942,7 +942,9 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
     if kind == UNARY:
         x, y = val(a, int(E[b0 + SA]), n), val(out, int(E[b0 + SY]), n)
         gx = np.empty(n, g.dtype)
-        if not (vm and _vmath.unary_vjp(op.name, g, x, y, gx, c)):
+        if op.rows:                            # softmax: whole rows, one call
+            op.np_vjp(g, x, y, c, gx)
+        elif not (vm and _vmath.unary_vjp(op.name, g, x, y, gx, c)):
             _par.run(lambda i, j: op.np_vjp(g[i:j], _par.part(x, i, j), _par.part(y, i, j), c,
                                             gx[i:j]), n)
         acc(a, gx)

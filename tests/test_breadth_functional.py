@@ -250,3 +250,54 @@ def test_softplus_threshold_finite_differences(beta, threshold):
     want = np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta)
     got = tg.nn.functional.softplus(tg.tensor(x, dtype=tg.float64), beta, threshold).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_rows_one_entry_and_non_finite_rows_as_torch(name):
+    """softmax / log_softmax over the last dimension record one row-wise entry (grad_fn
+    SoftmaxBackward0 / LogSoftmaxBackward0 straight on the input). Rows holding +inf or nan,
+    or only -inf, give nan as torch does (the shift is the row maximum); -inf next to finite
+    values gives 0 / -inf there. Eager, a compiled replay and a batched vmap all agree with
+    a numpy reference of torch's formula, values and gradients."""
+    import warnings
+    from tapegrad import func as tf
+    from tapegrad.tape import recording, replay
+    inf, nan = float("inf"), float("nan")
+    a = np.array([[1.0, 2.0, 3.0], [inf, 1.0, 0.0], [-inf, -inf, -inf], [nan, 1.0, 2.0],
+                  [-inf, 0.0, 1.0], [0.5, -0.25, 0.0]])
+    g = np.arange(a.size, dtype=float).reshape(a.shape) / 7
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = a - a.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        s = e.sum(axis=1, keepdims=True)
+        if name == "softmax":
+            want_y = e / s
+            want_g = want_y * (g - (g * want_y).sum(axis=1, keepdims=True))
+        else:
+            want_y = z - np.log(s)
+            want_g = g - np.exp(want_y) * g.sum(axis=1, keepdims=True)
+        F = getattr(tg.nn.functional, name)
+        x = tg.tensor(a, dtype=tg.float64, requires_grad=True)
+        y = F(x, -1)
+        assert type(y.grad_fn).__name__ == ("SoftmaxBackward0" if name == "softmax"
+                                            else "LogSoftmaxBackward0")
+        assert y.grad_fn.next_functions[0][0].variable is x
+        y.backward(tg.tensor(g))
+        close = dict(rtol=1e-12, atol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(y.detach().numpy(), want_y, **close)
+        np.testing.assert_allclose(x.grad.numpy(), want_g, **close)
+        x2 = tg.tensor(np.ones_like(a), dtype=tg.float64, requires_grad=True)
+        with recording() as tp:
+            y2 = F(x2, -1)
+        (v,), (gr,) = replay(tp, [y2], [x2], [a], [g])
+        np.testing.assert_allclose(v, want_y, **close)
+        np.testing.assert_allclose(gr, want_g, **close)
+        gw = tg.tensor(g)
+        vg = tf.vmap(tf.grad(lambda t: (F(t, -1) * gw).sum()))
+        batch = np.stack([a, a[::-1].copy(), np.ones_like(a)])
+        got = vg(tg.tensor(batch, dtype=tg.float64)).numpy()
+        for p in range(3):
+            xp = tg.tensor(batch[p], dtype=tg.float64, requires_grad=True)
+            (F(xp, -1) * gw).sum().backward()
+            np.testing.assert_allclose(got[p], xp.grad.numpy(), **close)

@@ -305,6 +305,8 @@ FACADE = {
     "remainder": (lambda a, b: a % b, [(3, 2), (3, 2)]),
     "lgamma": (lambda x: tg.lgamma(x), [(3, 2)]),
     "polygamma": (lambda x: tg.polygamma(1, x), [(3, 2)]),
+    "softmax": (lambda x: tg.softmax(x, -1), [(3, 4)]),
+    "log_softmax": (lambda x: tg.nn.functional.log_softmax(x, dim=1), [(3, 4)]),
 }
 
 

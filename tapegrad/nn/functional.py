@@ -15,6 +15,11 @@ from ..autograd.grad_mode import STATE
 from ..tensor import (Tensor, _as_dtype, _norm_dims, _record_unary_sum, _wrap, _nm, bool_, int64,
                       relu, sigmoid, tanh)
 from .._math import hide, named, exact, tap, tap_entry, unary
+from .. import _vmath
+from ..ops import BY_NAME as _ROWS
+from ..tensor import _record_unary
+
+_SOFTMAX_ROW, _LOG_SOFTMAX_ROW = _ROWS["softmax"], _ROWS["log_softmax"]
 from ..autograd.graph import multi_name_id
 
 __all__ = ["relu", "relu_", "leaky_relu", "elu", "gelu", "silu", "softplus", "logsigmoid",
@@ -138,20 +143,39 @@ def _prep(input, dim, dtype, fname):
 
 
 def _shift(d, dim):
+    """The maxima softmax subtracts along ``dim`` (as torch: a row holding +inf, or only -inf,
+    then gives nan)."""
     if np.ndim(d) == 0:
-        m = np.asarray(d)
+        return np.asarray(d)
+    return d.max(axis=dim, keepdims=True) if d.size else np.zeros(
+        tuple(1 if i == dim else s for i, s in enumerate(d.shape)), d.dtype)
+
+
+def _last_dim_rows(x, d, dim):
+    """True when softmax / log_softmax of ``x`` over ``dim`` is one recorded row-wise entry
+    (ops rows ``softmax`` / ``log_softmax``): the last dimension of a non-empty tensor that
+    needs its gradient. Other dimensions are composed of exp, sum and division entries."""
+    return d.ndim and dim == d.ndim - 1 and d.size and x._rg and STATE.enabled
+
+
+def _exp_rows(z):
+    """exp of a fresh array in place (on the vector-math kernels when big)."""
+    if z.size >= _vmath.MIN and _vmath.OK and z.flags.c_contiguous:
+        _vmath.unary_fwd("exp", z.reshape(-1), z.reshape(-1))
     else:
-        m = d.max(axis=dim, keepdims=True) if d.size else np.zeros(
-            tuple(1 if i == dim else s for i, s in enumerate(d.shape)), d.dtype)
-        if m.size == 1 and math.isfinite(m.item()):
-            return m                   # the common case: a fresh finite array already
-    return np.where(np.isfinite(m), m, 0).astype(np.asarray(d).dtype)
+        np.exp(z, out=z)
+    return z
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     x, dim = _prep(input, dim, dtype, "softmax")
     d = np.asarray(x._data)
     m = _shift(d, dim)
+    if _last_dim_rows(x, d, dim):
+        e = _exp_rows(d - m)
+        s = e.sum() if d.ndim == 1 else np.sum(e, axis=dim, keepdims=True)
+        np.divide(e, s, out=e)
+        return _record_unary(x, _SOFTMAX_ROW, e, c=float(d.shape[-1]))
     if not (x._rg and STATE.enabled):
         e = np.exp(d - m)
         y = e / (np.sum(e, axis=dim, keepdims=True) if d.ndim else e)
@@ -178,6 +202,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     zd = d - m
     lse = np.log(np.sum(np.exp(zd), axis=dim, keepdims=True)) if d.ndim else np.log(np.exp(zd))
     y = zd - lse
+    if _last_dim_rows(x, d, dim):
+        return _record_unary(x, _LOG_SOFTMAX_ROW, y, c=float(d.shape[-1]))
     if not (x._rg and STATE.enabled):
         return _wrap(y if y.ndim else y[()], x._dtype)
     z = x - (m.item() if m.size == 1 and d.ndim else _wrap(m, x._dtype))

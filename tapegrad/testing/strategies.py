@@ -160,6 +160,8 @@ ROW_CALLS = {
     "atan2": ("lambda a, b: torch.atan2(a, b)", None),
     "hypot": ("lambda a, b: torch.hypot(a, b)", None),
     "remainder": ("lambda a, b: a % b", None),
+    "softmax": ("lambda x: torch.softmax(x, -1)", None),
+    "log_softmax": ("lambda x: %slog_softmax(x, -1)" % _F, None),
 }
 # Kinks and singularities inside a row's domain that inputs keep ``margin`` away from (besides
 # 0 whenever the domain straddles it): points, or "integers". Second-order kinks count too
@@ -212,9 +214,12 @@ def row_call(op):
     return Fn(src.format(const=float(row.const) if row.const is not None else None))
 
 
-def row_ref_const(op):
-    """The constant c for which ``row.ref(x, c)`` is what ``row_call(row)`` computes."""
+def row_ref_const(op, x=None):
+    """The constant c for which ``row.ref(x, c)`` is what ``row_call(row)`` computes (for a
+    row-wise row, softmax, the length of x's last dimension: pass x)."""
     row = _row(op)
+    if row.rows and x is not None:
+        return float(np.shape(x)[-1]) if np.ndim(x) else 1.0
     c = ROW_CALLS.get(row.name, (None, None))[1]
     return row.const if c is None else c
 
