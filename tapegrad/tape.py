@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _par, _vmath
 from .ops import (BINARY, CAST, INDEX, MM, OFFSET_OPS, OPCODE, OPS, PYFUNC, SUM,
-                  UNARY)
+                  UNARY, broadcast1)
 from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NNR, NOFF,
                       NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
@@ -613,7 +613,7 @@ class Adjoints:
             if node in self.owned:
                 _vmath.binary_fwd("add", cur, c, cur)
             elif cur.strides[0] == 0 and c.size == 1:     # two broadcasts: still one
-                self.G[node] = np.broadcast_to(cur[:1] + c, (size,))
+                self.G[node] = broadcast1(cur[:1] + c, size)
             else:
                 self.G[node] = _vmath.binary_fwd("add", cur[:1] if cur.strides[0] == 0 else cur,
                                                  c, np.empty(cur.size, cur.dtype))
