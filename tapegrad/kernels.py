@@ -1359,24 +1359,38 @@ def vjp_remainder(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, n
 # LLVM then proves the accesses affine and vectorises them (with an absolute offset added,
 # Numba's negative-index wraparound hides that, and the loops stay scalar: ~8x slower).
 @njit(inline="always", cache=True, nogil=True)
-def _brow_shift(X, o, L, B, m):
-    """m[j] = the shift of lane j's row starting at X[o] (rows of L elements, B lanes)."""
-    for j in range(B):
-        m[j] = X[o + j]
-    for i in range(1, L):
-        x = X[o + i * B:]
-        for j in range(B):
-            v = x[j]
-            if v > m[j] or v != v:
-                m[j] = v
-
-
-@njit(inline="always", cache=True, nogil=True)
 def _bexp(X, o, Y, yo, B):
     """Y[yo:yo+B] = exp(X[o:o+B]) (libmvec when bound)."""
     if not _vm(1, B, X, o, Y, yo):
         for j in range(B):
             Y[yo + j] = math.exp(X[o + j])
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _brow_expsum(X, o, Y, p, L, B, m, s, t, into_y):
+    """One row of L elements in B lanes (starting at X[o], Y[p]): Y = X - the lane's row
+    maximum (m), s = the lane's sum of exp(Y). The exponentials replace Y (``into_y``:
+    softmax) or pass through t (log_softmax keeps the shifted values)."""
+    for j in range(B):
+        m[j] = X[o + j]
+    for i in range(1, L):
+        for j in range(B):
+            v = X[o + i * B + j]
+            if v > m[j] or v != v:
+                m[j] = v
+    s[:] = 0
+    for i in range(L):
+        q = p + i * B
+        for j in range(B):
+            Y[q + j] = X[o + i * B + j] - m[j]
+        if into_y:
+            _bexp(Y, q, Y, q, B)
+            for j in range(B):
+                s[j] += Y[q + j]
+        else:
+            _bexp(Y, q, t, 0, B)
+            for j in range(B):
+                s[j] += t[j]
 
 
 @_jit
@@ -1385,15 +1399,8 @@ def bfwd_softmax(n, X, xo, c, Y, yo, B):
     m = np.empty(B, Y.dtype)
     s = np.empty(B, Y.dtype)
     for r in range(0, n, L):
-        o, p = xo + r * B, yo + r * B
-        _brow_shift(X, o, L, B, m)
-        s[:] = 0
-        for i in range(L):
-            for j in range(B):
-                Y[p + i * B + j] = X[o + i * B + j] - m[j]
-            _bexp(Y, p + i * B, Y, p + i * B, B)
-            for j in range(B):
-                s[j] += Y[p + i * B + j]
+        p = yo + r * B
+        _brow_expsum(X, xo + r * B, Y, p, L, B, m, s, m, True)
         for i in range(L):
             for j in range(B):
                 Y[p + i * B + j] = Y[p + i * B + j] / s[j]
@@ -1421,15 +1428,8 @@ def bfwd_log_softmax(n, X, xo, c, Y, yo, B):
     s = np.empty(B, Y.dtype)
     t = np.empty(B, Y.dtype)
     for r in range(0, n, L):
-        o, p = xo + r * B, yo + r * B
-        _brow_shift(X, o, L, B, m)
-        s[:] = 0
-        for i in range(L):
-            for j in range(B):
-                Y[p + i * B + j] = X[o + i * B + j] - m[j]
-            _bexp(Y, p + i * B, t, 0, B)
-            for j in range(B):
-                s[j] += t[j]
+        p = yo + r * B
+        _brow_expsum(X, xo + r * B, Y, p, L, B, m, s, t, False)
         for j in range(B):
             s[j] = math.log(s[j])
         for i in range(L):

@@ -5,22 +5,20 @@ record one entry; softmax/log_softmax and the losses are compositions of primiti
 intermediate entries are hidden and whose last entry carries torch's grad_fn name
 (``SoftmaxBackward0``, ``NllLossBackward0``, ``MseLossBackward0`` ...).
 """
-import math
 import warnings
 
 import numpy as np
 
 from .. import _math
 from ..autograd.grad_mode import STATE
-from ..tensor import (Tensor, _as_dtype, _norm_dims, _record_unary_sum, _wrap, _nm, bool_, int64,
-                      relu, sigmoid, tanh)
+from ..tensor import (Tensor, _as_dtype, _norm_dims, _record_unary, _record_unary_sum, _wrap, _nm,
+                      bool_, int64, relu, sigmoid, tanh)
 from .._math import hide, named, exact, tap, tap_entry, unary
 from .. import _vmath
 from ..ops import BY_NAME as _ROWS
-from ..tensor import _record_unary
+from ..autograd.graph import multi_name_id
 
 _SOFTMAX_ROW, _LOG_SOFTMAX_ROW = _ROWS["softmax"], _ROWS["log_softmax"]
-from ..autograd.graph import multi_name_id
 
 __all__ = ["relu", "relu_", "leaky_relu", "elu", "gelu", "silu", "softplus", "logsigmoid",
            "sigmoid", "tanh", "softmax", "log_softmax", "linear", "dropout", "mse_loss",
