@@ -266,83 +266,6 @@ def vjp_exp(n, G, go, X, xo, Y, yo, c, GX, gxo):
         GX[_u(gxo + i)] += G[_u(go + i)] * Y[_u(yo + i)]
 
 
-# ---------------------------------------------------------------- unary, row by row
-# softmax / log_softmax over consecutive rows of c elements (c: the row length; n a multiple
-# of it). The shift is the row's maximum (nan if the row has one; as torch, a row with +inf
-# or only -inf gives nan). d softmax: gx = y (g - sum(g y)); d log_softmax:
-# gx = g - exp(y) sum(g), per row.
-@njit(inline="always", cache=True, nogil=True)
-def _row_shift(X, o, L):
-    m = X[_u(o)]
-    for i in range(1, L):
-        v = X[_u(o + i)]
-        if v > m or v != v:
-            m = v
-    return m
-
-
-@_jit
-def fwd_softmax(n, X, xo, c, Y, yo):
-    L = int(c)
-    for r in range(0, n, L):
-        m = _row_shift(X, xo + r, L)
-        for i in range(L):
-            Y[_u(yo + r + i)] = X[_u(xo + r + i)] - m
-        if not _vm(1, L, Y, yo + r, Y, yo + r):      # VM_CODES['exp']
-            for i in range(L):
-                Y[_u(yo + r + i)] = math.exp(Y[_u(yo + r + i)])
-        s = Y.dtype.type(0)
-        for i in range(L):
-            s += Y[_u(yo + r + i)]
-        for i in range(L):
-            Y[_u(yo + r + i)] = Y[_u(yo + r + i)] / s
-
-
-@_jit
-def vjp_softmax(n, G, go, X, xo, Y, yo, c, GX, gxo):
-    L = int(c)
-    for r in range(0, n, L):
-        s = G.dtype.type(0)
-        for i in range(L):
-            s += G[_u(go + r + i)] * Y[_u(yo + r + i)]
-        for i in range(L):
-            GX[_u(gxo + r + i)] += Y[_u(yo + r + i)] * (G[_u(go + r + i)] - s)
-
-
-@_jit
-def fwd_log_softmax(n, X, xo, c, Y, yo):
-    L = int(c)
-    t = np.empty(L, Y.dtype)
-    for r in range(0, n, L):
-        m = _row_shift(X, xo + r, L)
-        for i in range(L):
-            Y[_u(yo + r + i)] = X[_u(xo + r + i)] - m
-        if not _vm(1, L, Y, yo + r, t, 0):
-            for i in range(L):
-                t[i] = math.exp(Y[_u(yo + r + i)])
-        s = Y.dtype.type(0)
-        for i in range(L):
-            s += t[i]
-        ls = math.log(s)
-        for i in range(L):
-            Y[_u(yo + r + i)] = Y[_u(yo + r + i)] - ls
-
-
-@_jit
-def vjp_log_softmax(n, G, go, X, xo, Y, yo, c, GX, gxo):
-    L = int(c)
-    t = np.empty(L, GX.dtype)
-    for r in range(0, n, L):
-        s = G.dtype.type(0)
-        for i in range(L):
-            s += G[_u(go + r + i)]
-        if not _vm(1, L, Y, yo + r, t, 0):
-            for i in range(L):
-                t[i] = math.exp(Y[_u(yo + r + i)])
-        for i in range(L):
-            GX[_u(gxo + r + i)] += G[_u(go + r + i)] - t[i] * s
-
-
 # d log(x) = dx / x
 @_jit
 def fwd_log(n, X, xo, c, Y, yo):
@@ -509,6 +432,83 @@ def vjp_pow_scalar(n, G, go, X, xo, Y, yo, c, GX, gxo):
     else:
         for i in range(n):
             GX[_u(gxo + i)] += G[_u(go + i)] * c * X[_u(xo + i)] ** (c - 1)
+
+
+# ---------------------------------------------------------------- unary, row by row
+# softmax / log_softmax over consecutive rows of c elements (c: the row length; n a multiple
+# of it). The shift is the row's maximum (nan if the row has one; as torch, a row with +inf
+# or only -inf gives nan). d softmax: gx = y (g - sum(g y)); d log_softmax:
+# gx = g - exp(y) sum(g), per row.
+@njit(inline="always", cache=True, nogil=True)
+def _row_shift(X, o, L):
+    m = X[_u(o)]
+    for i in range(1, L):
+        v = X[_u(o + i)]
+        if v > m or v != v:
+            m = v
+    return m
+
+
+@_jit
+def fwd_softmax(n, X, xo, c, Y, yo):
+    L = int(c)
+    for r in range(0, n, L):
+        m = _row_shift(X, xo + r, L)
+        for i in range(L):
+            Y[_u(yo + r + i)] = X[_u(xo + r + i)] - m
+        if not _vm(1, L, Y, yo + r, Y, yo + r):      # VM_CODES['exp']
+            for i in range(L):
+                Y[_u(yo + r + i)] = math.exp(Y[_u(yo + r + i)])
+        s = Y.dtype.type(0)
+        for i in range(L):
+            s += Y[_u(yo + r + i)]
+        for i in range(L):
+            Y[_u(yo + r + i)] = Y[_u(yo + r + i)] / s
+
+
+@_jit
+def vjp_softmax(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    L = int(c)
+    for r in range(0, n, L):
+        s = G.dtype.type(0)
+        for i in range(L):
+            s += G[_u(go + r + i)] * Y[_u(yo + r + i)]
+        for i in range(L):
+            GX[_u(gxo + r + i)] += Y[_u(yo + r + i)] * (G[_u(go + r + i)] - s)
+
+
+@_jit
+def fwd_log_softmax(n, X, xo, c, Y, yo):
+    L = int(c)
+    t = np.empty(L, Y.dtype)
+    for r in range(0, n, L):
+        m = _row_shift(X, xo + r, L)
+        for i in range(L):
+            Y[_u(yo + r + i)] = X[_u(xo + r + i)] - m
+        if not _vm(1, L, Y, yo + r, t, 0):
+            for i in range(L):
+                t[i] = math.exp(Y[_u(yo + r + i)])
+        s = Y.dtype.type(0)
+        for i in range(L):
+            s += t[i]
+        ls = math.log(s)
+        for i in range(L):
+            Y[_u(yo + r + i)] = Y[_u(yo + r + i)] - ls
+
+
+@_jit
+def vjp_log_softmax(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    L = int(c)
+    t = np.empty(L, GX.dtype)
+    for r in range(0, n, L):
+        s = G.dtype.type(0)
+        for i in range(L):
+            s += G[_u(go + r + i)]
+        if not _vm(1, L, Y, yo + r, t, 0):
+            for i in range(L):
+                t[i] = math.exp(Y[_u(yo + r + i)])
+        for i in range(L):
+            GX[_u(gxo + r + i)] += G[_u(go + r + i)] - t[i] * s
 
 
 # ---------------------------------------------------------------- binary elementwise
