@@ -37,6 +37,10 @@ PAR = 1 << 16         # from this many elements the kernels run on every core (s
 # passing, so blocks of 1,024 made a 10^5-element negation 2x slower than one loop; 16,384
 # (64 KB of float32, in L2 for a block's two passes) costs within 5% of one loop.
 BLOCK = 1 << 14
+# runs of elementwise VJPs (``run_vjp``): int64 per program row, and elements per block (a
+# block's scratch rows stay in L1/L2 through all of the run's rows)
+RUN_W = 11
+RUN_BLOCK = 1 << 12
 
 OK = False
 _ISA = None
@@ -119,8 +123,10 @@ if OK:
     import types as types_
 
     from llvmlite import ir
-    from numba import njit, prange, types
+    from numba import carray, njit, prange, types
     from numba.extending import intrinsic
+
+    from .kernels import _voidptr
 
     def _vcall(base):
         """An intrinsic f(src, dst, i): dst[i:i+L] = base(src[i:i+L]) on one SIMD register
@@ -476,6 +482,164 @@ if OK:
                         b[i0:i1] if b.size >= n else b, ga[i0:i1] if wa else ga,
                         gb[i0:i1] if wb else gb, wa, wb, i1 - i0)
 
+    @njit(inline="always", **_opts)
+    def _rslot(sk, sa, scr, s, i0, m, V):
+        """Block [i0, i0 + m) of a run's cotangent slot s: an external array (kind 0, sa: its
+        address), one broadcast element (kind 1) or a scratch row (kind 2, sa: the row)."""
+        k = sk[s]
+        if k == 2:
+            return scr[sa[s], :m]
+        if k == 1:
+            return carray(_voidptr(sa[s]), (1,), V.dtype)
+        return carray(_voidptr(sa[s] + i0 * V.itemsize), (m,), V.dtype)
+
+    @njit(inline="always", **_opts)
+    def _rval(addr, full, i0, m, V):
+        """Block [i0, i0 + m) of a saved operand (address 0: not saved, no elements; full 0:
+        one element, broadcast)."""
+        if addr == 0:
+            return carray(_voidptr(addr), (0,), V.dtype)
+        if full == 0:
+            return carray(_voidptr(addr), (1,), V.dtype)
+        return carray(_voidptr(addr + i0 * V.itemsize), (m,), V.dtype)
+
+    @njit(inline="always", **_opts)
+    def _rput(dst, mode, t):
+        """dst = t (mode 0: the node's first contribution) or dst += t."""
+        if mode == 0:
+            for k in range(dst.size):
+                dst[k] = t[k]
+        else:
+            for k in range(dst.size):
+                dst[k] = dst[k] + t[k]
+
+    @njit(inline="always", **_opts)
+    def _rmul(dst, mode, u, v):
+        """dst = u v or dst += u v (v: one element, broadcast, or as long as dst); the
+        product is rounded before the sum, as a separate VJP and accumulation round it."""
+        if v.size == dst.size:
+            if mode == 0:
+                for k in range(dst.size):
+                    dst[k] = u[k] * v[k]
+            else:
+                for k in range(dst.size):
+                    dst[k] = dst[k] + u[k] * v[k]
+        else:
+            w = v[0]
+            if mode == 0:
+                for k in range(dst.size):
+                    dst[k] = u[k] * w
+            else:
+                for k in range(dst.size):
+                    dst[k] = dst[k] + u[k] * w
+
+    @njit(**_opts)
+    def _run_block(prog, cs, sk, sa, opa, V, scr, nscr, i0, m, L):
+        """One block of a run (see ``_run_src``): every row in order on elements [i0, i0+m)."""
+        R = prog.size // RUN_W
+        mp = (m + L - 1) // L * L
+        t = scr[nscr, :m]                    # a row's contribution
+        for r in range(R):
+            o = r * RUN_W
+            g = _rslot(sk, sa, scr, prog[o + 2], i0, m, V)
+            if g.size != m:                  # a broadcast cotangent (sum's VJP) made a row
+                gf = scr[nscr + 1, :m]
+                v = g[0]
+                for k in range(m):
+                    gf[k] = v
+                g = gf
+            code = prog[o + 1]
+            c = cs[r]
+            da, db = prog[o + 3], prog[o + 5]
+            x = _rval(opa[2 * r], prog[o + 7], i0, m, V)
+            y = _rval(opa[2 * r + 1], prog[o + 8], i0, m, V)
+            if prog[o] == 0:                 # unary: g f'(x)
+                dst = _rslot(sk, sa, scr, da, i0, m, V)
+                if code == 20 and c == 0.0:
+                    t[:] = 0
+                    _rput(dst, prog[o + 4], t)
+                elif code == 0 or code == 19:
+                    t[:1] = -1.0 if code == 0 else c
+                    _rmul(dst, prog[o + 4], g, t[:1])
+                elif code == 1:              # exp: f' = y
+                    _rmul(dst, prog[o + 4], g, y)
+                else:
+                    f = scr[nscr + 2, :mp]
+                    if mp == m:
+                        _ufactor(code, x, y, f, L, c)
+                    else:                    # the last block: registers padded with ones
+                        tx = scr[nscr + 3, :mp]
+                        ty = scr[nscr + 4, :mp]
+                        tx[:] = 1
+                        ty[:] = 1
+                        if x.size == m:
+                            tx[:m] = x
+                        if y.size == m:
+                            ty[:m] = y
+                        _ufactor(code, tx, ty, f, L, c)
+                    _rmul(dst, prog[o + 4], f[:m], g)
+                continue
+            # binary (x, y: the operands a, b): add, sub, mul, div
+            if da >= 0:
+                dst = _rslot(sk, sa, scr, da, i0, m, V)
+                if code <= 1:
+                    _rput(dst, prog[o + 4], g)
+                elif code == 2:
+                    _rmul(dst, prog[o + 4], g, y)
+                else:
+                    if y.size == m:
+                        for k in range(m):
+                            t[k] = g[k] / y[k]
+                    else:
+                        v = y[0]
+                        for k in range(m):
+                            t[k] = g[k] / v
+                    _rput(dst, prog[o + 4], t)
+            if db >= 0:
+                dst = _rslot(sk, sa, scr, db, i0, m, V)
+                if code == 0:
+                    _rput(dst, prog[o + 6], g)
+                elif code == 2:
+                    _rmul(dst, prog[o + 6], g, x)
+                else:
+                    if code == 1:
+                        for k in range(m):
+                            t[k] = -g[k]
+                    elif x.size == m and y.size == m:
+                        for k in range(m):
+                            t[k] = -(g[k] * x[k]) / (y[k] * y[k])
+                    elif x.size == m:
+                        v = y[0] * y[0]
+                        for k in range(m):
+                            t[k] = -(g[k] * x[k]) / v
+                    else:
+                        v = x[0]
+                        for k in range(m):
+                            t[k] = -(g[k] * v) / (y[k] * y[k])
+                    _rput(dst, prog[o + 6], t)
+
+    def _run_src(prog, cs, sk, sa, V, XA, n, nscr, L):
+        """The VJPs of a run of elementwise entries over n elements, block by block: each block
+        goes through every row (``prog``, RUN_W int64 each, in sweep order), so the
+        cotangents of the nodes made and used inside the run (scratch rows) never leave
+        the cache. Saved operands: s <= -2 the tape's referenced array -2-s (XA), s >= 0
+        an offset into V."""
+        R = prog.size // RUN_W
+        opa = np.zeros(2 * R, np.int64)
+        for r in range(R):
+            for j in range(2):
+                s = prog[r * RUN_W + 9 + j]
+                if s <= -2:
+                    opa[2 * r + j] = XA[2 * (-2 - s)]
+                elif s >= 0:
+                    opa[2 * r + j] = V.ctypes.data + s * V.itemsize
+        B = RUN_BLOCK
+        nb = (n + B - 1) // B
+        for blk in prange(nb):
+            i0 = blk * B
+            scr = np.empty((nscr + 5, B + 16), V.dtype)   # rows 64 bytes off 4 KB strides
+            _run_block(prog, cs, sk, sa, opa, V, scr, nscr, i0, min(n, i0 + B) - i0, L)
+
     def _twin(fn, suffix):
         """A copy of ``fn`` under another name: numba's cache index does not tell a serial
         compilation of a function from a parallel one, so each gets its own function."""
@@ -512,6 +676,8 @@ if OK:
     _uvjp_p = njit(parallel=True, **_opts)(_twin(_unary_vjp_src, "_par"))
     _bfwd_p = njit(parallel=True, **_opts)(_twin(_binary_fwd_src, "_par"))
     _bvjp_p = njit(parallel=True, **_opts)(_twin(_binary_vjp_src, "_par"))
+    _run_s = njit(**_opts)(_run_src)
+    _run_p = njit(parallel=True, **_opts)(_twin(_run_src, "_par"))
 
 _EMPTY = {np.dtype(np.float32): np.ones(1, np.float32), np.dtype(np.float64): np.ones(1, np.float64)}
 _LANES = {np.dtype(np.float32): _ISA[1], np.dtype(np.float64): _ISA[2]} if OK else {}
@@ -587,6 +753,14 @@ def binary_vjp(name, g, a, b, ga, gb, n):
         BINARY[name], _c(g, dt), ig, _c(a, dt), _c(b, dt), _c(ga, dt), _c(gb, dt),
         ga is not None, gb is not None, n)
     return True
+
+
+def run_vjp(prog, cs, sk, sa, V, XA, n, nscr):
+    """Run a program of elementwise VJPs over n elements (see ``tape._run_big``): prog, RUN_W
+    int64 per row; cs, each row's constant; sk/sa, the cotangent slots' kinds and addresses
+    or scratch rows (nscr of them); V/XA, the tape's value store and referenced arrays of
+    the run's dtype (where the rows' saved operands are)."""
+    _pick(_run_s, _run_p, n)(prog, cs, sk, sa, V, XA, n, nscr, _LANES[V.dtype])
 
 
 def total(x):

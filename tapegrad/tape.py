@@ -723,15 +723,22 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
                 break
             if status == 4:
                 while True:
+                    start = e - 1
                     if E[e * K + FL] & F_HOOK:
                         _hooks.run_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
                     else:
-                        np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
-                        if drop:
-                            adj.G.pop(E[e * K + OUT], None)
+                        # a run of elementwise entries: one kernel call (not in anomaly mode,
+                        # which checks each entry's gradients)
+                        k = -2 if step or not _vmath.OK else _run_big(
+                            tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop)
+                        if k != -2:
+                            start = k
+                        else:
+                            np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
+                            if drop:
+                                adj.G.pop(E[e * K + OUT], None)
                     if step:
                         _check_nan(tp, e, adj, E, N)
-                    start = e - 1
                     # the next entry is big too (a chain of big ops): run it from here, without
                     # a trip through the interpreter (its 17 arguments cost ~2 us to pass);
                     # the same tests as ``reverse`` makes before it answers (4, e)
@@ -790,6 +797,161 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
             _tls.consumed = tp                    # its leaves carry over (_carry_leaves)
         if tp.n_saving <= 0 and not tp.pyfuncs:
             release(tp)
+
+
+# the rows a run of big elementwise entries takes (``_run_big``): opcode -> (0 unary / 1
+# binary, the row's ``_vmath`` code)
+_RUN_CODE = {}
+for _op in OPS:
+    if _op is not None and _op.vm and not _op.rows:
+        if _op.kind == UNARY and _op.name in _vmath.UNARY:
+            _RUN_CODE[_op.opcode] = (0, _vmath.UNARY[_op.name])
+        elif _op.kind == BINARY and _op.name in _vmath.BINARY:
+            _RUN_CODE[_op.opcode] = (1, _vmath.BINARY[_op.name])
+del _op
+RUN_MIN = 2            # entries in a run (one entry alone goes through np_entry)
+
+
+def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
+    """Sweep the run of big elementwise entries from entry e down in one kernel call
+    (``_vmath.run_vjp``): block by block, each block through every entry's VJP. Returns
+    the entry to go on from, or -2 when fewer than RUN_MIN entries qualify (nothing done).
+
+    The run takes the entries the compiled sweep hands to numpy (F_BIG, reached, no hooks,
+    saved values intact and not freed) whose row has vector-math kernels (``_vmath``), all
+    of the same size and dtype; a binary row's single-element operand only when it needs no
+    gradient (a Python number). Unreached entries inside it are skipped, as ``reverse``
+    skips them. A node the run both makes (its producer is in the run) and uses gets a
+    scratch row per block instead of an array when its cotangent is dropped after use
+    (``drop``); the other nodes' cotangents are arrays in ``adj``, as np_entry leaves them,
+    added to in the same order."""
+    out = int(E[e * K + OUT])
+    n = int(N[out * NK + NSIZE])
+    dslot = int(N[out * NK + NDT])
+    if dslot < 2:                  # a small node (F_BIG for numpy's VJP): the flat stores
+        return -2
+    G = adj.G
+    prog = []
+    cs = []
+    slot = {}                  # node -> slot
+    nodes = []                 # slot -> node
+    arrs = []                  # slot -> its array (None: made in the run, decided at the end)
+    first = []                 # slot -> row of its first contribution (-1: value from before)
+    dests = set()              # slots the run adds to
+    read = {}                  # slot -> row reading it as the cotangent (its producer's)
+    outs = []
+    C = tp.C
+
+    def dest(node):
+        if node < 0:
+            return -1, 0
+        s = slot.get(node)
+        if s is not None:
+            return s, 1
+        s = len(nodes)
+        slot[node] = s
+        nodes.append(node)
+        dests.add(s)
+        if node in G or nreach[node]:           # a cotangent from before the run: added to
+            arr = adj.writable(N, node)
+            if not arr.flags.c_contiguous:
+                arr = G[node] = arr.copy()
+            arrs.append(arr)
+            first.append(-1)
+            return s, 1
+        arrs.append(None)
+        first.append(len(cs))
+        return s, 0
+
+    k = e
+    while k >= 0:
+        row = E[k * K:k * K + K].tolist()
+        out = row[OUT]
+        if not ereach[k] and out not in slot:   # unreached: skipped, as reverse skips it
+            k -= 1
+            continue
+        fl = row[FL]
+        rc = _RUN_CODE.get(row[OP])
+        if (rc is None or not fl & F_BIG or fl & F_HOOK or (fl & F_FREED and fl & F_SAVES)
+                or bad[k] or N[out * NK + NSIZE] != n or N[out * NK + NDT] != dslot):
+            break
+        a, b = row[IA], row[IB]
+        if rc[0] == 0:
+            fa = fb = 1
+            sx, sy = row[SA], row[SY]
+        else:
+            fa, fb = row[P0], row[P1]
+            sx, sy = row[SA], row[SB]
+            if (a >= 0 and not fa) or (b >= 0 and not fb):
+                break                          # a single-element operand's gradient: a sum
+        if ((a >= 0 and (N[a * NK + NSIZE] != n or N[a * NK + NDT] != dslot))
+                or (b >= 0 and (N[b * NK + NSIZE] != n or N[b * NK + NDT] != dslot))):
+            break
+        gs = slot.get(out)
+        if gs is None:                         # its whole cotangent came from before the run
+            g = G.get(out)
+            if g is None:
+                g = adj.get(N, out)
+            if g.strides[0] != 0 and not g.flags.c_contiguous:
+                g = np.ascontiguousarray(g)
+            gs = len(nodes)
+            slot[out] = gs
+            nodes.append(out)
+            arrs.append(g)
+            first.append(-1)
+        read[gs] = len(cs)
+        da, ma = dest(a)
+        db, mb = dest(b)
+        prog += (rc[0], rc[1], gs, da, ma, db, mb, fa, fb, sx, sy)
+        ci = row[CI]
+        cs.append(C[ci] if ci >= 0 else 0.0)
+        outs.append(out)
+        k -= 1
+    if len(cs) < RUN_MIN:
+        return -2
+    # slots: scratch rows for the nodes made and used inside the run (rows reused once the
+    # producer has read them), arrays for the others
+    dt = NP_DT[dslot & 1]
+    V, XA = (V4, XA4) if dslot & 1 == 0 else (V8, XA8)
+    ns = len(nodes)
+    sk = np.zeros(ns, np.int64)
+    sa = np.zeros(ns, np.int64)
+    free, busy, nscr = [], [], 0
+    made = []
+    for s in sorted(range(ns), key=first.__getitem__):
+        arr = arrs[s]
+        if arr is None and drop and s in read:
+            f = first[s]
+            for end, r in busy[:]:
+                if end < f:
+                    busy.remove((end, r))
+                    free.append(r)
+            r = free.pop() if free else nscr
+            nscr = max(nscr, r + 1)
+            busy.append((read[s], r))
+            sk[s], sa[s] = 2, r
+            continue
+        if arr is None:
+            arr = arrs[s] = np.empty(n, dt)
+            made.append(s)
+        if arr.strides[0] == 0:
+            sk[s] = 1
+        sa[s] = address(arr)
+    _vmath.run_vjp(np.array(prog, np.int64), np.array(cs, np.float64), sk, sa, V, XA, n, nscr)
+    for s in made:
+        G[nodes[s]] = arrs[s]
+        adj.owned.add(nodes[s])
+    for s in dests:
+        if first[s] >= 0:
+            node = nodes[s]
+            nreach[node] = 1
+            p = N[node * NK + NPROD]
+            if p >= 0:
+                ereach[p] = 1
+    if drop:
+        for o in outs:
+            G.pop(o, None)
+    return k
 
 
 def _check_nan(tp, e, adj, E, N):

@@ -1,0 +1,187 @@
+"""Runs of big elementwise entries swept in one kernel call (tape._run_big, _vmath.run_vjp).
+
+The run must give the gradients the entry-by-entry numpy sweep gives, bit for bit (it rounds
+the same products and adds them in the same order), and those must match the closed form.
+"""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad import _vmath, tape
+
+pytestmark = pytest.mark.skipif(not _vmath.OK, reason="no libmvec kernels: no runs")
+
+# sizes: one core below _vmath.PAR, every core above it; neither a multiple of a register
+SIZES = [tape.BIG + 1003, _vmath.PAR + 4099]
+
+# (name, f(lib, x, w), closed-form gradient in x (numpy, float64), the same in w or None)
+CASES = [
+    ("bench", lambda L, x, w: L.sin(x) * L.exp(-x * x) + L.tanh(x),
+     lambda x, w: np.cos(x) * np.exp(-x * x) - 2 * x * np.sin(x) * np.exp(-x * x)
+     + 1 - np.tanh(x) ** 2, None),
+    ("poly_numbers", lambda L, x, w: (x * x * x + 2.0 * x - x / 3.0 + L.sqrt(x * x + 1.0)) * w,
+     lambda x, w: (3 * x * x + 2 - 1 / 3 + x / np.sqrt(x * x + 1)) * w,
+     lambda x, w: x ** 3 + 2 * x - x / 3 + np.sqrt(x * x + 1)),
+    ("quotients", lambda L, x, w: (3.0 - x) / (x * x + 1.0) + 2.0 / (w + 5.0) - x / w,
+     lambda x, w: -1 / (x * x + 1) - (3 - x) * 2 * x / (x * x + 1) ** 2 - 1 / w,
+     lambda x, w: -2 / (w + 5) ** 2 + x / (w * w)),
+    ("activations", lambda L, x, w: L.sigmoid(x) * L.relu(w) + L.abs(x - w) + (x * w).pow(3),
+     lambda x, w: (1 / (1 + np.exp(-x))) * (1 - 1 / (1 + np.exp(-x))) * np.maximum(w, 0)
+     + np.sign(x - w) + 3 * (x * w) ** 2 * w,
+     lambda x, w: (1 / (1 + np.exp(-x))) * (w > 0) - np.sign(x - w) + 3 * (x * w) ** 2 * x),
+    ("transcendental", lambda L, x, w: L.cos(x) * L.log(w * w + 1.0) + L.atan(x) - L.erf(w)
+     + L.sinh(x) * 0.5,
+     lambda x, w: -np.sin(x) * np.log(w * w + 1) + 1 / (1 + x * x) + 0.5 * np.cosh(x),
+     lambda x, w: np.cos(x) * 2 * w / (w * w + 1) - 2 / np.sqrt(np.pi) * np.exp(-w * w)),
+    ("same_operand", lambda L, x, w: (x * x) * (x - x * 2.0) + (w + w) * x,
+     lambda x, w: -3 * x * x + 2 * w, lambda x, w: 2 * x),
+]
+
+
+def _inputs(n, dtype, seed=0):
+    rs = np.random.default_rng(seed)
+    a = rs.uniform(-1.5, 1.5, n)
+    b = rs.uniform(0.5, 2.0, n) * rs.choice([-1, 1], n)
+    return a.astype(dtype), b.astype(dtype)
+
+
+def _grads(f, a, b, dtype, seed_kind):
+    x = tg.tensor(a, requires_grad=True)
+    w = tg.tensor(b, requires_grad=True)
+    y = f(tg, x, w)
+    if seed_kind == "sum":
+        y.sum().backward()
+    else:                                  # a full cotangent (no broadcast at the top)
+        y.backward(tg.tensor(np.linspace(-1, 1, a.size).astype(dtype)))
+    return x.grad.numpy().copy(), (None if w.grad is None else w.grad.numpy().copy())
+
+
+@pytest.fixture
+def run_calls(monkeypatch):
+    calls = []
+    orig = _vmath.run_vjp
+
+    def counted(prog, *rest):
+        calls.append(prog.size // _vmath.RUN_W)
+        return orig(prog, *rest)
+    monkeypatch.setattr(_vmath, "run_vjp", counted)
+    return calls
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("seed_kind", ["sum", "full"])
+def test_run_matches_the_entry_by_entry_sweep_and_the_closed_form(case, n, dtype, seed_kind,
+                                                                   run_calls, monkeypatch):
+    _, f, dx, dw = case
+    a, b = _inputs(n, dtype)
+    gx, gw = _grads(f, a, b, dtype, seed_kind)
+    assert run_calls and max(run_calls) >= 3          # the expression went through runs
+    monkeypatch.setattr(tape, "RUN_MIN", 1 << 30)    # no runs: np_entry per entry
+    del run_calls[:]
+    rx, rw = _grads(f, a, b, dtype, seed_kind)
+    assert not run_calls
+    np.testing.assert_array_equal(gx, rx)
+    if dw is not None:
+        np.testing.assert_array_equal(gw, rw)
+    # and the closed form, in float64
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    s = np.ones(n) if seed_kind == "sum" else np.linspace(-1, 1, n).astype(dtype).astype(np.float64)
+    tol = 2e-4 if dtype == np.float32 else 1e-10
+    scale = 1 + np.abs(dx(a64, b64) * s)
+    np.testing.assert_array_less(np.abs(gx - dx(a64, b64) * s) / scale, tol)
+    if dw is not None:
+        np.testing.assert_array_less(np.abs(gw - dw(a64, b64) * s) / (1 + np.abs(dw(a64, b64) * s)), tol)
+
+
+def test_a_cotangent_from_before_the_run_is_added_to():
+    """y's cotangent has a part from an entry the sweep ran before the run (a slice of y):
+    the run adds to it rather than starting from zero."""
+    n = tape.BIG + 1000
+    a, _ = _inputs(n, np.float64, 1)
+    x = tg.tensor(a, requires_grad=True)
+    y = x.sin()
+    z = (y * y).tanh() * 2.0
+    loss = z.sum() + (y[:7] * 5.0).sum()
+    loss.backward()
+    t = np.tanh(np.sin(a) ** 2)
+    want = 2 * (1 - t * t) * 2 * np.sin(a) * np.cos(a)
+    want[:7] += 5 * np.cos(a[:7])
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("how", ["retain_grad", "autograd_grad"])
+def test_cotangents_a_caller_reads_are_kept(how, run_calls):
+    """retain_grad / autograd.grad on a node made inside a run: it is not a scratch row, and
+    its full cotangent is what the caller gets."""
+    n = _vmath.PAR + 17
+    a, _ = _inputs(n, np.float64, 2)
+    x = tg.tensor(a, requires_grad=True)
+    y = x.exp()
+    z = (y * x).sin()
+    loss = (z * 3.0).sum()
+    a64 = a.astype(np.float64)
+    gz = 3 * np.cos(np.exp(a64) * a64)
+    want_y = gz * a64
+    want_x = gz * (np.exp(a64) + np.exp(a64) * a64)
+    if how == "retain_grad":
+        y.retain_grad()
+        loss.backward()
+        gy, gx = y.grad.numpy(), x.grad.numpy()
+    else:
+        gy, gx = (g.numpy() for g in tg.autograd.grad(loss, (y, x)))
+    assert run_calls
+    np.testing.assert_allclose(gy, want_y, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gx, want_x, rtol=1e-12, atol=1e-12)
+
+
+def test_unbound_parts_and_a_second_backward_accumulate():
+    """The run's top cotangent gathered from unbind's parts; a second backward adds to .grad."""
+    n = 2 * (tape.BIG + 8)
+    a, _ = _inputs(n, np.float64, 3)
+    x = tg.tensor(a.reshape(2, -1), requires_grad=True)
+    for _ in range(2):
+        y = x.sin() * x.exp()
+        p, q = y.unbind(0)
+        ((p * 2.0).sum() + q.tanh().sum()).backward()
+    y = np.sin(a) * np.exp(a)
+    dy = (np.cos(a) + np.sin(a)) * np.exp(a)
+    g = np.where(np.arange(n) < n // 2, 2.0, 1 - np.tanh(y) ** 2) * dy
+    np.testing.assert_allclose(x.grad.numpy().reshape(-1), 2 * g, rtol=1e-12, atol=1e-12)
+
+
+def test_anomaly_mode_checks_each_entry_of_a_would_be_run(run_calls):
+    """Anomaly detection runs entry by entry (it names the entry whose gradient is nan)."""
+    n = tape.BIG + 5
+    x = tg.tensor(np.linspace(0.5, 1.5, n), requires_grad=True)
+    with tg.autograd.detect_anomaly():
+        y = (x * 0.0).sqrt()          # sqrt's VJP at 0: inf; the product's (inf * 0): nan
+        with pytest.raises(RuntimeError, match="'MulBackward0' returned nan values"):
+            (y * x).exp().sum().backward()
+    assert not run_calls
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 9, 17])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_runs_of_a_few_elements(n, dtype, run_calls, monkeypatch):
+    """With tape.BIG lowered every node is big: runs of fewer elements than a register (the
+    padded last block, a one-element operand that is a whole node) match the entry-by-entry
+    sweep and the closed form. Not bit for bit: below _vmath.MIN elements the entries' own
+    VJPs take numpy's transcendental functions, the run libmvec's (both within 4 ulp)."""
+    monkeypatch.setattr(tape, "BIG", 1)
+    a, b = _inputs(n, dtype, 4)
+    for name, f, dx, dw in CASES:
+        gx, gw = _grads(f, a, b, dtype, "sum")
+        assert run_calls, name
+        with monkeypatch.context() as m:
+            m.setattr(tape, "RUN_MIN", 1 << 30)
+            rx, rw = _grads(f, a, b, dtype, "sum")
+        ulps = 2e-6 if dtype == np.float32 else 4e-15
+        np.testing.assert_allclose(gx, rx, rtol=ulps, atol=ulps, err_msg=name)
+        if dw is not None:
+            np.testing.assert_allclose(gw, rw, rtol=ulps, atol=ulps, err_msg=name)
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        tol = 2e-4 if dtype == np.float32 else 1e-10
+        np.testing.assert_allclose(gx, dx(a64, b64), rtol=tol, atol=tol, err_msg=name)
+        del run_calls[:]
