@@ -18,6 +18,8 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
+from . import _vmath
+
 # Kinds (calling conventions of the kernel pair, see kernels.py).
 UNARY, BINARY, SUM, INDEX, MM, CAST, PYFUNC = "unary", "binary", "sum", "index", "mm", "cast", "pyfunc"
 KIND_CODES = {UNARY: 0, BINARY: 1, SUM: 2, INDEX: 3, MM: 4, CAST: 5, PYFUNC: 6}
@@ -302,11 +304,17 @@ def _log_softmax_ref(x, c):
 
 
 def _softmax_vjp(g, x, y, c, out):
+    if out.size == c and _vmath.one_row(y, g):      # one big row: on every core
+        _vmath.softmax_row_vjp(g, y, out, False)
+        return
     gy = _rows(g * y, c)
     np.multiply(y, (_rows(g, c) - gy.sum(axis=1, keepdims=True)).reshape(-1), out=out)
 
 
 def _log_softmax_vjp(g, x, y, c, out):
+    if out.size == c and _vmath.one_row(y, g):
+        _vmath.softmax_row_vjp(g, y, out, True)
+        return
     s = _rows(g, c).sum(axis=1, keepdims=True)
     np.subtract(g, (np.exp(_rows(y, c)) * s).reshape(-1), out=out)
 

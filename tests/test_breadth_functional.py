@@ -301,3 +301,36 @@ def test_softmax_rows_one_entry_and_non_finite_rows_as_torch(name):
             xp = tg.tensor(batch[p], dtype=tg.float64, requires_grad=True)
             (F(xp, -1) * gw).sum().backward()
             np.testing.assert_allclose(got[p], xp.grad.numpy(), **close)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_one_big_row_on_every_core(name, dtype):
+    """One row of _vmath.PAR elements or more runs on the vector-math kernels (forward and
+    VJP, _vmath.softmax_row): values and gradients match a float64 numpy reference of torch's
+    formula, also for a row holding -inf (0 / -inf there) and one holding +inf (nan)."""
+    from tapegrad import _vmath
+    n = _vmath.PAR + 1001
+    rs = np.random.default_rng(5)
+    g = rs.uniform(-0.5, 1.5, n)                  # sum(g y) well away from 0
+    for a in (rs.uniform(-4, 4, n), np.where(np.arange(n) % 7 == 0, -np.inf, rs.uniform(-4, 4, n)),
+              np.where(np.arange(n) == 3, np.inf, rs.uniform(-4, 4, n))):
+        x = tg.tensor(a.astype(dtype), requires_grad=True)
+        y = getattr(tg.nn.functional, name)(x, 0)
+        y.backward(tg.tensor(g.astype(dtype)))
+        a64, g64 = a.astype(dtype).astype(np.float64), g.astype(dtype).astype(np.float64)
+        with np.errstate(all="ignore"):
+            z = a64 - a64.max()
+            s = np.exp(z).sum()
+            if name == "softmax":
+                want_y = np.exp(z) / s
+                want_g = want_y * (g64 - (g64 * want_y).sum())
+            else:
+                want_y = z - np.log(s)
+                want_g = g64 - np.exp(want_y) * g64.sum()
+        tol = dict(rtol=2e-5, atol=1e-10) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-16)
+        np.testing.assert_allclose(y.detach().numpy(), want_y, equal_nan=True, **tol)
+        if name == "log_softmax":      # g - exp(y) sum(g): terms of ~1 cancel
+            tol["atol"] = 1e-5 if dtype == np.float32 else 1e-13
+        np.testing.assert_allclose(x.grad.numpy(), want_g, equal_nan=True, **tol)
+        assert np.isnan(want_y).any() == (np.isinf(a) & (a > 0)).any()

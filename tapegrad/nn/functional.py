@@ -170,6 +170,9 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     d = np.asarray(x._data)
     m = _shift(d, dim)
     if _last_dim_rows(x, d, dim):
+        if _vmath.one_row(d):
+            return _record_unary(x, _SOFTMAX_ROW, _vmath.softmax_row(d, m, False),
+                                 c=float(d.size))
         e = _exp_rows(d - m)
         s = e.sum() if d.ndim == 1 else np.sum(e, axis=dim, keepdims=True)
         np.divide(e, s, out=e)
@@ -197,6 +200,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     x, dim = _prep(input, dim, dtype, "log_softmax")
     d = np.asarray(x._data)
     m = _shift(d, dim)
+    if _last_dim_rows(x, d, dim) and _vmath.one_row(d):
+        return _record_unary(x, _LOG_SOFTMAX_ROW, _vmath.softmax_row(d, m, True), c=float(d.size))
     zd = d - m
     lse = np.log(np.sum(np.exp(zd), axis=dim, keepdims=True)) if d.ndim else np.log(np.exp(zd))
     y = zd - lse
