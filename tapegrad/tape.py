@@ -808,6 +808,8 @@ for _op in OPS:
             _RUN_CODE[_op.opcode] = (0, _vmath.UNARY[_op.name])
         elif _op.kind == BINARY and _op.name in _vmath.BINARY:
             _RUN_CODE[_op.opcode] = (1, _vmath.BINARY[_op.name])
+    elif _op is not None and _op.kind == SUM:
+        _RUN_CODE[_op.opcode] = (2, 0)          # c * sum(x): its VJP broadcasts c g
 del _op
 RUN_MIN = 2            # entries in a run (one entry alone goes through np_entry)
 
@@ -826,6 +828,8 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
     (``drop``); the other nodes' cotangents are arrays in ``adj``, as np_entry leaves them,
     added to in the same order."""
     out = int(E[e * K + OUT])
+    if _RUN_CODE.get(int(E[e * K + OP]), (0,))[0] == 2:
+        out = int(E[e * K + IA])   # a sum: the run is as big as its input
     n = int(N[out * NK + NSIZE])
     dslot = int(N[out * NK + NDT])
     if dslot < 2:                  # a small node (F_BIG for numpy's VJP): the flat stores
@@ -838,6 +842,7 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
     arrs = []                  # slot -> its array (None: made in the run, decided at the end)
     first = []                 # slot -> row of its first contribution (-1: value from before)
     dests = set()              # slots the run adds to
+    hit = set()                # entries the run has reached so far
     read = {}                  # slot -> row reading it as the cotangent (its producer's)
     outs = []
     C = tp.C
@@ -852,6 +857,7 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
         slot[node] = s
         nodes.append(node)
         dests.add(s)
+        hit.add(int(N[node * NK + NPROD]))  # reached now (unbind's parts: their base's producer)
         if node in G or nreach[node]:           # a cotangent from before the run: added to
             arr = adj.writable(N, node)
             if not arr.flags.c_contiguous:
@@ -867,15 +873,36 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
     while k >= 0:
         row = E[k * K:k * K + K].tolist()
         out = row[OUT]
-        if not ereach[k] and out not in slot:   # unreached: skipped, as reverse skips it
+        if not ereach[k] and k not in hit:      # unreached: skipped, as reverse skips it
             k -= 1
             continue
         fl = row[FL]
         rc = _RUN_CODE.get(row[OP])
         if (rc is None or not fl & F_BIG or fl & F_HOOK or (fl & F_FREED and fl & F_SAVES)
-                or bad[k] or N[out * NK + NSIZE] != n or N[out * NK + NDT] != dslot):
+                or bad[k]):
             break
         a, b = row[IA], row[IB]
+        if rc[0] == 2:
+            # a sum of a node of the run's size: the input's contribution is its one-element
+            # cotangent (complete: its users come after it, and none is in the run) times c
+            if a < 0 or N[a * NK + NSIZE] != n or N[a * NK + NDT] != dslot:
+                break
+            ci = row[CI]
+            g = adj.get(N, out)[:1]
+            g = broadcast1(g * g.dtype.type(C[ci] if ci >= 0 else 1.0), n)
+            gs = len(nodes)
+            nodes.append(out)
+            arrs.append(g)
+            first.append(-1)
+            read[gs] = len(cs)
+            da, ma = dest(a)
+            prog += (1, 0, gs, da, ma, -1, 0, 1, 1, -1, -1)   # an add's a: += g, broadcast
+            cs.append(0.0)
+            outs.append(out)
+            k -= 1
+            continue
+        if N[out * NK + NSIZE] != n or N[out * NK + NDT] != dslot:
+            break
         if rc[0] == 0:
             fa = fb = 1
             sx, sy = row[SA], row[SY]

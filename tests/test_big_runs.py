@@ -185,3 +185,32 @@ def test_runs_of_a_few_elements(n, dtype, run_calls, monkeypatch):
         tol = 2e-4 if dtype == np.float32 else 1e-10
         np.testing.assert_allclose(gx, dx(a64, b64), rtol=tol, atol=tol, err_msg=name)
         del run_calls[:]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sums_and_means_join_runs(dtype, run_calls, monkeypatch):
+    """A whole-tensor sum or mean of a node of the run's size is a row of the run (its VJP
+    broadcasts c g), at the top or in the middle (the mean of a square under an exp):
+    bit-identical to the entry-by-entry sweep, and the closed form."""
+    n = _vmath.PAR + 333
+    a, b = _inputs(n, dtype, 6)
+
+    def grads():
+        x = tg.tensor(a, requires_grad=True)
+        w = tg.tensor(b, requires_grad=True)
+        m = ((x - 0.25).pow(2) * w).mean()
+        t = (x.exp() * 0.5).sum()
+        (m * 3.0 + t).backward()
+        return x.grad.numpy().copy(), w.grad.numpy().copy()
+
+    gx, gw = grads()
+    # one run: t's sum, mul, exp, then m's mean, mul, pow, sub (m * 3.0 ran before, compiled)
+    assert run_calls == [7]
+    monkeypatch.setattr(tape, "RUN_MIN", 1 << 30)
+    rx, rw = grads()
+    np.testing.assert_array_equal(gx, rx)
+    np.testing.assert_array_equal(gw, rw)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(gx, 6 * (a64 - 0.25) * b64 / n + 0.5 * np.exp(a64), rtol=tol, atol=tol)
+    np.testing.assert_allclose(gw, 3 * (a64 - 0.25) ** 2 / n, rtol=tol, atol=tol)
