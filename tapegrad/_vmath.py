@@ -541,15 +541,21 @@ if OK:
         t = scr[nscr, :m]                    # a row's contribution
         for r in range(R):
             o = r * RUN_W
-            g = _rslot(sk, sa, scr, prog[o + 2], i0, m, V)
-            if g.size != m:                  # a broadcast cotangent (sum's VJP) made a row
-                gf = scr[nscr + 1, :m]
-                v = g[0]
-                for k in range(m):
-                    gf[k] = v
-                g = gf
             code = prog[o + 1]
             c = cs[r]
+            if prog[o + 2] < 0:              # no slot: the row's constant, broadcast (a sum)
+                g = scr[nscr + 1, :m]
+                v = V.dtype.type(c)
+                for k in range(m):
+                    g[k] = v
+            else:
+                g = _rslot(sk, sa, scr, prog[o + 2], i0, m, V)
+                if g.size != m:              # a broadcast cotangent (sum's VJP) made a row
+                    gf = scr[nscr + 1, :m]
+                    v = g[0]
+                    for k in range(m):
+                        gf[k] = v
+                    g = gf
             da, db = prog[o + 3], prog[o + 5]
             x = _rval(opa[2 * r], prog[o + 7], i0, m, V)
             y = _rval(opa[2 * r + 1], prog[o + 8], i0, m, V)

@@ -841,11 +841,18 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
     nodes = []                 # slot -> node
     arrs = []                  # slot -> its array (None: made in the run, decided at the end)
     first = []                 # slot -> row of its first contribution (-1: value from before)
-    dests = set()              # slots the run adds to
+    dests = []                 # slots the run adds to
     hit = set()                # entries the run has reached so far
     read = {}                  # slot -> row reading it as the cotangent (its producer's)
     outs = []
     C = tp.C
+    rows = {}                  # node -> (size, slot, producer): N read once per node
+
+    def info(node):
+        r = rows.get(node)
+        if r is None:
+            r = rows[node] = tuple(N[node * NK:node * NK + NK].tolist())
+        return r
 
     def dest(node):
         if node < 0:
@@ -856,8 +863,8 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
         s = len(nodes)
         slot[node] = s
         nodes.append(node)
-        dests.add(s)
-        hit.add(int(N[node * NK + NPROD]))  # reached now (unbind's parts: their base's producer)
+        dests.append(s)
+        hit.add(info(node)[NPROD])     # reached now (unbind's parts: their base's producer)
         if node in G or nreach[node]:           # a cotangent from before the run: added to
             arr = adj.writable(N, node)
             if not arr.flags.c_contiguous:
@@ -885,23 +892,19 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
         if rc[0] == 2:
             # a sum of a node of the run's size: the input's contribution is its one-element
             # cotangent (complete: its users come after it, and none is in the run) times c
-            if a < 0 or N[a * NK + NSIZE] != n or N[a * NK + NDT] != dslot:
+            if a < 0 or info(a)[NSIZE] != n or info(a)[NDT] != dslot:
                 break
             ci = row[CI]
-            g = adj.get(N, out)[:1]
-            g = broadcast1(g * g.dtype.type(C[ci] if ci >= 0 else 1.0), n)
-            gs = len(nodes)
-            nodes.append(out)
-            arrs.append(g)
-            first.append(-1)
-            read[gs] = len(cs)
+            g = adj.get(N, out)
+            t = g.dtype.type                   # c g rounded in the dtype, as sum's np_vjp
             da, ma = dest(a)
-            prog += (1, 0, gs, da, ma, -1, 0, 1, 1, -1, -1)   # an add's a: += g, broadcast
-            cs.append(0.0)
+            prog += (1, 0, -1, da, ma, -1, 0, 1, 1, -1, -1)   # an add's a: += the constant
+            cs.append(float(t(g[0]) * t(C[ci] if ci >= 0 else 1.0)))
             outs.append(out)
             k -= 1
             continue
-        if N[out * NK + NSIZE] != n or N[out * NK + NDT] != dslot:
+        r = info(out)
+        if r[NSIZE] != n or r[NDT] != dslot:
             break
         if rc[0] == 0:
             fa = fb = 1
@@ -911,9 +914,14 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
             sx, sy = row[SA], row[SB]
             if (a >= 0 and not fa) or (b >= 0 and not fb):
                 break                          # a single-element operand's gradient: a sum
-        if ((a >= 0 and (N[a * NK + NSIZE] != n or N[a * NK + NDT] != dslot))
-                or (b >= 0 and (N[b * NK + NSIZE] != n or N[b * NK + NDT] != dslot))):
-            break
+        if a >= 0:
+            r = info(a)
+            if r[NSIZE] != n or r[NDT] != dslot:
+                break
+        if b >= 0:
+            r = info(b)
+            if r[NSIZE] != n or r[NDT] != dslot:
+                break
         gs = slot.get(out)
         if gs is None:                         # its whole cotangent came from before the run
             g = G.get(out)
@@ -936,43 +944,46 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
         k -= 1
     if len(cs) < RUN_MIN:
         return -2
-    # slots: scratch rows for the nodes made and used inside the run (rows reused once the
-    # producer has read them), arrays for the others
+    # slots: scratch rows for the nodes made and used inside the run (a row is free again
+    # once the producer has read it), arrays for the others
     dt = NP_DT[dslot & 1]
     V, XA = (V4, XA4) if dslot & 1 == 0 else (V8, XA8)
     ns = len(nodes)
-    sk = np.zeros(ns, np.int64)
-    sa = np.zeros(ns, np.int64)
-    free, busy, nscr = [], [], 0
+    sk = [0] * ns
+    sa = [0] * ns
+    ends = []                  # scratch row -> the row that last reads it
     made = []
     for s in sorted(range(ns), key=first.__getitem__):
         arr = arrs[s]
-        if arr is None and drop and s in read:
-            f = first[s]
-            for end, r in busy[:]:
-                if end < f:
-                    busy.remove((end, r))
-                    free.append(r)
-            r = free.pop() if free else nscr
-            nscr = max(nscr, r + 1)
-            busy.append((read[s], r))
-            sk[s], sa[s] = 2, r
-            continue
         if arr is None:
+            if drop and s in read:
+                f = first[s]
+                for r, end in enumerate(ends):
+                    if end < f:
+                        break
+                else:
+                    r = len(ends)
+                    ends.append(0)
+                ends[r] = read[s]
+                sk[s] = 2
+                sa[s] = r
+                continue
             arr = arrs[s] = np.empty(n, dt)
             made.append(s)
         if arr.strides[0] == 0:
             sk[s] = 1
         sa[s] = address(arr)
-    _vmath.run_vjp(np.array(prog, np.int64), np.array(cs, np.float64), sk, sa, V, XA, n, nscr)
+    _vmath.run_vjp(np.array(prog, np.int64), np.array(cs, np.float64), np.array(sk, np.int64),
+                   np.array(sa, np.int64), V, XA, n, len(ends))
+    owned = adj.owned
     for s in made:
         G[nodes[s]] = arrs[s]
-        adj.owned.add(nodes[s])
+        owned.add(nodes[s])
     for s in dests:
         if first[s] >= 0:
             node = nodes[s]
             nreach[node] = 1
-            p = N[node * NK + NPROD]
+            p = info(node)[NPROD]
             if p >= 0:
                 ereach[p] = 1
     if drop:
