@@ -38,7 +38,11 @@ PAR = 1 << 16         # from this many elements the kernels run on every core (s
 # (64 KB of float32, in L2 for a block's two passes) costs within 5% of one loop.
 BLOCK = 1 << 14
 # runs of elementwise VJPs (``run_vjp``): int64 per program row, and elements per block (a
-# block's scratch rows stay in L1/L2 through all of the run's rows)
+# block's scratch rows stay in L1/L2 through all of the run's rows). A row: kind (0 unary,
+# 1 binary), the UNARY / BINARY code, the slot of the entry's cotangent (-1: the row's
+# constant, broadcast), operand a's slot and mode (0: its first contribution, 1: added),
+# operand b's slot and mode (-1: none), whether a / b hold all n elements (0: one, a number),
+# and where the saved operands are (unary: x, y; binary: a, b; the tape's save codes)
 RUN_W = 11
 RUN_BLOCK = 1 << 12
 
@@ -643,7 +647,7 @@ if OK:
         nb = (n + B - 1) // B
         for blk in prange(nb):
             i0 = blk * B
-            scr = np.empty((nscr + 5, B + 16), V.dtype)   # rows 64 bytes off 4 KB strides
+            scr = np.empty((nscr + 5, B + 16), V.dtype)   # rows 16 elements off 4 KB strides
             _run_block(prog, cs, sk, sa, opa, V, scr, nscr, i0, min(n, i0 + B) - i0, L)
 
     def _twin(fn, suffix):

@@ -800,7 +800,7 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
 
 
 # the rows a run of big elementwise entries takes (``_run_big``): opcode -> (0 unary / 1
-# binary, the row's ``_vmath`` code)
+# binary, the row's ``_vmath`` code) or (2, 0) for the whole sum
 _RUN_CODE = {}
 for _op in OPS:
     if _op is not None and _op.vm and not _op.rows:
@@ -821,8 +821,9 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
 
     The run takes the entries the compiled sweep hands to numpy (F_BIG, reached, no hooks,
     saved values intact and not freed) whose row has vector-math kernels (``_vmath``), all
-    of the same size and dtype; a binary row's single-element operand only when it needs no
-    gradient (a Python number). Unreached entries inside it are skipped, as ``reverse``
+    of the same size and dtype, and the whole sums of nodes of that size; a binary row's
+    single-element operand only when it needs no gradient (a Python number). Unreached
+    entries inside it are skipped, as ``reverse``
     skips them. A node the run both makes (its producer is in the run) and uses gets a
     scratch row per block instead of an array when its cotangent is dropped after use
     (``drop``); the other nodes' cotangents are arrays in ``adj``, as np_entry leaves them,
