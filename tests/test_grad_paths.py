@@ -353,3 +353,34 @@ def test_chain_of_big_entries_stops_at_a_freed_entry():
     loss.backward()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         loss.backward()
+
+
+@pytest.mark.parametrize("dtype", [tg.float32, tg.float64])
+def test_gradient_of_an_operand_broadcast_from_one_element(dtype):
+    """x - s, s - x, s * x, x * s, x / s, s + x with s one element and x 10^4 (small nodes: the
+    compiled sweep). s's gradient is a sum over the output, taken in float64 (kernels._gsum /
+    _gdot) instead of element by element in s's slot; checked against the float64 closed
+    form, and x's gradient with it."""
+    from tapegrad import tape
+    from tapegrad.kernels import F_BIG, FL, K
+    n = 10000
+    rs = np.random.default_rng(7)
+    a, w = rs.uniform(0.5, 2.0, n), rs.uniform(-1.0, 1.0, n)
+    x = tg.tensor(a, dtype=dtype, requires_grad=True)
+    s = tg.tensor(1.7, dtype=dtype, requires_grad=True)
+    W = tg.tensor(w, dtype=dtype)
+    parts = [(x - s) * W, (s - x) * W * 2.0, s * x * W, x * s * W * 0.5, x / s * W,
+             (s + x) * W * 3.0]
+    loss = sum(p.sum() for p in parts)
+    E = np.frombuffer(loss._tape.E, np.int64).reshape(-1, K)
+    assert not (E[:, FL] & F_BIG).any() and n < tape.BIG
+    del E
+    loss.backward()
+    a64, w64 = (v.astype(dtype.np).astype(np.float64) for v in (a, w))
+    s64 = float(np.asarray(1.7, dtype.np))
+    want_s = (-w64.sum() + 2 * w64.sum() + 1.5 * (a64 * w64).sum()
+              - (a64 * w64).sum() / s64 ** 2 + 3 * w64.sum())
+    want_x = w64 - 2 * w64 + 1.5 * s64 * w64 + w64 / s64 + 3 * w64
+    tol = 1e-5 if dtype == tg.float32 else 1e-12
+    np.testing.assert_allclose(float(s.grad), want_s, rtol=tol, atol=tol * np.abs(a64 * w64).sum())
+    np.testing.assert_allclose(x.grad.numpy(), want_x, rtol=tol, atol=tol)
