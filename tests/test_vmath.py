@@ -377,3 +377,43 @@ def test_big_mean_and_negation_run_on_the_kernels(dt):
     xt = tg.tensor(x0[::2])                       # a strided view: numpy's negation
     np.testing.assert_array_equal((-xt).numpy(), -x0[::2])
     assert tg.tensor(x0[1:].reshape(2, -1)).mean((0, 1), keepdim=True).shape == (1, 1)
+
+
+@needs_vm
+@pytest.mark.parametrize("dt", [tg.float32, tg.float64])
+def test_one_core_forwards_called_from_the_facade(dt):
+    """From _vmath.MIN to PAR elements the facade calls the one-core kernels itself (flat
+    contiguous float operands): the values are the rows' references (within libmvec's ulps;
+    the arithmetic exactly, a division by zero giving inf as torch does, without numpy's
+    warning), a 2-D or strided operand takes the general path with the same values, and
+    the graph's gradients match finite differences."""
+    import warnings
+    n = _vmath.MIN + 1001
+    rs = np.random.default_rng(11)
+    a = rs.uniform(0.2, 1.4, n).astype(dt.np)
+    b = rs.uniform(-1.5, 1.5, n).astype(dt.np)
+    b[7] = 0
+    x, y = tg.tensor(a), tg.tensor(b)
+    rtol = RTOL[np.dtype(dt.np).type]
+    for name in sorted(_vmath.LIBM & {"exp", "sin", "cos", "tanh", "log", "sigmoid", "atan"}):
+        got = getattr(tg, name)(x).numpy()
+        np.testing.assert_allclose(got, BY_NAME[name].ref(a.astype(np.float64)), rtol=rtol,
+                                   atol=rtol, err_msg=name)
+        two = getattr(tg, name)(tg.tensor(a.reshape(-1, 1))).numpy().reshape(-1)
+        np.testing.assert_allclose(two, got, rtol=rtol, atol=rtol, err_msg=name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for op, ref in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                        ("div", np.divide)):
+            got = getattr(tg, op)(x, y).numpy()
+            with np.errstate(divide="ignore"):
+                np.testing.assert_array_equal(got, ref(a, b), err_msg=op)
+            strided = getattr(tg, op)(tg.tensor(np.repeat(a, 2)[::2]), y).numpy()
+            np.testing.assert_array_equal(strided, got, err_msg=op)
+    assert np.isinf((x / y).numpy()[7])
+    w = tg.tensor(a, requires_grad=True)
+    loss = (tg.sin(w) * tg.exp(w) / (w + 1.0) - tg.tanh(w) * w).sum()
+    loss.backward()
+    want = (np.cos(a) * np.exp(a) + np.sin(a) * np.exp(a)) / (a + 1) \
+        - np.sin(a) * np.exp(a) / (a + 1) ** 2 - (1 - np.tanh(a) ** 2) * a - np.tanh(a)
+    np.testing.assert_allclose(w.grad.numpy(), want, rtol=100 * rtol, atol=100 * rtol)
