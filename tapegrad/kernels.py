@@ -523,17 +523,9 @@ def fwd_add(n, A, ao, sa, B, bo, sb, Y, yo):
 def vjp_add(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     if sa == 0 or sb == 0:             # an operand broadcast from one element: its sum
         if na:
-            if sa == 0:
-                GA[gao] += _gsum(n, G, go)
-            else:
-                for i in range(n):
-                    GA[_u(gao + i)] += G[_u(go + i)]
+            _vjp_pass(n, G, go, GA, gao, sa, 1)
         if nb:
-            if sb == 0:
-                GB[gbo] += _gsum(n, G, go)
-            else:
-                for i in range(n):
-                    GB[_u(gbo + i)] += G[_u(go + i)]
+            _vjp_pass(n, G, go, GB, gbo, sb, 1)
         return
     for i in range(n):
         if na:
@@ -553,17 +545,9 @@ def fwd_sub(n, A, ao, sa, B, bo, sb, Y, yo):
 def vjp_sub(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     if sa == 0 or sb == 0:             # an operand broadcast from one element: its sum
         if na:
-            if sa == 0:
-                GA[gao] += _gsum(n, G, go)
-            else:
-                for i in range(n):
-                    GA[_u(gao + i)] += G[_u(go + i)]
+            _vjp_pass(n, G, go, GA, gao, sa, 1)
         if nb:
-            if sb == 0:
-                GB[gbo] -= _gsum(n, G, go)
-            else:
-                for i in range(n):
-                    GB[_u(gbo + i)] -= G[_u(go + i)]
+            _vjp_pass(n, G, go, GB, gbo, sb, -1)
         return
     for i in range(n):
         if na:
@@ -656,6 +640,20 @@ def _gsum(n, G, go):
     for i in range(n):
         s += G[_u(go + i)]
     return s
+
+
+@_jit
+def _vjp_pass(n, G, go, GX, gxo, sx, sign):
+    """GX += sign G for an operand of add / sub (sign +-1), when the other operand or this one
+    is broadcast from one element (sx == 0: this one, its gradient the sum of G)."""
+    if sx == 0:
+        GX[gxo] += sign * _gsum(n, G, go)
+    elif sign > 0:
+        for i in range(n):
+            GX[_u(gxo + i)] += G[_u(go + i)]
+    else:
+        for i in range(n):
+            GX[_u(gxo + i)] -= G[_u(go + i)]
 
 
 @_jit_sum
