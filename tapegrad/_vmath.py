@@ -130,7 +130,7 @@ if OK:
     from numba import carray, njit, prange, types
     from numba.extending import intrinsic
 
-    from .kernels import _voidptr
+    from .kernels import _voidptr, saved_address
 
     def _vcall(base):
         """An intrinsic f(src, dst, i): dst[i:i+L] = base(src[i:i+L]) on one SIMD register
@@ -632,17 +632,15 @@ if OK:
         """The VJPs of a run of elementwise entries over n elements, block by block: each block
         goes through every row (``prog``, RUN_W int64 each, in sweep order), so the
         cotangents of the nodes made and used inside the run (scratch rows) never leave
-        the cache. Saved operands: s <= -2 the tape's referenced array -2-s (XA), s >= 0
-        an offset into V."""
+        the cache. Saved operands are found as the interpreter finds them
+        (``kernels.saved_address``)."""
         R = prog.size // RUN_W
         opa = np.zeros(2 * R, np.int64)
         for r in range(R):
             for j in range(2):
                 s = prog[r * RUN_W + 9 + j]
-                if s <= -2:
-                    opa[2 * r + j] = XA[2 * (-2 - s)]
-                elif s >= 0:
-                    opa[2 * r + j] = V.ctypes.data + s * V.itemsize
+                if s != -1:                  # -1: not saved (address 0, no elements)
+                    opa[2 * r + j] = saved_address(V, XA, s)
         B = RUN_BLOCK
         nb = (n + B - 1) // B
         for blk in prange(nb):

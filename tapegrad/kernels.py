@@ -220,11 +220,18 @@ def operand(live, Xv, V, XA, N, node, s, m):
     Built from a raw address: no refcounted view is created per entry."""
     if live and node >= 0:
         addr = Xv.ctypes.data + N[node * NK + NOFF] * Xv.itemsize
-    elif s <= -2:
-        addr = XA[2 * (-2 - s)]
     else:
-        addr = V.ctypes.data + (s if s > 0 else 0) * V.itemsize
+        addr = saved_address(V, XA, s)
     return carray(_voidptr(addr), (m,), V.dtype)
+
+
+@_jit
+def saved_address(V, XA, s):
+    """Address of saved value s: s <= -2 the referenced external array -2-s (XA: address /
+    length pairs), else an offset into V (-1, nothing saved: V's start, never read)."""
+    if s <= -2:
+        return XA[2 * (-2 - s)]
+    return V.ctypes.data + (s if s > 0 else 0) * V.itemsize
 
 
 @_jit
