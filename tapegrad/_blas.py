@@ -37,16 +37,16 @@ _threads = _native.openblas_threads()
 OK = _native.BLAS and _threads is not None
 
 
-def _blocks_src(ta, tb, m, n, k, A, B, C, parts, by_rows):
-    """C (m, n) = op(A) op(B) in ``parts`` row blocks (by_rows) or column blocks of C, one
-    single-threaded gemm per block. A, B, C: C-contiguous 2-D arrays, op transposing when
-    ta / tb."""
+def _blocks_src(ta, tb, m, n, k, A, B, C, parts, by_rows, add):
+    """C (m, n) = op(A) op(B), or += when add, in ``parts`` row blocks (by_rows) or column
+    blocks of C, one single-threaded gemm per block. A, B, C: C-contiguous 2-D arrays, op
+    transposing when ta / tb."""
     fp = _native_fn(_SG if C.itemsize == 4 else _DG)
     w = C.itemsize
     lda = m if ta else k
     ldb = k if tb else n
     one = C.dtype.type(1)
-    zero = C.dtype.type(0)
+    zero = C.dtype.type(1 if add else 0)
     for p in prange(parts):
         if by_rows:
             r0 = m * p // parts
@@ -75,23 +75,25 @@ def _operand(x):
     return np.ascontiguousarray(x), False
 
 
-def mm(a, b, ta=False, tb=False):
+def mm(a, b, ta=False, tb=False, out=None):
     """op(a) @ op(b) of 2-D float arrays of one dtype (op transposes when ta / tb), on every
-    core with OpenBLAS held to one thread (see the module docstring)."""
+    core with OpenBLAS held to one thread (see the module docstring). ``out``: a C-contiguous
+    (m, n) array of the dtype the product is added into (gemm's beta = 1); None is then
+    returned."""
     a, fa = _operand(a)
     b, fb = _operand(b)
     ta, tb = ta != fa, tb != fb
     m = a.shape[1] if ta else a.shape[0]
     k = a.shape[0] if ta else a.shape[1]
     n = b.shape[0] if tb else b.shape[1]
-    c = np.empty((m, n), a.dtype)
+    c = np.empty((m, n), a.dtype) if out is None else out
     _vmath.start_threads()
     parts = min(get_num_threads(), m if m >= n else n)
     get, set_ = _threads
     prev = get()
     set_(1)
     try:
-        _blocks(ta, tb, m, n, k, a, b, c, parts, m >= n)
+        _blocks(ta, tb, m, n, k, a, b, c, parts, m >= n, out is not None)
     finally:
         set_(prev)
-    return c
+    return c if out is None else None

@@ -327,13 +327,27 @@ def broadcast1(v, n):
     return r
 
 
-def _mm_vjp(g, a, b, na, nb):
+def _mm_vjp(g, a, b, na, nb, oa=None, ob=None):
     """(g b^T, a^T g) of ``mm`` for the numpy sweep (F_BIG entries): big products through
-    ``_blas.mm`` (one thread pool with the elementwise kernels), the others through numpy."""
+    ``_blas.mm`` (one thread pool with the elementwise kernels), the others through numpy.
+    oa / ob: C-contiguous arrays of a's / b's shape the product is added into (None is then
+    returned in its place) instead of being returned as a new array."""
     from . import _blas
     if _blas.OK and g.size * (a.shape[1] if a is not None else b.shape[0]) >= _blas.MIN:
-        return (_blas.mm(g, b, tb=True) if na else None, _blas.mm(a, g, ta=True) if nb else None)
-    return (g @ b.T if na else None, a.T @ g if nb else None)
+        return (_blas.mm(g, b, tb=True, out=oa) if na else None,
+                _blas.mm(a, g, ta=True, out=ob) if nb else None)
+    ga = gb = None
+    if na:
+        ga = g @ b.T
+        if oa is not None:
+            oa += ga
+            ga = None
+    if nb:
+        gb = a.T @ g
+        if ob is not None:
+            ob += gb
+            gb = None
+    return ga, gb
 
 
 OPS = [

@@ -28,7 +28,7 @@ from array import array
 
 import numpy as np
 
-from . import _par, _vmath
+from . import _layout, _par, _vmath
 from .ops import (BINARY, CAST, INDEX, MM, OFFSET_OPS, OPCODE, OPS, PYFUNC, SUM,
                   UNARY, broadcast1)
 from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NNR, NOFF,
@@ -157,8 +157,10 @@ class Tape:
             self.nbytes += 8
             return len(V) - 1
         if value.dtype is not _NP_DTYPE[dt] or not value.flags.c_contiguous:
-            if value.dtype != NP_DT[dt] or not value.flags.c_contiguous:
+            if value.dtype != NP_DT[dt]:
                 value = np.ascontiguousarray(value, NP_DT[dt])
+            elif not value.flags.c_contiguous:
+                value = _layout.contiguous(value)
         XO = self.XO[dt]
         XO.append(value)
         self.XA[dt].frombytes(_PACK_2(address(value), value.size))
@@ -563,6 +565,16 @@ class Adjoints:
             g = self.get(N, node) if g is None else g.copy()     # get: fresh zeros
             self.G[node] = g
             self.owned.add(node)
+        return g
+
+    def inplace(self, N, node):
+        """A big node's cotangent array when a contribution may be added into it in place
+        (owned, writable, contiguous, full-size: a GEMM's beta = 1, a transpose's add), else
+        None (nothing there yet, a small node, or an array shared with a caller)."""
+        g = self.G.get(node)
+        if (g is None or node not in self.owned or not g.flags.writeable
+                or not g.flags.c_contiguous or int(N[node * NK + NDT]) < 2):
+            return None
         return g
 
     def set(self, N, node, value):
@@ -1204,7 +1216,19 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
             acc(a, g[p0:p0 + p1].copy())
             return
         if op.name == "transpose":     # y (c, p0) = x (p0, c)^T  ->  gx = g^T
-            acc(a, np.ascontiguousarray(g.reshape(-1, p0).T).reshape(-1) if p0 else g.copy())
+            if not p0:
+                acc(a, g.copy())
+                return
+            g2 = g.reshape(-1, p0)
+            if _layout.usable(g2):         # big: tiled on every core, added in place
+                cur = adj.inplace(N, a)
+                if cur is not None:
+                    _layout.transpose(g2, cur.reshape(p0, -1), add=True)
+                    acc(a, None)
+                else:
+                    acc(a, _layout.transpose(g2).reshape(-1))
+                return
+            acc(a, np.ascontiguousarray(g2.T).reshape(-1))
             return
         idx = np.frombuffer(tp.I, np.int64)[p0:p0 + p1]
         if op.name == "gather" and p1 * 8 <= nin:
@@ -1225,10 +1249,19 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
         nn = n // m
         av = val(a, int(E[b0 + SA]), m * k)
         bv = val(b, int(E[b0 + SB]), k * nn)
-        ga, gb = op.np_vjp(g.reshape(m, nn), None if av is None else av.reshape(m, k),
-                           None if bv is None else bv.reshape(k, nn), a >= 0, b >= 0)
-        acc(a, None if ga is None else ga.reshape(-1))
-        acc(b, None if gb is None else gb.reshape(-1))
+        g2 = g.reshape(m, nn)
+        av = None if av is None else av.reshape(m, k)
+        bv = None if bv is None else bv.reshape(k, nn)
+        # a product added straight into a cotangent that is already there (BLAS beta = 1)
+        # instead of into a new array added afterwards; x @ x: b's product into a's
+        if a >= 0:
+            oa = adj.inplace(N, a)
+            ga, _ = op.np_vjp(g2, av, bv, True, False, oa=None if oa is None else oa.reshape(m, k))
+            acc(a, None if ga is None else ga.reshape(-1))
+        if b >= 0:
+            ob = adj.inplace(N, b)
+            _, gb = op.np_vjp(g2, av, bv, False, True, ob=None if ob is None else ob.reshape(k, nn))
+            acc(b, None if gb is None else gb.reshape(-1))
     elif kind == CAST:
         acc(a, g.astype(NP_DT[int(N[a * NK + NDT]) & 1]))
     else:

@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from . import _native, _par, _vmath
+from . import _layout, _native, _par, _vmath
 from . import tape as _tp
 from .autograd.grad_mode import STATE
 from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK, NM, NPROD
@@ -211,7 +211,7 @@ def _par_map(fwd_out, args, shape, npdt, vm=None):
     y = np.empty(shape, npdt)
     yf = y.reshape(-1)
     a, b = args
-    a = np.ascontiguousarray(a).reshape(-1)
+    a = _layout.contiguous(a).reshape(-1)
     if vm is not None and a.dtype == npdt:
         if vm in _vmath.UNARY:
             _vmath.unary_fwd(vm, a, yf, 0.0 if b is None else b)
@@ -970,7 +970,7 @@ class Tensor:
     def contiguous(self, memory_format=None):
         if type(self._data) is not _ndarray or self._data.flags.c_contiguous:
             return self
-        y = np.ascontiguousarray(self._data)
+        y = _layout.contiguous(self._data)
         if self._rg and _grad_on():
             tp, e, n = _record_index(self, "copy", None, y, nm=_nm("CloneBackward0"))
             return _out(y, self._dtype, tp, n)
@@ -1712,9 +1712,9 @@ def _binary_fn(opname):
                     # a non-contiguous operand (x * x.t()) is copied once, for the kernel
                     # and the saved value both
                     if not ad.flags.c_contiguous:
-                        ad = av = np.ascontiguousarray(ad)
+                        ad = av = _layout.contiguous(ad)
                     if not bd.flags.c_contiguous:
-                        bd = bv = np.ascontiguousarray(bd)
+                        bd = bv = _layout.contiguous(bd)
                     y = _par_map(fwd_out, (ad, bd), ad.shape, rdt.np, vm)
                 else:
                     try:
