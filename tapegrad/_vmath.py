@@ -42,8 +42,9 @@ BLOCK = 1 << 14
 # 1 binary), the UNARY / BINARY code, the slot of the entry's cotangent (-1: the row's
 # constant, broadcast), operand a's slot and mode (0: its first contribution, 1: added),
 # operand b's slot and mode (-1: none), whether a / b hold all n elements (0: one, a number),
-# and where the saved operands are (unary: x, y; binary: a, b; the tape's save codes)
-RUN_W = 11
+# where the saved operands are (unary: x, y; binary: a, b; the tape's save codes), and the
+# entry's output node (for the caller; the kernel does not read it)
+RUN_W = 12
 RUN_BLOCK = 1 << 12
 
 OK = False

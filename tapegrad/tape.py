@@ -28,7 +28,7 @@ from array import array
 
 import numpy as np
 
-from . import _layout, _par, _vmath
+from . import _layout, _par, _runs, _vmath
 from .ops import (BINARY, CAST, INDEX, MM, OFFSET_OPS, OPCODE, OPS, PYFUNC, SUM,
                   UNARY, broadcast1)
 from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NNR, NOFF,
@@ -824,6 +824,12 @@ for _op in OPS:
         _RUN_CODE[_op.opcode] = (2, 0)          # c * sum(x): its VJP broadcasts c g
 del _op
 RUN_MIN = 2            # entries in a run (one entry alone goes through np_entry)
+# the run table by opcode for _runs.plan: kind (-1: not in runs) and the kernel's code
+_RUN_KIND = np.full(len(OPS), -1, np.int64)
+_RUN_CODES = np.zeros(len(OPS), np.int64)
+for _oc, (_kind, _code) in _RUN_CODE.items():
+    _RUN_KIND[_oc], _RUN_CODES[_oc] = _kind, _code
+del _oc, _kind, _code
 
 
 def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
@@ -839,166 +845,55 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
     skips them. A node the run both makes (its producer is in the run) and uses gets a
     scratch row per block instead of an array when its cotangent is dropped after use
     (``drop``); the other nodes' cotangents are arrays in ``adj``, as np_entry leaves them,
-    added to in the same order."""
-    out = int(E[e * K + OUT])
-    if _RUN_CODE.get(int(E[e * K + OP]), (0,))[0] == 2:
-        out = int(E[e * K + IA])   # a sum: the run is as big as its input
-    n = int(N[out * NK + NSIZE])
-    dslot = int(N[out * NK + NDT])
-    if dslot < 2:                  # a small node (F_BIG for numpy's VJP): the flat stores
-        return -2
+    added to in the same order.
+
+    The walk over the tape's rows is compiled (``_runs.plan``); here only the cotangent
+    arrays of the adjoint dictionary are fetched and the new ones allocated."""
     G = adj.G
-    prog = []
-    cs = []
-    slot = {}                  # node -> slot
-    nodes = []                 # slot -> node
-    arrs = []                  # slot -> its array (None: made in the run, decided at the end)
-    first = []                 # slot -> row of its first contribution (-1: value from before)
-    dests = []                 # slots the run adds to
-    hit = set()                # entries the run has reached so far
-    read = {}                  # slot -> row reading it as the cotangent (its producer's)
-    outs = []
-    C = tp.C
-    rows = {}                  # node -> (size, slot, producer): N read once per node
-
-    def info(node):
-        r = rows.get(node)
-        if r is None:
-            r = rows[node] = tuple(N[node * NK:node * NK + NK].tolist())
-        return r
-
-    def dest(node):
-        if node < 0:
-            return -1, 0
-        s = slot.get(node)
-        if s is not None:
-            return s, 1
-        s = len(nodes)
-        slot[node] = s
-        nodes.append(node)
-        dests.append(s)
-        hit.add(info(node)[NPROD])     # reached now (unbind's parts: their base's producer)
-        if node in G or nreach[node]:           # a cotangent from before the run: added to
+    k, nscr, prog, cs, slots = _runs.plan(
+        E, N, ereach, nreach, np.fromiter(G, np.int64, len(G)), bad, _RUN_KIND, _RUN_CODES,
+        tp.C, e, drop, RUN_MIN)
+    if k == -2:
+        return -2
+    sl = slots.tolist()
+    nodes, srcs, kinds = sl[0], sl[1], sl[2]
+    n = int(N[nodes[0] * NK + NSIZE])
+    dslot = int(N[nodes[0] * NK + NDT])
+    dt = NP_DT[dslot & 1]
+    outs = prog[:, -1].tolist()
+    for r in np.flatnonzero(prog[:, 2] < 0).tolist():    # sums: c g rounded in the dtype,
+        cs[r] = float(dt(adj.get(N, outs[r])[0]) * dt(cs[r]))     # as sum's np_vjp
+    sk = slots[2]
+    sa = slots[3]
+    keep = []                          # the arrays whose addresses the kernel gets
+    made = []
+    for s, node in enumerate(nodes):
+        if kinds[s] == _runs.SCRATCH:
+            continue
+        src = srcs[s]
+        if src == _runs.NEW:
+            arr = np.empty(n, dt)
+            made.append((node, arr))
+        elif src == _runs.BEFORE:
             arr = adj.writable(N, node)
             if not arr.flags.c_contiguous:
                 arr = G[node] = arr.copy()
-            arrs.append(arr)
-            first.append(-1)
-            return s, 1
-        arrs.append(None)
-        first.append(len(cs))
-        return s, 0
-
-    k = e
-    while k >= 0:
-        row = E[k * K:k * K + K].tolist()
-        out = row[OUT]
-        if not ereach[k] and k not in hit:      # unreached: skipped, as reverse skips it
-            k -= 1
-            continue
-        fl = row[FL]
-        rc = _RUN_CODE.get(row[OP])
-        if (rc is None or not fl & F_BIG or fl & F_HOOK or (fl & F_FREED and fl & F_SAVES)
-                or bad[k]):
-            break
-        a, b = row[IA], row[IB]
-        if rc[0] == 2:
-            # a sum of a node of the run's size: the input's contribution is its one-element
-            # cotangent (complete: its users come after it, and none is in the run) times c
-            if a < 0 or info(a)[NSIZE] != n or info(a)[NDT] != dslot:
-                break
-            ci = row[CI]
-            g = adj.get(N, out)
-            t = g.dtype.type                   # c g rounded in the dtype, as sum's np_vjp
-            da, ma = dest(a)
-            prog += (1, 0, -1, da, ma, -1, 0, 1, 1, -1, -1)   # an add's a: += the constant
-            cs.append(float(t(g[0]) * t(C[ci] if ci >= 0 else 1.0)))
-            outs.append(out)
-            k -= 1
-            continue
-        r = info(out)
-        if r[NSIZE] != n or r[NDT] != dslot:
-            break
-        if rc[0] == 0:
-            fa = fb = 1
-            sx, sy = row[SA], row[SY]
-        else:
-            fa, fb = row[P0], row[P1]
-            sx, sy = row[SA], row[SB]
-            if (a >= 0 and not fa) or (b >= 0 and not fb):
-                break                          # a single-element operand's gradient: a sum
-        if a >= 0:
-            r = info(a)
-            if r[NSIZE] != n or r[NDT] != dslot:
-                break
-        if b >= 0:
-            r = info(b)
-            if r[NSIZE] != n or r[NDT] != dslot:
-                break
-        gs = slot.get(out)
-        if gs is None:                         # its whole cotangent came from before the run
-            g = G.get(out)
-            if g is None:
-                g = adj.get(N, out)
-            if g.strides[0] != 0 and not g.flags.c_contiguous:
-                g = np.ascontiguousarray(g)
-            gs = len(nodes)
-            slot[out] = gs
-            nodes.append(out)
-            arrs.append(g)
-            first.append(-1)
-        read[gs] = len(cs)
-        da, ma = dest(a)
-        db, mb = dest(b)
-        prog += (rc[0], rc[1], gs, da, ma, db, mb, fa, fb, sx, sy)
-        ci = row[CI]
-        cs.append(C[ci] if ci >= 0 else 0.0)
-        outs.append(out)
-        k -= 1
-    if len(cs) < RUN_MIN:
-        return -2
-    # slots: scratch rows for the nodes made and used inside the run (a row is free again
-    # once the producer has read it), arrays for the others
-    dt = NP_DT[dslot & 1]
-    V, XA = (V4, XA4) if dslot & 1 == 0 else (V8, XA8)
-    ns = len(nodes)
-    sk = [0] * ns
-    sa = [0] * ns
-    ends = []                  # scratch row -> the row that last reads it
-    made = []
-    for s in sorted(range(ns), key=first.__getitem__):
-        arr = arrs[s]
-        if arr is None:
-            if drop and s in read:
-                f = first[s]
-                for r, end in enumerate(ends):
-                    if end < f:
-                        break
-                else:
-                    r = len(ends)
-                    ends.append(0)
-                ends[r] = read[s]
-                sk[s] = 2
-                sa[s] = r
-                continue
-            arr = arrs[s] = np.empty(n, dt)
-            made.append(s)
+        else:                          # READ: an entry's whole cotangent, from before
+            arr = G.get(node)
+            if arr is None:
+                arr = adj.get(N, node)
+            if arr.strides[0] != 0 and not arr.flags.c_contiguous:
+                arr = np.ascontiguousarray(arr)
         if arr.strides[0] == 0:
-            sk[s] = 1
+            sk[s] = _runs.BROADCAST
         sa[s] = address(arr)
-    _vmath.run_vjp(np.array(prog, np.int64), np.array(cs, np.float64), np.array(sk, np.int64),
-                   np.array(sa, np.int64), V, XA, n, len(ends))
+        keep.append(arr)
+    V, XA = (V4, XA4) if dslot & 1 == 0 else (V8, XA8)
+    _vmath.run_vjp(prog.reshape(-1), cs, sk, sa, V, XA, n, nscr)
     owned = adj.owned
-    for s in made:
-        G[nodes[s]] = arrs[s]
-        owned.add(nodes[s])
-    for s in dests:
-        if first[s] >= 0:
-            node = nodes[s]
-            nreach[node] = 1
-            p = info(node)[NPROD]
-            if p >= 0:
-                ereach[p] = 1
+    for node, arr in made:
+        G[node] = arr
+        owned.add(node)
     if drop:
         for o in outs:
             G.pop(o, None)

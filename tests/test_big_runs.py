@@ -214,3 +214,42 @@ def test_sums_and_means_join_runs(dtype, run_calls, monkeypatch):
     tol = 2e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(gx, 6 * (a64 - 0.25) * b64 / n + 0.5 * np.exp(a64), rtol=tol, atol=tol)
     np.testing.assert_allclose(gw, 3 * (a64 - 0.25) ** 2 / n, rtol=tol, atol=tol)
+
+
+def test_plan_counts_cotangents_in_the_adjoint_dictionary_as_existing():
+    """``_runs.plan``: a node whose cotangent is in the adjoint dictionary (``gkeys``) but
+    not marked reached is added to (BEFORE), not overwritten (NEW); the plan marks the
+    nodes it makes reached, and refuses a run shorter than run_min without touching the
+    flags."""
+    from tapegrad import _runs
+    from tapegrad.kernels import NK, NPROD
+    x = tg.tensor(np.linspace(0.1, 1.0, 40000, dtype=np.float32), requires_grad=True)
+    u = x * 2.0
+    y = tg.sin(u) * tg.exp(u)
+    tp = y._tape
+    E, N, V4, V8, XA4, XA8, I, C = tape.store_views(tp)
+    ne, nn = len(E) // tape.K, len(N) // NK
+    e = ne - 1                                   # the product
+    bad = tape.version_mask(tp, ne)
+
+    def run(gkeys, run_min=2):
+        nreach = np.zeros(nn + 1, np.uint8)
+        ereach = np.zeros(ne + 1, np.uint8)
+        nreach[y._node] = 1
+        ereach[e] = 1
+        res = _runs.plan(E, N, ereach, nreach, np.array(gkeys, np.int64), bad,
+                         tape._RUN_KIND, tape._RUN_CODES, C, e, True, run_min)
+        return res, nreach, ereach
+
+    (k, nscr, prog, cs, slots), nreach, ereach = run([])
+    src = dict(zip(slots[0].tolist(), slots[1].tolist()))
+    assert k == -1 and prog.shape == (4, _vmath.RUN_W)         # mul, exp, sin, u = x * 2
+    assert prog[:, -1].tolist()[0] == y._node
+    assert src[u._node] == _runs.NEW and nreach[u._node] == 1
+    assert ereach[int(N[u._node * NK + NPROD])] == 1
+    (k, nscr, prog, cs, slots), nreach, _ = run([u._node])
+    src = dict(zip(slots[0].tolist(), slots[1].tolist()))
+    assert src[u._node] == _runs.BEFORE and nreach[u._node] == 0
+    (k, *_), nreach, ereach = run([], run_min=5)
+    assert k == -2 and nreach.sum() == 1 and ereach.sum() == 1
+    del E, N, V4, V8, XA4, XA8, I, C
