@@ -331,9 +331,12 @@ def _mm_vjp(g, a, b, na, nb, oa=None, ob=None):
     """(g b^T, a^T g) of ``mm`` for the numpy sweep (F_BIG entries): big products through
     ``_blas.mm`` (one thread pool with the elementwise kernels), the others through numpy.
     oa / ob: C-contiguous arrays of a's / b's shape the product is added into (None is then
-    returned in its place) instead of being returned as a new array."""
+    returned in its place) instead of being returned as a new array. Both wanted: the two
+    products side by side (``_blas.mm2``)."""
     from . import _blas
     if _blas.OK and g.size * (a.shape[1] if a is not None else b.shape[0]) >= _blas.MIN:
+        if na and nb:                  # both: side by side, one per core
+            return _blas.mm2((g, b, False, True, oa), (a, g, True, False, ob))
         return (_blas.mm(g, b, tb=True, out=oa) if na else None,
                 _blas.mm(a, g, ta=True, out=ob) if nb else None)
     ga = gb = None

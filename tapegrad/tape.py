@@ -1148,15 +1148,15 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
         av = None if av is None else av.reshape(m, k)
         bv = None if bv is None else bv.reshape(k, nn)
         # a product added straight into a cotangent that is already there (BLAS beta = 1)
-        # instead of into a new array added afterwards; x @ x: b's product into a's
-        if a >= 0:
-            oa = adj.inplace(N, a)
-            ga, _ = op.np_vjp(g2, av, bv, True, False, oa=None if oa is None else oa.reshape(m, k))
-            acc(a, None if ga is None else ga.reshape(-1))
-        if b >= 0:
-            ob = adj.inplace(N, b)
-            _, gb = op.np_vjp(g2, av, bv, False, True, ob=None if ob is None else ob.reshape(k, nn))
-            acc(b, None if gb is None else gb.reshape(-1))
+        # instead of into a new array added afterwards. Both operands: the two products at
+        # once (x @ x: b's into a new array, added into a's after)
+        oa = adj.inplace(N, a) if a >= 0 else None
+        ob = adj.inplace(N, b) if b >= 0 and b != a else None
+        ga, gb = op.np_vjp(g2, av, bv, a >= 0, b >= 0,
+                           oa=None if oa is None else oa.reshape(m, k),
+                           ob=None if ob is None else ob.reshape(k, nn))
+        acc(a, None if ga is None else ga.reshape(-1))
+        acc(b, None if gb is None else gb.reshape(-1))
     elif kind == CAST:
         acc(a, g.astype(NP_DT[int(N[a * NK + NDT]) & 1]))
     else:

@@ -135,12 +135,34 @@ def test_blas_mm_adds_into_out(shape, ta, tb, dt):
                                atol=1e-3 if dt == np.float32 else 1e-10)
 
 
+@needs_blas
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("outs", [(False, False), (True, False), (False, True), (True, True)])
+def test_blas_mm2_two_products_at_once(outs, dt):
+    """mm2: g b^T and a^T g side by side (a (97, 64), b (64, 130): one job split by rows,
+    the other by columns), each new or added into an array (None returned for it)."""
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((97, 64)).astype(dt)
+    b = rng.standard_normal((64, 130)).astype(dt)
+    g = rng.standard_normal((97, 130)).astype(dt)
+    o0 = rng.standard_normal((97, 64)).astype(dt) if outs[0] else None
+    o1 = rng.standard_normal((64, 130)).astype(dt) if outs[1] else None
+    w0 = (0 if o0 is None else o0.astype(np.float64)) + g.astype(np.float64) @ b.T
+    w1 = (0 if o1 is None else o1.astype(np.float64)) + a.T.astype(np.float64) @ g
+    r0, r1 = _blas.mm2((g, b, False, True, o0), (a, g, True, False, o1))
+    tol = dict(rtol=1e-4, atol=1e-3) if dt == np.float32 else dict(rtol=1e-12, atol=1e-10)
+    for r, o, w in ((r0, o0, w0), (r1, o1, w1)):
+        assert (r is None) == (o is not None)
+        np.testing.assert_allclose(o if r is None else r, w, **tol)
+
+
 @pytest.mark.parametrize("dt", [tg.float32, tg.float64])
 def test_matmul_vjp_added_into_existing_cotangents(monkeypatch, dt):
-    """The benchmark's tanh(x @ x).sum() + (x * x.t()).mean(): both products of x @ x's VJP
-    go into x's cotangent already made by the later terms; against the float64 closed form."""
+    """The benchmark's tanh(x @ x).sum() + (x * x.t()).mean(): x @ x's VJP computes both
+    products at once, the first added into x's cotangent already made by the later terms,
+    the second into a new array added after; against the float64 closed form."""
     log = []
-    _spy(monkeypatch, _blas, "mm", log)
+    _spy(monkeypatch, _blas, "mm2", log)
     rng = np.random.default_rng(5)
     k = 200
     x0 = rng.uniform(-1, 1, (k, k))
@@ -152,8 +174,9 @@ def test_matmul_vjp_added_into_existing_cotangents(monkeypatch, dt):
     want = G @ X.T + X.T @ G + 2 * X.T / k ** 2
     tol = 1e-4 if dt is tg.float32 else 1e-12
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=tol, atol=tol)
-    if _blas.OK:
-        assert [kw.get("out") is not None for _, kw in log[1:]] == [True, True]
+    if _blas.OK:                   # both products at once, the first into x's cotangent
+        jobs = [args for args, _ in log]
+        assert len(jobs) == 1 and jobs[0][0][4] is not None and jobs[0][1][4] is None
 
 
 @pytest.mark.parametrize("order", ["ab_first", "mm_first"])
