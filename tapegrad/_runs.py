@@ -17,10 +17,13 @@ Slots (one per node the run reads a cotangent of or adds one to), ``src``:
 A ``NEW`` slot that is read by its producer inside the run (``read`` >= 0) gets a scratch
 row per block when ``drop`` (its cotangent is dropped after use): rows are reused once the
 reading row has passed (``kind`` SCRATCH, ``row``).
+
+Compile cost (cold, once per machine): ~3 s. The slots and the entries reached so far are
+short lists searched linearly (a run is tens of rows), and the program grows as a flat list:
+typed dicts and sets, a growable 2-D array and a stable argsort had made it ~9 s.
 """
 import numpy as np
-from numba import njit, types
-from numba.typed import Dict
+from numba import njit
 
 from ._vmath import RUN_W
 from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NPROD,
@@ -52,24 +55,21 @@ def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, e, drop, run_min):
     dslot = N[out * NK + NDT]
     if dslot < 2:                     # a small node: the flat stores
         return -2, 0, none[0], none[1], none[2]
-    P = np.empty((16, RUN_W), np.int64)    # the program's rows (grown by doubling)
+    prog = [0]                         # the program's rows, flat (RUN_W a row)
+    prog.pop()
     cs = []
-    slot = Dict.empty(key_type=types.int64, value_type=types.int64)     # node -> slot
-    seen = set()                       # nodes in the adjoint dictionary
-    seen.add(-1)
-    for g in gkeys:
-        seen.add(g)
+    # slots and the entries reached are few (a run is tens of rows): lists searched
+    # linearly, not typed dicts and sets (those cost ~8 s more to compile cold)
     snode = []
     ssrc = []
     sfirst = []
     sread = []
-    hit = set()                        # entries the run has reached so far
-    hit.add(-1)
+    hit = [-1]                         # entries the run has reached so far
     k = e
     while k >= 0:
         b0 = k * K
         o = E[b0 + OUT]
-        if not ereach[k] and k not in hit:      # unreached: skipped, as reverse skips it
+        if not ereach[k] and not _has(hit, k):  # unreached: skipped, as reverse skips it
             k -= 1
             continue
         fl = E[b0 + FL]
@@ -86,11 +86,11 @@ def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, e, drop, run_min):
             # cotangent (complete: its users come after it, and none is in the run) times c
             if a < 0 or N[a * NK + NSIZE] != n or N[a * NK + NDT] != dslot:
                 break
-            da = slot.get(a, -1)
+            da = _find(snode, a)
             ma = 1
             if da < 0:
-                da, ma = _new_slot(a, row, N, nreach, seen, slot, snode, ssrc, sfirst, sread, hit)
-            P = _row(P, row, 1, 0, -1, da, ma, -1, 0, 1, 1, -1, -1, o)   # an add's a: += c g
+                da, ma = _new_slot(a, row, N, nreach, gkeys, snode, ssrc, sfirst, sread, hit)
+            _row(prog, 1, 0, -1, da, ma, -1, 0, 1, 1, -1, -1, o)   # an add's a: += c g
             ci = E[b0 + CI]
             cs.append(C[ci] if ci >= 0 else 1.0)    # c: the caller multiplies in g
             k -= 1
@@ -113,10 +113,9 @@ def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, e, drop, run_min):
             break
         if b >= 0 and (N[b * NK + NSIZE] != n or N[b * NK + NDT] != dslot):
             break
-        gs = slot.get(o, -1)
+        gs = _find(snode, o)
         if gs < 0:                              # its whole cotangent came from before the run
             gs = len(snode)
-            slot[o] = gs
             snode.append(o)
             ssrc.append(READ)
             sfirst.append(-1)
@@ -124,16 +123,16 @@ def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, e, drop, run_min):
         sread[gs] = row
         da, ma, db, mb = -1, 0, -1, 0
         if a >= 0:
-            da = slot.get(a, -1)
+            da = _find(snode, a)
             ma = 1
             if da < 0:
-                da, ma = _new_slot(a, row, N, nreach, seen, slot, snode, ssrc, sfirst, sread, hit)
+                da, ma = _new_slot(a, row, N, nreach, gkeys, snode, ssrc, sfirst, sread, hit)
         if b >= 0:
-            db = slot.get(b, -1)
+            db = _find(snode, b)
             mb = 1
             if db < 0:
-                db, mb = _new_slot(b, row, N, nreach, seen, slot, snode, ssrc, sfirst, sread, hit)
-        P = _row(P, row, kind, rcode[op], gs, da, ma, db, mb, fa, fb, sx, sy, o)
+                db, mb = _new_slot(b, row, N, nreach, gkeys, snode, ssrc, sfirst, sread, hit)
+        _row(prog, kind, rcode[op], gs, da, ma, db, mb, fa, fb, sx, sy, o)
         ci = E[b0 + CI]
         cs.append(C[ci] if ci >= 0 else 0.0)
         k -= 1
@@ -145,13 +144,14 @@ def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, e, drop, run_min):
     for s in range(ns):
         slots[0, s] = snode[s]
         slots[1, s] = ssrc[s]
-    first = np.array(sfirst, np.int64)
     # scratch rows for the nodes made and read inside the run: in order of first
-    # contribution, the first row whose last reader has passed, else a new one
-    ends = []
-    for s in np.argsort(first, kind="mergesort"):
+    # contribution (the order NEW slots are made in), the first row whose last reader has
+    # passed, else a new one
+    ends = [0]
+    ends.pop()
+    for s in range(ns):
         if ssrc[s] == NEW and drop and sread[s] >= 0:
-            f = first[s]
+            f = sfirst[s]
             r = 0
             while r < len(ends) and ends[r] >= f:
                 r += 1
@@ -167,41 +167,49 @@ def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, e, drop, run_min):
             p = N[node * NK + NPROD]
             if p >= 0:
                 ereach[p] = 1
-    return k, len(ends), P[:nrows], np.array(cs), slots
+    return k, len(ends), np.array(prog).reshape(nrows, RUN_W), np.array(cs), slots
 
 
 @njit(cache=True, nogil=True)
-def _row(P, r, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11):
-    """Write program row r (P grown to twice its rows when full); returns P."""
-    if r == P.shape[0]:
-        Q = np.empty((2 * r, RUN_W), np.int64)
-        Q[:r] = P
-        P = Q
-    P[r, 0] = c0
-    P[r, 1] = c1
-    P[r, 2] = c2
-    P[r, 3] = c3
-    P[r, 4] = c4
-    P[r, 5] = c5
-    P[r, 6] = c6
-    P[r, 7] = c7
-    P[r, 8] = c8
-    P[r, 9] = c9
-    P[r, 10] = c10
-    P[r, 11] = c11
-    return P
+def _row(prog, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11):
+    """Append a program row (RUN_W values) to the flat list prog."""
+    prog.append(c0)
+    prog.append(c1)
+    prog.append(c2)
+    prog.append(c3)
+    prog.append(c4)
+    prog.append(c5)
+    prog.append(c6)
+    prog.append(c7)
+    prog.append(c8)
+    prog.append(c9)
+    prog.append(c10)
+    prog.append(c11)
 
 
 @njit(cache=True, nogil=True)
-def _new_slot(node, row, N, nreach, seen, slot, snode, ssrc, sfirst, sread, hit):
+def _find(xs, v):
+    """Index of v in the list (or array) xs, -1 if absent."""
+    for i in range(len(xs)):
+        if xs[i] == v:
+            return i
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _has(xs, v):
+    return _find(xs, v) >= 0
+
+
+@njit(cache=True, nogil=True)
+def _new_slot(node, row, N, nreach, gkeys, snode, ssrc, sfirst, sread, hit):
     """A slot for a node first met as an operand of row ``row``: (slot, mode), mode 1 when
     its cotangent is there already (the run adds to it), 0 when this row makes it."""
     s = len(snode)
-    slot[node] = s
     snode.append(node)
     sread.append(-1)
-    hit.add(N[node * NK + NPROD])      # reached now (unbind's parts: their base's producer)
-    if nreach[node] or node in seen:
+    hit.append(N[node * NK + NPROD])   # reached now (unbind's parts: their base's producer)
+    if nreach[node] or _has(gkeys, node):
         ssrc.append(BEFORE)
         sfirst.append(-1)
         return s, 1

@@ -252,4 +252,3 @@ def test_plan_counts_cotangents_in_the_adjoint_dictionary_as_existing():
     assert src[u._node] == _runs.BEFORE and nreach[u._node] == 0
     (k, *_), nreach, ereach = run([], run_min=5)
     assert k == -2 and nreach.sum() == 1 and ereach.sum() == 1
-    del E, N, V4, V8, XA4, XA8, I, C
