@@ -26,23 +26,27 @@ import numpy as np
 from numba import njit
 
 from ._vmath import RUN_W
-from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NPROD,
-                      NSIZE, OP, OUT, P0, P1, SA, SB, SY)
+from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NOFF,
+                      NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
 NEW, BEFORE, READ = 0, 1, 2
 ARRAY, BROADCAST, SCRATCH = 0, 1, 2      # slot kinds for the kernel (``_vmath.run_vjp``)
 
 
 @njit(cache=True, nogil=True)
-def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, e, drop, run_min):
+def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, A4, A8, e, drop, run_min):
     """Walk the run from entry e down. A node has a cotangent already when it is reached
     (``nreach``) or in the adjoint dictionary (its keys: ``gkeys``); ``rkind`` / ``rcode``: per opcode, the run kind (-1: not
     in runs, 0 unary, 1 binary, 2 whole sum) and the kernel's code.
 
-    Returns (k, nscr, prog, cs, slots): k, the entry to go on from (-2: fewer than run_min
-    rows, nothing changed); nscr scratch rows; prog (rows, RUN_W), the last column each
-    row's output node; cs, the rows' constants (a sum's row, cotangent slot -1: the sum's c,
-    times which the caller puts its one-element cotangent); slots (4, slots): each one's
+    A4 / A8: the small nodes' cotangent stores (a sum's output is one element).
+
+    Returns (k, nscr, prog, cs, slots, left): k, the entry to go on from (-2: fewer than
+    run_min rows, nothing changed); nscr scratch rows; prog (rows, RUN_W), the last column
+    each row's output node; cs, the rows' constants (a sum's row, cotangent slot -1: c times
+    the sum's one-element cotangent, rounded in the dtype as the sum's VJP rounds it; just c
+    for a sum whose output is a big node (``tape.BIG`` lowered), ``left`` of them, the
+    caller multiplying in its cotangent); slots (4, slots): each one's
     node, src, kernel kind (ARRAY for the caller to settle, or SCRATCH) and scratch row. On
     success the nodes the run makes a cotangent for are marked reached (and their
     producers)."""
@@ -54,7 +58,8 @@ def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, e, drop, run_min):
     n = N[out * NK + NSIZE]
     dslot = N[out * NK + NDT]
     if dslot < 2:                     # a small node: the flat stores
-        return -2, 0, none[0], none[1], none[2]
+        return -2, 0, none[0], none[1], none[2], 0
+    left = 0
     prog = [0]                         # the program's rows, flat (RUN_W a row)
     prog.pop()
     cs = []
@@ -92,7 +97,15 @@ def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, e, drop, run_min):
                 da, ma = _new_slot(a, row, N, nreach, gkeys, snode, ssrc, sfirst, sread, hit)
             _row(prog, 1, 0, -1, da, ma, -1, 0, 1, 1, -1, -1, o)   # an add's a: += c g
             ci = E[b0 + CI]
-            cs.append(C[ci] if ci >= 0 else 1.0)    # c: the caller multiplies in g
+            c = C[ci] if ci >= 0 else 1.0
+            so = N[o * NK + NDT]
+            if so == 0:                 # c g in the dtype
+                c = np.float64(np.float32(A4[N[o * NK + NOFF]]) * np.float32(c))
+            elif so == 1:
+                c = A8[N[o * NK + NOFF]] * c
+            else:
+                left += 1
+            cs.append(c)
             k -= 1
             continue
         if N[o * NK + NSIZE] != n or N[o * NK + NDT] != dslot:
@@ -138,7 +151,7 @@ def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, e, drop, run_min):
         k -= 1
     nrows = len(cs)
     if nrows < run_min:
-        return -2, 0, none[0], none[1], none[2]
+        return -2, 0, none[0], none[1], none[2], 0
     ns = len(snode)
     slots = np.zeros((4, ns), np.int64)
     for s in range(ns):
@@ -167,7 +180,7 @@ def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, e, drop, run_min):
             p = N[node * NK + NPROD]
             if p >= 0:
                 ereach[p] = 1
-    return k, len(ends), np.array(prog).reshape(nrows, RUN_W), np.array(cs), slots
+    return k, len(ends), np.array(prog).reshape(nrows, RUN_W), np.array(cs), slots, left
 
 
 @njit(cache=True, nogil=True)

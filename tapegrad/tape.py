@@ -849,10 +849,13 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
 
     The walk over the tape's rows is compiled (``_runs.plan``); here only the cotangent
     arrays of the adjoint dictionary are fetched and the new ones allocated."""
+    if _RUN_KIND[E[e * K + OP]] < 0:   # not a run's row (a product, an index map...)
+        return -2
     G = adj.G
-    k, nscr, prog, cs, slots = _runs.plan(
+    A = adj.A
+    k, nscr, prog, cs, slots, left = _runs.plan(
         E, N, ereach, nreach, np.fromiter(G, np.int64, len(G)), bad, _RUN_KIND, _RUN_CODES,
-        tp.C, e, drop, RUN_MIN)
+        tp.C, A[0], A[1], e, drop, RUN_MIN)
     if k == -2:
         return -2
     sl = slots.tolist()
@@ -861,8 +864,10 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
     dslot = int(N[nodes[0] * NK + NDT])
     dt = NP_DT[dslot & 1]
     outs = prog[:, -1].tolist()
-    for r in np.flatnonzero(prog[:, 2] < 0).tolist():    # sums: c g rounded in the dtype,
-        cs[r] = float(dt(adj.get(N, outs[r])[0]) * dt(cs[r]))     # as sum's np_vjp
+    if left:                           # sums of big outputs: c g rounded in the dtype
+        for r in np.flatnonzero(prog[:, 2] < 0).tolist():
+            if int(N[outs[r] * NK + NDT]) >= 2:
+                cs[r] = float(dt(adj.get(N, outs[r])[0]) * dt(cs[r]))
     sk = slots[2]
     sa = slots[3]
     keep = []                          # the arrays whose addresses the kernel gets

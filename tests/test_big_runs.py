@@ -238,17 +238,50 @@ def test_plan_counts_cotangents_in_the_adjoint_dictionary_as_existing():
         nreach[y._node] = 1
         ereach[e] = 1
         res = _runs.plan(E, N, ereach, nreach, np.array(gkeys, np.int64), bad,
-                         tape._RUN_KIND, tape._RUN_CODES, C, e, True, run_min)
+                         tape._RUN_KIND, tape._RUN_CODES, C, np.zeros(1, np.float32),
+                         np.zeros(1), e, True, run_min)
         return res, nreach, ereach
 
-    (k, nscr, prog, cs, slots), nreach, ereach = run([])
+    (k, nscr, prog, cs, slots, left), nreach, ereach = run([])
     src = dict(zip(slots[0].tolist(), slots[1].tolist()))
     assert k == -1 and prog.shape == (4, _vmath.RUN_W)         # mul, exp, sin, u = x * 2
     assert prog[:, -1].tolist()[0] == y._node
     assert src[u._node] == _runs.NEW and nreach[u._node] == 1
     assert ereach[int(N[u._node * NK + NPROD])] == 1
-    (k, nscr, prog, cs, slots), nreach, _ = run([u._node])
+    (k, nscr, prog, cs, slots, left), nreach, _ = run([u._node])
     src = dict(zip(slots[0].tolist(), slots[1].tolist()))
     assert src[u._node] == _runs.BEFORE and nreach[u._node] == 0
     (k, *_), nreach, ereach = run([], run_min=5)
     assert k == -2 and nreach.sum() == 1 and ereach.sum() == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [_vmath.PAR + 333, 70001, 5])
+def test_a_sums_constant_is_its_cotangent_times_c_rounded_in_the_dtype(n, dtype, run_calls,
+                                                                       monkeypatch):
+    """The constant of a sum's row is c g rounded in the dtype (as the sum's own VJP rounds
+    it), with g the sum's cotangent: here 3.7 and 0.3, not 1. n = 5 with tape.BIG lowered:
+    the sums' outputs are big nodes (their cotangents come from the adjoint dictionary).
+    Arithmetic rows only, so bit for bit against the entry-by-entry sweep at every size."""
+    if n < tape.BIG:
+        monkeypatch.setattr(tape, "BIG", 1)
+    a, b = _inputs(n, dtype, 7)
+
+    def grads():
+        x = tg.tensor(a, requires_grad=True)
+        w = tg.tensor(b, requires_grad=True)
+        m = ((x - 0.25) * (x - 0.25) * w).mean()
+        t = (x * 0.5 * w).sum()
+        (m * 3.7 + t * 0.3).backward()
+        return x.grad.numpy().copy(), w.grad.numpy().copy()
+
+    gx, gw = grads()
+    assert run_calls
+    monkeypatch.setattr(tape, "RUN_MIN", 1 << 30)
+    rx, rw = grads()
+    np.testing.assert_array_equal(gx, rx)
+    np.testing.assert_array_equal(gw, rw)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(gx, 7.4 * (a64 - 0.25) * b64 / n + 0.15 * b64, rtol=tol, atol=tol)
+    np.testing.assert_allclose(gw, 3.7 * (a64 - 0.25) ** 2 / n + 0.15 * a64, rtol=tol, atol=tol)
