@@ -97,6 +97,19 @@ def _operand(x):
     return np.ascontiguousarray(x), False
 
 
+def _alone(kernel, *args):
+    """Run a product kernel on Numba's threads with OpenBLAS held to one thread (restored
+    after: the user's own numpy products keep theirs)."""
+    _vmath.start_threads()
+    get, set_ = _threads
+    prev = get()
+    set_(1)
+    try:
+        kernel(*args)
+    finally:
+        set_(prev)
+
+
 def _prepare(a, b, ta, tb, out):
     """(a, b, ta, tb, m, n, k, c) of op(a) @ op(b) for the kernels: C-contiguous operands,
     the result array (``out`` or a new one)."""
@@ -116,15 +129,8 @@ def mm(a, b, ta=False, tb=False, out=None):
     (m, n) array of the dtype the product is added into (gemm's beta = 1); None is then
     returned."""
     a, b, ta, tb, m, n, k, c = _prepare(a, b, ta, tb, out)
-    _vmath.start_threads()
-    parts = min(get_num_threads(), m if m >= n else n)
-    get, set_ = _threads
-    prev = get()
-    set_(1)
-    try:
-        _blocks(ta, tb, m, n, k, a, b, c, parts, m >= n, out is not None)
-    finally:
-        set_(prev)
+    _alone(_blocks, ta, tb, m, n, k, a, b, c, min(get_num_threads(), m if m >= n else n),
+           m >= n, out is not None)
     return c if out is None else None
 
 
@@ -138,14 +144,7 @@ def mm2(job0, job1):
     the first afterwards)."""
     a0, b0, ta0, tb0, m0, n0, k0, c0 = _prepare(*job0)
     a1, b1, ta1, tb1, m1, n1, k1, c1 = _prepare(*job1)
-    _vmath.start_threads()
-    parts = max(1, get_num_threads() // 2)
-    get, set_ = _threads
-    prev = get()
-    set_(1)
-    try:
-        _pair(ta0, tb0, m0, n0, k0, a0, b0, c0, job0[4] is not None, m0 >= n0,
-              ta1, tb1, m1, n1, k1, a1, b1, c1, job1[4] is not None, m1 >= n1, parts)
-    finally:
-        set_(prev)
+    _alone(_pair, ta0, tb0, m0, n0, k0, a0, b0, c0, job0[4] is not None, m0 >= n0,
+           ta1, tb1, m1, n1, k1, a1, b1, c1, job1[4] is not None, m1 >= n1,
+           max(1, get_num_threads() // 2))
     return (c0 if job0[4] is None else None), (c1 if job1[4] is None else None)
