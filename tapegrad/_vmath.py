@@ -676,6 +676,14 @@ if OK:
             t += part[b]
         return t
 
+    @njit(fastmath={"reassoc", "contract"}, **_opts)
+    def _total_s(x):
+        """sum(x) in float64 on one core, vectorised (reassociated)."""
+        s = 0.0
+        for i in range(x.size):
+            s += x[i]
+        return s
+
     # below PAR elements one core (no thread hand-off), from PAR on every core
     _ufwd_s = njit(**_opts)(_unary_fwd_src)
     _uvjp_s = njit(**_opts)(_unary_vjp_src)
@@ -773,9 +781,12 @@ def run_vjp(prog, cs, sk, sa, V, XA, n, nscr):
 
 
 def total(x):
-    """sum of a flat contiguous float array of PAR elements or more, accumulated in float64 on
-    every core (numpy's float32 ``add.reduce`` runs pairwise on one core: 0.27 ms on 10^6
-    elements against torch's 0.06); the caller casts to x's dtype."""
+    """sum of a flat contiguous float array of MIN elements or more, accumulated in float64,
+    on every core from PAR elements (numpy's float32 ``add.reduce`` runs pairwise on one
+    core: 0.27 ms on 10^6 elements against torch's 0.06; 3.3 us on 10^4 against ~1 us here);
+    the caller casts to x's dtype."""
+    if x.size < PAR:
+        return _total_s(x)
     if not _threads:
         start_threads()
     return _total_par(x, 8192)

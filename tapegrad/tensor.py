@@ -1924,8 +1924,8 @@ def _reduce(input, dim, keepdim, dtype, mean_):
         # a full reduction (keepdim: of shape (1,) * ndim, still one element): the sum row.
         # np.add.reduce skips np.sum's and ndarray.mean's Python layers; the mean is
         # ndarray.mean's own formula (same value)
-        if d.size >= _vmath.PAR and _vmath.OK and d.dtype.kind == "f" and d.flags.c_contiguous:
-            y = _vmath.total(d.reshape(-1))         # on every core, in float64 (as sum())
+        if d.size >= _vmath.MIN and _vmath.OK and d.dtype.kind == "f" and d.flags.c_contiguous:
+            y = _vmath.total(d.reshape(-1))         # in float64 (as sum()), vectorised
             if mean_:
                 y = y / d.size
         else:
@@ -2002,7 +2002,7 @@ def sum(input, dim=None, keepdim=False, dtype=None):
     if dim is None and dtype is None and input._dtype._cat == 2:
         # x.sum() of a floating tensor (_reduce's first branch, without its dispatch)
         d = input._data
-        if d.size >= _vmath.PAR and _vmath.OK and d.flags.c_contiguous:
+        if d.size >= _vmath.MIN and _vmath.OK and d.flags.c_contiguous:
             y = input._dtype.np.type(_vmath.total(d.reshape(-1)))
         else:
             y = input._dtype.np.type(_add_reduce(d, axis=None))

@@ -301,19 +301,24 @@ def test_big_cotangents_from_broadcasts_and_single_element_operands(dt):
 
 @needs_vm
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
-def test_big_sum_accumulates_in_float64(dt):
-    """x.sum() of PAR elements or more: float64 blocks on every core, the float64 total
-    rounded once to x's dtype (numpy's float32 pairwise sum is within a few ulp of it)."""
-    x0 = np.random.default_rng(7).standard_normal(_vmath.PAR * 2 + 5).astype(dt)
+@pytest.mark.parametrize("n", [_vmath.MIN, 10007, _vmath.PAR - 1, _vmath.PAR * 2 + 5])
+def test_sum_accumulates_in_float64(n, dt):
+    """x.sum() of MIN elements or more (one core below PAR, every core from it): the float64
+    total rounded once to x's dtype (numpy's float32 pairwise sum is within a few ulp of
+    it); mean() the same total over n."""
+    x0 = np.random.default_rng(7).standard_normal(n).astype(dt)
     ref = np.sum(x0.astype(np.float64))
     assert abs(_vmath.total(x0) - ref) <= 1e-12 * np.sum(np.abs(x0))
     x = tg.tensor(x0, requires_grad=True)
     y = x.sum()
     assert y.dtype == (tg.float32 if dt == np.float32 else tg.float64)
+    m = tg.tensor(x0).mean()
     if dt == np.float32:             # the float64 total, rounded once
         assert y.item() == np.float32(ref)
+        assert m.item() == np.float32(ref / n)
     else:
         assert abs(y.item() - ref) <= 1e-12 * np.sum(np.abs(x0))
+        assert abs(m.item() - ref / n) <= 1e-12 * np.sum(np.abs(x0)) / n
     y.backward()
     assert (x.grad.numpy() == 1).all()
 
