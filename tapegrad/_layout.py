@@ -157,7 +157,66 @@ def _parallel_src(x, out, add, L):
         _strip_j(x, out, xf, of, add, s * TILE, min(n, s * TILE + TILE), L)
 
 
+def _op_rows(code, first, a, t, out, j0, j1):
+    """out[j] = a[j] op t[j] for rows j0..j1 (t op a when ``first``: the transposed operand
+    is the left one); op: _vmath.BINARY's add, sub, mul, div."""
+    if code == 2:
+        for j in range(j0, j1):
+            for i in range(a.shape[1]):
+                out[j, i] = a[j, i] * t[j, i]
+    elif code == 0:
+        for j in range(j0, j1):
+            for i in range(a.shape[1]):
+                out[j, i] = a[j, i] + t[j, i]
+    elif first:
+        if code == 1:
+            for j in range(j0, j1):
+                for i in range(a.shape[1]):
+                    out[j, i] = t[j, i] - a[j, i]
+        else:
+            for j in range(j0, j1):
+                for i in range(a.shape[1]):
+                    out[j, i] = t[j, i] / a[j, i]
+    elif code == 1:
+        for j in range(j0, j1):
+            for i in range(a.shape[1]):
+                out[j, i] = a[j, i] - t[j, i]
+    else:
+        for j in range(j0, j1):
+            for i in range(a.shape[1]):
+                out[j, i] = a[j, i] / t[j, i]
+
+
+_op_rows_j = njit(inline="always", error_model="numpy", **_opts)(_op_rows)
+
+
+def _binary_serial_src(code, first, a, x, t, out, L):
+    """t = x^T and out = a op t (t op a when first), strip by strip: each strip of t is
+    combined with a while it is still in cache. a, t, out (n, m); x (m, n); C-contiguous."""
+    n = x.shape[1]
+    xf = x.ravel()
+    tf = t.ravel()
+    for j0 in range(0, n, TILE):
+        j1 = min(n, j0 + TILE)
+        _strip_j(x, t, xf, tf, False, j0, j1, L)
+        _op_rows_j(code, first, a, t, out, j0, j1)
+
+
+def _binary_parallel_src(code, first, a, x, t, out, L):
+    """``_binary_serial`` with the strips split over the threads."""
+    n = x.shape[1]
+    xf = x.ravel()
+    tf = t.ravel()
+    for s in prange((n + TILE - 1) // TILE):
+        j0 = s * TILE
+        j1 = min(n, j0 + TILE)
+        _strip_j(x, t, xf, tf, False, j0, j1, L)
+        _op_rows_j(code, first, a, t, out, j0, j1)
+
+
 _serial = njit(**_opts)(_serial_src)
+_binary_serial = njit(error_model="numpy", **_opts)(_binary_serial_src)
+_binary_parallel = njit(parallel=True, error_model="numpy", **_opts)(_binary_parallel_src)
 _parallel = njit(parallel=True, **_opts)(_parallel_src)
 
 
@@ -180,6 +239,32 @@ def transpose(x, out=None, add=False):
     else:
         _serial(x, out, add, L)
     return out
+
+
+def binary(code, a, b):
+    """(a op b, the contiguous copy of the transposed operand) when exactly one of a, b is a
+    transposed matrix the kernel takes (``usable``) and the other a C-contiguous array of
+    its shape and dtype; else None. code: _vmath.BINARY's (add, sub, mul, div). One pass:
+    each strip of the copy is combined with the other operand while it is in cache (and
+    one parallel region instead of two): 316 x 316 float32 ``x * x.t()``, 29.5 -> 22 us;
+    1000 x 1000, 394 -> 304 us (the copy, then the vector-math product, before)."""
+    if a.flags.c_contiguous and b.ndim == 2 and b.flags.f_contiguous:
+        other, x, first = a, b.T, False
+    elif b.flags.c_contiguous and a.ndim == 2 and a.flags.f_contiguous:
+        other, x, first = b, a.T, True
+    else:
+        return None
+    if not usable(x) or other.dtype != x.dtype or other.shape != (x.shape[1], x.shape[0]):
+        return None
+    t = np.empty(other.shape, x.dtype)
+    out = np.empty(other.shape, x.dtype)
+    L = 8 if x.itemsize == 4 else 4
+    if x.size >= _vmath.PAR:
+        _vmath.start_threads()
+        _binary_parallel(code, first, other, x, t, out, L)
+    else:
+        _binary_serial(code, first, other, x, t, out, L)
+    return out, t
 
 
 def contiguous(x):

@@ -1710,12 +1710,23 @@ def _binary_fn(opname):
                     serial(bcode, ad, bd, y)
                 elif n >= big and fwd_out is not None and ad.shape == bd.shape:
                     # a non-contiguous operand (x * x.t()) is copied once, for the kernel
-                    # and the saved value both
-                    if not ad.flags.c_contiguous:
-                        ad = av = _layout.contiguous(ad)
-                    if not bd.flags.c_contiguous:
-                        bd = bv = _layout.contiguous(bd)
-                    y = _par_map(fwd_out, (ad, bd), ad.shape, rdt.np, vm)
+                    # and the saved value both; a transposed matrix in the same pass as
+                    # the op (_layout.binary)
+                    r = None
+                    if bcode >= 0 and (not ad.flags.c_contiguous or not bd.flags.c_contiguous):
+                        r = _layout.binary(bcode, ad, bd)
+                    if r is not None:
+                        y = r[0]
+                        if ad.flags.c_contiguous:
+                            bv = r[1]
+                        else:
+                            av = r[1]
+                    else:
+                        if not ad.flags.c_contiguous:
+                            ad = av = _layout.contiguous(ad)
+                        if not bd.flags.c_contiguous:
+                            bd = bv = _layout.contiguous(bd)
+                        y = _par_map(fwd_out, (ad, bd), ad.shape, rdt.np, vm)
                 else:
                     try:
                         y = ref(ad, bd)

@@ -72,6 +72,38 @@ def test_x_times_x_t_forward_and_gradient_exact(dt):
     np.testing.assert_array_equal(x.grad.numpy(), g0 * x0.T + (g0 * x0).T)
 
 
+@pytest.mark.parametrize("dt", [tg.float32, tg.float64])
+@pytest.mark.parametrize("first", [False, True])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_binary_op_with_a_transposed_operand(monkeypatch, op, first, dt):
+    """a op w.t() (w.t() op a when first): the copy of the transposed operand and the op in
+    one pass (_layout.binary, spied); the value exactly numpy's, the gradients of both
+    operands (the saved copy feeds them) against the float64 closed forms."""
+    log = []
+    _spy(monkeypatch, _layout, "binary", log)
+    rng = np.random.default_rng(9)
+    a0 = rng.uniform(0.5, 1.5, (260, 300))
+    w0 = rng.uniform(0.5, 1.5, (300, 260))
+    g0 = rng.uniform(-1, 1, (260, 300))
+    a = tg.tensor(a0, dtype=dt, requires_grad=True)
+    w = tg.tensor(w0, dtype=dt, requires_grad=True)
+    f = {"add": lambda u, v: u + v, "sub": lambda u, v: u - v,
+         "mul": lambda u, v: u * v, "div": lambda u, v: u / v}[op]
+    y = f(w.t(), a) if first else f(a, w.t())
+    assert len(log) == 1 and y.grad_fn.name() == op.capitalize() + "Backward0"
+    A, W = a0.astype(dt.np), w0.astype(dt.np)
+    np.testing.assert_array_equal(y.detach().numpy(), f(W.T, A) if first else f(A, W.T))
+    y.backward(tg.tensor(g0, dtype=dt))
+    A, Wt, G = A.astype(np.float64), W.T.astype(np.float64), g0
+    u, v = (Wt, A) if first else (A, Wt)
+    gu = {"add": G, "sub": G, "mul": G * v, "div": G / v}[op]
+    gv = {"add": G, "sub": -G, "mul": G * u, "div": -G * u / v ** 2}[op]
+    ga, gw = (gv, gu.T) if first else (gu, gv.T)
+    tol = 1e-5 if dt is tg.float32 else 1e-12
+    np.testing.assert_allclose(a.grad.numpy(), ga, rtol=tol, atol=tol)
+    np.testing.assert_allclose(w.grad.numpy(), gw, rtol=tol, atol=tol)
+
+
 def _spy(monkeypatch, mod, name, log):
     real = getattr(mod, name)
 
