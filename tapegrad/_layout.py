@@ -139,17 +139,9 @@ _opts = dict(nogil=True, cache=True, boundscheck=False)
 _strip_j = njit(inline="always", **_opts)(_strip)
 
 
-def _serial_src(x, out, add, L):
-    """out (n, m) = x (m, n)^T, or += when add; both C-contiguous."""
-    n = x.shape[1]
-    xf = x.ravel()
-    of = out.ravel()
-    for j0 in range(0, n, TILE):
-        _strip_j(x, out, xf, of, add, j0, min(n, j0 + TILE), L)
-
-
-def _parallel_src(x, out, add, L):
-    """``_serial`` with the strips of TILE destination rows split over the threads."""
+def _transpose_src(x, out, add, L):
+    """out (n, m) = x (m, n)^T, or += when add; both C-contiguous. Strips of TILE
+    destination rows, over the threads in the parallel twin."""
     n = x.shape[1]
     xf = x.ravel()
     of = out.ravel()
@@ -190,20 +182,10 @@ def _op_rows(code, first, a, t, out, j0, j1):
 _op_rows_j = njit(inline="always", error_model="numpy", **_opts)(_op_rows)
 
 
-def _binary_serial_src(code, first, a, x, t, out, L):
+def _binary_src(code, first, a, x, t, out, L):
     """t = x^T and out = a op t (t op a when first), strip by strip: each strip of t is
-    combined with a while it is still in cache. a, t, out (n, m); x (m, n); C-contiguous."""
-    n = x.shape[1]
-    xf = x.ravel()
-    tf = t.ravel()
-    for j0 in range(0, n, TILE):
-        j1 = min(n, j0 + TILE)
-        _strip_j(x, t, xf, tf, False, j0, j1, L)
-        _op_rows_j(code, first, a, t, out, j0, j1)
-
-
-def _binary_parallel_src(code, first, a, x, t, out, L):
-    """``_binary_serial`` with the strips split over the threads."""
+    combined with a while it is still in cache. a, t, out (n, m); x (m, n); C-contiguous.
+    The strips over the threads in the parallel twin."""
     n = x.shape[1]
     xf = x.ravel()
     tf = t.ravel()
@@ -214,10 +196,12 @@ def _binary_parallel_src(code, first, a, x, t, out, L):
         _op_rows_j(code, first, a, t, out, j0, j1)
 
 
-_serial = njit(**_opts)(_serial_src)
-_binary_serial = njit(error_model="numpy", **_opts)(_binary_serial_src)
-_binary_parallel = njit(parallel=True, error_model="numpy", **_opts)(_binary_parallel_src)
-_parallel = njit(parallel=True, **_opts)(_parallel_src)
+# one source each, compiled serial (prange runs as range) and parallel (a renamed twin)
+_serial = njit(**_opts)(_transpose_src)
+_parallel = njit(parallel=True, **_opts)(_vmath._twin(_transpose_src, "_par"))
+_binary_serial = njit(error_model="numpy", **_opts)(_binary_src)
+_binary_parallel = njit(parallel=True, error_model="numpy", **_opts)(
+    _vmath._twin(_binary_src, "_par"))
 
 
 def usable(x):

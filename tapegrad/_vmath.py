@@ -18,6 +18,7 @@ with ``TAPEGRAD_VMATH=0``.
 import ctypes
 import ctypes.util
 import os
+import types as _pytypes
 
 import numpy as np
 
@@ -50,6 +51,16 @@ RUN_BLOCK = 1 << 12
 OK = False
 _ISA = None
 _threads = []
+
+
+def _twin(fn, suffix):
+    """A copy of ``fn`` under another name: numba's cache index does not tell a serial
+    compilation of a function from a parallel one, so each gets its own function."""
+    code = fn.__code__.replace(co_name=fn.__name__ + suffix,
+                               co_qualname=fn.__qualname__ + suffix)
+    twin = _pytypes.FunctionType(code, fn.__globals__, fn.__name__ + suffix, fn.__defaults__)
+    twin.__qualname__ = fn.__qualname__ + suffix
+    return twin
 
 
 def start_threads():
@@ -124,8 +135,6 @@ _load()
 
 if OK:
     import math
-
-    import types as types_
 
     from llvmlite import ir
     from numba import carray, njit, prange, types
@@ -648,15 +657,6 @@ if OK:
             i0 = blk * B
             scr = np.empty((nscr + 5, B + 16), V.dtype)   # rows 16 elements off 4 KB strides
             _run_block(prog, cs, sk, sa, opa, V, scr, nscr, i0, min(n, i0 + B) - i0, L)
-
-    def _twin(fn, suffix):
-        """A copy of ``fn`` under another name: numba's cache index does not tell a serial
-        compilation of a function from a parallel one, so each gets its own function."""
-        code = fn.__code__.replace(co_name=fn.__name__ + suffix,
-                                   co_qualname=fn.__qualname__ + suffix)
-        twin = types_.FunctionType(code, fn.__globals__, fn.__name__ + suffix, fn.__defaults__)
-        twin.__qualname__ = fn.__qualname__ + suffix
-        return twin
 
     @njit(parallel=True, fastmath={"reassoc", "contract"}, **_opts)
     def _total_par(x, B):
