@@ -36,8 +36,9 @@ ARRAY, BROADCAST, SCRATCH = 0, 1, 2      # slot kinds for the kernel (``_vmath.r
 @njit(cache=True, nogil=True)
 def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, A4, A8, e, drop, run_min):
     """Walk the run from entry e down. A node has a cotangent already when it is reached
-    (``nreach``) or in the adjoint dictionary (its keys: ``gkeys``); ``rkind`` / ``rcode``: per opcode, the run kind (-1: not
-    in runs, 0 unary, 1 binary, 2 whole sum) and the kernel's code.
+    (``nreach``) or in the adjoint dictionary (its keys: ``gkeys``). ``rkind`` / ``rcode``:
+    per opcode, the run kind (-1: not in runs, 0 unary, 1 binary, 2 whole sum) and the
+    kernel's code.
 
     A4 / A8: the small nodes' cotangent stores (a sum's output is one element).
 

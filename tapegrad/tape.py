@@ -811,25 +811,21 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
             release(tp)
 
 
-# the rows a run of big elementwise entries takes (``_run_big``): opcode -> (0 unary / 1
-# binary, the row's ``_vmath`` code) or (2, 0) for the whole sum
-_RUN_CODE = {}
+# the rows a run of big elementwise entries takes (``_runs.plan``), by opcode: the run kind
+# (-1: not in runs, 0 unary, 1 binary, 2 the whole sum: its VJP broadcasts c g) and the
+# row's ``_vmath`` code
+_RUN_KIND = np.full(len(OPS), -1, np.int64)
+_RUN_CODES = np.zeros(len(OPS), np.int64)
 for _op in OPS:
     if _op is not None and _op.vm and not _op.rows:
         if _op.kind == UNARY and _op.name in _vmath.UNARY:
-            _RUN_CODE[_op.opcode] = (0, _vmath.UNARY[_op.name])
+            _RUN_KIND[_op.opcode], _RUN_CODES[_op.opcode] = 0, _vmath.UNARY[_op.name]
         elif _op.kind == BINARY and _op.name in _vmath.BINARY:
-            _RUN_CODE[_op.opcode] = (1, _vmath.BINARY[_op.name])
+            _RUN_KIND[_op.opcode], _RUN_CODES[_op.opcode] = 1, _vmath.BINARY[_op.name]
     elif _op is not None and _op.kind == SUM:
-        _RUN_CODE[_op.opcode] = (2, 0)          # c * sum(x): its VJP broadcasts c g
+        _RUN_KIND[_op.opcode] = 2
 del _op
 RUN_MIN = 2            # entries in a run (one entry alone goes through np_entry)
-# the run table by opcode for _runs.plan: kind (-1: not in runs) and the kernel's code
-_RUN_KIND = np.full(len(OPS), -1, np.int64)
-_RUN_CODES = np.zeros(len(OPS), np.int64)
-for _oc, (_kind, _code) in _RUN_CODE.items():
-    _RUN_KIND[_oc], _RUN_CODES[_oc] = _kind, _code
-del _oc, _kind, _code
 
 
 def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
