@@ -290,7 +290,7 @@ def sgn(input):
 def frac(input):
     if input._dtype._cat < 2:
         raise NotImplementedError("\"frac_cpu\" not implemented for '%s'"
-                                  % input._dtype.name.capitalize())
+                                  % input._dtype._tname)
     x = _floatify(input)
     if not (x._rg and STATE.enabled):
         d = x._data
@@ -618,7 +618,7 @@ def _select_merge(parts, shape, rdt, y, name):
 
 
 def _dtname(t):
-    return t._dtype.name.capitalize() if isinstance(t, Tensor) else type(t).__name__
+    return t._dtype._tname if isinstance(t, Tensor) else type(t).__name__
 
 
 def nonzero(input, as_tuple=False):

@@ -20,7 +20,7 @@ def _rv(t, shape, name):
 def _check_dtypes(a, b):
     if a._dtype is not b._dtype:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: %s != %s"
-                           % (a._dtype.name, b._dtype.name))
+                           % (a._dtype._cname, b._dtype._cname))
 
 
 def _bmm3(a, b, name):

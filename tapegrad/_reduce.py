@@ -508,7 +508,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         x = x.to(_as_dtype(dtype))
     if x._dtype._cat < 2:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                           "Got %s" % x._dtype.name.capitalize())
+                           "Got %s" % x._dtype._tname)
     d = np.asarray(x._arr())
     nd = d.ndim
     dims = None if dim is None else (_norm_dims(dim, nd) if nd else None)

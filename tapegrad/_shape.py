@@ -313,7 +313,7 @@ def _int64():
 def _repeats_array(repeats):
     if repeats._dtype._cat != 1:
         raise NotImplementedError("\"repeat_interleave_cpu\" not implemented for '%s'"
-                                  % repeats._dtype.name.capitalize())
+                                  % repeats._dtype._tname)
     if repeats._data.ndim > 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
     rv = np.asarray(repeats._data, np.int64).reshape(-1)

@@ -43,7 +43,7 @@ def _matrix_dims(A, dim):
                            % (dim[0], dim[1]))
     if not A._dtype.is_floating_point:
         raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as "
-                           "input. Got %s" % A._dtype.name.capitalize())
+                           "input. Got %s" % A._dtype._tname)
     return d
 
 
@@ -101,7 +101,7 @@ def svdvals(A, *, driver=None, out=None):
         raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
     if not A._dtype.is_floating_point:
         raise RuntimeError("linalg.svd: Expected a floating point or complex tensor as input. "
-                           "Got %s" % A._dtype.name.capitalize())
+                           "Got %s" % A._dtype._tname)
     u, s_, vh = _fn(3).apply(A)
     return _name(s_, "LinalgSvdBackward0")
 
@@ -220,7 +220,7 @@ def _square(A, fname):
                            "matrices" % (fname, s[-2], s[-1]))
     if not A._dtype.is_floating_point:
         raise RuntimeError("linalg.%s: Expected a floating point or complex tensor as input. Got %s"
-                           % (fname, A._dtype.name.capitalize()))
+                           % (fname, A._dtype._tname))
 
 
 def _name(t, name):
@@ -244,8 +244,8 @@ def solve(A, B, *, left=True, out=None):
     _square(A, "solve")
     if A._dtype is not B._dtype:
         raise RuntimeError("linalg.solve: Expected A and B to have the same dtype, but found A of "
-                           "type %s and B of type %s instead" % (A._dtype.name.capitalize(),
-                                                                 B._dtype.name.capitalize()))
+                           "type %s and B of type %s instead" % (A._dtype._tname,
+                                                                 B._dtype._tname))
     return _name(_fn(2).apply(A, B), "LinalgSolveExBackward0")
 
 

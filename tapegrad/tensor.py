@@ -30,10 +30,16 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tapegrad(\.|
 
 
 # ----------------------------------------------------------------------------- dtypes
+_MSG_NAMES = {"float16": ("Half", "c10::Half"), "float32": ("Float", "float"),
+              "float64": ("Double", "double"), "int8": ("Char", "signed char"),
+              "int16": ("Short", "short int"), "int32": ("Int", "int"), "int64": ("Long", "long int"),
+              "uint8": ("Byte", "unsigned char"), "bool": ("Bool", "bool")}
+
+
 class dtype:
     """A tensor element type (``torch.float32`` ...)."""
     __slots__ = ("name", "np", "slot", "is_floating_point", "is_complex", "is_signed", "itemsize",
-                 "_cat")
+                 "_cat", "_tname", "_cname")
 
     def __init__(self, name, npdt, cat):
         self.name, self.np = name, np.dtype(npdt)
@@ -43,6 +49,8 @@ class dtype:
         self.is_signed = name not in ("uint8", "bool")
         self.itemsize = self.np.itemsize
         self._cat = cat
+        # torch's names in messages: ScalarType ("Float", "Long") and the C++ type ("float")
+        self._tname, self._cname = _MSG_NAMES[name]
 
     def __repr__(self):
         return "torch." + self.name
@@ -1229,7 +1237,7 @@ class Tensor:
             res = f(self, other)
             if res._dtype is not self._dtype:
                 raise RuntimeError("result type %s can't be cast to the desired output type %s"
-                                   % (res._dtype.name.capitalize(), self._dtype.name.capitalize()))
+                                   % (res._dtype._tname, self._dtype._tname))
             d = self._data
             if type(d) is _ndarray:
                 d[...] = res._data
@@ -1244,7 +1252,7 @@ class Tensor:
             rd = res._data
             if res._dtype is not self._dtype and not (res._dtype._cat <= self._dtype._cat):
                 raise RuntimeError("result type %s can't be cast to the desired output type %s"
-                                   % (res._dtype.name.capitalize(), self._dtype.name.capitalize()))
+                                   % (res._dtype._tname, self._dtype._tname))
             d = self._data
             if type(d) is _ndarray:
                 d[...] = rd
@@ -1927,7 +1935,7 @@ def _reduce(input, dim, keepdim, dtype, mean_):
     elif dt._cat < 2:
         if mean_:
             raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either "
-                               "a floating point or complex dtype. Got: %s" % dt.name.capitalize())
+                               "a floating point or complex dtype. Got: %s" % dt._tname)
         dt = int64
         d = d.astype(np.int64)
     dims = _norm_dims(dim, d.ndim)
@@ -2285,7 +2293,7 @@ def matmul(input, other):
     a, b = input, other
     if a._dtype is not b._dtype:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: %s != %s"
-                           % (a._dtype.name, b._dtype.name))
+                           % (a._dtype._cname, b._dtype._cname))
     da, db = a._data, b._data
     if da.ndim == 0 or db.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are %dD "

@@ -130,7 +130,7 @@ def _prep(input, dim, dtype, fname):
         input = input.to(_as_dtype(dtype))
     elif input._dtype._cat < 2:
         raise NotImplementedError("\"%s_lastdim_kernel_impl\" not implemented for '%s'"
-                           % (fname, input._dtype.name.capitalize()))
+                           % (fname, input._dtype._tname))
     if dim is None:
         warnings.warn("Implicit dimension choice for %s has been deprecated. Change the call to "
                       "include dim=X as an argument." % fname, UserWarning, stacklevel=3)
@@ -404,7 +404,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     red = _reduction(size_average, reduce, reduction)
     if not isinstance(target, Tensor) or target._dtype._cat != 1:
         raise RuntimeError("expected scalar type Long but found %s"
-                           % (target._dtype.name.capitalize() if isinstance(target, Tensor) else "?"))
+                           % (target._dtype._tname if isinstance(target, Tensor) else "?"))
     if input._data.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
     if input._data.ndim >= 2 and input._data.shape[0] != np.shape(target._data)[0]:
