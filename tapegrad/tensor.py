@@ -1369,14 +1369,16 @@ class Tensor:
         return _getitem(self, key)
 
     def __setitem__(self, key, value):
+        if key is False:                  # torch: x[False] = v does nothing, whatever v is
+            return
         _leaf_inplace_check(self)
         if _grad_on() and (self._rg or (isinstance(value, Tensor) and value._rg)):
             d = self._arr()
-            own = np.arange(d.size, dtype=np.int64).reshape(d.shape)[_np_key(key)]
+            own = np.arange(d.size, dtype=np.int64).reshape(d.shape)[_np_key(key, d.shape)]
             _assign_positions(self, own, value)
             return
         d = self._arr()
-        d[_np_key(key)] = _np_of(value)
+        d[_np_key(key, d.shape)] = _np_of(value)
         _bump(self)
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -1560,12 +1562,12 @@ def _rebuild(arr, dtname, rg):
     return t
 
 
-def _np_key(key):
-    if isinstance(key, Tensor):
-        return key._data
-    if isinstance(key, tuple):
-        return tuple(k._data if isinstance(k, Tensor) else k for k in key)
-    return key
+def _np_key(key, shape):
+    """The numpy key selecting what torch's ``t[key]`` selects in a tensor of ``shape``
+    (torch's reading of the key: ``_index.parse``; raises torch's errors)."""
+    if type(key) is int and shape and -shape[0] <= key < shape[0]:
+        return key
+    return _index.parse(key, shape).np
 
 
 # ----------------------------------------------------------------------------- functions
@@ -2109,76 +2111,43 @@ def unbind(input, dim=0):
     return tuple(outs)
 
 
-def _index_name(key):
-    """torch's grad_fn for basic indexing: the last non-trivial component decides (an int
-    selects, a partial slice slices, None unsqueezes; full slices are skipped)."""
-    ks = key if isinstance(key, tuple) else (key,)
-    name = None
-    only_ellipsis = True
-    for k in ks:
-        if isinstance(k, numbers.Integral) or (isinstance(k, Tensor) and k._data.ndim == 0
-                                               and k._dtype._cat == 1):
-            name = "SelectBackward0"
-        elif isinstance(k, slice):
-            only_ellipsis = False
-            if k != slice(None):
-                name = "SliceBackward0"
-        elif k is None:
-            name = "UnsqueezeBackward0"
-        elif k is Ellipsis:
-            continue
-        else:
-            return "IndexBackward0", True
-        if not isinstance(k, slice):
-            only_ellipsis = False
-    if name is None:
-        name = "AliasBackward0" if only_ellipsis else "SliceBackward0"
-    return name, False
-
-
 def _getitem(x, key):
-    if type(key) is slice and x._rg:        # x[a:b] of a contiguous tensor: the common case
+    tk = type(key)
+    if tk is slice and x._rg and key.step is None:   # x[a:b] of a contiguous tensor: common
         d = x._data
         if type(d) is _ndarray and d.ndim and d.flags.c_contiguous and STATE.enabled:
             n0 = d.shape[0]
             start, stop, step = key.indices(n0)
             y = d[key]
-            if step == 1 or y.shape[0] <= 1:
-                out = _record_offset(x, _SLICE_OP, start * (d.size // n0) if y.size else 0,
-                                     y.size, y, _SLICE_NM)
-                _track_view(out, x, lambda p: p[key])
-                return out
+            out = _record_offset(x, _SLICE_OP, start * (d.size // n0) if y.size else 0,
+                                 y.size, y, _SLICE_NM)
+            _track_view(out, x, lambda p: p[key])
+            return out
     d = x._arr()
-    nk = _np_key(key)
-    if isinstance(nk, np.ndarray) and nk.dtype.kind == "f" or (
-            isinstance(nk, tuple) and any(isinstance(k, np.ndarray) and k.dtype.kind == "f" for k in nk)):
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    try:
-        y = d[nk]
-    except IndexError as exc:
-        msg = str(exc)
-        import re
-        m = re.search(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)", msg)
-        if m:
-            raise IndexError("index %s is out of bounds for dimension %s with size %s" % m.groups())
-        raise IndexError(msg)
-    tk = type(key)
-    name, advanced = ("SliceBackward0", False) if tk is slice else _index_name(key)
+    k = None
+    if tk is int and d.ndim and -d.shape[0] <= key < d.shape[0]:     # x[i]
+        nk, name, advanced = key, "SelectBackward0", False
+    else:
+        k = _index.parse(key, d.shape)       # torch's reading of the key (errors included)
+        nk, name, advanced = k.np, k.name, k.adv
+        tk = tuple
+    y = d[nk]
     view = type(y) is _ndarray
     if not view:
         y = np.array(y)
-    elif advanced and not y.flags.c_contiguous:
-        y = np.ascontiguousarray(y)       # torch's advanced-indexing result is contiguous
+    elif advanced:
+        if not y.flags.c_contiguous:
+            y = np.ascontiguousarray(y)   # torch's advanced-indexing result is contiguous
+        if y.shape != k._out:             # (an empty selection of a 0-dim tensor)
+            y = y.reshape(k._out)
     if x._rg and STATE.enabled:
         off = -1 if advanced else _block_offset(d, y, nk, tk, view)
         if off >= 0:                      # a contiguous block: an offset entry, no index map
             out = _record_slice(x, off, y, _nm(name))
         else:
-            if tk is slice and d.ndim == 1:
-                idx = np.arange(*nk.indices(d.shape[0]), dtype=np.int64)
-            else:
-                idx = np.asarray(np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]).ravel()
-            tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
+            if k is None:
+                k = _index.parse(key, d.shape)
+            tp, e, n = _record_index(x, "gather", k.positions().reshape(-1), y, nm=_nm(name))
             out = _out(y, x._dtype, tp, n)
     else:
         out = _wrap(y, x._dtype)
@@ -2192,14 +2161,14 @@ def _block_offset(d, y, nk, tk, view):
     of a C-contiguous ``d`` (so a ``slice`` entry can record it), else -1."""
     if not d.flags.c_contiguous or d.ndim == 0:
         return -1
-    n0 = d.shape[0]
-    if tk is slice:                        # x[a:b] (step 1) along the first dim
-        start, stop, step = nk.indices(n0)
-        if step != 1 and y.shape[0] > 1:
-            return -1
-        return start * (d.size // n0) if y.size else 0
     if tk is int:                          # x[i]: one row (or element)
+        n0 = d.shape[0]
         return (nk + n0 if nk < 0 else nk) * (d.size // n0)
+    if not view and type(nk) is tuple:     # x[i, j, ...]: one element (ints in range)
+        off = 0
+        for i, n in zip(nk, d.shape):
+            off = off * n + (i + n if i < 0 else i)
+        return off
     if view and y.flags.c_contiguous and y.size:  # any other basic index leaving a block
         off, r = divmod(_address(y) - _address(d), d.itemsize)
         # inside d's buffer (a 0-d index array makes numpy copy: such a y is elsewhere)
@@ -2285,6 +2254,7 @@ def _mm_core(a, b, m, k, n, y, name):
 
 _MM_OPCODE = OPCODE["mm"]
 from . import _blas  # noqa: E402
+from . import _index  # noqa: E402
 
 
 def matmul(input, other):
