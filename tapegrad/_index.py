@@ -235,7 +235,9 @@ def _int_slice_tuple(key, shape):
             out.append(len(range(start, stop, st)))
         else:
             return None
-    return _fast_key(key, shape, key, False, names, tuple(out) + tuple(shape[len(key):]))
+    # all ints: numpy's element view (a 0-dim array sharing memory) takes a trailing ...
+    np_key = key + (Ellipsis,) if len(key) == len(shape) and not out else key
+    return _fast_key(key, shape, np_key, False, names, tuple(out) + tuple(shape[len(key):]))
 
 
 def _one_index(key, a, shape):

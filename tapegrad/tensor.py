@@ -144,12 +144,37 @@ def _result_dtype(a, b):
 
 # ----------------------------------------------------------------------------- Size
 class Size(tuple):
-    """torch.Size: a tuple of ints."""
+    """torch.Size: a tuple of ints; slicing, concatenating and repeating one gives a Size."""
+    __slots__ = ()
+
     def __repr__(self):
         return "torch.Size([%s])" % ", ".join(str(int(s)) for s in self)
 
     def numel(self):
         return int(np.prod(self, dtype=np.int64))
+
+    def __getitem__(self, key):
+        r = tuple.__getitem__(self, key)
+        return tuple.__new__(Size, r) if type(key) is slice else r
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError("can only concatenate tuple (not \"%s\") to torch.Size"
+                            % type(other).__name__)
+        return tuple.__new__(Size, tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return tuple.__new__(Size, tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return tuple.__new__(Size, tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
 
 
 class device:
@@ -778,7 +803,11 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
-        return int(self._data.shape[dim])
+        try:
+            return int(self._data.shape[dim])
+        except IndexError:
+            _norm_dims(dim, self._data.ndim)          # raises torch's "Dimension out of range"
+            raise
 
     def dim(self):
         return self._data.ndim
@@ -1044,7 +1073,10 @@ class Tensor:
         return st if dim is None else st[dim]
 
     def storage_offset(self):
-        return 0
+        base = self._base
+        if base is None or type(self._data) is not _ndarray or not self._data.size:
+            return 0
+        return (_address(self._data) - _address(base._arr())) // self._data.itemsize
 
     def data_ptr(self):
         return int(self._arr().__array_interface__["data"][0])
@@ -2043,8 +2075,20 @@ def _shape_arg(shape):
     return tuple(int(s) for s in shape)
 
 
+def _check_infer(shape):
+    """torch's errors for a shape with negative sizes: one -1 at most, nothing below."""
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for i, s in enumerate(shape):
+        if s < -1:
+            raise RuntimeError("invalid shape dimension %d at index %d of shape %s"
+                               % (s, i, list(shape)))
+
+
 def _view(x, shape, kind):
     shape = _shape_arg(shape)
+    if shape and min(shape) < 0:
+        _check_infer(shape)
     d = x._arr()
     try:
         if kind == "view" and d.ndim and not d.flags.c_contiguous and d.size > 1:
@@ -2059,7 +2103,7 @@ def _view(x, shape, kind):
                            ".reshape(...) instead.")
     except ValueError:
         raise RuntimeError("shape '%s' is invalid for input of size %d"
-                           % (list(shape), d.size))
+                           % (list(shape), d.size)) from None
     if x._rg and STATE.enabled:
         if kind == "view" or np.shares_memory(y, d):
             # torch: reshape of a non-contiguous tensor that can be viewed is _reshape_alias
@@ -2127,14 +2171,16 @@ def _getitem(x, key):
     k = None
     if tk is int and d.ndim and -d.shape[0] <= key < d.shape[0]:     # x[i]
         nk, name, advanced = key, "SelectBackward0", False
+        y = d[key] if d.ndim > 1 else d[key, ...]      # (an element: a 0-dim view)
     else:
         k = _index.parse(key, d.shape)       # torch's reading of the key (errors included)
         nk, name, advanced = k.np, k.name, k.adv
         tk = tuple
-    y = d[nk]
+        y = d[nk]
     view = type(y) is _ndarray
-    if not view:
-        y = np.array(y)
+    if not view:                          # all ints: a 0-dim view of the element (as torch's)
+        y = d[nk + (Ellipsis,)] if type(nk) is tuple else d[nk, ...]
+        view = True
     elif advanced:
         if not y.flags.c_contiguous:
             y = np.ascontiguousarray(y)   # torch's advanced-indexing result is contiguous
@@ -2164,11 +2210,6 @@ def _block_offset(d, y, nk, tk, view):
     if tk is int:                          # x[i]: one row (or element)
         n0 = d.shape[0]
         return (nk + n0 if nk < 0 else nk) * (d.size // n0)
-    if not view and type(nk) is tuple:     # x[i, j, ...]: one element (ints in range)
-        off = 0
-        for i, n in zip(nk, d.shape):
-            off = off * n + (i + n if i < 0 else i)
-        return off
     if view and y.flags.c_contiguous and y.size:  # any other basic index leaving a block
         off, r = divmod(_address(y) - _address(d), d.itemsize)
         # inside d's buffer (a 0-d index array makes numpy copy: such a y is elsewhere)
