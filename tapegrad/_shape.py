@@ -202,10 +202,16 @@ def flatten(input, start_dim=0, end_dim=-1):
 def unflatten(input, dim, sizes):
     shp = input._data.shape
     dim = _dim(dim, len(shp))
-    sizes = list(sizes)
+    sizes = [int(s) for s in sizes]
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
+    given = list(sizes)
+    known = int(np.prod([s for s in sizes if s != -1], dtype=np.int64))
     if -1 in sizes:
-        known = int(np.prod([s for s in sizes if s != -1], dtype=np.int64))
         sizes[sizes.index(-1)] = shp[dim] // known if known else 0
+    if int(np.prod(sizes, dtype=np.int64)) != shp[dim]:
+        raise RuntimeError("unflatten: Provided sizes %s don't multiply up to the size of dim %d "
+                           "(%d) in the input tensor" % (given, dim, shp[dim]))
     return _view(input, (shp[:dim] + tuple(sizes) + shp[dim + 1:],), "view")
 
 
@@ -336,31 +342,57 @@ def flip(input, *dims):
     dims = _dims_tuple(dims)
     nd = input._data.ndim
     axes = tuple(_dim(d, nd) for d in dims) if nd else ()
+    for i, a in enumerate(axes):
+        if a in axes[:i]:
+            raise RuntimeError("dim %d appears multiple times in the list of dims" % a)
     return index_map(input, lambda a: np.flip(a, axes).copy() if axes else a.copy(),
                      "FlipBackward0", view=False)
 
 
 def fliplr(input):
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
     return flip(input, 1)
 
 
 def flipud(input):
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
     return flip(input, 0)
 
 
 def roll(input, shifts, dims=None):
+    sh = [int(shifts)] if isinstance(shifts, numbers.Integral) else [int(v) for v in shifts]
+    if not sh:
+        raise RuntimeError("`shifts` required")
+    nd = input._data.ndim
     if dims is None:
-        x = flatten(input)
-        return _view(index_map(x, lambda a: np.roll(a, shifts), "RollBackward0", view=False),
-                     (input._data.shape,), "view")
-    return index_map(input, lambda a: np.roll(a, shifts, dims), "RollBackward0", view=False)
+        if len(sh) != 1:
+            raise RuntimeError("shifts and dimensions must align. shifts: %d, dims:0" % len(sh))
+        # torch rolls the flattened tensor (one RollBackward0 node; numpy's roll does the same)
+        return index_map(input, lambda a: np.roll(a, sh[0]), "RollBackward0", view=False)
+    ds = [dims] if isinstance(dims, numbers.Integral) else list(dims)
+    if len(ds) != len(sh):
+        raise RuntimeError("shifts and dimensions must align. shifts: %d, dims:%d"
+                           % (len(sh), len(ds)))
+    ds = [_dim(d, nd) for d in ds]
+    return index_map(input, lambda a: np.roll(a, sh, ds), "RollBackward0", view=False)
 
 
 def narrow(input, dim, start, length):
     dim = _dim(dim, input._data.ndim)
-    start = int(start)
+    start, length = int(start), int(length)
+    size = input._data.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError("start out of range (expected to be in range of [%d, %d], but got %d)"
+                         % (-size, size, start))
     if start < 0:
-        start += input._data.shape[dim]
+        start += size
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError("start (%d) + length (%d) exceeds dimension size (%d)."
+                           % (start, length, size))
     key = (slice(None),) * dim + (slice(start, start + int(length)),)
     return index_map(input, lambda a: a[key], "SliceBackward0")
 
@@ -379,8 +411,15 @@ def movedim(input, source, destination):
     nd = input._data.ndim
     src = [source] if isinstance(source, numbers.Integral) else list(source)
     dst = [destination] if isinstance(destination, numbers.Integral) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError("movedim: Invalid source or destination dims: source (%s dims) should "
+                           "contain the same number of dims as destination (%s dims)"
+                           % (list(src), list(dst)))
     src = [_dim(s, nd) for s in src]
     dst = [_dim(s, nd) for s in dst]
+    for what, ds in (("source", src), ("destination", dst)):
+        if len(set(ds)) != len(ds):
+            raise RuntimeError("movedim: repeated dim in `%s` (%s)" % (what, ds))
     return index_map(input, lambda a: np.moveaxis(a, src, dst), "PermuteBackward0")
 
 
@@ -507,16 +546,33 @@ def chunk(input, chunks, dim=0):
 
 
 def tensor_split(input, indices_or_sections, dim=0):
+    """torch.tensor_split: each part its own slice (SliceBackward0), as torch's."""
     d = input._data
+    if d.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
     dim_ = _dim(dim, d.ndim)
     k = d.shape[dim_]
-    if isinstance(indices_or_sections, numbers.Integral):
-        n = int(indices_or_sections)
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        ios = int(ios._data) if ios._data.ndim == 0 else [int(v) for v in ios._data]
+    if isinstance(ios, numbers.Integral):
+        n = int(ios)
+        if n <= 0:
+            raise RuntimeError("number of sections must be larger than 0, got %d" % n)
         sizes = [k // n + (1 if i < k % n else 0) for i in range(n)]
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64).tolist()
     else:
-        idx = [0] + [min(max(int(i), 0), k) for i in indices_or_sections] + [k]
-        sizes = [max(idx[i + 1] - idx[i], 0) for i in range(len(idx) - 1)]
-    return _multi(input, dim_, sizes, "SplitWithSizesBackward0")
+        bounds = [0] + [min(max(int(i) + (k if int(i) < 0 else 0), 0), k) for i in ios] + [k]
+    return tuple(_slice_part(input, dim_, bounds[i], max(bounds[i + 1], bounds[i]))
+                 for i in range(len(bounds) - 1))
+
+
+def _slice_part(input, dim, start, stop):
+    """input's elements start:stop along dim, a view recorded as torch's slice (even a full
+    one: SliceBackward0)."""
+    key = (slice(None),) * dim + (slice(start, stop),)
+    return index_map(input, lambda a: a[key], "SliceBackward0")
 
 
 # ----------------------------------------------------------------------------- cat / stack
@@ -602,16 +658,18 @@ def _cat_dtype(ts):
 
 
 def _as_list(tensors, fname):
-    if isinstance(tensors, Tensor):
-        raise TypeError("%s(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
-                        % fname)
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError("%s(): argument 'tensors' (position 1) must be tuple of Tensors, not %s"
+                        % (fname, type(tensors).__name__))
     ts = list(tensors)
     if not ts:
-        raise RuntimeError("%s(): expected a non-empty list of Tensors" % fname)
-    for t in ts:
+        if fname == "cat":
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise RuntimeError("%s expects a non-empty TensorList" % fname)
+    for i, t in enumerate(ts):
         if not isinstance(t, Tensor):
             raise TypeError("expected Tensor as element %d in argument 0, but got %s"
-                            % (ts.index(t), type(t).__name__))
+                            % (i, type(t).__name__))
     return ts
 
 
