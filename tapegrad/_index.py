@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 
+from .autograd.graph import chain_name_id as _chain_name_id, name_id as _name_id
 from .tensor import Tensor, bool_, uint8, int32, int64
 
 __all__ = ["parse", "Key"]
@@ -44,6 +45,18 @@ class Key:
     """
     __slots__ = ("np", "adv", "names", "name", "_cur", "_fixed", "_arrays", "_shape", "_out",
                  "_bpos", "_bshape", "_key")
+
+    def name_id(self):
+        """The recorded name: torch's outermost node, carrying the chain of nodes torch has
+        below it (one per basic step; autograd.graph.CHAIN) when there are several."""
+        names = self.names
+        if self.adv:
+            if not names:
+                return _name_id("IndexBackward0")
+            return _chain_name_id(("IndexBackward0",) + tuple(reversed(names)))
+        if len(names) <= 1:
+            return _name_id(self.name)
+        return _chain_name_id(tuple(reversed(names)))
 
     def positions(self):
         """Flat (C-order) positions in the indexed tensor of the result's elements, an int64

@@ -2188,12 +2188,13 @@ def _getitem(x, key):
             y = y.reshape(k._out)
     if x._rg and STATE.enabled:
         off = -1 if advanced else _block_offset(d, y, nk, tk, view)
+        nm = _nm(name) if k is None else k.name_id()
         if off >= 0:                      # a contiguous block: an offset entry, no index map
-            out = _record_slice(x, off, y, _nm(name))
+            out = _record_slice(x, off, y, nm)
         else:
             if k is None:
                 k = _index.parse(key, d.shape)
-            tp, e, n = _record_index(x, "gather", k.positions().reshape(-1), y, nm=_nm(name))
+            tp, e, n = _record_index(x, "gather", k.positions().reshape(-1), y, nm=nm)
             out = _out(y, x._dtype, tp, n)
     else:
         out = _wrap(y, x._dtype)

@@ -310,3 +310,33 @@ def test_large_tensor_gathers():
     want[5, ::2] += 1
     want[7, 9] += 1
     np.testing.assert_array_equal(g, want)
+
+
+@pytest.mark.parametrize("name", sorted(GET))
+def test_getitem_node_chain_vs_torch(name):
+    """torch chains one node per basic step (SelectBackward0 under SelectBackward0 for x[1, 2],
+    IndexBackward0 over them for index tensors); tapegrad's one entry shows the same chain."""
+    from oracle import graph
+    shape, key = GET[name]
+
+    def f(L):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x = _leaf(L, shape)
+            y = x[key(L)]
+        return graph(y.grad_fn), x.shape
+    same(f)
+
+
+def test_chain_nodes_are_stable_and_lead_to_the_input():
+    x = tg.randn(3, 4, 5, requires_grad=True)
+    y = x[1:, 0, None, ::2]
+    inner = y.grad_fn.next_functions[0][0]
+    assert inner is y.grad_fn.next_functions[0][0]
+    assert [y.grad_fn.name(), inner.name(), inner.next_functions[0][0].name()] == \
+        ["SliceBackward0", "UnsqueezeBackward0", "SelectBackward0"]
+    last = inner.next_functions[0][0].next_functions[0][0]
+    assert last.name() == "SliceBackward0"
+    assert last.next_functions[0][0].variable is x
+    z = y * 2                        # a consumer sees the top node
+    assert z.grad_fn.next_functions[0][0] is y.grad_fn
