@@ -694,11 +694,19 @@ def cat(tensors, dim=0, out=None):
                                    "size %d but got size %d for tensor number %d in the list."
                                    % (dim, ref.shape[j], s[j], i))
     rdt = _cat_dtype(ts_)
-    ts_ = [t if t._dtype is rdt else _convert(t, rdt) for t in ts_]
+    ts_ = [t if t._dtype is rdt else _hidden_convert(t, rdt) for t in ts_]
     return _concat(ts_, [t._data.shape for t in ts_], dim, "CatBackward0")
 
 
 concat = concatenate = cat
+
+
+def _hidden_convert(t, rdt):
+    """t as rdt inside cat/stack: torch converts there without a node of its own."""
+    from ._math import hide
+    c = _convert(t, rdt)
+    hide(c)
+    return c
 
 
 def stack(tensors, dim=0, out=None):
@@ -714,7 +722,7 @@ def stack(tensors, dim=0, out=None):
                          % (-nd, nd - 1, dim))
     dim = dim % nd
     rdt = _cat_dtype(ts)
-    ts = [t if t._dtype is rdt else _convert(t, rdt) for t in ts]
+    ts = [t if t._dtype is rdt else _hidden_convert(t, rdt) for t in ts]
     shape = ref[:dim] + (1,) + ref[dim:]
     return _concat(ts, [shape] * len(ts), dim, "StackBackward0")
 

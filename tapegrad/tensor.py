@@ -1383,7 +1383,12 @@ class Tensor:
 
     # ---- shape
     def view(self, *shape):
-        return _view(self, shape, "view")
+        try:
+            return _view(self, shape, "view")
+        except TypeError:
+            if len(shape) == 1 and isinstance(shape[0], dtype):
+                return _view_dtype(self, shape[0])
+            raise
 
     def reshape(self, *shape):
         return _view(self, shape, "reshape")
@@ -2073,6 +2078,23 @@ def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
         shape = tuple(shape[0])
     return tuple(int(s) for s in shape)
+
+
+def _view_dtype(x, dt):
+    """x.view(dtype): the same memory read as another dtype (the last dimension rescaled when
+    the element sizes differ); no gradient, as torch's."""
+    d = x._arr()
+    if dt.itemsize != d.itemsize and d.ndim and d.shape[-1] > 1 and d.strides[-1] != d.itemsize:
+        raise RuntimeError("self.stride(-1) must be 1 to view %s as %s (different element sizes), "
+                           "but got %d" % (x._dtype._tname, dt._tname, d.strides[-1] // d.itemsize))
+    try:
+        y = d.view(dt.np)
+    except ValueError as exc:
+        raise RuntimeError(str(exc)) from None
+    s = _wrap(y, dt)
+    s._vc = _vcof(x)
+    s._base = x._base if x._base is not None else x
+    return s
 
 
 def _check_infer(shape):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from oracle import data, fdcheck, leaf, same
+from oracle import data, fdcheck, graph, leaf, same
 
 X34 = data((3, 4), seed=1)
 X234 = data((2, 3, 4), seed=2)
@@ -611,4 +611,25 @@ def test_in_place_transpose_changes_the_tensor():
         u.t_()
         u[0, 1] = 4.0
         return r is z, z, z.is_contiguous(), x.grad, u, u.shape, u.stride()
+    same(f)
+
+
+def test_view_as_dtype():
+    def f(L):
+        x = leaf(L, X34)
+        y = x.view(L.int32)
+        d = L.arange(6.0, dtype=L.float64).reshape(2, 3)
+        e = d.view(L.float32)
+        e[0, 0] = 2.0
+        return y, y.requires_grad, y.is_leaf, d.view(L.int32).shape, e, d
+    same(f)
+    same(lambda L: L.arange(6.0).reshape(2, 3).t().view(L.int16),
+         phrases=("must be 1 to view Float as Short",))
+
+
+def test_cat_of_mixed_dtypes_lists_the_inputs():
+    def f(L):
+        a = leaf(L, X34, "float32")
+        b = leaf(L, X34, "float64")
+        return [graph(L.cat([a, b]).grad_fn), graph(L.stack([b, a]).grad_fn)]
     same(f)
