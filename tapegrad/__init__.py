@@ -21,7 +21,10 @@ from ._shape import (atleast_1d, atleast_2d, broadcast_tensors, broadcast_to, ca
                      flipud, hstack, movedim, moveaxis, narrow, permute, repeat_interleave, roll,
                      select, split, squeeze, stack, swapaxes, swapdims, t, tensor_split, transpose,
                      tril, triu, unflatten, unsqueeze, vstack, gather, index_select, masked_select,
-                     masked_fill)
+                     masked_fill, atleast_3d, block_diag, broadcast_shapes, column_stack, dsplit,
+                     dstack, hsplit, index_add, index_copy, index_fill, index_put, kron,
+                     masked_scatter, meshgrid, ravel, reshape, rot90, row_stack, scatter,
+                     scatter_add, take, take_along_dim, tile, tril_indices, triu_indices, vsplit)
 from ._math import (acos, arccos, arcsin, arctan, arctan2, argwhere, asin, atan, atan2,  # noqa: F401
                     bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, clamp, clamp_max,
                     clamp_min, clip, cosh, count_nonzero, eq, equal, erf, exp2, expm1, fix, floor,

@@ -202,10 +202,16 @@ def flatten(input, start_dim=0, end_dim=-1):
 def unflatten(input, dim, sizes):
     shp = input._data.shape
     dim = _dim(dim, len(shp))
-    sizes = list(sizes)
+    sizes = [int(s) for s in sizes]
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
+    given = list(sizes)
+    known = int(np.prod([s for s in sizes if s != -1], dtype=np.int64))
     if -1 in sizes:
-        known = int(np.prod([s for s in sizes if s != -1], dtype=np.int64))
         sizes[sizes.index(-1)] = shp[dim] // known if known else 0
+    if int(np.prod(sizes, dtype=np.int64)) != shp[dim]:
+        raise RuntimeError("unflatten: Provided sizes %s don't multiply up to the size of dim %d "
+                           "(%d) in the input tensor" % (given, dim, shp[dim]))
     return _view(input, (shp[:dim] + tuple(sizes) + shp[dim + 1:],), "view")
 
 
@@ -336,31 +342,57 @@ def flip(input, *dims):
     dims = _dims_tuple(dims)
     nd = input._data.ndim
     axes = tuple(_dim(d, nd) for d in dims) if nd else ()
+    for i, a in enumerate(axes):
+        if a in axes[:i]:
+            raise RuntimeError("dim %d appears multiple times in the list of dims" % a)
     return index_map(input, lambda a: np.flip(a, axes).copy() if axes else a.copy(),
                      "FlipBackward0", view=False)
 
 
 def fliplr(input):
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
     return flip(input, 1)
 
 
 def flipud(input):
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
     return flip(input, 0)
 
 
 def roll(input, shifts, dims=None):
+    sh = [int(shifts)] if isinstance(shifts, numbers.Integral) else [int(v) for v in shifts]
+    if not sh:
+        raise RuntimeError("`shifts` required")
+    nd = input._data.ndim
     if dims is None:
-        x = flatten(input)
-        return _view(index_map(x, lambda a: np.roll(a, shifts), "RollBackward0", view=False),
-                     (input._data.shape,), "view")
-    return index_map(input, lambda a: np.roll(a, shifts, dims), "RollBackward0", view=False)
+        if len(sh) != 1:
+            raise RuntimeError("shifts and dimensions must align. shifts: %d, dims:0" % len(sh))
+        # torch rolls the flattened tensor (one RollBackward0 node; numpy's roll does the same)
+        return index_map(input, lambda a: np.roll(a, sh[0]), "RollBackward0", view=False)
+    ds = [dims] if isinstance(dims, numbers.Integral) else list(dims)
+    if len(ds) != len(sh):
+        raise RuntimeError("shifts and dimensions must align. shifts: %d, dims:%d"
+                           % (len(sh), len(ds)))
+    ds = [_dim(d, nd) for d in ds]
+    return index_map(input, lambda a: np.roll(a, sh, ds), "RollBackward0", view=False)
 
 
 def narrow(input, dim, start, length):
     dim = _dim(dim, input._data.ndim)
-    start = int(start)
+    start, length = int(start), int(length)
+    size = input._data.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError("start out of range (expected to be in range of [%d, %d], but got %d)"
+                         % (-size, size, start))
     if start < 0:
-        start += input._data.shape[dim]
+        start += size
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError("start (%d) + length (%d) exceeds dimension size (%d)."
+                           % (start, length, size))
     key = (slice(None),) * dim + (slice(start, start + int(length)),)
     return index_map(input, lambda a: a[key], "SliceBackward0")
 
@@ -379,8 +411,15 @@ def movedim(input, source, destination):
     nd = input._data.ndim
     src = [source] if isinstance(source, numbers.Integral) else list(source)
     dst = [destination] if isinstance(destination, numbers.Integral) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError("movedim: Invalid source or destination dims: source (%s dims) should "
+                           "contain the same number of dims as destination (%s dims)"
+                           % (list(src), list(dst)))
     src = [_dim(s, nd) for s in src]
     dst = [_dim(s, nd) for s in dst]
+    for what, ds in (("source", src), ("destination", dst)):
+        if len(set(ds)) != len(ds):
+            raise RuntimeError("movedim: repeated dim in `%s` (%s)" % (what, ds))
     return index_map(input, lambda a: np.moveaxis(a, src, dst), "PermuteBackward0")
 
 
@@ -507,16 +546,33 @@ def chunk(input, chunks, dim=0):
 
 
 def tensor_split(input, indices_or_sections, dim=0):
+    """torch.tensor_split: each part its own slice (SliceBackward0), as torch's."""
     d = input._data
+    if d.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
     dim_ = _dim(dim, d.ndim)
     k = d.shape[dim_]
-    if isinstance(indices_or_sections, numbers.Integral):
-        n = int(indices_or_sections)
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        ios = int(ios._data) if ios._data.ndim == 0 else [int(v) for v in ios._data]
+    if isinstance(ios, numbers.Integral):
+        n = int(ios)
+        if n <= 0:
+            raise RuntimeError("number of sections must be larger than 0, got %d" % n)
         sizes = [k // n + (1 if i < k % n else 0) for i in range(n)]
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64).tolist()
     else:
-        idx = [0] + [min(max(int(i), 0), k) for i in indices_or_sections] + [k]
-        sizes = [max(idx[i + 1] - idx[i], 0) for i in range(len(idx) - 1)]
-    return _multi(input, dim_, sizes, "SplitWithSizesBackward0")
+        bounds = [0] + [min(max(int(i) + (k if int(i) < 0 else 0), 0), k) for i in ios] + [k]
+    return tuple(_slice_part(input, dim_, bounds[i], max(bounds[i + 1], bounds[i]))
+                 for i in range(len(bounds) - 1))
+
+
+def _slice_part(input, dim, start, stop):
+    """input's elements start:stop along dim, a view recorded as torch's slice (even a full
+    one: SliceBackward0)."""
+    key = (slice(None),) * dim + (slice(start, stop),)
+    return index_map(input, lambda a: a[key], "SliceBackward0")
 
 
 # ----------------------------------------------------------------------------- cat / stack
@@ -602,16 +658,18 @@ def _cat_dtype(ts):
 
 
 def _as_list(tensors, fname):
-    if isinstance(tensors, Tensor):
-        raise TypeError("%s(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
-                        % fname)
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError("%s(): argument 'tensors' (position 1) must be tuple of Tensors, not %s"
+                        % (fname, type(tensors).__name__))
     ts = list(tensors)
     if not ts:
-        raise RuntimeError("%s(): expected a non-empty list of Tensors" % fname)
-    for t in ts:
+        if fname == "cat":
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise RuntimeError("%s expects a non-empty TensorList" % fname)
+    for i, t in enumerate(ts):
         if not isinstance(t, Tensor):
             raise TypeError("expected Tensor as element %d in argument 0, but got %s"
-                            % (ts.index(t), type(t).__name__))
+                            % (i, type(t).__name__))
     return ts
 
 
@@ -636,11 +694,19 @@ def cat(tensors, dim=0, out=None):
                                    "size %d but got size %d for tensor number %d in the list."
                                    % (dim, ref.shape[j], s[j], i))
     rdt = _cat_dtype(ts_)
-    ts_ = [t if t._dtype is rdt else _convert(t, rdt) for t in ts_]
+    ts_ = [t if t._dtype is rdt else _hidden_convert(t, rdt) for t in ts_]
     return _concat(ts_, [t._data.shape for t in ts_], dim, "CatBackward0")
 
 
 concat = concatenate = cat
+
+
+def _hidden_convert(t, rdt):
+    """t as rdt inside cat/stack: torch converts there without a node of its own."""
+    from ._math import hide
+    c = _convert(t, rdt)
+    hide(c)
+    return c
 
 
 def stack(tensors, dim=0, out=None):
@@ -656,31 +722,32 @@ def stack(tensors, dim=0, out=None):
                          % (-nd, nd - 1, dim))
     dim = dim % nd
     rdt = _cat_dtype(ts)
-    ts = [t if t._dtype is rdt else _convert(t, rdt) for t in ts]
+    ts = [t if t._dtype is rdt else _hidden_convert(t, rdt) for t in ts]
     shape = ref[:dim] + (1,) + ref[dim:]
     return _concat(ts, [shape] * len(ts), dim, "StackBackward0")
 
 
 def hstack(tensors):
     ts = _as_list(tensors, "hstack")
-    ts = [atleast_1d(t) for t in ts]
+    ts = [_atleast_1d(t) for t in ts]
     return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
 
 
 def vstack(tensors):
-    ts = [atleast_2d(t) for t in _as_list(tensors, "vstack")]
+    ts = [_atleast_2d(t) for t in _as_list(tensors, "vstack")]
     return cat(ts, 0)
 
 
-def atleast_1d(t):
+def _atleast_1d(t):
     return t if t._data.ndim >= 1 else _reshape_view(t, (1,), "ViewBackward0")
 
 
-def atleast_2d(t):
+def _atleast_2d(t):
     if t._data.ndim >= 2:
         return t
-    return _reshape_view(t, (1,) + t._data.shape if t._data.ndim == 1 else (1, 1),
-                         "UnsqueezeBackward0")
+    if t._data.ndim == 0:
+        return _reshape_view(t, (1, 1), "ViewBackward0")
+    return _reshape_view(t, (1,) + t._data.shape, "UnsqueezeBackward0")
 
 
 # ----------------------------------------------------------------------------- Tensor methods
@@ -830,3 +897,603 @@ def _install_gather():
 
 
 _install_gather()
+
+
+# ----------------------------------------------------------------------------- index family
+def _merge(y, rdt, name, parts, arity=None):
+    """Record ``y`` (its value computed by the caller, of dtype ``rdt``) as the sum over
+    ``parts`` of scatter(c * gather(t at src) to dst): a part is (tensor or number, src flat
+    positions in t, dst flat positions in y, c, input slot). Parts whose tensor needs no grad
+    add nothing to the graph (their values are in y). Hidden gathers and scatters; the top
+    entry is named ``name``, its node listing ``arity`` inputs (taps) when given."""
+    live = [p for p in parts if isinstance(p[0], Tensor) and p[0]._rg] if STATE.enabled else []
+    y = np.ascontiguousarray(y, rdt.np)
+    if not live:
+        return _wrap(y if y.ndim else y[()], rdt)
+    if rdt.slot < 0:
+        raise RuntimeError("only floating point tensors can be differentiated")
+    tp = _tape_for(*[p[0] for p in live])
+    dt, m = rdt.slot, y.size
+    top, hid = (multi_name_id(name, arity) if arity else _nm(name)), _nm(name)
+    acc = -1
+    for i, (t, src, dst, c, slot) in enumerate(live):
+        if t._dtype is not rdt:
+            t = _convert(t, rdt)
+        last = i == len(live) - 1
+        g = tp.entry(OPCODE["gather"], tap_name_id(name, (slot,)) if arity else hid, src.size, dt,
+                     _src(t, tp), -1, p0=tp.index(src), p1=src.size, fl=F_HIDDEN)[1]
+        alone = last and acc < 0
+        sc = tp.entry(OPCODE["segsum"], top if alone else hid, m, dt, g, -1, p0=tp.index(dst),
+                      p1=dst.size, ci=tp.const(float(c)), fl=0 if alone else F_HIDDEN)[1]
+        acc = sc if acc < 0 else _add_entry(tp, acc, sc, None, m, dt, top if last else hid,
+                                            0 if last else F_HIDDEN)
+    return _out(y if y.ndim else y[()], rdt, tp, acc)
+
+
+def _flat(n):
+    return np.arange(n, dtype=np.int64)
+
+
+def _kept(n, dst):
+    """Positions 0..n-1 not in dst (what an overwrite keeps of the input)."""
+    keep = np.ones(n, bool)
+    keep[dst] = False
+    return np.flatnonzero(keep).astype(np.int64)
+
+
+def _along(shape, dim, idx):
+    """Flat positions in a tensor of ``shape`` of x.index_select(dim, idx), of that shape."""
+    outer = int(np.prod(shape[:dim], dtype=np.int64))
+    n = shape[dim]
+    inner = int(np.prod(shape[dim + 1:], dtype=np.int64))
+    p = (np.arange(outer, dtype=np.int64)[:, None, None] * (n * inner)
+         + idx[None, :, None] * inner + np.arange(inner, dtype=np.int64)[None, None, :])
+    return p.reshape(tuple(shape[:dim]) + (idx.size,) + tuple(shape[dim + 1:]))
+
+
+def _index_vector(index, fname, n, dim, exc=RuntimeError):
+    """An index_* op's index: a 0-dim or 1-dim int32/int64 tensor, in range (wrapped)."""
+    if not isinstance(index, Tensor) or index._dtype._cat != 1 or index._dtype.name not in (
+            "int32", "int64"):
+        got = index._dtype._tname if isinstance(index, Tensor) else type(index).__name__
+        raise RuntimeError("%s(): Expected dtype int32/int64 for index but got: %s" % (fname, got))
+    if index._data.ndim > 1:
+        raise IndexError("%s(): Index is supposed to be a vector, but got dim: %d with type: %s and "
+                         "size: %s" % (fname, index._data.ndim, index._dtype._tname,
+                                       list(index._data.shape)))
+    idx = np.asarray(index._data, np.int64).reshape(-1)
+    bad = (idx < -n) | (idx >= n)
+    if bad.any():
+        raise exc("index %d is out of bounds for dimension %d with size %d"
+                  % (idx[np.argmax(bad)], dim, n))
+    return np.where(idx < 0, idx + n, idx)
+
+
+def _index_op_setup(input, dim, index, source, fname):
+    """(dim, index array, positions P of the indexed slices) of index_add/index_copy, with
+    torch's checks of the source's shape and dtype."""
+    shp = input._data.shape
+    nd = len(shp)
+    d = _dim(dim, nd) if nd else 0
+    n = shp[d] if nd else 1
+    idx = _index_vector(index, fname, n, d)
+    if source._dtype is not input._dtype:
+        raise RuntimeError("%s(): self (%s) and source (%s) must have the same scalar type"
+                           % (fname, input._dtype._tname, source._dtype._tname))
+    sshape = source._data.shape
+    if nd and d >= len(sshape) and len(sshape) < nd:
+        raise RuntimeError("%s(): Indexing dim %d is out of bounds of the source tensor with dim %d"
+                           % (fname, d, len(sshape)))
+    want = (tuple(shp[:d]) + (idx.size,) + tuple(shp[d + 1:])) if nd else (idx.size,)
+    if int(np.prod(sshape, dtype=np.int64)) != int(np.prod(want, dtype=np.int64)) or (
+            len(sshape) == len(want) and tuple(sshape) != want):
+        if len(sshape) > d and sshape[d] != idx.size:
+            raise RuntimeError("%s(): Number of indices (%d) should be equal to source.size(dim): "
+                               "(%d), for dim: %d" % (fname, idx.size, sshape[d], d))
+        raise RuntimeError("%s(): Source/destination tensor must have same slice shapes. "
+                           "Destination slice shape: %s and source slice shape: %s"
+                           % (fname, list(want), list(sshape)))
+    P = _along(shp if nd else (1,), d, idx).reshape(-1)
+    return d, idx, P
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    d, idx, P = _index_op_setup(input, dim, index, source, "index_add_")
+    y = np.array(input._data, copy=True)
+    np.add.at(y.reshape(-1), P, (np.asarray(source._data) * alpha).astype(y.dtype).reshape(-1))
+    n = y.size
+    return _merge(y, input._dtype, "IndexAddBackward0",
+                  [(input, _flat(n), _flat(n), 1.0, 0), (source, _flat(P.size), P, alpha, 1)], 2)
+
+
+def index_copy(input, dim, index, source):
+    d, idx, P = _index_op_setup(input, dim, index, source, "index_copy_")
+    y = np.array(input._data, copy=True)
+    y.reshape(-1)[P] = np.asarray(source._data).reshape(-1)
+    kept = _kept(y.size, P)
+    return _merge(y, input._dtype, "IndexCopyBackward0",
+                  [(input, kept, kept, 1.0, 0), (source, _flat(P.size), P, 1.0, 1)], 2)
+
+
+def index_fill(input, dim, index, value):
+    shp = input._data.shape
+    nd = len(shp)
+    d = _dim(dim, nd) if nd else 0
+    idx = _index_vector(index, "index_fill_", shp[d] if nd else 1, d, IndexError)
+    if isinstance(value, Tensor) and value._data.ndim != 0:
+        raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                           "with %d dimension(s)." % value._data.ndim)
+    P = _along(shp if nd else (1,), d, idx).reshape(-1)
+    y = np.array(input._data, copy=True)
+    y.reshape(-1)[P] = np.asarray(value._data if isinstance(value, Tensor) else value)
+    kept = _kept(y.size, P)
+    if isinstance(value, Tensor) and value._rg:
+        return _merge(y, input._dtype, "IndexFillBackward1",
+                      [(input, kept, kept, 1.0, 0), (value, np.zeros(P.size, np.int64), P, 1.0, 1)],
+                      2)
+    return _merge(y, input._dtype, "IndexFillBackward0", [(input, kept, kept, 1.0, 0)])
+
+
+def index_put(input, indices, values, accumulate=False):
+    from ._index import parse
+    key = tuple(slice(None) if i is None else i for i in indices)
+    k = parse(key, input._data.shape)
+    P = k.positions()
+    if not isinstance(values, Tensor):
+        raise TypeError("index_put(): argument 'values' (position 3) must be Tensor, not %s"
+                        % type(values).__name__)
+    if (values._dtype is not input._dtype and values._data.ndim == 0 and len(key) == 1
+            and isinstance(key[0], Tensor) and key[0]._dtype.name == "bool"):
+        values = _convert(values, input._dtype)      # torch: a masked_fill_ (any scalar dtype)
+    if values._dtype is not input._dtype:
+        raise RuntimeError("Index put requires the source and destination dtypes match, got %s for "
+                           "the destination and %s for the source."
+                           % (input._dtype._tname, values._dtype._tname))
+    vshape = values._data.shape
+    try:
+        src = np.broadcast_to(_flat(values._data.size).reshape(vshape), P.shape).reshape(-1)
+    except ValueError:
+        raise RuntimeError("shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
+                           "result of shape %s" % (list(vshape), list(P.shape))) from None
+    P = P.reshape(-1)
+    vals = np.asarray(values._data).reshape(-1)[src]
+    y = np.array(input._data, copy=True)
+    if accumulate:
+        np.add.at(y.reshape(-1), P, vals)
+        kept = _flat(y.size)
+    else:
+        y.reshape(-1)[P] = vals
+        kept = _kept(y.size, P)
+    return _merge(y, input._dtype, "IndexPutBackward0",
+                  [(input, kept, kept, 1.0, 0), (values, src, P, 1.0, 1)], 2)
+
+
+def _scatter_setup(input, dim, index, src, fname):
+    """(output positions, src positions) of the index's elements in scatter/scatter_add/gather
+    layout, with torch's checks."""
+    shp = input._data.shape
+    nd = len(shp)
+    if not isinstance(index, Tensor) or index._dtype.name not in ("int64", "int32"):
+        raise RuntimeError("%s(): Expected dtype int64 for index" % fname)
+    ish = index._data.shape
+    if len(ish) != nd and not (nd == 0 and len(ish) <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    d = _dim(dim, nd) if nd else 0
+    sshape = src._data.shape if isinstance(src, Tensor) else None
+    if nd:
+        over_self = any(ish[j] > shp[j] for j in range(nd) if j != d)
+        over_src = sshape is not None and (len(sshape) != nd or any(ish[j] > sshape[j]
+                                                                    for j in range(nd)))
+        if over_self or over_src:
+            msg = ("Expected index %s to be no larger than self %s apart from dimension %d"
+                   % (list(ish), list(shp), d))
+            if sshape is not None:
+                msg += " and to be no larger size than src %s" % list(sshape)
+            raise RuntimeError(msg)
+    if isinstance(src, Tensor) and src._dtype is not input._dtype:
+        raise RuntimeError("%s(): Expected self.dtype to be equal to src.dtype" % fname)
+    iv = np.asarray(index._data, np.int64).reshape(ish if nd else (-1,))
+    n = shp[d] if nd else 1
+    bad = (iv < -n) | (iv >= n)
+    if bad.any():
+        raise RuntimeError("index %d is out of bounds for dimension %d with size %d"
+                           % (iv.reshape(-1)[np.argmax(bad.reshape(-1))], d, n))
+    iv = np.where(iv < 0, iv + n, iv)
+    if not nd:
+        return np.zeros(iv.size, np.int64), (np.zeros(iv.size, np.int64) if sshape is not None else None)
+    coords = list(np.indices(ish, dtype=np.int64))
+    spos = np.ravel_multi_index(coords, sshape).reshape(-1) if sshape is not None and iv.size else (
+        np.zeros(0, np.int64) if sshape is not None else None)
+    coords[d] = iv
+    P = np.ravel_multi_index(coords, shp).reshape(-1) if iv.size else np.zeros(0, np.int64)
+    return P.astype(np.int64), None if spos is None else spos.astype(np.int64)
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    if reduce is not None:
+        raise NotImplementedError("scatter(..., reduce=%r) is not supported by tapegrad yet (use "
+                                  "scatter_add or index_add)" % (reduce,))
+    if src is not None and not isinstance(src, Tensor):
+        src, value = None, src
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    P, spos = _scatter_setup(input, dim, index, src, "scatter")
+    y = np.array(input._data, copy=True)
+    kept = _kept(y.size, P)
+    if src is None:
+        v = value.item() if isinstance(value, Tensor) else value
+        y.reshape(-1)[P] = v
+        return _merge(y, input._dtype, "ScatterBackward1", [(input, kept, kept, 1.0, 0)])
+    y.reshape(-1)[P] = np.asarray(src._data).reshape(-1)[spos]
+    return _merge(y, input._dtype, "ScatterBackward0",
+                  [(input, kept, kept, 1.0, 0), (src, spos, P, 1.0, 1)], 2)
+
+
+def scatter_add(input, dim, index, src):
+    P, spos = _scatter_setup(input, dim, index, src, "scatter_add")
+    y = np.array(input._data, copy=True)
+    np.add.at(y.reshape(-1), P, np.asarray(src._data).reshape(-1)[spos])
+    n = y.size
+    return _merge(y, input._dtype, "ScatterAddBackward0",
+                  [(input, _flat(n), _flat(n), 1.0, 0), (src, spos, P, 1.0, 1)], 2)
+
+
+def masked_scatter(input, mask, source):
+    if not isinstance(mask, Tensor) or mask._dtype.name != "bool":
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype %s"
+                           % (mask._dtype._tname if isinstance(mask, Tensor) else type(mask).__name__))
+    if source._dtype is not input._dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
+                           "%s and %s" % (input._dtype._tname, source._dtype._tname))
+    shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+    if shape != input._data.shape:
+        input = expand(input, shape)
+    P = np.flatnonzero(np.broadcast_to(mask._data, shape)).astype(np.int64)
+    if source._data.size < P.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    y = np.array(input._data, copy=True)
+    y.reshape(-1)[P] = np.asarray(source._data).reshape(-1)[:P.size]
+    kept = _kept(y.size, P)
+    return _merge(y, input._dtype, "MaskedScatterBackward0",
+                  [(input, kept, kept, 1.0, 0), (source, _flat(P.size), P, 1.0, 1)], 2)
+
+
+def take(input, index):
+    if not isinstance(index, Tensor) or index._dtype.name != "int64":
+        raise RuntimeError("take(): Expected a long tensor for index, but got %s"
+                           % (index._dtype._tname if isinstance(index, Tensor) else type(index).__name__))
+    n = input._data.size
+    iv = np.asarray(index._data, np.int64)
+    bad = (iv < -n) | (iv >= n)
+    if bad.any():
+        raise IndexError("out of range: tried to access index %d on a tensor of %d elements."
+                         % (iv.reshape(-1)[np.argmax(bad.reshape(-1))], n))
+    iv = np.where(iv < 0, iv + n, iv)
+    return index_map(input, lambda a: a.reshape(-1)[iv], "TakeBackward0", view=False)
+
+
+def take_along_dim(input, indices, dim=None):
+    if not isinstance(indices, Tensor) or indices._dtype.name != "int64":
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got %s"
+                           % (indices._dtype._tname if isinstance(indices, Tensor) else
+                              type(indices).__name__))
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    nd = input._data.ndim
+    if indices._data.ndim != nd:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of "
+                           "dimensions, but got %d dimensions for input, and %d dimensions for "
+                           "indices" % (nd, indices._data.ndim))
+    d = _dim(dim, nd)
+    a = list(input._data.shape)
+    b = list(indices._data.shape)
+    for j in range(nd - 1, -1, -1):
+        if j != d and a[j] != b[j] and a[j] != 1 and b[j] != 1:
+            raise RuntimeError("The size of tensor a (%d) must match the size of tensor b (%d) at "
+                               "non-singleton dimension %d" % (a[j], b[j], j))
+    common = [max(a[j], b[j]) if j != d else 0 for j in range(nd)]
+    xs = tuple(common[j] if j != d else a[d] for j in range(nd))
+    ish = tuple(common[j] if j != d else b[d] for j in range(nd))
+    idx = _wrap(np.ascontiguousarray(np.broadcast_to(indices._data, ish)), indices._dtype)
+    return gather(expand(input, xs), d, idx)
+
+
+def tile(input, dims):
+    dims = _dims_tuple((dims,) if isinstance(dims, numbers.Integral) else (dims,))
+    nd = input._data.ndim
+    if len(dims) < nd:
+        dims = (1,) * (nd - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def reshape(input, shape):
+    return input.reshape(shape)
+
+
+def ravel(input):
+    return input.contiguous().view(-1)
+
+
+def meshgrid(*tensors, indexing=None):
+    import warnings
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError('torch.meshgrid: indexing must be one of "xy" or "ij", but received: %s'
+                           % indexing)
+    if not tensors:
+        raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               "got: %s" % (t,))
+        if t._dtype is not tensors[0]._dtype:
+            raise RuntimeError("torch.meshgrid: expects all tensors to have the same dtype")
+    sizes = [t._data.size for t in tensors]
+    axes = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        axes[0], axes[1] = 1, 0
+    shape = [0] * len(tensors)
+    for t, ax in zip(tensors, axes):
+        shape[ax] = t._data.size
+    outs = []
+    for t, ax, n in zip(tensors, axes, sizes):
+        vs = [1] * len(tensors)
+        vs[ax] = n
+        outs.append(expand(t.view(vs), shape))
+    return tuple(outs)
+
+
+def _split_fn(name, dim, min_dims):
+    def f(input, indices_or_sections):
+        nd = input._data.ndim
+        if nd < min_dims:
+            raise RuntimeError("torch.%s requires a tensor with at least %d dimension, but got a "
+                               "tensor with %d dimensions!" % (name, min_dims, nd))
+        d = dim if dim is not None else (1 if nd >= 2 else 0)
+        ios = indices_or_sections
+        if isinstance(ios, numbers.Integral):
+            k = input._data.shape[d]
+            if ios == 0 or k % ios:
+                raise RuntimeError("torch.%s attempted to split along dimension %d, but the size of "
+                                   "the dimension %d is not divisible by the split_size %d!"
+                                   % (name, d, k, ios))
+        return tensor_split(input, ios, d)
+    f.__name__ = name
+    return f
+
+
+hsplit = _split_fn("hsplit", None, 1)
+vsplit = _split_fn("vsplit", 0, 2)
+dsplit = _split_fn("dsplit", 2, 3)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    dims = list(dims)
+    nd = input._data.ndim
+    if len(dims) != 2:
+        raise RuntimeError("expected total rotation dims == 2, but got dims = %d" % len(dims))
+    if nd < 2:
+        raise RuntimeError("expected total dims >= 2, but got total dims = %d" % nd)
+    d0, d1 = _dim(dims[0], nd), _dim(dims[1], nd)
+    if d0 == d1:
+        raise RuntimeError("expected rotation dims to be different, but got dim0 = %d and dim1 = %d"
+                           % (d0, d1))
+    return index_map(input, lambda a: np.rot90(a, int(k), axes=(d0, d1)).copy(), "Rot90Backward0",
+                     view=False)
+
+
+def dstack(tensors):
+    return cat([_atleast_3d(t) for t in _as_list(tensors, "dstack")], 2)
+
+
+def column_stack(tensors):
+    ts = _as_list(tensors, "column_stack")
+    ts = [t.reshape(t._data.size, 1) if t._data.ndim <= 1 else t for t in ts]
+    return cat(ts, 1)
+
+
+def row_stack(tensors):
+    return cat([_atleast_2d(t) for t in _as_list(tensors, "row_stack")], 0)
+
+
+def _many(f):
+    """atleast_*d's calling convention: one tensor gives a tensor; several (or a list) a tuple."""
+    def g(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+            return f(tensors[0])
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tuple(tensors[0])
+        return tuple(f(t) for t in tensors)
+    g.__name__ = f.__name__
+    return g
+
+
+def _atleast_3d(t):
+    nd = t._data.ndim
+    if nd == 0:
+        return _reshape_view(t, (1, 1, 1), "ViewBackward0")
+    if nd == 1:
+        return unsqueeze(unsqueeze(t, 0), -1)
+    if nd == 2:
+        return unsqueeze(t, -1)
+    return t
+
+
+atleast_1d = _many(_atleast_1d)
+atleast_2d = _many(_atleast_2d)
+atleast_3d = _many(_atleast_3d)
+
+
+def _tri_indices(fn, row, col, offset, dtype):
+    if row < 0:
+        raise RuntimeError("row must be non-negative, got%d" % row)
+    if col < 0:
+        raise RuntimeError("col must be non-negative, got%d" % col)
+    from .tensor import int64
+    dt = dtype or int64
+    r, c = fn(int(row), int(offset), int(col))
+    return _wrap(np.stack([r, c]).astype(dt.np).reshape(2, -1), dt)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _tri_indices(np.tril_indices, row, col, offset, dtype)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _tri_indices(np.triu_indices, row, col, offset, dtype)
+
+
+def broadcast_shapes(*shapes):
+    shapes = [(s,) if isinstance(s, numbers.Integral) else tuple(s) for s in shapes]
+    result = [1] * max([len(s) for s in shapes] + [0])
+    for k, s in enumerate(shapes):
+        for i in range(-1, -1 - len(s), -1):
+            v = int(s[i])
+            if v < 0:
+                raise RuntimeError("Trying to create tensor with negative dimension %d: %s"
+                                   % (v, list(s)))
+            if v == 1 or v == result[i]:
+                continue
+            if result[i] != 1:
+                raise RuntimeError("Attempting to broadcast a dimension of length %d at %d! "
+                                   "Mismatching argument at index %d had %s; but expected shape "
+                                   "should be broadcastable to %s" % (v, i, k, s, result))
+            result[i] = v
+    return Size(result)
+
+
+def block_diag(*tensors):
+    for i, t in enumerate(tensors):
+        if t._data.ndim > 2:
+            raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               "Input %d has %d dimensions" % (i, t._data.ndim))
+    if not tensors:
+        from .tensor import _DEFAULT
+        return _wrap(np.zeros((1, 0), _DEFAULT[0].np), _DEFAULT[0])
+    rdt = _cat_dtype(list(tensors))
+    blocks = [t._data.reshape((1, 1) if t._data.ndim == 0 else (1, -1) if t._data.ndim == 1
+                              else t._data.shape) for t in tensors]
+    R = builtins_sum(b.shape[0] for b in blocks)
+    C = builtins_sum(b.shape[1] for b in blocks)
+    y = np.zeros((R, C), rdt.np)
+    parts = []
+    r0 = c0 = 0
+    for i, (t, b) in enumerate(zip(tensors, blocks)):
+        h, w = b.shape
+        y[r0:r0 + h, c0:c0 + w] = b
+        P = ((r0 + np.arange(h, dtype=np.int64))[:, None] * C + c0
+             + np.arange(w, dtype=np.int64)[None, :]).reshape(-1)
+        parts.append((t, _flat(P.size), P, 1.0, i))
+        r0, c0 = r0 + h, c0 + w
+    return _merge(y, rdt, "BlockDiagBackward0", parts, len(tensors))
+
+
+def kron(input, other):
+    nd = max(input._data.ndim, other._data.ndim)
+    sa = (1,) * (nd - input._data.ndim) + input._data.shape
+    sb = (1,) * (nd - other._data.ndim) + other._data.shape
+    a = input.reshape(tuple(v for s in sa for v in (s, 1)))
+    b = other.reshape(tuple(v for s in sb for v in (1, s)))
+    return _reshape_view(a * b, tuple(x * y for x, y in zip(sa, sb)), "UnsafeViewBackward0")
+
+
+def unfold(input, dimension, size, step):
+    d = input._data
+    nd = d.ndim
+    dim = _dim(dimension, nd) if nd else 0
+    n = d.shape[dim] if nd else 1
+    size, step = int(size), int(step)
+    if size > n:
+        raise RuntimeError("maximum size for tensor at dimension %d is %d but size is %d"
+                           % (dim, n, size))
+    if step <= 0:
+        raise RuntimeError("step is %d but must be > 0" % step)
+
+    def fn(a):
+        if a.ndim == 0:
+            return a.reshape(size)
+        st = a.strides
+        shape = a.shape[:dim] + ((n - size) // step + 1,) + a.shape[dim + 1:] + (size,)
+        return np.lib.stride_tricks.as_strided(
+            a, shape, st[:dim] + (st[dim] * step,) + st[dim + 1:] + (st[dim],))
+    return index_map(input, fn, "UnfoldBackward0")
+
+
+def _install_index_family():
+    from .tensor import _leaf_inplace_check
+
+    def inplace(op, other_of):
+        def m(self, *args, **kwargs):
+            other = other_of(args, kwargs)
+            return self._inplace(other, lambda s, o: op(s, *args, **kwargs))
+        return m
+
+    src3 = lambda a, k: a[2] if len(a) > 2 else k.get("source", k.get("src"))  # noqa: E731
+    for name, op, oth in (
+            ("index_add", index_add, src3), ("index_copy", index_copy, src3),
+            ("index_fill", index_fill, src3), ("scatter", scatter, src3),
+            ("scatter_add", scatter_add, src3),
+            ("index_put", index_put, lambda a, k: a[1] if len(a) > 1 else k.get("values")),
+            ("masked_scatter", masked_scatter, lambda a, k: a[1] if len(a) > 1 else k.get("source"))):
+        setattr(Tensor, name, op)
+        setattr(Tensor, name + "_", inplace(op, oth))
+    for name, f in (("take", take), ("take_along_dim", take_along_dim), ("tile", tile),
+                    ("ravel", ravel), ("unfold", unfold), ("rot90", rot90), ("hsplit", hsplit),
+                    ("vsplit", vsplit), ("dsplit", dsplit), ("kron", kron)):
+        setattr(Tensor, name, f)
+
+    def tril_(self, diagonal=0):
+        return self._inplace(None, lambda s, o: tril(s, diagonal))
+
+    def triu_(self, diagonal=0):
+        return self._inplace(None, lambda s, o: triu(s, diagonal))
+    Tensor.tril_ = tril_
+    Tensor.triu_ = triu_
+
+    def _meta_inplace(self, f, name):
+        """self becomes the view f(self) (new shape/strides, same memory), as torch's t_()."""
+        _leaf_inplace_check(self)
+        if self._views and any(r() is not None for r in self._views):
+            raise NotImplementedError("in-place %s of a tensor whose views are tracked for "
+                                      "gradients is not supported yet" % name)
+        r = f(self)
+        if r._rg and r._tape is not None:
+            from ._math import named
+            named(r, name)
+            self._rg, self._tape, self._node = True, r._tape, r._node
+        self._data = r._data
+        self._vpos = None             # (a view's place in its base is no longer known)
+        return self
+
+    def transpose_(self, dim0, dim1):
+        return _meta_inplace(self, lambda s: transpose(s, dim0, dim1), "TransposeBackward1")
+
+    def t_(self):
+        return _meta_inplace(self, t, "TBackward1")
+    Tensor.transpose_ = transpose_
+    Tensor.swapaxes_ = Tensor.swapdims_ = transpose_
+    Tensor.t_ = t_
+
+    def _H(self):
+        nd = self._data.ndim
+        if nd != 2:
+            raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got %d-D "
+                               "tensor.%s" % (nd, " For batches of matrices, consider using "
+                                              "tensor.mH" if nd > 2 else ""))
+        return _transpose2(self, "TransposeBackward0")
+
+    def _mH(self):
+        if self._data.ndim < 2:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                               "Got %d-D tensor." % self._data.ndim)
+        return _mT(self)
+    Tensor.H = property(_H)
+    Tensor.mH = property(_mH)
+
+
+_install_index_family()

@@ -144,12 +144,37 @@ def _result_dtype(a, b):
 
 # ----------------------------------------------------------------------------- Size
 class Size(tuple):
-    """torch.Size: a tuple of ints."""
+    """torch.Size: a tuple of ints; slicing, concatenating and repeating one gives a Size."""
+    __slots__ = ()
+
     def __repr__(self):
         return "torch.Size([%s])" % ", ".join(str(int(s)) for s in self)
 
     def numel(self):
         return int(np.prod(self, dtype=np.int64))
+
+    def __getitem__(self, key):
+        r = tuple.__getitem__(self, key)
+        return tuple.__new__(Size, r) if type(key) is slice else r
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError("can only concatenate tuple (not \"%s\") to torch.Size"
+                            % type(other).__name__)
+        return tuple.__new__(Size, tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return tuple.__new__(Size, tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return tuple.__new__(Size, tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
 
 
 class device:
@@ -778,7 +803,11 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
-        return int(self._data.shape[dim])
+        try:
+            return int(self._data.shape[dim])
+        except IndexError:
+            _norm_dims(dim, self._data.ndim)          # raises torch's "Dimension out of range"
+            raise
 
     def dim(self):
         return self._data.ndim
@@ -1044,7 +1073,10 @@ class Tensor:
         return st if dim is None else st[dim]
 
     def storage_offset(self):
-        return 0
+        base = self._base
+        if base is None or type(self._data) is not _ndarray or not self._data.size:
+            return 0
+        return (_address(self._data) - _address(base._arr())) // self._data.itemsize
 
     def data_ptr(self):
         return int(self._arr().__array_interface__["data"][0])
@@ -1351,7 +1383,12 @@ class Tensor:
 
     # ---- shape
     def view(self, *shape):
-        return _view(self, shape, "view")
+        try:
+            return _view(self, shape, "view")
+        except TypeError:
+            if len(shape) == 1 and isinstance(shape[0], dtype):
+                return _view_dtype(self, shape[0])
+            raise
 
     def reshape(self, *shape):
         return _view(self, shape, "reshape")
@@ -1369,14 +1406,16 @@ class Tensor:
         return _getitem(self, key)
 
     def __setitem__(self, key, value):
+        if key is False:                  # torch: x[False] = v does nothing, whatever v is
+            return
         _leaf_inplace_check(self)
         if _grad_on() and (self._rg or (isinstance(value, Tensor) and value._rg)):
             d = self._arr()
-            own = np.arange(d.size, dtype=np.int64).reshape(d.shape)[_np_key(key)]
+            own = np.arange(d.size, dtype=np.int64).reshape(d.shape)[_np_key(key, d.shape)]
             _assign_positions(self, own, value)
             return
         d = self._arr()
-        d[_np_key(key)] = _np_of(value)
+        d[_np_key(key, d.shape)] = _np_of(value)
         _bump(self)
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -1560,12 +1599,12 @@ def _rebuild(arr, dtname, rg):
     return t
 
 
-def _np_key(key):
-    if isinstance(key, Tensor):
-        return key._data
-    if isinstance(key, tuple):
-        return tuple(k._data if isinstance(k, Tensor) else k for k in key)
-    return key
+def _np_key(key, shape):
+    """The numpy key selecting what torch's ``t[key]`` selects in a tensor of ``shape``
+    (torch's reading of the key: ``_index.parse``; raises torch's errors)."""
+    if type(key) is int and shape and -shape[0] <= key < shape[0]:
+        return key
+    return _index.parse(key, shape).np
 
 
 # ----------------------------------------------------------------------------- functions
@@ -2041,8 +2080,37 @@ def _shape_arg(shape):
     return tuple(int(s) for s in shape)
 
 
+def _view_dtype(x, dt):
+    """x.view(dtype): the same memory read as another dtype (the last dimension rescaled when
+    the element sizes differ); no gradient, as torch's."""
+    d = x._arr()
+    if dt.itemsize != d.itemsize and d.ndim and d.shape[-1] > 1 and d.strides[-1] != d.itemsize:
+        raise RuntimeError("self.stride(-1) must be 1 to view %s as %s (different element sizes), "
+                           "but got %d" % (x._dtype._tname, dt._tname, d.strides[-1] // d.itemsize))
+    try:
+        y = d.view(dt.np)
+    except ValueError as exc:
+        raise RuntimeError(str(exc)) from None
+    s = _wrap(y, dt)
+    s._vc = _vcof(x)
+    s._base = x._base if x._base is not None else x
+    return s
+
+
+def _check_infer(shape):
+    """torch's errors for a shape with negative sizes: one -1 at most, nothing below."""
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for i, s in enumerate(shape):
+        if s < -1:
+            raise RuntimeError("invalid shape dimension %d at index %d of shape %s"
+                               % (s, i, list(shape)))
+
+
 def _view(x, shape, kind):
     shape = _shape_arg(shape)
+    if shape and min(shape) < 0:
+        _check_infer(shape)
     d = x._arr()
     try:
         if kind == "view" and d.ndim and not d.flags.c_contiguous and d.size > 1:
@@ -2057,7 +2125,7 @@ def _view(x, shape, kind):
                            ".reshape(...) instead.")
     except ValueError:
         raise RuntimeError("shape '%s' is invalid for input of size %d"
-                           % (list(shape), d.size))
+                           % (list(shape), d.size)) from None
     if x._rg and STATE.enabled:
         if kind == "view" or np.shares_memory(y, d):
             # torch: reshape of a non-contiguous tensor that can be viewed is _reshape_alias
@@ -2109,76 +2177,46 @@ def unbind(input, dim=0):
     return tuple(outs)
 
 
-def _index_name(key):
-    """torch's grad_fn for basic indexing: the last non-trivial component decides (an int
-    selects, a partial slice slices, None unsqueezes; full slices are skipped)."""
-    ks = key if isinstance(key, tuple) else (key,)
-    name = None
-    only_ellipsis = True
-    for k in ks:
-        if isinstance(k, numbers.Integral) or (isinstance(k, Tensor) and k._data.ndim == 0
-                                               and k._dtype._cat == 1):
-            name = "SelectBackward0"
-        elif isinstance(k, slice):
-            only_ellipsis = False
-            if k != slice(None):
-                name = "SliceBackward0"
-        elif k is None:
-            name = "UnsqueezeBackward0"
-        elif k is Ellipsis:
-            continue
-        else:
-            return "IndexBackward0", True
-        if not isinstance(k, slice):
-            only_ellipsis = False
-    if name is None:
-        name = "AliasBackward0" if only_ellipsis else "SliceBackward0"
-    return name, False
-
-
 def _getitem(x, key):
-    if type(key) is slice and x._rg:        # x[a:b] of a contiguous tensor: the common case
+    tk = type(key)
+    if tk is slice and x._rg and key.step is None:   # x[a:b] of a contiguous tensor: common
         d = x._data
         if type(d) is _ndarray and d.ndim and d.flags.c_contiguous and STATE.enabled:
             n0 = d.shape[0]
             start, stop, step = key.indices(n0)
             y = d[key]
-            if step == 1 or y.shape[0] <= 1:
-                out = _record_offset(x, _SLICE_OP, start * (d.size // n0) if y.size else 0,
-                                     y.size, y, _SLICE_NM)
-                _track_view(out, x, lambda p: p[key])
-                return out
+            out = _record_offset(x, _SLICE_OP, start * (d.size // n0) if y.size else 0,
+                                 y.size, y, _SLICE_NM)
+            _track_view(out, x, lambda p: p[key])
+            return out
     d = x._arr()
-    nk = _np_key(key)
-    if isinstance(nk, np.ndarray) and nk.dtype.kind == "f" or (
-            isinstance(nk, tuple) and any(isinstance(k, np.ndarray) and k.dtype.kind == "f" for k in nk)):
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    try:
+    k = None
+    if tk is int and d.ndim and -d.shape[0] <= key < d.shape[0]:     # x[i]
+        nk, name, advanced = key, "SelectBackward0", False
+        y = d[key] if d.ndim > 1 else d[key, ...]      # (an element: a 0-dim view)
+    else:
+        k = _index.parse(key, d.shape)       # torch's reading of the key (errors included)
+        nk, name, advanced = k.np, k.name, k.adv
+        tk = tuple
         y = d[nk]
-    except IndexError as exc:
-        msg = str(exc)
-        import re
-        m = re.search(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)", msg)
-        if m:
-            raise IndexError("index %s is out of bounds for dimension %s with size %s" % m.groups())
-        raise IndexError(msg)
-    tk = type(key)
-    name, advanced = ("SliceBackward0", False) if tk is slice else _index_name(key)
     view = type(y) is _ndarray
-    if not view:
-        y = np.array(y)
-    elif advanced and not y.flags.c_contiguous:
-        y = np.ascontiguousarray(y)       # torch's advanced-indexing result is contiguous
+    if not view:                          # all ints: a 0-dim view of the element (as torch's)
+        y = d[nk + (Ellipsis,)] if type(nk) is tuple else d[nk, ...]
+        view = True
+    elif advanced:
+        if not y.flags.c_contiguous:
+            y = np.ascontiguousarray(y)   # torch's advanced-indexing result is contiguous
+        if y.shape != k._out:             # (an empty selection of a 0-dim tensor)
+            y = y.reshape(k._out)
     if x._rg and STATE.enabled:
         off = -1 if advanced else _block_offset(d, y, nk, tk, view)
+        nm = _nm(name) if k is None else k.name_id()
         if off >= 0:                      # a contiguous block: an offset entry, no index map
-            out = _record_slice(x, off, y, _nm(name))
+            out = _record_slice(x, off, y, nm)
         else:
-            if tk is slice and d.ndim == 1:
-                idx = np.arange(*nk.indices(d.shape[0]), dtype=np.int64)
-            else:
-                idx = np.asarray(np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]).ravel()
-            tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
+            if k is None:
+                k = _index.parse(key, d.shape)
+            tp, e, n = _record_index(x, "gather", k.positions().reshape(-1), y, nm=nm)
             out = _out(y, x._dtype, tp, n)
     else:
         out = _wrap(y, x._dtype)
@@ -2192,13 +2230,8 @@ def _block_offset(d, y, nk, tk, view):
     of a C-contiguous ``d`` (so a ``slice`` entry can record it), else -1."""
     if not d.flags.c_contiguous or d.ndim == 0:
         return -1
-    n0 = d.shape[0]
-    if tk is slice:                        # x[a:b] (step 1) along the first dim
-        start, stop, step = nk.indices(n0)
-        if step != 1 and y.shape[0] > 1:
-            return -1
-        return start * (d.size // n0) if y.size else 0
     if tk is int:                          # x[i]: one row (or element)
+        n0 = d.shape[0]
         return (nk + n0 if nk < 0 else nk) * (d.size // n0)
     if view and y.flags.c_contiguous and y.size:  # any other basic index leaving a block
         off, r = divmod(_address(y) - _address(d), d.itemsize)
@@ -2285,6 +2318,7 @@ def _mm_core(a, b, m, k, n, y, name):
 
 _MM_OPCODE = OPCODE["mm"]
 from . import _blas  # noqa: E402
+from . import _index  # noqa: E402
 
 
 def matmul(input, other):

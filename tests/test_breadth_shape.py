@@ -1,10 +1,12 @@
 """Shape operations against torch (values, gradients, grad_fn names, errors) and finite
 differences (without torch)."""
+import warnings
+
 import numpy as np
 import pytest
 
 import tapegrad as tg
-from oracle import data, fdcheck, leaf, same
+from oracle import data, fdcheck, graph, leaf, same
 
 X34 = data((3, 4), seed=1)
 X234 = data((2, 3, 4), seed=2)
@@ -425,3 +427,209 @@ def test_matrix_transposes_record_one_transpose_entry_and_differentiate_twice():
     (pt * qt * pt).sum().backward()
     np.testing.assert_allclose(p.grad.numpy(), 2 * a * a[:, ::-1], rtol=1e-12)
     np.testing.assert_allclose(q.grad.numpy(), a * a, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- index family & co
+# name -> program on a (3, 4) leaf x; returns a tensor or a tuple of tensors
+INDEX_FAMILY = {
+    "reshape": lambda L, x: L.reshape(x, (4, 3)), "ravel": lambda L, x: x.ravel(),
+    "ravel_noncontig": lambda L, x: L.ravel(x.t()), "tile": lambda L, x: x.tile(2),
+    "tile_more": lambda L, x: L.tile(x, (2, 1, 1)), "take": lambda L, x: x.take(L.tensor([0, 5, -1, 5])),
+    "take_along_dim": lambda L, x: L.take_along_dim(x, L.tensor([[0], [1], [2]]), 1),
+    "take_along_flat": lambda L, x: L.take_along_dim(x, L.tensor([0, 5])),
+    "take_along_bcast": lambda L, x: L.take_along_dim(x, L.tensor([[0, 3]]), 1),
+    "index_add": lambda L, x: x.index_add(1, L.tensor([0, 2, 0]), x[:, :3] * 2),
+    "index_add_alpha": lambda L, x: L.index_add(x, 0, L.tensor([0, 0]), x[1:] ** 2, alpha=2),
+    "index_copy": lambda L, x: x.index_copy(1, L.tensor([3, 1]), x[:, :2].exp()),
+    "index_fill": lambda L, x: x.index_fill(1, L.tensor([0, 2]), -1.0),
+    "index_fill_tensor": lambda L, x: x.index_fill(1, L.tensor([0, 2]), x[0, 0] * 3),
+    "index_put": lambda L, x: x.index_put((L.tensor([0, 2]),), x[1:] * 2),
+    "index_put_acc": lambda L, x: x.index_put((L.tensor([0, 0]), L.tensor([1, 1])), x[0, :2] * 2,
+                                              accumulate=True),
+    "index_put_mask": lambda L, x: x.index_put((x > 0,), L.tensor(5.0)),
+    "scatter": lambda L, x: x.scatter(1, L.tensor([[0, 1], [2, 3], [1, 0]]), x[:, 2:] * 3),
+    "scatter_value": lambda L, x: x.scatter(1, L.tensor([[0], [1], [2]]), 5.0),
+    "scatter_dim0": lambda L, x: L.scatter(x, 0, L.tensor([[2, 1, 0, 0]]), x[1:2] ** 2),
+    "scatter_add": lambda L, x: x.scatter_add(1, L.tensor([[0, 0], [2, 3], [1, 1]]), x[:, 1:3] * 2),
+    "masked_scatter": lambda L, x: x.masked_scatter(x > 0, (x * 2).flip(0)),
+    "masked_scatter_bcast": lambda L, x: x.masked_scatter(L.tensor([True, False, True, False]),
+                                                          x.repeat(2, 1) * 3),
+    "meshgrid_ij": lambda L, x: L.meshgrid(x[0], x[1, :2], indexing="ij"),
+    "meshgrid_xy": lambda L, x: L.meshgrid(x[0], x[1, :2], x[2, :3], indexing="xy"),
+    "hsplit": lambda L, x: L.hsplit(x, 2), "vsplit": lambda L, x: L.vsplit(x, [1]),
+    "dsplit": lambda L, x: L.dsplit(x.reshape(3, 2, 2), 2), "tensor_split": lambda L, x: L.tensor_split(x, 3, 1),
+    "rot90": lambda L, x: L.rot90(x), "rot90_2": lambda L, x: L.rot90(x, 2),
+    "rot90_back": lambda L, x: x.rot90(-1, [1, 0]), "dstack": lambda L, x: L.dstack([x, x * 2]),
+    "column_stack": lambda L, x: L.column_stack([x[0, :3], x[:, :2]]),
+    "row_stack": lambda L, x: L.row_stack([x, x[0]]), "atleast_3d": lambda L, x: L.atleast_3d(x),
+    "atleast_3d_1d": lambda L, x: L.atleast_3d(x[0]), "atleast_3d_0d": lambda L, x: L.atleast_3d(x[0, 0]),
+    "atleast_2d_many": lambda L, x: L.atleast_2d(x[0], x[0, 0]),
+    "atleast_1d_list": lambda L, x: L.atleast_1d([x[0, 0], x]),
+    "block_diag": lambda L, x: L.block_diag(x, x[0, :2], x[1, 1]),
+    "kron": lambda L, x: L.kron(x[:2, :2], x[1:, :3]), "kron_ranks": lambda L, x: L.kron(x[0], x[:2]),
+    "unfold": lambda L, x: x.unfold(1, 2, 1), "unfold_step": lambda L, x: x.unfold(0, 2, 2),
+    "unfold_last": lambda L, x: x.unfold(-1, 2, 3), "H": lambda L, x: x.H, "mH": lambda L, x: x.mH,
+    "roll_flat": lambda L, x: x.roll(5), "t_": lambda L, x: (x * 1).t_(),
+    "transpose_": lambda L, x: (x * 1).transpose_(0, 1), "tril_": lambda L, x: (x * 1).tril_(),
+    "triu_": lambda L, x: (x * 1).triu_(1),
+    "index_add_": lambda L, x: (x * 1).index_add_(1, L.tensor([0, 2]), x[:, :2] * 2),
+    "scatter_": lambda L, x: (x * 1).scatter_(1, L.tensor([[0], [1], [2]]), 5.0),
+    "index_fill_": lambda L, x: (x * 1).index_fill_(1, L.tensor([0, 2]), -1.0),
+    "masked_scatter_": lambda L, x: (x * 1).masked_scatter_(x > 0, x * 2),
+    "index_put_": lambda L, x: (x * 1).index_put_((L.tensor([0, 2]),), x[:2] * 2),
+    "index_copy_": lambda L, x: (x * 1).index_copy_(1, L.tensor([0, 2]), x[:, :2] * 2),
+    "scatter_add_": lambda L, x: (x * 1).scatter_add_(1, L.tensor([[0, 0], [2, 3], [1, 1]]), x[:, :2]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(INDEX_FAMILY))
+def test_index_family_vs_torch(name, dtype):
+    op = INDEX_FAMILY[name]
+
+    def f(lib):
+        x = leaf(lib, X34, dtype)
+        y = op(lib, x)
+        ys = list(y) if isinstance(y, tuple) else [y]
+        total = 0
+        for t in ys:
+            w = lib.tensor(np.resize(np.arange(1.0, 50.0) / 7, tuple(t.shape)).tolist(),
+                           dtype=getattr(lib, dtype))
+            total = total + (t * w).sum()
+        total.backward()
+        nexts = [[None if n is None else n.name() for n, _ in t.grad_fn.next_functions]
+                 for t in ys if t.grad_fn is not None]
+        return ys, x.grad, [None if t.grad_fn is None else t.grad_fn.name() for t in ys], nexts
+    same(f)
+
+
+@pytest.mark.parametrize("name", sorted(INDEX_FAMILY))
+def test_index_family_finite_differences(name):
+    def f(x):
+        y = INDEX_FAMILY[name](tg, x)
+        return tg.cat([t.reshape(-1) for t in y]) if isinstance(y, tuple) else y
+    fdcheck(f, [X34])
+
+
+@pytest.mark.parametrize("name", sorted(INDEX_FAMILY))
+def test_index_family_without_grad(name):
+    same(lambda L: INDEX_FAMILY[name](L, leaf(L, X34, "float64", rg=False)))
+
+
+def test_index_family_integer_tensors_and_indices():
+    def f(lib):
+        x = lib.arange(12).reshape(3, 4)
+        return (x.index_add(0, lib.tensor([0, 0]), x[:2]), x.scatter(1, lib.tensor([[1], [0], [3]]), 7),
+                lib.tril_indices(3, 4), lib.triu_indices(4, 3, -1), lib.tril_indices(3, 3, dtype=lib.int32),
+                lib.triu_indices(0, 3), lib.broadcast_shapes((3, 1), (1, 4)), lib.broadcast_shapes(3, (2, 1)),
+                lib.broadcast_shapes(), lib.block_diag(), lib.meshgrid(lib.tensor(1), lib.arange(3),
+                                                                        indexing="xy"))
+    same(f)
+
+
+SHAPE_ERRORS = {
+    "cat_empty": (lambda L, x: L.cat([]), "expected a non-empty list of Tensors"),
+    "stack_empty": (lambda L, x: L.stack([]), "stack expects a non-empty TensorList"),
+    "hstack_empty": (lambda L, x: L.hstack(()), "hstack expects a non-empty TensorList"),
+    "cat_generator": (lambda L, x: L.cat(t for t in [x, x]), "must be tuple of Tensors, not generator"),
+    "cat_non_tensor": (lambda L, x: L.cat([x, 1]), "expected Tensor as element 1 in argument 0"),
+    "flip_repeat": (lambda L, x: x.flip(0, -2), "dim 0 appears multiple times in the list of dims"),
+    "movedim_repeat": (lambda L, x: x.movedim((0, 0), (1, 0)), "movedim: repeated dim in `source`"),
+    "movedim_lengths": (lambda L, x: x.movedim((0,), (1, 0)), "should contain the same number of dims"),
+    "fliplr_1d": (lambda L, x: L.fliplr(x[0]), "Input must be >= 2-d."),
+    "flipud_0d": (lambda L, x: L.flipud(x[0, 0]), "Input must be >= 1-d."),
+    "narrow_past": (lambda L, x: x.narrow(1, 3, 2), "start (3) + length (2) exceeds dimension size (4)."),
+    "narrow_start": (lambda L, x: x.narrow(0, 4, 0), "start out of range"),
+    "narrow_negative": (lambda L, x: x.narrow(1, 1, -1), "length must be non-negative"),
+    "roll_align": (lambda L, x: x.roll((1, 2), (0,)), "shifts and dimensions must align"),
+    "roll_no_dims": (lambda L, x: x.roll((1, 2)), "shifts and dimensions must align"),
+    "unflatten_sizes": (lambda L, x: x.unflatten(1, (3, -1)), "don't multiply up to the size of dim 1"),
+    "unflatten_two": (lambda L, x: x.unflatten(1, (-1, -1)), "only one dimension can be inferred"),
+    "take_oob": (lambda L, x: x.take(L.tensor([12])), "out of range: tried to access index 12"),
+    "take_float": (lambda L, x: x.take(L.tensor([1.0])), "Expected a long tensor for index"),
+    "scatter_oob": (lambda L, x: x.scatter(1, L.tensor([[0], [1], [5]]), 1.0), "index 5 is out of bounds"),
+    "scatter_ndim": (lambda L, x: x.scatter(1, L.tensor([0, 1]), 1.0), "same number of dimensions"),
+    "scatter_larger": (lambda L, x: x.scatter(1, L.zeros(4, 1, dtype=L.long), 1.0), "to be no larger than self"),
+    "scatter_dtype": (lambda L, x: x.scatter(1, L.zeros(3, 1, dtype=L.long), L.ones(3, 1, dtype=L.float64)),
+                      "Expected self.dtype to be equal to src.dtype"),
+    "index_add_oob": (lambda L, x: x.index_add(1, L.tensor([0, 5]), L.ones(3, 2)), "index 5 is out of bounds"),
+    "index_add_count": (lambda L, x: x.index_add(1, L.tensor([0, 1]), L.ones(3, 3)), "Number of indices (2)"),
+    "index_add_vector": (lambda L, x: x.index_add(1, L.tensor([[0, 1]]), L.ones(3, 2)),
+                         "Index is supposed to be a vector"),
+    "index_add_float": (lambda L, x: x.index_add(1, L.tensor([0.0]), L.ones(3, 1)), "Expected dtype int32/int64"),
+    "index_add_dtype": (lambda L, x: x.index_add(1, L.tensor([0]), L.ones(3, 1, dtype=L.float64)),
+                        "must have the same scalar type"),
+    "index_fill_oob": (lambda L, x: x.index_fill(1, L.tensor([9]), 1.0), "index 9 is out of bounds"),
+    "index_fill_1d": (lambda L, x: x.index_fill(1, L.tensor([0]), L.ones(2)), "0-dimensional value tensor"),
+    "index_put_dtype": (lambda L, x: x.index_put((L.tensor([0]),), L.ones(4, dtype=L.float64)),
+                        "Index put requires the source and destination dtypes match"),
+    "masked_scatter_few": (lambda L, x: x.masked_scatter(x > -9, L.ones(3)), "Number of elements of source"),
+    "masked_scatter_float": (lambda L, x: x.masked_scatter((x > 0).float(), L.ones(12)),
+                             "only supports boolean masks"),
+    "meshgrid_2d": (lambda L, x: L.meshgrid(x[0], x, indexing="ij"), "Expected 0D or 1D tensor"),
+    "meshgrid_indexing": (lambda L, x: L.meshgrid(x[0], indexing="ab"), "indexing must be one of"),
+    "unfold_size": (lambda L, x: x.unfold(1, 5, 1), "maximum size for tensor at dimension 1 is 4"),
+    "unfold_step": (lambda L, x: x.unfold(1, 2, 0), "step is 0 but must be > 0"),
+    "rot90_dims": (lambda L, x: L.rot90(x, 1, [0]), "expected total rotation dims == 2"),
+    "rot90_same": (lambda L, x: L.rot90(x, 1, [0, 0]), "expected rotation dims to be different"),
+    "rot90_1d": (lambda L, x: L.rot90(x[0]), "expected total dims >= 2"),
+    "hsplit_indivisible": (lambda L, x: L.hsplit(x, 3), "is not divisible by the split_size 3!"),
+    "vsplit_1d": (lambda L, x: L.vsplit(x[0], 2), "torch.vsplit requires a tensor with at least 2"),
+    "tril_indices_neg": (lambda L, x: L.tril_indices(-1, 3), "row must be non-negative"),
+    "broadcast_shapes": (lambda L, x: L.broadcast_shapes((3,), (2,)), "Attempting to broadcast a dimension"),
+    "block_diag_3d": (lambda L, x: L.block_diag(x[None]), "Input tensors must have 2 or fewer dimensions"),
+    "take_along_shapes": (lambda L, x: L.take_along_dim(x, L.tensor([[0, 1]]), 0),
+                          "The size of tensor a (4) must match the size of tensor b (2)"),
+    "H_1d": (lambda L, x: x[0].H, "tensor.H is only supported on matrices (2-D tensors). Got 1-D"),
+    "mH_1d": (lambda L, x: x[0].mH, "tensor.mH is only supported on matrices or batches"),
+    "t_leaf": (lambda L, x: x.t_(), "in-place operation"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_ERRORS))
+def test_shape_errors_with_messages(name):
+    prog, phrase = SHAPE_ERRORS[name]
+    same(lambda L: prog(L, leaf(L, X34)), phrases=(phrase,))
+
+
+def test_meshgrid_default_indexing_warns():
+    def f(L):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            a, b = L.meshgrid(L.arange(2.0), L.arange(3.0))
+        return a, b, [str(m.message)[:60] for m in w]
+    same(f)
+
+
+def test_in_place_transpose_changes_the_tensor():
+    def f(L):
+        x = leaf(L, X34)
+        z = x * 2
+        r = z.t_()
+        (z * L.arange(12.0).reshape(4, 3)).sum().backward()
+        u = L.zeros(2, 3)
+        u.t_()
+        u[0, 1] = 4.0
+        return r is z, z, z.is_contiguous(), x.grad, u, u.shape, u.stride()
+    same(f)
+
+
+def test_view_as_dtype():
+    def f(L):
+        x = leaf(L, X34)
+        y = x.view(L.int32)
+        d = L.arange(6.0, dtype=L.float64).reshape(2, 3)
+        e = d.view(L.float32)
+        e[0, 0] = 2.0
+        return y, y.requires_grad, y.is_leaf, d.view(L.int32).shape, e, d
+    same(f)
+    same(lambda L: L.arange(6.0).reshape(2, 3).t().view(L.int16),
+         phrases=("must be 1 to view Float as Short",))
+
+
+def test_cat_of_mixed_dtypes_lists_the_inputs():
+    def f(L):
+        a = leaf(L, X34, "float32")
+        b = leaf(L, X34, "float64")
+        return [graph(L.cat([a, b]).grad_fn), graph(L.stack([b, a]).grad_fn)]
+    same(f)

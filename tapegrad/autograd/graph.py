@@ -5,6 +5,8 @@ an entry's ``grad_fn`` and is then cached on the tape, so ``a.grad_fn is b.grad_
 outputs of one entry. Each grad_fn name (``MulBackward0``) is its own subclass of ``Node`` so
 ``type(node).__name__`` reads as in torch.
 """
+import weakref
+
 from ..kernels import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, OP
 from ..ops import BINARY, MM, OPS, PYFUNC
 from ..tape import resolve_entry, view_i64
@@ -59,6 +61,24 @@ def tap_name_id(name, slots):
     return i
 
 
+# Chains (x[1, 2], x[1:, ::2], x[0, :, idx]): torch records one node per basic indexing step
+# (SelectBackward0 under SelectBackward0 ...), tapegrad one entry; the entry's name id carries
+# the names of the nodes below the top one, shown as ``InnerNode`` views in next_functions.
+CHAIN = {}      # name id -> names of the nodes under the top one, outermost first
+
+
+def chain_name_id(names):
+    """The id of a top entry named ``names[0]`` standing for torch's chain ``names`` (outermost
+    first) of single-input nodes."""
+    key = ("chain",) + tuple(names)
+    i = _NAME_ID.get(key)
+    if i is None:
+        i = _NAME_ID[key] = len(NAMES)
+        NAMES.append(names[0])
+        CHAIN[i] = tuple(names[1:])
+    return i
+
+
 class Node:
     """A backward node (``grad_fn``) of a recorded entry."""
     __slots__ = ("_tape", "_entry", "__weakref__")
@@ -101,6 +121,51 @@ class AccumulateGrad:
 
     def __repr__(self):
         return "<AccumulateGrad object at %#x>" % id(self)
+
+
+class InnerNode:
+    """A node of a chain (see CHAIN) below an entry's top node: its next_functions go on down
+    the chain, the last one's to the entry's inputs. (No hooks: tapegrad has no such node.)"""
+    __slots__ = ("_top", "_depth", "__weakref__")
+
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return _chain_next(self._top, self._depth)
+
+    @property
+    def metadata(self):
+        return {}
+
+    def __repr__(self):
+        return "<%s object at %#x>" % (type(self).__name__, id(self))
+
+
+_INNER = weakref.WeakKeyDictionary()     # top node view -> {depth: InnerNode} (stable identity)
+_INNER_CLASSES = {}
+
+
+def _chain_next(top, depth):
+    tp, e = resolve_entry(top._tape, top._entry)
+    top._tape, top._entry = tp, e
+    E = view_i64(tp.E).reshape(-1, K)
+    chain = CHAIN.get(int(E[e, NM]), ())
+    if depth >= len(chain):
+        return _inputs(tp, E, e)
+    kids = _INNER.get(top)
+    if kids is None:
+        kids = _INNER[top] = {}
+    v = kids.get(depth)
+    if v is None:
+        name = chain[depth]
+        cls = _INNER_CLASSES.get(name)
+        if cls is None:
+            cls = _INNER_CLASSES[name] = type(name, (InnerNode,), {"__slots__": ()})
+        v = kids[depth] = object.__new__(cls)
+        v._top, v._depth = top, depth + 1
+    return ((v, 0),)
 
 
 _CLASSES = {}
@@ -185,6 +250,13 @@ def _slots(tp, E, N, e, arity):
 
 def next_functions(tp, e):
     E = view_i64(tp.E).reshape(-1, K)
+    nid = int(E[e, NM])
+    if nid in CHAIN:
+        return _chain_next(node_view(tp, e), 0)
+    return _inputs(tp, E, e)
+
+
+def _inputs(tp, E, e):
     N = view_i64(tp.N).reshape(-1, NK)
     arity = ARITY.get(int(E[e, NM]))
     if arity is not None:

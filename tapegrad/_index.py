@@ -1,0 +1,488 @@
+"""How torch reads an index key: ``x[key]`` and ``x[key] = v``.
+
+torch does not follow numpy's rules. It applies the key's parts one after another
+(``applySlicing``): an int *selects* (the dimension goes away at once), a slice slices, None
+and a Python/0-dim bool unsqueeze; index tensors, lists and masks are only collected, with
+their position in the tensor left by those basic steps, and ``at::index`` then gathers with
+them (numpy's rule *among the index tensors only*: adjacent ones put their broadcast shape in
+place, separated ones in front). So ``x[0, :, idx]`` on (3, 4, 5) is (4, 2) in torch, (2, 4)
+in numpy. ``parse`` reads a key the torch way and turns it into one numpy key with the same
+result (numpy's own key when numpy agrees, an explicit open mesh of index arrays otherwise),
+and gives the flat positions of the selected elements (for the gather entry recording it).
+
+Other torch rules kept here: a non-tuple sequence (a list) holding a tensor, sequence, slice,
+``...`` or None is read as a tuple (numpy's legacy rule, lists shorter than 32); lists become
+long index tensors (floats truncated) or masks (bools); uint8 tensors are masks (deprecated,
+with a warning); 0-dim integer tensors select; index tensors of other dtypes, Python floats and
+numpy bools are refused; full slices inside a tuple cost nothing (a key of only those is an
+alias); a negative step is refused.
+"""
+import numbers
+import operator
+import warnings
+
+import numpy as np
+
+from .autograd.graph import chain_name_id as _chain_name_id, name_id as _name_id
+from .tensor import Tensor, bool_, uint8, int32, int64
+
+__all__ = ["parse", "Key"]
+
+_INVALID = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+            "valid indices (got %s)")
+_BAD_DTYPE = "tensors used as indices must be long, int, byte or bool tensors"
+_ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+
+
+class Key:
+    """A key read the torch way for a tensor of a given shape.
+
+    np: the numpy key giving torch's result in one subscript (basic: a view).
+    adv: whether it gathers (IndexBackward0, a copy) rather than views.
+    names: the grad_fn names of torch's basic steps in order (select/slice/unsqueeze).
+    name: the grad_fn of the result.
+    """
+    __slots__ = ("np", "adv", "names", "name", "_cur", "_fixed", "_arrays", "_shape", "_out",
+                 "_bpos", "_bshape", "_key")
+
+    def name_id(self):
+        """The recorded name: torch's outermost node, carrying the chain of nodes torch has
+        below it (one per basic step; autograd.graph.CHAIN) when there are several."""
+        names = self.names
+        if self.adv:
+            if not names:
+                return _name_id("IndexBackward0")
+            return _chain_name_id(("IndexBackward0",) + tuple(reversed(names)))
+        if len(names) <= 1:
+            return _name_id(self.name)
+        return _chain_name_id(tuple(reversed(names)))
+
+    def positions(self):
+        """Flat (C-order) positions in the indexed tensor of the result's elements, an int64
+        array of the result's shape (O(result size), independent of the tensor's size)."""
+        if self._cur is None:                     # a fast-path key: read it in full
+            full = _parse(self._key, self._shape)
+            self._cur, self._fixed, self._arrays, self._bpos, self._bshape = (
+                full._cur, full._fixed, full._arrays, full._bpos, full._bshape)
+        shape = self._shape
+        cst = [1] * len(shape)
+        for j in range(len(shape) - 2, -1, -1):
+            cst[j] = cst[j + 1] * shape[j + 1]
+        off = 0
+        for j, v in self._fixed.items():
+            off += v * cst[j]
+        arrays = self._arrays
+        block = None                              # the index arrays' part, broadcast shape
+        if arrays:
+            cur = self._cur
+            for p, a in arrays:
+                e = cur[p]
+                if e[0] >= 0:
+                    t = (e[1] + a * e[2]) * cst[e[0]]
+                    block = t if block is None else block + t
+            if block is None or block.shape != self._bshape:
+                block = np.broadcast_to(np.int64(0) if block is None else block, self._bshape)
+        total = np.int64(off)
+        axis = 0
+        idx_at = {p for p, _ in arrays}
+        for k, e in enumerate(self._cur):
+            if k in idx_at:
+                continue
+            if block is not None and axis == self._bpos:
+                total = np.add.outer(total, block)
+                block = None
+            step = e[2] * cst[e[0]] if e[0] >= 0 else 0
+            start = e[1] * cst[e[0]] if e[0] >= 0 else 0
+            total = np.add.outer(total, np.arange(start, start + e[3] * step, step, dtype=np.int64)
+                                 if step else np.zeros(e[3], np.int64))
+            axis += 1
+        if block is not None:
+            total = np.add.outer(total, block)
+        return np.asarray(total, np.int64).reshape(self._out)
+
+    def _coords(self):
+        """(position in the intermediate, coordinate array in the result's layout) of each
+        dimension left by the basic steps."""
+        cur, out, arrays = self._cur, self._out, self._arrays
+        r = len(out)
+        idx_at = {p: a for p, a in arrays}
+        nb = r - (len(cur) - len(arrays)) if arrays else 0   # the broadcast index shape's rank
+        bpos = self._bpos
+        res = []
+        axis = 0
+        for k, e in enumerate(cur):
+            a = idx_at.get(k)
+            if a is not None:
+                shp = (1,) * bpos + (1,) * (nb - a.ndim) + a.shape + (1,) * (r - bpos - nb)
+                res.append((k, a.reshape(shp)))
+                continue
+            if arrays and axis == bpos:
+                axis += nb                              # the index block's axes come here
+            shp = [1] * r
+            shp[axis] = e[3]
+            res.append((k, np.arange(e[3], dtype=np.int64).reshape(shp)))
+            axis += 1
+        return res
+
+    def mesh(self):
+        """One index array (of the result's shape) per dimension of the indexed tensor."""
+        out = self._out
+        ms = [None] * len(self._shape)
+        for j, v in self._fixed.items():
+            ms[j] = np.broadcast_to(np.int64(v), out)
+        for k, coord in self._coords():
+            e = self._cur[k]
+            if e[0] >= 0:
+                ms[e[0]] = np.broadcast_to(e[1] + coord * e[2], out)
+        return tuple(ms)
+
+
+def _is_seq(o):
+    """Python's PySequence_Check as torch uses it (numpy scalars and dicts are not)."""
+    return (hasattr(type(o), "__getitem__") and not isinstance(o, (dict, np.generic))
+            and not isinstance(o, type))
+
+
+def _type_name(o):
+    t = type(o)
+    return ("numpy." + t.__name__) if t.__module__ == "numpy" else t.__name__
+
+
+def _tupleize(key):
+    """(parts, simple): the key's parts; simple for the single keys torch handles before
+    reading a tuple (int, slice, None, ..., bool: no dimension count, no full-slice skip)."""
+    if type(key) is tuple:
+        return key, False
+    if key is None or key is Ellipsis or key is True or key is False or type(key) is slice:
+        return (key,), True
+    if isinstance(key, numbers.Integral) and not isinstance(key, np.bool_):
+        return (key,), True
+    if isinstance(key, (Tensor, np.ndarray)) or not _is_seq(key):
+        return (key,), False
+    try:
+        n = len(key)
+    except TypeError:
+        return (key,), False
+    if n < 32:
+        for i in range(n):
+            o = key[i]
+            if (isinstance(o, Tensor) or type(o) is slice or o is None or o is Ellipsis
+                    or _is_seq(o)):
+                return tuple(key[i] for i in range(n)), False
+    return (key,), False
+
+
+def _data_of(o):
+    """A nested sequence's values as a numpy array (tensors inside read as their values)."""
+    if isinstance(o, Tensor):
+        return o._data
+    if isinstance(o, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if isinstance(o, (list, tuple, range)):
+        return [_data_of(v) for v in o]
+    return o
+
+
+def _seq_index(o):
+    """A list (or other sequence) as torch's indexing tensor: bools make a mask, anything
+    else a long tensor (floats truncated)."""
+    a = np.asarray(o) if isinstance(o, np.ndarray) else np.asarray(_data_of(o))
+    if a.dtype.kind in "USO":
+        raise TypeError("new(): invalid data type '%s'" % ("str" if a.dtype.kind in "US"
+                                                           else "object"))
+    if a.dtype == np.bool_:
+        return a, True
+    return a.astype(np.int64), False
+
+
+def parse(key, shape):
+    """Read ``key`` the torch way for a tensor of ``shape``; raises torch's errors."""
+    tk = type(key)
+    if tk is tuple:
+        if len(key) <= len(shape):
+            k = _int_slice_tuple(key, shape)
+            if k is not None:
+                return k
+    elif tk is Tensor:
+        dt = key._dtype
+        if (dt is int64 or dt is int32) and key._data.ndim and shape:
+            return _one_index(key, np.asarray(key._data, np.int64), shape)
+    elif tk is list and shape and key and len(key) < 32:
+        for v in key:
+            if type(v) is not int:
+                break
+        else:
+            return _one_index(key, np.array(key, np.int64), shape)
+    return _parse(key, shape)
+
+
+def _fast_key(key, shape, np_key, adv, names, out):
+    k = Key()
+    k._key, k._shape, k.np, k.adv, k.names, k._out = key, tuple(shape), np_key, adv, names, out
+    k.name = "IndexBackward0" if adv else (names[-1] if names else "AliasBackward0")
+    k._cur = None
+    return k
+
+
+def _int_slice_tuple(key, shape):
+    """A tuple of ints and slices (x[i, j], x[1:, ::2]): numpy reads it as torch does once
+    the ints are in range and the steps positive. None for any other tuple."""
+    names = []
+    out = []
+    for j, c in enumerate(key):
+        tc = type(c)
+        n = shape[j]
+        if tc is int:
+            if not -n <= c < n:
+                raise IndexError("index %d is out of bounds for dimension %d with size %d"
+                                 % (c, j, n))
+            names.append("SelectBackward0")
+        elif tc is slice:
+            step = c.step
+            if step is not None and (type(step) is not int or step <= 0):
+                return None
+            start, stop, st = c.indices(n)
+            if not (start == 0 and stop == n and st == 1):
+                names.append("SliceBackward0")
+            out.append(len(range(start, stop, st)))
+        else:
+            return None
+    # all ints: numpy's element view (a 0-dim array sharing memory) takes a trailing ...
+    np_key = key + (Ellipsis,) if len(key) == len(shape) and not out else key
+    return _fast_key(key, shape, np_key, False, names, tuple(out) + tuple(shape[len(key):]))
+
+
+def _one_index(key, a, shape):
+    """x[idx] for one long/int index tensor or list of ints (int64 array ``a``): numpy's
+    x[idx] once the bounds are checked."""
+    n = shape[0]
+    if a.size:
+        lo, hi = a.min(), a.max()
+        if lo < -n or hi >= n:
+            _index_arrays([(0, a, False)], list(shape))       # raises torch's error
+        if lo < 0:
+            a = np.where(a < 0, a + n, a)
+    k = _fast_key(key, shape, a, True, [], a.shape + tuple(shape[1:]))
+    k._cur = [[j, 0, 1, shape[j]] for j in range(len(shape))]
+    k._fixed, k._arrays, k._bpos, k._bshape = {}, [(0, a)], 0, a.shape
+    return k
+
+
+def _parse(key, shape):
+    parts, simple = _tupleize(key)
+    ndim = len(shape)
+    spec = 0
+    for c in parts:
+        if isinstance(c, Tensor):
+            spec += c._data.ndim if c._dtype is bool_ or c._dtype is uint8 else 1
+        elif not (c is None or c is Ellipsis or c is True or c is False):
+            spec += 1
+    if spec > ndim and not simple:
+        raise IndexError("too many indices for tensor of dimension %d" % ndim)
+    cur = [[j, 0, 1, shape[j]] for j in range(ndim)]   # [x dim or -1, start, step, length]
+    fixed = {}
+    recs = []          # (position, array, is a mask)
+    names = []
+    dim = 0
+    mesh = False       # numpy's own key would differ: build the open mesh
+    for pos, c in enumerate(parts):
+        if c is None:
+            cur.insert(dim, [-1, 0, 1, 1])
+            dim += 1
+            names.append("UnsqueezeBackward0")
+            continue
+        if c is Ellipsis:
+            dim += ndim - spec
+            continue
+        if c is True or c is False:
+            cur.insert(dim, [-1, 0, 1, 1])
+            recs.append((dim, np.zeros(1 if c else 0, np.int64), False))
+            dim += 1
+            names.append("UnsqueezeBackward0")
+            mesh = True
+            continue
+        if type(c) is slice:
+            if dim >= len(cur):
+                if ndim == 0:
+                    raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+                raise IndexError("too many indices for tensor of dimension %d" % ndim)
+            step = 1 if c.step is None else operator.index(c.step)
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
+                raise ValueError("step must be greater than zero")
+            e = cur[dim]
+            n = e[3]
+            start, stop, _ = slice(c.start, c.stop, step).indices(n)
+            if simple or not (start == 0 and stop == n and step == 1):
+                e[1] += start * e[2]
+                e[2] *= step
+                e[3] = len(range(start, stop, step))
+                names.append("SliceBackward0")
+                if e[0] < 0 and e[3] == 0:
+                    mesh = True                 # an unsqueezed dim sliced away
+            dim += 1
+            continue
+        if isinstance(c, Tensor):
+            dt = c._dtype
+            if c._data.ndim == 0:
+                if dt is bool_ or dt is uint8:
+                    cur.insert(dim, [-1, 0, 1, 1])
+                    recs.append((dim, np.zeros(1 if c._data else 0, np.int64), False))
+                    dim += 1
+                    names.append("UnsqueezeBackward0")
+                    mesh = True
+                    continue
+                if dt._cat != 1:
+                    raise IndexError(_BAD_DTYPE)
+                c = int(c._data)                         # an integer: select (below)
+            elif dt is int64 or dt is int32:
+                recs.append((dim, np.asarray(c._data, np.int64), False))
+                dim += 1
+                continue
+            elif dt is bool_ or dt is uint8:
+                if dt is uint8:
+                    warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
+                                  "dtype torch.bool instead.", UserWarning, stacklevel=3)
+                m = np.asarray(c._data, np.bool_)
+                recs.append((dim, m, True))
+                dim += m.ndim
+                continue
+            else:
+                raise IndexError(_BAD_DTYPE)
+        elif isinstance(c, np.bool_):
+            raise IndexError(_INVALID % _type_name(c))
+        elif isinstance(c, np.ndarray) and c.ndim == 0 and c.dtype.kind in "iu":
+            c = int(c)
+        elif isinstance(c, np.ndarray) or (_is_seq(c) and not isinstance(c, numbers.Integral)):
+            a, is_mask = _seq_index(c)
+            recs.append((dim, a, is_mask))
+            dim += a.ndim if is_mask else 1
+            continue
+        elif isinstance(c, float):
+            raise IndexError(_INVALID % "float")
+        if not isinstance(c, numbers.Integral):
+            try:
+                c = operator.index(c)
+            except TypeError:
+                raise IndexError(_INVALID % _type_name(c)) from None
+        # an integer: select
+        i = int(c)
+        if dim >= len(cur):
+            if simple and ndim == 0 and i == 0:
+                raise IndexError(_ZERO_DIM)
+            raise IndexError("index %d is out of bounds for dimension %d with size 0" % (i, pos))
+        e = cur[dim]
+        n = e[3]
+        if not -n <= i < n:
+            raise IndexError("index %d is out of bounds for dimension %d with size %d" % (i, pos, n))
+        if i < 0:
+            i += n
+        if e[0] >= 0:
+            fixed[e[0]] = e[1] + i * e[2]
+        del cur[dim]
+        names.append("SelectBackward0")
+
+    k = Key()
+    k._cur, k._fixed, k._shape, k._key, k._bshape = cur, fixed, tuple(shape), key, ()
+    k.names = names
+    inter = [e[3] for e in cur]
+    arrays = _index_arrays(recs, inter) if recs else []
+    k._arrays = arrays
+    if arrays:
+        mesh = mesh or bool(fixed)
+        P = [p for p, _ in arrays]
+        try:
+            B = np.broadcast_shapes(*[a.shape for _, a in arrays])
+        except ValueError:
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                             "with shapes %s" % ", ".join(str(list(a.shape)) for _, a in arrays)) from None
+        k._bshape = tuple(B)
+        adjacent = P[-1] - P[0] + 1 == len(P)
+        rest = [n for q, n in enumerate(inter) if q not in P]
+        if adjacent:
+            out = tuple(inter[:P[0]]) + tuple(B) + tuple(inter[P[-1] + 1:])
+            k._bpos = P[0]
+        else:
+            out = tuple(B) + tuple(rest)
+            k._bpos = 0
+        k.adv, k.name = True, "IndexBackward0"
+    else:
+        out = tuple(inter)
+        k._bpos = 0
+        k.adv = False
+        k.name = names[-1] if names else "AliasBackward0"
+    k._out = out
+    if ndim == 0 and mesh:
+        # a 0-dim tensor under bools: the element (under new axes) or nothing (the caller
+        # reshapes an empty result to ``out``)
+        k.np = (None,) * len(out) if all(out) else (False,)
+    elif mesh:
+        k.np = k.mesh()
+    else:
+        k.np = _numpy_key(cur, fixed, shape, arrays)
+    return k
+
+
+def _index_arrays(recs, inter):
+    """The index tensors as (position, int64 array) with masks expanded (nonzero), bounds
+    checked with torch's messages and negative indices wrapped."""
+    out = []
+    for p, a, is_mask in recs:
+        if is_mask:
+            for j in range(a.ndim):
+                if p + j >= len(inter):
+                    raise IndexError("too many indices for tensor of dimension %d" % len(inter))
+                if a.shape[j] != inter[p + j]:
+                    raise IndexError("The shape of the mask %s at index %d does not match the shape "
+                                     "of the indexed tensor %s at index %d"
+                                     % (list(a.shape), j, list(inter), p + j))
+            if a.ndim == 0:
+                raise IndexError("too many indices for tensor of dimension %d" % len(inter))
+            out.extend((p + j, nz.astype(np.int64, copy=False))
+                       for j, nz in enumerate(np.nonzero(a)))
+        else:
+            if p >= len(inter):
+                raise IndexError("too many indices for tensor of dimension %d" % len(inter))
+            out.append((p, a))
+    for ordinal, (p, a) in enumerate(out):
+        n = inter[p]
+        if a.size:
+            lo, hi = a.min(), a.max()
+            if lo < -n or hi >= n:
+                bad = a.reshape(-1)[np.argmax(((a < -n) | (a >= n)).reshape(-1))]
+                raise IndexError("index %d is out of bounds for dimension %d with size %d"
+                                 % (bad, ordinal, n))
+            if lo < 0:
+                out[ordinal] = (p, np.where(a < 0, a + n, a))
+    return out
+
+
+def _numpy_key(cur, fixed, shape, arrays):
+    """numpy's key for a torch key numpy reads the same way: ints and slices over the
+    tensor's dims, None for new ones, index arrays where torch has them."""
+    idx_at = dict(arrays)
+    key = []
+    nxt = 0
+    for q, e in enumerate(cur):
+        j = e[0]
+        if j < 0:
+            key.append(None)
+            continue
+        while nxt < j:
+            key.append(fixed[nxt])
+            nxt += 1
+        a = idx_at.get(q)
+        if a is not None:
+            # an index array over a sliced dimension: compose (slice start + i * step)
+            key.append(a if (e[1] == 0 and e[2] == 1) else e[1] + a * e[2])
+        elif e[1] == 0 and e[2] == 1 and e[3] == shape[j]:
+            key.append(slice(None))
+        else:
+            key.append(slice(e[1], e[1] + e[3] * e[2], e[2]))
+        nxt = j + 1
+    while nxt < len(shape):
+        key.append(fixed[nxt])
+        nxt += 1
+    return tuple(key)
