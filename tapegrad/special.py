@@ -113,3 +113,65 @@ def ndtr(input):
 
 def log_ndtr(input):
     return ndtr(input).log()
+
+
+def _erfinv_np(x):
+    """erfinv in float64: Giles' single-precision approximation refined by two Newton steps
+    on math.erf (exact to a few ulp); +-1 -> +-inf, |x| > 1 -> nan."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(all="ignore"):
+        w = -np.log((1.0 - x) * (1.0 + x))
+        small = w < 5.0
+        ws = w - 2.5
+        p1 = 2.81022636e-08
+        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                  -0.00417768164, 0.246640727, 1.50140941):
+            p1 = c + p1 * ws
+        wl = np.sqrt(w) - 3.0
+        p2 = -0.000200214257
+        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                  0.00943887047, 1.00167406, 2.83297682):
+            p2 = c + p2 * wl
+        y = np.where(small, p1, p2) * x
+        erf_v = np.vectorize(math.erf, otypes=[np.float64])
+        for _ in range(2):
+            fin = np.isfinite(y)
+            err = erf_v(np.where(fin, y, 0.0)) - x
+            y = np.where(fin, y - err / (2.0 / math.sqrt(math.pi) * np.exp(-y * y)), y)
+        y = np.where(x == 1.0, np.inf, np.where(x == -1.0, -np.inf, y))
+        y = np.where(np.abs(x) > 1.0, np.nan, y)
+    return y
+
+
+def _special_funcs():
+    from .autograd.function import Function
+
+    class Erfinv(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            y = _erfinv_np(x._data)
+            ctx.y = y
+            return _wrap(np.asarray(y, x._dtype.np) if y.ndim else x._dtype.np.type(y), x._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            y = erfinv(x) if STATE.enabled else _wrap(np.asarray(ctx.y, x._dtype.np), x._dtype)
+            # d erfinv(x) = sqrt(pi) / 2 exp(erfinv(x)^2) dx
+            return g * ((y * y).exp() * (math.sqrt(math.pi) / 2))
+    return {"Erfinv": Erfinv}
+
+
+_SF = {}
+
+
+def _sf(name):
+    if not _SF:
+        _SF.update(_special_funcs())
+    return _SF[name]
+
+
+def erfinv(input):
+    x = _floatify(input)
+    return named(_sf("Erfinv").apply(x), "ErfinvBackward0")

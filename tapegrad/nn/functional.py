@@ -963,3 +963,12 @@ def _install():
 
 
 _install()
+
+
+def _torch_dropout(input, p, train):
+    """torch.dropout(input, p, train)."""
+    return dropout(input, p, train)
+
+
+def _torch_dropout_(input, p, train):
+    return dropout(input, p, train, inplace=True)
