@@ -5,6 +5,7 @@ record one entry; softmax/log_softmax and the losses are compositions of primiti
 intermediate entries are hidden and whose last entry carries torch's grad_fn name
 (``SoftmaxBackward0``, ``NllLossBackward0``, ``MseLossBackward0`` ...).
 """
+import math
 import warnings
 
 import numpy as np
@@ -31,7 +32,9 @@ __all__ = ["relu", "relu_", "leaky_relu", "elu", "gelu", "silu", "softplus", "lo
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "one_hot", "normalize",
            "softsign", "hardtanh", "relu6", "softmin", "mish", "tanhshrink", "selu", "celu",
            "leaky_relu_", "elu_", "celu_", "selu_", "hardtanh_", "threshold", "threshold_",
-           "hardsigmoid", "hardswish", "softshrink", "hardshrink", "glu"]
+           "hardsigmoid", "hardswish", "softshrink", "hardshrink", "glu", "layer_norm",
+           "batch_norm", "embedding", "kl_div", "scaled_dot_product_attention",
+           "pairwise_distance", "gaussian_nll_loss", "poisson_nll_loss", "cosine_similarity"]
 
 
 # ----------------------------------------------------------------------------- activations
@@ -972,3 +975,197 @@ def _torch_dropout(input, p, train):
 
 def _torch_dropout_(input, p, train):
     return dropout(input, p, train, inplace=True)
+
+
+# ----------------------------------------------------------------------------- normalization,
+# embedding, attention, kl_div (compositions; the last entry carries torch's node name)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims
+    (biased variance), NativeLayerNormBackward0."""
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shp = tuple(input.shape)
+    if len(ns) == 0 or shp[len(shp) - len(ns):] != ns:
+        raise RuntimeError("Given normalized_shape=%s, expected input with shape [*, %s], but got "
+                           "input of size%s" % (list(ns), ", ".join(str(n) for n in ns),
+                                                list(shp)))
+    dims = tuple(range(len(shp) - len(ns), len(shp)))
+    mu = input.mean(dims, keepdim=True)
+    xc = input - mu
+    var = (xc * xc).mean(dims, keepdim=True)
+    rs = (var + eps).rsqrt()
+    y = xc * rs
+    hidden = [mu, xc, var, rs]
+    if weight is not None:
+        hidden.append(y)
+        y = y * weight
+    if bias is not None:
+        hidden.append(y)
+        y = y + bias
+    hide(*[h for h in hidden if h._tape is not None])
+    return named(y, "NativeLayerNormBackward0") if y._tape is not None else y
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Batch normalization over every dim but 1. training: the batch statistics (biased
+    variance) normalize, and the running statistics are updated in place (unbiased variance,
+    ``momentum``); otherwise the running statistics normalize. NativeBatchNormBackward0."""
+    shp = tuple(input.shape)
+    if len(shp) < 2:
+        raise ValueError("Expected 2D or 3D input (got %dD input)" % len(shp))
+    C = shp[1]
+    dims = (0,) + tuple(range(2, len(shp)))
+    n = int(np.prod([shp[d] for d in dims], dtype=np.int64))
+    if training and n <= 1:
+        raise ValueError("Expected more than 1 value per channel when training, got input size "
+                         "%s" % (_size(shp),))
+    bshape = (1, C) + (1,) * (len(shp) - 2)
+    if training:
+        mu = input.mean(dims, keepdim=True)
+        xc = input - mu
+        var = (xc * xc).mean(dims, keepdim=True)
+        if running_mean is not None or running_var is not None:
+            from ..autograd.grad_mode import no_grad
+            with no_grad():
+                m = float(momentum) if momentum is not None else 0.1
+                if running_mean is not None:
+                    running_mean.mul_(1 - m).add_(mu.detach().reshape(C) * m)
+                if running_var is not None:
+                    running_var.mul_(1 - m).add_(var.detach().reshape(C) * (m * n / (n - 1)))
+        hidden = [mu, xc, var]
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        xc = input - running_mean.reshape(bshape)
+        var = running_var.reshape(bshape)
+        hidden = [xc]
+    rs = (var + eps).rsqrt()
+    y = xc * rs
+    hidden.append(rs)
+    if weight is not None:
+        hidden.append(y)
+        y = y * weight.reshape(bshape)
+    if bias is not None:
+        hidden.append(y)
+        y = y + bias.reshape(bshape)
+    hide(*[h for h in hidden if h._tape is not None])
+    return named(y, "NativeBatchNormBackward0") if y._tape is not None else y
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """weight's rows at the indices (EmbeddingBackward0); rows at padding_idx get no gradient."""
+    if max_norm is not None:
+        raise NotImplementedError("embedding(max_norm=) is not supported yet")
+    idx = np.asarray(input._data if isinstance(input, Tensor) else input)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following "
+                           "scalar types: Long, Int; but got %s instead"
+                           % (input._dtype._tname if isinstance(input, Tensor) else idx.dtype))
+    V = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += V
+        if not 0 <= padding_idx < V:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+    if idx.size and (idx.min() < -V or idx.max() >= V):
+        raise IndexError("index out of range in self")
+    from ..creation import tensor as _tensor
+    flat = _tensor(idx.reshape(-1).astype(np.int64) % max(V, 1))
+    rows = weight.index_select(0, flat)
+    out = rows.reshape(tuple(idx.shape) + tuple(weight.shape[1:]))
+    if padding_idx is not None and out._tape is not None and np.any(idx == padding_idx):
+        mask = _wrap(np.broadcast_to((idx == padding_idx)[(...,) + (None,) * (weight._data.ndim - 1)],
+                                     out.shape).copy(), bool_)
+        const = _wrap(np.asarray(out._data).copy(), weight._dtype)
+        res = _math.where(mask, const, out)
+        hide(rows, out)
+        out = res
+    if out._tape is not None:
+        hide(rows)
+        named(out, "EmbeddingBackward0")
+    return out
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """target (log target - input) pointwise (xlogy(t, t) - t input; exp(t) (t - input) with
+    log_target), reduced ('batchmean': the sum over the batch size)."""
+    if reduction == "mean" and size_average is None and reduce is None:
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with the "
+                      "KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", UserWarning, stacklevel=2)
+    red = reduction if reduction == "batchmean" else _reduction(size_average, reduce, reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        from ..special import xlogy
+        loss = xlogy(target, target) - target * input
+    if red == "none":
+        return loss
+    if red == "batchmean":
+        return loss.sum() / input.shape[0] if input._data.ndim else loss.sum()
+    return loss.mean() if red == "mean" else loss.sum()
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(q k^T * scale + mask) v (torch's math reference: a boolean mask keeps True
+    entries, a float mask is added; is_causal: the lower triangle)."""
+    L, S = query.shape[-2], key.shape[-2]
+    sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    attn = (query @ key.transpose(-2, -1)) * sc
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                               "when is_causal=True")
+        keep = np.tril(np.ones((L, S), bool))
+        attn = attn.masked_fill(_wrap(~keep, bool_), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask._dtype is bool_:
+            attn = attn.masked_fill(_wrap(~np.asarray(attn_mask._data), bool_), float("-inf"))
+        else:
+            attn = attn + attn_mask
+    attn = softmax(attn, -1)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p, True)
+    return attn @ value
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    from .. import linalg
+    return linalg.vector_norm(x1 - x2 + eps, p, -1, keepdim)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log 2 pi)."""
+    if isinstance(var, (int, float)):
+        var = _wrap(np.full(np.shape(input._data), var, input._dtype.np), input._dtype)
+    elif var.shape != input.shape and var._data.ndim == input._data.ndim - 1:
+        var = var.unsqueeze(-1)
+    if np.any(np.asarray(var._data) < 0):
+        raise ValueError("var has negative entry/entries")
+    v = _math.clamp(var, min=eps)
+    loss = 0.5 * (v.log() + (input - target) ** 2 / v)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    if reduction == "none":
+        return loss
+    return loss.mean() if reduction == "mean" else loss.sum()
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    red = _reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        t = np.asarray(target._data if isinstance(target, Tensor) else target, np.float64)
+        with np.errstate(all="ignore"):
+            st = np.where(t > 1, t * np.log(t) - t + 0.5 * np.log(2 * np.pi * t), 0)
+        loss = loss + _wrap(st.astype(loss._dtype.np), loss._dtype)
+    if red == "none":
+        return loss
+    return loss.mean() if red == "mean" else loss.sum()
