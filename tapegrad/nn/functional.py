@@ -1134,7 +1134,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     from .. import linalg
-    return linalg.vector_norm(x1 - x2 + eps, p, -1, keepdim)
+    return named(linalg.vector_norm(x1 - x2 + eps, p, -1, keepdim), "NormBackward1")
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
