@@ -394,7 +394,7 @@ def test_gamma_family_at_poles_and_negatives(fn, dtype):
              "polygamma1": lambda: lib.polygamma(1, x),
              "polygamma2": lambda: lib.special.polygamma(2, x)}[fn]()
         return y, _grads(lib, y, x)
-    same(prog, tol=dict(rtol=1e-8, atol=1e-10))     # the kernels' series: ~1e-10 relative
+    same(prog, tol=dict(rtol=1e-8, atol=1e-10) if dtype == "float64" else None)  # kernel series
 
 
 def test_polygamma_negative_reference_without_torch():
