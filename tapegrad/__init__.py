@@ -74,3 +74,11 @@ def numel(t):
 def get_num_threads():
     import numba
     return numba.get_num_threads()
+
+# ---- nn / linalg / special helper (fix/nnlinalg): top-level names
+from .nn.functional import relu, relu_, selu, selu_, celu, celu_, threshold, threshold_  # noqa: F401,E402,F811
+from .nn.functional import _torch_dropout as dropout, _torch_dropout_ as dropout_  # noqa: E402
+from .linalg import (det, logdet, cholesky_solve, cholesky_inverse, matrix_power,  # noqa: F401,E402
+                     _torch_slogdet as slogdet, inv as inverse, _torch_cholesky as cholesky,
+                     _torch_pinverse as pinverse)
+from .special import sinc, erfinv, xlogy  # noqa: F401,E402,F811

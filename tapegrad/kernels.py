@@ -1237,9 +1237,20 @@ def _polygamma(k, x):
     if x != x:
         return np.nan
     if x <= 0.0:
-        if x == math.floor(x) or k != 0:
-            return np.nan
-        return _psi_pos(0, 1.0 - x) - math.pi / math.tan(math.pi * x)   # reflection
+        if x == math.floor(x):              # poles, as torch
+            if k == 0:
+                return -math.copysign(math.inf, x) if x == 0.0 else np.nan
+            return math.inf if k % 2 == 1 else -math.inf
+        if k == 0:
+            return _psi_pos(0, 1.0 - x) - math.pi / math.tan(math.pi * x)   # reflection
+        # psi^(k)(x) = psi^(k)(x + 1) - (-1)^k k! / x^(k+1), up to x > 0
+        acc = 0.0
+        fk = math.gamma(k + 1.0)
+        sgn = 1.0 if k % 2 == 0 else -1.0
+        while x <= 0.0:
+            acc -= sgn * fk / x ** (k + 1)
+            x += 1.0
+        return acc + _psi_pos(k, x)
     return _psi_pos(k, x)
 
 

@@ -1,7 +1,46 @@
-"""torch.linalg: norms, cross, det, inv, solve."""
+"""torch.linalg: norms, cross, and the matrix functions (det, slogdet, inv, solve,
+solve_triangular, cholesky, eigh, qr, svd, pinv, lstsq, matrix_power, multi_dot, cond).
+
+The matrix functions are custom autograd Functions: numpy (LAPACK) computes the forward, and the
+backward is written with tapegrad operations on the saved inputs (torch's formulas), so
+``create_graph=True`` differentiates through it (higher order). Decompositions (eigh, qr, svd)
+recompute themselves inside a recorded backward so the factors there are functions of the
+input; an unrecorded backward reuses the forward's factors.
+"""
 import numpy as np
 
-from ._reduce import vector_norm  # noqa: F401
+from ._reduce import vector_norm as _vector_norm, return_types, _rt
+
+
+from .autograd.graph import _CPP_NAMES, ONE_INPUT  # noqa: E402
+
+_CPP_NAMES["CopyBackwards"] = "torch::autograd::CopyBackwards"
+ONE_INPUT.add("CopyBackwards")
+
+
+class LinAlgError(RuntimeError):
+    """Error from a linear algebra function (singular matrix, not positive-definite ...)."""
+
+
+LinAlgError.__module__ = "torch._C"
+LinAlgError.__qualname__ = LinAlgError.__name__ = "_LinAlgError"
+
+for _n, _f in (("linalg_slogdet", ("sign", "logabsdet")), ("slogdet", ("sign", "logabsdet")),
+               ("linalg_eigh", ("eigenvalues", "eigenvectors")), ("linalg_qr", ("Q", "R")),
+               ("linalg_svd", ("U", "S", "Vh")),
+               ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values")),
+               ("linalg_inv_ex", ("inverse", "info")), ("linalg_solve_ex", ("result", "info")),
+               ("linalg_cholesky_ex", ("L", "info"))):
+    setattr(return_types, _n, _rt(_n, _f))
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """linalg.vector_norm; dim=() reduces over every dimension, as torch."""
+    if isinstance(ord, str):
+        raise TypeError("linalg_vector_norm(): argument 'ord' must be Number, not str")
+    if dim is not None and not isinstance(dim, int) and len(dim) == 0:
+        dim = None
+    return _vector_norm(x, ord, dim, keepdim, dtype=dtype)
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
@@ -108,107 +147,59 @@ def svdvals(A, *, driver=None, out=None):
 
 def cross(input, other, *, dim=-1):
     from ._matrix import linalg_cross
+    if input._data.ndim != other._data.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     return linalg_cross(input, other, dim)
 
 
-# ----------------------------------------------------------------------------- det / inv / solve
-# Custom Functions whose backward is written with tapegrad operations on the saved inputs, so
-# create_graph=True differentiates through it (higher order).
-def _funcs():
-    from .autograd.function import Function
+# ----------------------------------------------------------------------------- helpers
+def _T(x):
+    return x.transpose(-1, -2)
+
+
+def _np_T(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def _w(a, dt):
+    """A tensor (no history) of numpy array ``a`` in dtype ``dt``."""
     from .tensor import _wrap
-
-    class LinalgInv(Function):
-        @staticmethod
-        def forward(ctx, A):
-            ctx.save_for_backward(A)
-            try:
-                y = np.linalg.inv(A._data)
-            except np.linalg.LinAlgError:
-                raise RuntimeError("linalg.inv: The diagonal element 1 is zero, the inversion could "
-                                   "not be completed because the input matrix is singular.")
-            return _wrap(y.astype(A._dtype.np), A._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            (A,) = ctx.saved_tensors
-            Ai = inv(A)
-            Ait = Ai.transpose(-1, -2)
-            return -(Ait @ g @ Ait)
-
-    class LinalgDet(Function):
-        @staticmethod
-        def forward(ctx, A):
-            ctx.save_for_backward(A)
-            return _wrap(np.asarray(np.linalg.det(A._data), A._dtype.np)[()]
-                         if A._data.ndim == 2 else np.linalg.det(A._data).astype(A._dtype.np),
-                         A._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            (A,) = ctx.saved_tensors
-            d = det(A)
-            Ait = inv(A).transpose(-1, -2)
-            return (g * d).unsqueeze(-1).unsqueeze(-1) * Ait
-
-    class LinalgSolve(Function):
-        @staticmethod
-        def forward(ctx, A, B):
-            ctx.save_for_backward(A, B)
-            b = B._data
-            vec = b.ndim == A._data.ndim - 1
-            try:
-                x = np.linalg.solve(A._data, b[..., None] if vec else b)
-            except np.linalg.LinAlgError:
-                raise RuntimeError("torch.linalg.solve: The solver failed because the input matrix "
-                                   "is singular.")
-            if vec:
-                x = x[..., 0]
-            return _wrap(x.astype(A._dtype.np), A._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            A, B = ctx.saved_tensors
-            vec = B._data.ndim == A._data.ndim - 1
-            At = A.transpose(-1, -2)
-            gB = solve(At, g)
-            X = solve(A, B)
-            if vec:
-                gA = -(gB.unsqueeze(-1) * X.unsqueeze(-2))
-            else:
-                gA = -(gB @ X.transpose(-1, -2))
-            return gA, gB
-    class LinalgSvd(Function):
-        @staticmethod
-        def forward(ctx, A):
-            d = np.asarray(A._data)
-            u, sv, vh = np.linalg.svd(d, full_matrices=False)
-            ctx.uv = (u, vh)
-            ctx.dt = A._dtype
-            return (_wrap(u.astype(A._dtype.np), A._dtype), _wrap(sv.astype(A._dtype.np), A._dtype),
-                    _wrap(vh.astype(A._dtype.np), A._dtype))
-
-        @staticmethod
-        def backward(ctx, gu, gs, gvh):
-            for g in (gu, gvh):
-                if g is not None and np.any(np.asarray(g._data) != 0):
-                    raise NotImplementedError("the gradient through singular vectors is not "
-                                              "supported yet (only svdvals / matrix norms)")
-            u, vh = ctx.uv
-            dt = ctx.dt
-            U = _wrap(u.astype(dt.np), dt)
-            Vh = _wrap(vh.astype(dt.np), dt)
-            return (U * gs.unsqueeze(-2)) @ Vh
-    return LinalgInv, LinalgDet, LinalgSolve, LinalgSvd
+    a = np.asarray(a, dt.np)
+    return _wrap(a if a.ndim else a[()], dt)
 
 
-_F = []
+def _name(t, name):
+    from ._math import named
+    return named(t, name)
 
 
-def _fn(i):
-    if not _F:
-        _F.extend(_funcs())
-    return _F[i]
+def _hide(*ts):
+    from ._math import hide
+    hide(*ts)
+
+
+def _sum_to(t, shape):
+    """``t`` summed over its broadcast dimensions down to ``shape`` (a broadcast's VJP)."""
+    shape = tuple(shape)
+    if tuple(t.shape) == shape:
+        return t
+    lead = t._data.ndim - len(shape)
+    if lead:
+        t = t.sum(tuple(range(lead)))
+    dims = tuple(i for i, (a, b) in enumerate(zip(t.shape, shape)) if b == 1 and a != 1)
+    if dims:
+        t = t.sum(dims, keepdim=True)
+    return t
+
+
+def _eye_like(n, dt):
+    return _w(np.eye(n), dt)
+
+
+def _diag_embed(d):
+    """Matrices with diagonal ``d`` (..., n): d[..., None] * I (differentiable)."""
+    n = d.shape[-1]
+    return d.unsqueeze(-1) * _eye_like(n, d._dtype)
 
 
 def _square(A, fname):
@@ -218,35 +209,731 @@ def _square(A, fname):
     if s[-1] != s[-2]:
         raise RuntimeError("linalg.%s: A must be batches of square matrices, but they are %d by %d "
                            "matrices" % (fname, s[-2], s[-1]))
+    _floating(A, fname)
+
+
+def _floating(A, fname):
     if not A._dtype.is_floating_point:
         raise RuntimeError("linalg.%s: Expected a floating point or complex tensor as input. Got %s"
                            % (fname, A._dtype._tname))
 
 
-def _name(t, name):
-    from ._math import named
-    return named(t, name)
+def _matrix(A, fname):
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.%s: The input tensor A must have at least 2 dimensions." % fname)
+    _floating(A, fname)
 
 
+def _same_dtype(A, B, fname):
+    if A._dtype is not B._dtype:
+        raise RuntimeError("linalg.%s: Expected A and B to have the same dtype, but found A of "
+                           "type %s and B of type %s instead" % (fname, A._dtype._tname,
+                                                                 B._dtype._tname))
+
+
+def _lu_zero_pivot(a):
+    """1-based index of the first exactly zero pivot of LU with partial pivoting (LAPACK getrf's
+    info), 0 when there is none."""
+    a = np.array(a, dtype=a.dtype, copy=True)
+    n = a.shape[0]
+    info = 0
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(a[k:, k])))
+        if a[p, k] == 0:
+            if not info:
+                info = k + 1
+            continue
+        if p != k:
+            a[[k, p]] = a[[p, k]]
+        a[k + 1:, k] /= a[k, k]
+        a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+    return info
+
+
+def _batch_prefix(A, i):
+    return "(Batch element %d): " % i if A.ndim > 2 else ""
+
+
+def _singular_info(a):
+    """(flat batch index, pivot) of the first singular matrix of ``a`` (..., n, n), or None."""
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for i, m in enumerate(flat):
+        piv = _lu_zero_pivot(m)
+        if piv:
+            return i, piv
+    return None
+
+
+def _inv_np(a, fname="linalg.inv"):
+    bad = _singular_info(a) if a.size else None
+    if bad is None:
+        try:
+            with np.errstate(all="ignore"):
+                return np.linalg.inv(a)
+        except np.linalg.LinAlgError:
+            bad = _singular_info(a) or (0, 1)
+    i, piv = bad
+    raise LinAlgError("%s: %sThe diagonal element %d is zero, the inversion could not be "
+                      "completed because the input matrix is singular."
+                      % (fname, _batch_prefix(a, i), piv))
+
+
+def _recorded():
+    from .autograd.grad_mode import STATE
+    return STATE.enabled
+
+
+def _cholesky_np(a, upper=False, fname="linalg.cholesky"):
+    try:
+        L = np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        flat = a.reshape((-1,) + a.shape[-2:])
+        for i, m in enumerate(flat):
+            for k in range(1, m.shape[-1] + 1):
+                try:
+                    np.linalg.cholesky(m[:k, :k])
+                except np.linalg.LinAlgError:
+                    raise LinAlgError("%s: %sThe factorization could not be completed because the "
+                                      "input is not positive-definite (the leading minor of order "
+                                      "%d is not positive-definite)." % (fname, _batch_prefix(a, i), k))
+        raise LinAlgError("%s: The factorization could not be completed because the input is not "
+                          "positive-definite." % fname)
+    return _np_T(L).copy() if upper else L
+
+
+def _tri_solve_np(a, b, upper, left, unit):
+    """Solve with the upper / lower triangle of ``a`` (unit diagonal if ``unit``)."""
+    n = a.shape[-1]
+    t = np.triu(a) if upper else np.tril(a)
+    if unit:
+        t = t * (1 - np.eye(n, dtype=a.dtype)) + np.eye(n, dtype=a.dtype)
+    with np.errstate(all="ignore"):
+        if left:
+            return np.linalg.solve(np.broadcast_to(t, np.broadcast_shapes(t.shape[:-2], b.shape[:-2])
+                                                   + t.shape[-2:]), b)
+        x = np.linalg.solve(np.broadcast_to(_np_T(t), np.broadcast_shapes(t.shape[:-2],
+                                                                          b.shape[:-2]) + t.shape[-2:]),
+                            _np_T(b))
+        return _np_T(x)
+
+
+# ----------------------------------------------------------------------------- Functions
+def _funcs():
+    from .autograd.function import Function
+    from ._shape import tril as _tril, triu as _triu
+
+    class LinalgInv(Function):
+        @staticmethod
+        def forward(ctx, A):
+            ctx.save_for_backward(A)
+            y = _inv_np(A._data)
+            ctx.y = y
+            return _w(y, A._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (A,) = ctx.saved_tensors
+            Ait = _T(inv(A) if _recorded() else _w(ctx.y, A._dtype))
+            return -(Ait @ g @ Ait)
+
+    class LinalgDet(Function):
+        @staticmethod
+        def forward(ctx, A):
+            ctx.save_for_backward(A)
+            d = np.linalg.det(A._data)
+            ctx.d = d
+            return _w(d, A._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (A,) = ctx.saved_tensors
+            return (g.unsqueeze(-1).unsqueeze(-1) if A._data.ndim > 2 or g._data.ndim else g) \
+                * _cofactor(A, ctx.d)
+
+    class LinalgSlogdet(Function):
+        @staticmethod
+        def forward(ctx, A):
+            ctx.save_for_backward(A)
+            sign, lad = np.linalg.slogdet(A._data)
+            return _w(sign, A._dtype), _w(lad, A._dtype)
+
+        @staticmethod
+        def backward(ctx, gsign, glad):
+            (A,) = ctx.saved_tensors
+            return glad.unsqueeze(-1).unsqueeze(-1) * _T(inv(A))
+
+    class LinalgSolve(Function):
+        @staticmethod
+        def forward(ctx, A, B, vec):
+            a, b = A._data, B._data
+            bm = b[..., None] if vec else b
+            shape = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+            ab = np.broadcast_to(a, shape + a.shape[-2:])
+            bb = np.broadcast_to(bm, shape + bm.shape[-2:])
+            bad = _singular_info(ab) if ab.size else None
+            if bad is not None:
+                raise LinAlgError("torch.linalg.solve: %sThe solver failed because the input "
+                                  "matrix is singular." % _batch_prefix(ab, bad[0]))
+            x = np.linalg.solve(ab, bb)
+            ctx.save_for_backward(A, B)
+            ctx.vec = vec
+            ctx.x = x
+            return _w(x[..., 0] if vec else x, A._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            A, B = ctx.saved_tensors
+            vec = ctx.vec
+            gm = g.unsqueeze(-1) if vec else g
+            gB = _solve(_T(A), gm, False)
+            gA = gB_ = None
+            if ctx.needs_input_grad[0]:
+                X = _solve(A, B.unsqueeze(-1) if vec else B, False) if _recorded() else \
+                    _w(ctx.x, A._dtype)
+                gA = _sum_to(-(gB @ _T(X)), A.shape)
+            if ctx.needs_input_grad[1]:
+                gB_ = _sum_to(gB, B.shape + ((1,) if vec else ()))
+                if vec:
+                    gB_ = gB_.squeeze(-1)
+            return gA, gB_, None
+
+    class LinalgSolveTriangular(Function):
+        @staticmethod
+        def forward(ctx, A, B, upper, left, unit):
+            x = _tri_solve_np(A._data, B._data, upper, left, unit)
+            ctx.save_for_backward(A, B)
+            ctx.args = (upper, left, unit)
+            ctx.x = x
+            return _w(x, A._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            A, B = ctx.saved_tensors
+            upper, left, unit = ctx.args
+            # X = A^-1 B: gB = A^-T g, gA = -gB X^T (left); X = B A^-1: gB = g A^-T, gA = -X^T gB
+            gB = solve_triangular(_T(A), g, upper=not upper, left=left, unitriangular=unit)
+            gA = gB_ = None
+            if ctx.needs_input_grad[0]:
+                X = solve_triangular(A, B, upper=upper, left=left, unitriangular=unit) \
+                    if _recorded() else _w(ctx.x, A._dtype)
+                gA = -(gB @ _T(X)) if left else -(_T(X) @ gB)
+                k = (1 if upper else -1) if unit else 0
+                gA = _sum_to(_triu(gA, k) if upper else _tril(gA, k), A.shape)
+            if ctx.needs_input_grad[1]:
+                gB_ = _sum_to(gB, B.shape)
+            return gA, gB_, None, None, None
+
+    class LinalgCholesky(Function):
+        @staticmethod
+        def forward(ctx, A, upper):
+            L = _cholesky_np(A._data, upper)
+            ctx.save_for_backward(A)
+            ctx.upper = upper
+            ctx.L = L
+            return _w(L, A._dtype)
+
+        @staticmethod
+        def backward(ctx, gL):
+            (A,) = ctx.saved_tensors
+            upper = ctx.upper
+            L = cholesky(A, upper=upper) if _recorded() else _w(ctx.L, A._dtype)
+            if upper:
+                L, gL = _T(L), _T(gL)
+            # torch's cholesky_backward: Phi(L^H gL) symmetrised, L^-H (.) L^-1
+            gA = _tril(_T(L) @ gL)
+            gA = 0.5 * (gA + _T(_tril(gA, -1)))
+            gA = solve_triangular(_T(L), gA, upper=True, left=True)
+            return solve_triangular(L, gA, upper=False, left=False), None
+
+    class LinalgEigh(Function):
+        @staticmethod
+        def forward(ctx, A, uplo):
+            a = A._data
+            lam, V = np.linalg.eigh(a, UPLO=uplo)
+            ctx.save_for_backward(A)
+            ctx.uplo = uplo
+            ctx.lv = (lam, V)
+            return _w(lam, A._dtype), _w(V, A._dtype)
+
+        @staticmethod
+        def backward(ctx, gL, gV):
+            (A,) = ctx.saved_tensors
+            if _recorded():
+                lam, V = eigh(A, ctx.uplo)
+            else:
+                lam, V = (_w(v, A._dtype) for v in ctx.lv)
+            # torch: gA = V (skew(V^H gV) / E + diag(gL)) V^H, E_ij = lam_j - lam_i (1 on the
+            # diagonal)
+            n = A.shape[-1]
+            eye = _eye_like(n, A._dtype)
+            inner = None
+            if gV is not None:
+                VhgV = _T(V) @ gV
+                skew = 0.5 * (VhgV - _T(VhgV))
+                E = lam.unsqueeze(-2) - lam.unsqueeze(-1) + eye
+                inner = (skew / E) * (1 - eye)
+            if gL is not None:
+                d = _diag_embed(gL)
+                inner = d if inner is None else inner + d
+            if inner is None:
+                return None, None
+            return V @ inner @ _T(V), None
+
+    class LinalgQr(Function):
+        @staticmethod
+        def forward(ctx, A):
+            Q, R = np.linalg.qr(A._data, mode="reduced")
+            ctx.save_for_backward(A)
+            ctx.qr = (Q, R)
+            return _w(Q, A._dtype), _w(R, A._dtype)
+
+        @staticmethod
+        def backward(ctx, gQ, gR):
+            (A,) = ctx.saved_tensors
+            m, n = A.shape[-2], A.shape[-1]
+            if m < n:
+                raise NotImplementedError("The derivative of linalg.qr is not implemented when "
+                                          "mode='reduced' and nrows < ncols yet")
+            if _recorded():
+                Q, R = qr(A)
+            else:
+                Q, R = (_w(v, A._dtype) for v in ctx.qr)
+            # M = R gR^T - gQ^T Q; gA = (gQ + Q copyltu(M)) R^-T
+            M = R @ _T(gR) - _T(gQ) @ Q
+            M = _tril(M) + _T(_tril(M, -1))
+            X = gQ + Q @ M
+            return _T(solve_triangular(R, _T(X), upper=True, left=True))
+
+    class LinalgSvd(Function):
+        @staticmethod
+        def forward(ctx, A):
+            u, sv, vh = np.linalg.svd(A._data, full_matrices=False)
+            ctx.save_for_backward(A)
+            ctx.usv = (u, sv, vh)
+            return _w(u, A._dtype), _w(sv, A._dtype), _w(vh, A._dtype)
+
+        @staticmethod
+        def backward(ctx, gU, gS, gVh):
+            (A,) = ctx.saved_tensors
+            if _recorded():
+                U, S, Vh = svd(A, full_matrices=False)
+            else:
+                U, S, Vh = (_w(v, A._dtype) for v in ctx.usv)
+            return _svd_backward(A, U, S, Vh, gU, gS, gVh)
+
+    class LinalgPinv(Function):
+        @staticmethod
+        def forward(ctx, A, rtol, hermitian):
+            a = A._data
+            with np.errstate(all="ignore"):
+                x = np.linalg.pinv(a, rcond=rtol, hermitian=hermitian) if a.size else \
+                    np.zeros(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
+            ctx.save_for_backward(A)
+            ctx.args = (rtol, hermitian)
+            ctx.x = x
+            return _w(x, A._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (A,) = ctx.saved_tensors
+            X = pinv(A, rtol=ctx.args[0], hermitian=ctx.args[1]) if _recorded() else \
+                _w(ctx.x, A._dtype)
+            # dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X
+            m, n = A.shape[-2], A.shape[-1]
+            Im, In = _eye_like(m, A._dtype), _eye_like(n, A._dtype)
+            Xt = _T(X)
+            gt = _T(g)
+            return (-(Xt @ g @ Xt) + (Im - A @ X) @ gt @ X @ Xt
+                    + Xt @ X @ gt @ (In - X @ A)), None, None
+
+    return {c.__name__: c for c in (LinalgInv, LinalgDet, LinalgSlogdet, LinalgSolve,
+                                     LinalgSolveTriangular, LinalgCholesky, LinalgEigh, LinalgQr,
+                                     LinalgSvd, LinalgPinv)}
+
+
+_F = {}
+
+
+def _fn(name):
+    if not _F:
+        _F.update(_funcs())
+    return _F[name]
+
+
+def _cofactor(A, d):
+    """The cofactor matrix of A (det's gradient): det(A) A^-T when A is invertible, else the
+    signed minors' determinants (exact at singular matrices, and differentiable: the minors'
+    det is this Function again)."""
+    n = A.shape[-1]
+    if n == 1:
+        return _w(np.ones(A.shape), A._dtype)
+    if np.all(np.asarray(d) != 0):
+        try:
+            _inv_np(A._data)
+            return det(A).unsqueeze(-1).unsqueeze(-1) * _T(inv(A)) if _recorded() else \
+                _w(np.asarray(d)[..., None, None] * _np_T(np.linalg.inv(A._data)), A._dtype)
+        except LinAlgError:
+            pass
+    # minors: M[..., i, j] = A without row i and column j, as one gather of the flat matrix
+    rows = [[r for r in range(n) if r != i] for i in range(n)]
+    idx = np.array([[[[r * n + c for c in rows[j]] for r in rows[i]] for j in range(n)]
+                    for i in range(n)], np.int64).reshape(-1)
+    from .creation import tensor as _tensor
+    flat = A.reshape(A.shape[:-2] + (n * n,))
+    minors = flat.index_select(-1, _tensor(idx)).reshape(A.shape[:-2] + (n, n, n - 1, n - 1))
+    sign = _w(np.array([[(-1.0) ** (i + j) for j in range(n)] for i in range(n)]), A._dtype)
+    return det(minors) * sign
+
+
+def _svd_backward(A, U, S, Vh, gU, gS, gVh):
+    """torch's svd_backward (real, full_matrices=False)."""
+    m, n = A.shape[-2], A.shape[-1]
+    k = S.shape[-1]
+    V = _T(Vh)
+    gV = None if gVh is None else _T(gVh)
+    if gU is None and gV is None:
+        return (U * gS.unsqueeze(-2)) @ Vh if gS is not None else None
+    eye = _eye_like(k, A._dtype)
+    # E_jk = S_k^2 - S_j^2 (1 on the diagonal)
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye
+    skew = lambda X: X - _T(X)  # noqa: E731
+    ret = None
+    if gU is not None:
+        UhgU = _T(U) @ gU
+        gA = (skew(UhgU) / E) * (1 - eye) * S.unsqueeze(-2)
+        ret = gA
+    if gV is not None:
+        VhgV = Vh @ gV
+        t = S.unsqueeze(-1) * ((skew(VhgV) / E) * (1 - eye))
+        ret = t if ret is None else ret + t
+    if gS is not None:
+        ret = ret + _diag_embed(gS)
+    gA = U @ ret @ Vh
+    if gU is not None and m > k:
+        gA = gA + ((gU - U @ (_T(U) @ gU)) / S.unsqueeze(-2)) @ Vh
+    if gV is not None and n > k:
+        gA = gA + (U / S.unsqueeze(-2)) @ _T(gV - V @ (Vh @ gV))
+    return gA
+
+
+# ----------------------------------------------------------------------------- public functions
 def inv(A, *, out=None):
     _square(A, "inv")
-    return _name(_fn(0).apply(A), "LinalgInvExBackward0")
+    return _name(_fn("LinalgInv").apply(A), "LinalgInvExBackward0")
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    _square(A, "inv_ex")
+    from .tensor import int32
+    try:
+        res = inv(A)
+        info = np.zeros(A.shape[:-2], np.int32)
+    except LinAlgError:
+        if check_errors:
+            raise
+        with np.errstate(all="ignore"):
+            res = _w(np.full(A.shape, np.nan), A._dtype)
+        info = np.array([_lu_zero_pivot(m) for m in A._data.reshape((-1,) + A.shape[-2:])],
+                        np.int32).reshape(A.shape[:-2])
+    return return_types.linalg_inv_ex(res, _w(info, int32))
 
 
 def det(A, *, out=None):
     _square(A, "det")
-    return _name(_fn(1).apply(A), "LinalgDetBackward0")
+    return _name(_fn("LinalgDet").apply(A), "LinalgDetBackward0")
+
+
+def slogdet(A, *, out=None):
+    _square(A, "slogdet")
+    sign, lad = _fn("LinalgSlogdet").apply(A)
+    _name(lad, "LinalgSlogdetBackward0")
+    return return_types.linalg_slogdet(sign, lad)
+
+
+def logdet(A):
+    """log det A: where(sign < 0, nan, logabsdet) as torch (WhereBackward0)."""
+    _square(A, "logdet")
+    sign, lad = _fn("LinalgSlogdet").apply(A)
+    from ._math import where
+    from .tensor import _wrap, bool_
+    neg = _wrap(np.asarray(np.asarray(sign._data) < 0), bool_)
+    out = where(neg, float("nan"), lad)
+    _hide(lad)
+    return out
+
+
+def _solve_vec(A, B):
+    """torch's rule: B is a batch of vectors when B.ndim == 1, or B.ndim == A.ndim - 1 and
+    B.shape == A.shape[:-1]."""
+    return B._data.ndim == 1 or (B._data.ndim == A._data.ndim - 1 and
+                                 tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def _solve(A, B, check=True):
+    if check:
+        _square(A, "solve")
+        _same_dtype(A, B, "solve")
+    vec = _solve_vec(A, B)
+    n = A.shape[-1]
+    rows = B.shape[-1] if vec else B.shape[-2] if B._data.ndim >= 2 else None
+    if rows != n:
+        raise RuntimeError("linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                           "(%dx%d and %dx%d)" % (n, n, B.shape[-1] if vec else
+                                                   (B.shape[-2] if B._data.ndim >= 2 else 1),
+                                                   1 if vec else B.shape[-1]))
+    try:
+        np.broadcast_shapes(A.shape[:-2], B.shape[:-1 if vec else -2])
+    except ValueError:
+        raise RuntimeError("The size of tensor a (%d) must match the size of tensor b (%d) at "
+                           "non-singleton dimension 0" % (A.shape[0], B.shape[0]))
+    return _fn("LinalgSolve").apply(A, B, vec)
 
 
 def solve(A, B, *, left=True, out=None):
     if not left:
-        raise NotImplementedError("linalg.solve(left=False) is not supported yet")
-    _square(A, "solve")
-    if A._dtype is not B._dtype:
-        raise RuntimeError("linalg.solve: Expected A and B to have the same dtype, but found A of "
-                           "type %s and B of type %s instead" % (A._dtype._tname,
-                                                                 B._dtype._tname))
-    return _name(_fn(2).apply(A, B), "LinalgSolveExBackward0")
+        _square(A, "solve")
+        _same_dtype(A, B, "solve")
+        # X A = B  <=>  A^T X^T = B^T
+        At, Bt = _T(A), _T(B)
+        x = _solve(At, Bt, False)
+        out = _T(x)
+        _hide(At, Bt, x)
+        return _name(out, "LinalgSolveExBackward0")
+    return _name(_solve(A, B), "LinalgSolveExBackward0")
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    from .tensor import int32
+    try:
+        res = solve(A, B, left=left)
+        info = np.zeros(A.shape[:-2], np.int32)
+    except LinAlgError:
+        if check_errors:
+            raise
+        shape = np.broadcast_shapes(A.shape[:-2], B.shape[:-2]) + B.shape[-2:] \
+            if not _solve_vec(A, B) else B.shape
+        res = _w(np.full(shape, np.nan), A._dtype)
+        info = np.array([_lu_zero_pivot(m) for m in A._data.reshape((-1,) + A.shape[-2:])],
+                        np.int32).reshape(A.shape[:-2])
+    return return_types.linalg_solve_ex(res, _w(info, int32))
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    _matrix(A, "solve_triangular")
+    if B._data.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    _square(A, "solve_triangular")
+    _same_dtype(A, B, "solve_triangular")
+    n = A.shape[-1]
+    k = B.shape[-2] if left else B.shape[-1]
+    if k != n:
+        raise RuntimeError("linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           "equation %s (%dx%d and %dx%d)" % ("AX = B" if left else "XA = B",
+                                                              n, n, B.shape[-2], B.shape[-1]))
+    return _name(_fn("LinalgSolveTriangular").apply(A, B, bool(upper), bool(left),
+                                                    bool(unitriangular)),
+                 "LinalgSolveTriangularBackward0")
+
+
+def cholesky(A, *, upper=False, out=None):
+    _square(A, "cholesky")
+    return _name(_fn("LinalgCholesky").apply(A, bool(upper)), "LinalgCholeskyExBackward0")
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    from .tensor import int32
+    try:
+        L = cholesky(A, upper=upper)
+        info = np.zeros(A.shape[:-2], np.int32)
+    except LinAlgError as e:
+        if check_errors:
+            raise
+        L = _w(np.zeros(A.shape), A._dtype)
+        import re
+        m = re.search(r"order (\d+)", str(e))
+        info = np.full(A.shape[:-2], int(m.group(1)) if m else 1, np.int32)
+    return return_types.linalg_cholesky_ex(L, _w(info, int32))
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """X with A X = B, A = L L^T (upper: U^T U), through two triangular solves
+    (CholeskySolveBackward0)."""
+    if L._data.ndim < 2 or B._data.ndim < 2:
+        raise RuntimeError("b should have at least 2 dimensions, but has %d dimensions instead"
+                           % B._data.ndim)
+    _same_dtype(L, B, "cholesky_solve")
+    if upper:           # A = U^T U
+        Y = solve_triangular(_T(L), B, upper=False)
+        Lt = L
+    else:               # A = L L^T
+        Y = solve_triangular(L, B, upper=False)
+        Lt = _T(L)
+    X = solve_triangular(Lt, Y, upper=True)
+    _hide(Y)
+    return _name(X, "CholeskySolveBackward0")
+
+
+def cholesky_inverse(L, upper=False, *, out=None):
+    n = L.shape[-1]
+    eye = _w(np.broadcast_to(np.eye(n), L.shape), L._dtype)
+    return _name(cholesky_solve(eye, L, upper), "CholeskyInverseBackward0")
+
+
+def eigh(A, UPLO="L", *, out=None):
+    _square(A, "eigh")
+    if UPLO not in ("L", "U"):
+        raise RuntimeError("Expected UPLO argument to be 'L' or 'U', but got %s" % UPLO)
+    lam, V = _fn("LinalgEigh").apply(A, UPLO)
+    _name(lam, "LinalgEighBackward0")
+    return return_types.linalg_eigh(lam, V)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    _square(A, "eigvalsh")
+    return eigh(A, UPLO)[0]
+
+
+def qr(A, mode="reduced", *, out=None):
+    _matrix(A, "qr")
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError("qr received unrecognized mode '%s' but expected one of 'reduced' "
+                           "(default), 'r', or 'complete'" % mode)
+    if mode != "reduced":
+        from .tensor import _wrap
+        q, r = np.linalg.qr(A._data, mode="complete")
+        if A._rg:
+            raise NotImplementedError("linalg.qr: the derivative for mode=%r is not supported yet"
+                                      % mode)
+        Q = _wrap(q.astype(A._dtype.np), A._dtype) if mode == "complete" else \
+            _w(np.zeros((0,)), A._dtype)
+        return return_types.linalg_qr(Q, _wrap(r.astype(A._dtype.np), A._dtype))
+    Q, R = _fn("LinalgQr").apply(A)
+    _name(Q, "LinalgQrBackward0")
+    return return_types.linalg_qr(Q, R)
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    _matrix(A, "svd")
+    if full_matrices and min(A.shape[-2:]) != max(A.shape[-2:]):
+        from .tensor import _wrap
+        from .autograd.grad_mode import STATE
+        if A._rg and STATE.enabled:
+            raise NotImplementedError("linalg.svd: the derivative with full_matrices=True on a "
+                                      "non-square input is not supported; use "
+                                      "full_matrices=False")
+        u, s, vh = np.linalg.svd(A._data, full_matrices=True)
+        return return_types.linalg_svd(*(_wrap(v.astype(A._dtype.np), A._dtype)
+                                         for v in (u, s, vh)))
+    U, S, Vh = _fn("LinalgSvd").apply(A)
+    _name(U, "LinalgSvdBackward0")
+    return return_types.linalg_svd(U, S, Vh)
+
+
+def svdvals(A, *, driver=None, out=None):
+    """The singular values (descending) of the matrices in A (LinalgSvdBackward0)."""
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    _floating(A, "svd")
+    return svd(A, full_matrices=False)[1]
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    _matrix(A, "pinv")
+    if atol is not None:
+        raise NotImplementedError("linalg.pinv(atol=) is not supported yet")
+    if rtol is None:
+        rtol = max(A.shape[-2:]) * float(np.finfo(A._dtype.np).eps) if A._data.size else 0.0
+    return _name(_fn("LinalgPinv").apply(A, float(rtol), bool(hermitian)), "LinalgPinvBackward0")
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """Least-squares solution of A X = B (torch's CPU default driver 'gelsy': residuals and
+    singular_values empty, rank given); the solution's gradient is pinv(A) B's."""
+    _matrix(A, "lstsq")
+    _same_dtype(A, B, "lstsq")
+    from .tensor import _wrap, int64
+    vec = B._data.ndim == A._data.ndim - 1
+    if B.shape[-2 if not vec else -1] != A.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-%d)"
+                           % (1 if vec else 2))
+    driver = driver or "gelsy"
+    a = A._data
+    rk = np.linalg.matrix_rank(a) if a.size else np.zeros(a.shape[:-2], np.int64)
+    X = pinv(A) @ (B.unsqueeze(-1) if vec else B)
+    if vec:
+        X = X.squeeze(-1)
+    # the values: LAPACK's least squares (numpy), as torch's
+    bm = B._data[..., None] if vec else B._data
+    if a.ndim == 2 and bm.ndim == 2:
+        sol = np.linalg.lstsq(a, bm, rcond=rcond)[0]
+    else:
+        shape = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+        ab = np.broadcast_to(a, shape + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
+        bb = np.broadcast_to(bm, shape + bm.shape[-2:]).reshape((-1,) + bm.shape[-2:])
+        sol = np.stack([np.linalg.lstsq(x, y, rcond=rcond)[0] for x, y in zip(ab, bb)]) \
+            .reshape(shape + (a.shape[-1], bm.shape[-1]))
+    sol = sol[..., 0] if vec else sol
+    from ._math import exact
+    X = exact(_name(X, "LinalgLstsqBackward0"), sol) if X._tape is not None else \
+        _w(sol, A._dtype)
+    empty = _w(np.zeros((0,)), A._dtype)
+    if driver == "gelsy":
+        return return_types.linalg_lstsq(X, empty, _wrap(np.asarray(rk, np.int64), int64), empty)
+    return return_types.linalg_lstsq(X, empty, _wrap(np.asarray(rk, np.int64), int64), empty)
+
+
+def matrix_power(A, n, *, out=None):
+    _matrix(A, "matrix_power")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they "
+                           "are %d by %d matrices" % (A.shape[-2], A.shape[-1]))
+    n = int(n)
+    if n == 0:      # the identity, a copy with a zero gradient (torch: CopyBackwards)
+        from ._math import exact
+        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A._dtype.np), A.shape).copy()
+        if A._tape is None and not A._rg:
+            return _w(eye, A._dtype)
+        z = A * 0.0
+        out = z + _w(eye, A._dtype)
+        _hide(z)
+        return exact(_name(out, "CopyBackwards"), eye)
+    if n < 0:
+        A = inv(A)
+        n = -n
+    result = None
+    base = A
+    while n:
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return result.clone() if result is A else result
+
+
+def multi_dot(tensors, *, out=None):
+    if len(tensors) < 2:
+        raise RuntimeError("multi_dot(): expected at least 2 tensors but got %d" % len(tensors))
+    y = tensors[0]
+    for t in tensors[1:]:
+        y = y @ t
+    return y
+
+
+def cond(A, p=None, *, out=None):
+    _matrix(A, "cond")
+    if p is None or p == 2 or p == -2:
+        s = svdvals(A)
+        r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+        return r
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    from .tensor import _wrap, int64
+    return _wrap(np.asarray(np.linalg.matrix_rank(A._data, hermitian=hermitian), np.int64), int64)
 
 
 def matmul(input, other):
@@ -256,3 +943,35 @@ def matmul(input, other):
 
 def vecdot(x, y, *, dim=-1):
     return (x * y).sum(dim)
+
+
+def _install():
+    from .tensor import Tensor
+    Tensor.det = lambda self: det(self)
+    Tensor.logdet = lambda self: logdet(self)
+    Tensor.slogdet = lambda self: _torch_slogdet(self)
+    Tensor.inverse = lambda self: inv(self)
+    Tensor.cholesky = lambda self, upper=False: cholesky(self, upper=upper)
+    Tensor.cholesky_solve = lambda self, L, upper=False: cholesky_solve(self, L, upper)
+    Tensor.matrix_power = lambda self, n: matrix_power(self, n)
+    Tensor.pinverse = lambda self, rcond=1e-15: pinv(self, rtol=rcond)
+
+
+def _torch_slogdet(A):
+    r = slogdet(A)
+    return return_types.slogdet(r.sign, r.logabsdet)
+
+
+_install()
+
+
+def _torch_cholesky(A, upper=False, *, out=None):
+    """torch.cholesky (deprecated in torch, which warns once)."""
+    import warnings
+    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
+                  "removed in a future PyTorch release.", UserWarning, stacklevel=2)
+    return _name(cholesky(A, upper=upper), "CholeskyBackward0")
+
+
+def _torch_pinverse(A, rcond=1e-15):
+    return pinv(A, rtol=rcond)

@@ -157,6 +157,14 @@ def _vec(f, dtype_from_x=True):
     return ref
 
 
+def _lgamma(v):
+    """math.lgamma with torch's inf at the poles (0 and the negative integers)."""
+    try:
+        return math.lgamma(v)
+    except ValueError:
+        return math.inf
+
+
 def _np_sig(x):
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
@@ -466,7 +474,7 @@ OPS = [
                              np.abs(x) - x.dtype.type(0.5 * c)).astype(x.dtype),
        saves="x", const=1.0, doc="Huber-type elementwise loss with beta c > 0",
        np_vjp=_smooth_l1_vjp),
-    Op("lgamma", UNARY, "LgammaBackward0", _vec(math.lgamma), saves="x", domain=(0.3, 4.0),
+    Op("lgamma", UNARY, "LgammaBackward0", _vec(_lgamma), saves="x", domain=(0.3, 4.0),
        np_vjp=lambda g, x, y, c, out: np.multiply(g, _np_polygamma(0, x), out=out, casting="unsafe")),
     Op("polygamma", UNARY, "PolygammaBackward0", lambda x, c: _np_polygamma(int(c), x).astype(x.dtype),
        saves="x", const=1.0, domain=(0.3, 4.0), doc="psi^(c)(x) (c = 0: digamma)",

@@ -10,9 +10,18 @@ from .tensor import Tensor, _wrap, sigmoid as expit  # noqa: F401
 from ._math import (_floatify, clamp, erf, exact, exp2, expm1, hide, log1p, named, unary,  # noqa: F401
                     where)
 from ._reduce import logsumexp  # noqa: F401
-from .nn.functional import log_softmax, softmax  # noqa: F401
+from .nn.functional import log_softmax as _log_softmax, softmax as _softmax
 
-ONE_INPUT.update({"ErfcBackward0", "MvlgammaBackward0", "XlogyBackward0"})
+ONE_INPUT.update({"ErfcBackward0", "MvlgammaBackward0", "SincBackward0"})
+
+
+def softmax(input, dim, *, dtype=None):
+    """special.softmax: ``dim`` is required (torch raises TypeError without it)."""
+    return _softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    return _log_softmax(input, dim, dtype=dtype)
 
 
 def _vec(f, x):
@@ -42,8 +51,8 @@ def polygamma(n, input):
 
 def multigammaln(input, p):
     x = _floatify(input)
-    if np.any(np.asarray(x._data) <= (p - 1) / 2.0):
-        raise RuntimeError("All elements must be greater than (p-1)/2")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
     c = p * (p - 1) / 4.0 * math.log(math.pi)
     from .creation import arange
     shifts = arange(p, dtype=x._dtype) / 2.0
@@ -58,24 +67,6 @@ def multigammaln(input, p):
 mvlgamma = multigammaln
 
 
-def logit(input, eps=None):
-    x = _floatify(input)
-    if eps is not None:
-        x = clamp(x, eps, 1.0 - eps)
-        hide(x if x is not input else None)
-    with np.errstate(all="ignore"):
-        d = np.asarray(x._data)
-        y = np.log(d / (1 - d))
-    if not (x._rg and STATE.enabled):
-        return _wrap(y if y.ndim else y[()], x._dtype)
-    a = x.log()
-    b = log1p(-x)
-    out = a - b
-    hide(a, b)
-    hide(*[t for t in (b,) if t is not None])
-    return exact(named(out, "LogitBackward0"), y)
-
-
 def erfc(input):
     x = _floatify(input)
     y = _vec(math.erfc, x)
@@ -87,29 +78,349 @@ def erfc(input):
     return exact(named(out, "ErfcBackward0"), y)
 
 
-def xlogy(input, other):
-    lo = other.log() if isinstance(other, Tensor) else math.log(other)
-    prod = input * lo
-    zero = (input == 0) if isinstance(input, Tensor) else None
-    if zero is None:
-        return prod
-    out = where(zero, 0.0, prod)
-    if isinstance(lo, Tensor):
-        hide(lo)
-    hide(prod)
-    return named(out, "XlogyBackward0")
+def _erfinv_np(x):
+    """erfinv in float64: Giles' single-precision approximation refined by two Newton steps
+    on math.erf (exact to a few ulp); +-1 -> +-inf, |x| > 1 -> nan."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(all="ignore"):
+        w = -np.log((1.0 - x) * (1.0 + x))
+        small = w < 5.0
+        ws = w - 2.5
+        p1 = 2.81022636e-08
+        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                  -0.00417768164, 0.246640727, 1.50140941):
+            p1 = c + p1 * ws
+        wl = np.sqrt(w) - 3.0
+        p2 = -0.000200214257
+        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                  0.00943887047, 1.00167406, 2.83297682):
+            p2 = c + p2 * wl
+        y = np.where(small, p1, p2) * x
+        erf_v = np.vectorize(math.erf, otypes=[np.float64])
+        for _ in range(2):
+            fin = np.isfinite(y)
+            err = erf_v(np.where(fin, y, 0.0)) - x
+            y = np.where(fin, y - err / (2.0 / math.sqrt(math.pi) * np.exp(-y * y)), y)
+        y = np.where(x == 1.0, np.inf, np.where(x == -1.0, -np.inf, y))
+        y = np.where(np.abs(x) > 1.0, np.nan, y)
+    return y
 
 
-def sinc(input):
+def _special_funcs():
+    from .autograd.function import Function
+
+    class Erfinv(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            y = _erfinv_np(x._data)
+            ctx.y = y
+            return _wrap(np.asarray(y, x._dtype.np) if y.ndim else x._dtype.np.type(y), x._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            y = erfinv(x) if STATE.enabled else _wrap(np.asarray(ctx.y, x._dtype.np), x._dtype)
+            # d erfinv(x) = sqrt(pi) / 2 exp(erfinv(x)^2) dx
+            return g * ((y * y).exp() * (math.sqrt(math.pi) / 2))
+    return {"Erfinv": Erfinv}
+
+
+_SF = {}
+
+
+def _sf(name):
+    if "Erfinv" not in _SF:
+        _SF.update(_special_funcs())
+    return _SF[name]
+
+
+def erfinv(input):
     x = _floatify(input)
-    pix = x * math.pi
-    y = pix.sin() / pix
-    return where(x == 0, 1.0, y)
+    return named(_sf("Erfinv").apply(x), "ErfinvBackward0")
 
 
-def ndtr(input):
-    return (1 + erf(input * (1 / math.sqrt(2)))) * 0.5
+def _ndtri_np(p):
+    """The standard normal quantile in float64: Acklam's rational approximation refined by a
+    Halley step on math.erfc (accurate in both tails)."""
+    p = np.asarray(p, np.float64)
+    a = (-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+         1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00)
+    b = (-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+         6.680131188771972e+01, -1.328068155288572e+01)
+    c = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+         -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00)
+    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+         3.754408661907416e+00)
+
+    def poly(cs, t):
+        r = np.zeros_like(t)
+        for k in cs:
+            r = r * t + k
+        return r
+    with np.errstate(all="ignore"):
+        lo = np.minimum(p, 1 - p)
+        q = np.sqrt(-2 * np.log(lo))
+        tail = poly(c, q) / (poly(d, q) * q + 1)
+        tail = np.where(p < 0.5, tail, -tail)
+        r = (p - 0.5) ** 2
+        mid = (p - 0.5) * poly(a, r) / (poly(b, r) * r + 1)
+        x = np.where(lo < 0.02425, tail, mid)
+        erfc_v = np.vectorize(math.erfc, otypes=[np.float64])
+        fin = np.isfinite(x)
+        xs = np.where(fin, x, 0.0)
+        # Halley: e = Phi(x) - p, computed from the smaller tail
+        e = np.where(xs < 0, 0.5 * erfc_v(-xs / math.sqrt(2)) - p,
+                     (1 - p) - 0.5 * erfc_v(xs / math.sqrt(2)))
+        e = np.where(xs < 0, e, -e)
+        u = e * math.sqrt(2 * math.pi) * np.exp(xs * xs / 2)
+        x = np.where(fin, xs - u / (1 + xs * u / 2), x)
+        x = np.where(p == 0, -np.inf, np.where(p == 1, np.inf, x))
+        x = np.where((p < 0) | (p > 1) | np.isnan(p), np.nan, x)
+    return x
+
+
+def _log_ndtr_np(x):
+    """log Phi(x) in float64: log1p(-Phi(-x)) above 0, log(erfc(-x / sqrt 2) / 2) down to -37,
+    the asymptotic series below (no underflow)."""
+    x = np.asarray(x, np.float64)
+    erfc_v = np.vectorize(math.erfc, otypes=[np.float64])
+    with np.errstate(all="ignore"):
+        hi = np.log1p(-0.5 * erfc_v(np.where(x > 0, x, 0.0) / math.sqrt(2)))
+        mid = np.log(0.5 * erfc_v(-np.clip(x, -37.0, 0.0) / math.sqrt(2)))
+        xl = np.where(x < -37.0, x, -40.0)
+        z = 1.0 / (xl * xl)
+        ser, term = np.ones_like(xl), np.ones_like(xl)
+        for k in range(1, 12):
+            term = term * -(2 * k - 1) * z
+            ser = ser + term
+        low = -0.5 * xl * xl - np.log(-xl) - 0.5 * math.log(2 * math.pi) + np.log(ser)
+    return np.where(x > 0, hi, np.where(x >= -37.0, mid, low))
+
+
+def _tensor_pair(input, other, fname):
+    """(x, y) tensors of the result dtype (floating) for a binary special function, and which
+    operand was a Python number (torch's overload: 0 none, 1 self, 2 other)."""
+    from .tensor import _result_dtype, _DEFAULT
+    ti, to = isinstance(input, Tensor), isinstance(other, Tensor)
+    if not (ti or to):
+        raise TypeError("%s() received an invalid combination of arguments - got (%s, %s), but "
+                        "expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                        " * (Number self, Tensor other, *, Tensor out = None)\n"
+                        " * (Tensor input, Number other, *, Tensor out = None)\n"
+                        % (fname, type(input).__name__, type(other).__name__))
+    rdt = _result_dtype(input, other) if ti else _result_dtype(other, input)
+    if rdt._cat < 2:
+        rdt = _DEFAULT[0]
+
+    def conv(v):
+        if isinstance(v, Tensor):
+            return v if v._dtype is rdt else v.to(rdt)
+        return _wrap(rdt.np.type(v), rdt)
+    return conv(input), conv(other), (0 if ti and to else 1 if to else 2)
+
+
+def _special_funcs2():
+    from .autograd.function import Function
+    from .linalg import _sum_to
+
+    def vals(t):
+        return np.asarray(t._data)
+
+    class XlogyFn(Function):
+        """x log(y) (log1p for xlog1py), 0 where x == 0 and y is not nan."""
+        @staticmethod
+        def forward(ctx, x, y, log1p_):
+            xd, yd = vals(x), vals(y)
+            with np.errstate(all="ignore"):
+                ly = np.log1p(yd) if log1p_ else np.log(yd)
+                out = np.where((xd == 0) & ~np.isnan(yd), 0, xd * ly).astype(x._dtype.np)
+            ctx.save_for_backward(x, y)
+            ctx.log1p = log1p_
+            return _wrap(out if out.ndim else out[()], x._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            l1p = ctx.log1p
+            gx = gy = None
+            xd, yd = vals(x), vals(y)
+            if ctx.needs_input_grad[0]:
+                # torch: xlogy(g, y) masked to 0 where x == 0 and y <= 0 (y <= -1: xlog1py)
+                gx = _xlog(g, y, l1p)
+                m = (xd == 0) & ((yd <= -1) if l1p else (yd <= 0))
+                if np.any(m):
+                    gx = where(_wrap(np.broadcast_to(m, gx.shape).copy(), _bool()), 0.0, gx)
+                gx = _sum_to(gx, x.shape)
+            if ctx.needs_input_grad[1]:
+                gy = _sum_to(g * x / (y + 1 if l1p else y), y.shape)
+            return gx, gy, None
+
+    class LogNdtr(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            y = _log_ndtr_np(vals(x))
+            ctx.y = y
+            return _wrap(np.asarray(y, x._dtype.np) if y.ndim else x._dtype.np.type(y), x._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            ly = log_ndtr(x) if STATE.enabled else _wrap(np.asarray(ctx.y, x._dtype.np), x._dtype)
+            # d log Phi(x) = phi(x) / Phi(x) dx = exp(-x^2 / 2 - log Phi(x)) / sqrt(2 pi) dx
+            return g * (x * x * -0.5 - ly).exp() * (1 / math.sqrt(2 * math.pi))
+
+    class Ndtri(Function):
+        @staticmethod
+        def forward(ctx, p):
+            ctx.save_for_backward(p)
+            y = _ndtri_np(vals(p))
+            ctx.y = y
+            return _wrap(np.asarray(y, p._dtype.np) if y.ndim else p._dtype.np.type(y), p._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (p,) = ctx.saved_tensors
+            y = ndtri(p) if STATE.enabled else _wrap(np.asarray(ctx.y, p._dtype.np), p._dtype)
+            # d ndtri(p) = sqrt(2 pi) exp(ndtri(p)^2 / 2) dp
+            return g * (y * y * 0.5).exp() * math.sqrt(2 * math.pi)
+
+    class Entr(Function):
+        @staticmethod
+        def forward(ctx, x):
+            xd = vals(x)
+            with np.errstate(all="ignore"):
+                y = np.where(xd > 0, -xd * np.log(np.where(xd > 0, xd, 1)),
+                             np.where(xd == 0, 0, np.where(np.isnan(xd), np.nan, -np.inf)))
+            ctx.save_for_backward(x)
+            y = np.asarray(y, x._dtype.np)
+            return _wrap(y if y.ndim else y[()], x._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * -(x.log() + 1)       # torch: inf at 0, nan below
+
+    class Logit(Function):
+        @staticmethod
+        def forward(ctx, x, eps):
+            xd = vals(x)
+            dt = x._dtype.np
+            z = np.clip(xd, dt.type(eps), dt.type(1 - eps)) if eps is not None else xd
+            with np.errstate(all="ignore"):
+                y = np.log(z / (1 - z)).astype(dt)
+            ctx.save_for_backward(x)
+            ctx.eps = eps
+            return _wrap(y if y.ndim else y[()], x._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            xd = vals(x)
+            eps = ctx.eps
+            r = g / (x * (1 - x))
+            # torch: nan outside [0, 1] (no eps); 0 outside [eps, 1 - eps]
+            if eps is None:
+                bad = (xd < 0) | (xd > 1)
+                fill = float("nan")
+            else:
+                bad = (xd < eps) | (xd > 1 - eps)
+                fill = 0.0
+            if np.any(bad):
+                r = where(_wrap(np.broadcast_to(bad, r.shape).copy(), _bool()), fill, r)
+            return r, None
+    return {c.__name__: c for c in (XlogyFn, LogNdtr, Ndtri, Entr, Logit)}
+
+
+def _bool():
+    from .tensor import bool_
+    return bool_
+
+
+def _sf2(name):
+    if "XlogyFn" not in _SF:
+        _SF.update(_special_funcs2())
+    return _SF[name]
+
+
+def _xlog(input, other, l1p):
+    x, y, which = _tensor_pair(input, other, "special_xlog1py" if l1p else "xlogy")
+    out = _sf2("XlogyFn").apply(x, y, l1p)
+    return named(out, ("SpecialXlog1PyBackward%d" if l1p else "XlogyBackward%d") % which)
+
+
+def xlogy(input, other):
+    """x log(y), 0 where x == 0 (unless y is nan); XlogyBackward0/1/2 as torch's overloads."""
+    return _xlog(input, other, False)
+
+
+def xlog1py(input, other):
+    return _xlog(input, other, True)
+
+
+def logit(input, eps=None):
+    x = _floatify(input)
+    return named(_sf2("Logit").apply(x, None if eps is None else float(eps)), "LogitBackward0")
 
 
 def log_ndtr(input):
-    return ndtr(input).log()
+    x = _floatify(input)
+    return named(_sf2("LogNdtr").apply(x), "SpecialLogNdtrBackward0")
+
+
+def ndtri(input):
+    x = _floatify(input)
+    return named(_sf2("Ndtri").apply(x), "SpecialNdtriBackward0")
+
+
+def entr(input):
+    x = _floatify(input)
+    return named(_sf2("Entr").apply(x), "SpecialEntrBackward0")
+
+
+def ndtr(input):
+    """(1 + erf(x / sqrt 2)) / 2 (MulBackward1 over AddBackward1, as torch)."""
+    x = _floatify(input)
+    a = _math_scale(x, 1 / math.sqrt(2), "MulBackward1")
+    b = erf(a) + 1
+    return _math_scale(named(b, "AddBackward1"), 0.5, "MulBackward1")
+
+
+def _math_scale(x, c, name="MulBackward0"):
+    from ._math import scale
+    return scale(x, c, name)
+
+
+def sinc(input):
+    """sin(pi x) / (pi x), 1 at 0 (SincBackward0; gradient 0 at 0, as torch)."""
+    x = _floatify(input)
+    d = np.asarray(x._data)
+    zero = d == 0
+    if not (x._rg and STATE.enabled):
+        with np.errstate(all="ignore"):
+            px = d * x._dtype.np.type(math.pi)
+            y = np.where(zero, 1, np.sin(px) / px).astype(x._dtype.np)
+        return _wrap(y if y.ndim else y[()], x._dtype)
+    z = _wrap(zero, _bool())
+    xs = where(z, 1.0, x)                  # a safe operand where x == 0
+    pix = xs * math.pi
+    sn = pix.sin()
+    q = sn / pix
+    out = where(z, 1.0, q)
+    hide(xs, pix, sn, q)
+    return named(out, "SincBackward0")
+
+
+def _install():
+    for name, f in (("erfinv", erfinv), ("sinc", sinc), ("xlogy", xlogy), ("logit", logit),
+                    ("lgamma", gammaln), ("digamma", digamma), ("erfc", erfc)):
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, f)
+    if not hasattr(Tensor, "polygamma"):
+        Tensor.polygamma = lambda self, n: polygamma(n, self)
+    if not hasattr(Tensor, "mvlgamma"):
+        Tensor.mvlgamma = lambda self, p: multigammaln(self, p)
+
+
+_install()

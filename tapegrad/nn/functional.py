@@ -5,6 +5,7 @@ record one entry; softmax/log_softmax and the losses are compositions of primiti
 intermediate entries are hidden and whose last entry carries torch's grad_fn name
 (``SoftmaxBackward0``, ``NllLossBackward0``, ``MseLossBackward0`` ...).
 """
+import math
 import warnings
 
 import numpy as np
@@ -12,11 +13,16 @@ import numpy as np
 from .. import _math
 from ..autograd.grad_mode import STATE
 from ..tensor import (Tensor, _as_dtype, _norm_dims, _record_unary, _record_unary_sum, _wrap, _nm,
-                      bool_, int64, relu, sigmoid, tanh)
+                      bool_, int64, sigmoid, tanh)
+from ..tensor import relu as _relu
 from .._math import hide, named, exact, tap, tap_entry, unary
 from .. import _vmath
 from ..ops import BY_NAME as _ROWS
-from ..autograd.graph import multi_name_id
+from ..autograd.graph import ONE_INPUT, multi_name_id
+
+ONE_INPUT.update({"MishBackward0", "GluBackward0", "HardswishBackward0", "CeluBackward0",
+                  "CeluBackward1", "HardtanhBackward0", "ThresholdBackward0", "ThresholdBackward1",
+                  "HardsigmoidBackward0", "SoftshrinkBackward0", "HardshrinkBackward0"})
 
 _SOFTMAX_ROW, _LOG_SOFTMAX_ROW = _ROWS["softmax"], _ROWS["log_softmax"]
 
@@ -24,62 +30,258 @@ __all__ = ["relu", "relu_", "leaky_relu", "elu", "gelu", "silu", "softplus", "lo
            "sigmoid", "tanh", "softmax", "log_softmax", "linear", "dropout", "mse_loss",
            "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "one_hot", "normalize",
-           "softsign", "hardtanh", "relu6", "softmin", "mish", "tanhshrink", "selu", "celu"]
+           "softsign", "hardtanh", "relu6", "softmin", "mish", "tanhshrink", "selu", "celu",
+           "leaky_relu_", "elu_", "celu_", "selu_", "hardtanh_", "threshold", "threshold_",
+           "hardsigmoid", "hardswish", "softshrink", "hardshrink", "glu", "layer_norm",
+           "batch_norm", "embedding", "kl_div", "scaled_dot_product_attention",
+           "pairwise_distance", "gaussian_nll_loss", "poisson_nll_loss", "cosine_similarity"]
 
 
 # ----------------------------------------------------------------------------- activations
-def _maybe_inplace(input, out, inplace):
+# In-place forms (``inplace=True``, ``relu_``, ``elu_`` ...) return the input object, written
+# through ``Tensor._inplace`` (the result's node re-pointed at the input, views re-derived).
+# An entry that reads the input value before the write reads a snapshot (``_snapshot``), as
+# torch's in-place nodes use the saved original or the output (LeakyReluBackward1 ...).
+def _snapshot(x):
+    """``x``'s node carrying a private copy of its value: entries recorded on it keep the value
+    ``x`` has now when ``x`` is written in place afterwards."""
+    d = x._data
+    if type(d) is not np.ndarray:
+        return x
+    s = _wrap(d.copy(), x._dtype)
+    s._rg, s._tape, s._node = x._rg, x._tape, x._node
+    return s
+
+
+def _act(input, inplace, f, name=None, iname=None):
+    """``f(input)`` (its last entry named ``name``), or the same written into ``input`` (named
+    ``iname``; ``f`` then sees a snapshot of the input)."""
     if not inplace:
-        return out
-    return input._inplace(None, lambda s, o: out)
+        out = f(input)
+        return named(out, name) if name else out
+
+    def g(s, o):
+        out = f(_snapshot(s) if s._rg and STATE.enabled else s)
+        return named(out, iname or name) if (iname or name) else out
+    return input._inplace(None, g)
+
+
+def _float_only(input, kernel):
+    if input._dtype._cat < 2:
+        raise NotImplementedError("\"%s\" not implemented for '%s'" % (kernel, input._dtype._tname))
+
+
+def relu(input, inplace=False):
+    if inplace:
+        return relu_(input)
+    if input._dtype._cat < 2:
+        return _wrap(np.asarray(np.maximum(input._data, 0), input._dtype.np)[()]
+                     if np.ndim(input._data) == 0 else np.maximum(input._data, 0).astype(
+                         input._dtype.np), input._dtype)
+    return _relu(input)
 
 
 def relu_(input):
     return input._inplace(None, lambda s, o: relu(s))
 
 
+def _masked_linear(input, mask, scale, shift, other, name):
+    """``where(mask, input * scale + shift, other)``: a piecewise-linear activation whose
+    gradient is ``scale`` where ``mask`` holds, 0 elsewhere (torch's masks, strict at the
+    kinks); ``shift``: a number or an array, ``other``: an array of the constant values."""
+    x = input
+    dt = x._dtype.np
+    plain = np.ndim(shift) == 0 and shift == 0.0
+    if not (x._rg and STATE.enabled):
+        d = x._data
+        m = d * dt.type(scale) if scale != 1.0 else d
+        y = np.where(mask, m if plain else m + np.asarray(shift, dt), other).astype(dt)
+        return _wrap(y if y.ndim else y[()], x._dtype)
+    sc = x if scale == 1.0 else _math.scale(x, scale)
+    mid = sc if plain else sc + (float(shift) if np.ndim(shift) == 0 else
+                                 _wrap(np.asarray(shift, dt), x._dtype))
+    out = _math.where(_wrap(np.asarray(mask), bool_), mid, _wrap(np.asarray(other, dt), x._dtype))
+    hide(*[t for t in (sc, mid) if t is not x])
+    return named(out, name)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """y = x where x > threshold, value elsewhere (ThresholdBackward0: the gradient passes
+    where x > threshold)."""
+    def f(x):
+        d = x._data
+        m = np.asarray(d > threshold)
+        return _masked_linear(x, m, 1.0, 0.0, np.full(np.shape(d), value, x._dtype.np),
+                              "ThresholdBackward0")
+    return _act(input, inplace, f, iname="ThresholdBackward1")
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    if inplace:
-        return input._inplace(None, lambda s, o: unary(s, "leaky_relu", c=float(negative_slope)))
-    return unary(input, "leaky_relu", c=float(negative_slope))
+    _float_only(input, "leaky_relu_cpu")
+    c = float(negative_slope)
+    if inplace and c < 0 and input._rg and STATE.enabled:
+        raise RuntimeError("In-place leakyReLu backward calculation is triggered with a negative "
+                           "slope which is not supported. This is caused by calling in-place "
+                           "forward function with a negative slope, please call out-of-place "
+                           "version instead. File an issue at https://github.com/pytorch/pytorch "
+                           "if you do require supporting in-place leakRelu backward calculation "
+                           "with negative slope")
+    return _act(input, inplace, lambda x: unary(x, "leaky_relu", c=c), iname="LeakyReluBackward1")
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, True)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    if inplace:
-        return input._inplace(None, lambda s, o: unary(s, "elu", c=float(alpha)))
-    return unary(input, "elu", c=float(alpha))
+    _float_only(input, "elu_cpu")
+    return _act(input, inplace, lambda x: unary(x, "elu", c=float(alpha)), iname="EluBackward1")
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, True)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    y = unary(input * (1.0 / alpha), "elu", c=1.0) * alpha
-    return y
+    """alpha elu(x / alpha) (CeluBackward0)."""
+    _float_only(input, "elu_cpu")
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+
+    def f(x):
+        if not (x._rg and STATE.enabled):
+            return _math.scale(unary(_math.scale(x, 1.0 / alpha), "elu", c=1.0), alpha)
+        a = _math.scale(x, 1.0 / alpha)
+        b = unary(a, "elu", c=1.0)
+        hide(a, b)
+        return _math.scale(b, alpha)
+    return _act(input, inplace, f, "CeluBackward0", "CeluBackward1")
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, True)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 
 def selu(input, inplace=False):
-    alpha, sc = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    return unary(input, "elu", c=alpha) * sc
+    """scale elu(x, alpha) (torch's node: EluBackward0)."""
+    _float_only(input, "elu_cpu")
+
+    def f(x):
+        b = unary(x, "elu", c=_SELU_ALPHA)
+        hide(b)
+        return _math.scale(b, _SELU_SCALE)
+    return _act(input, inplace, f, "EluBackward0", "EluBackward1")
+
+
+def selu_(input):
+    return selu(input, True)
 
 
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
+    _float_only(input, "GeluKernelImpl")
     return unary(input, "gelu", c=0.0 if approximate == "none" else 1.0)
 
 
 def silu(input, inplace=False):
-    if inplace:
-        return input._inplace(None, lambda s, o: unary(s, "silu"))
-    return unary(input, "silu")
+    _float_only(input, "silu_cpu")
+    return _act(input, inplace, lambda x: unary(x, "silu"))
 
 
 def mish(input, inplace=False):
-    return input * softplus(input).tanh()
+    """x tanh(softplus(x)) (MishBackward0)."""
+    _float_only(input, "mish_cpu")
+
+    def f(x):
+        sp = softplus(x)
+        th = sp.tanh()
+        out = x * th
+        hide(sp, th)
+        return out
+    return _act(input, inplace, f, "MishBackward0")
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6 (HardsigmoidBackward0: gradient 1/6 on -3 < x < 3)."""
+    _float_only(input, "hardsigmoid_cpu")
+
+    def f(x):
+        d = x._data
+        return _masked_linear(x, (d > -3) & (d < 3), 1.0 / 6.0, 0.5,
+                              np.where(d >= 3, 1, 0).astype(x._dtype.np), "HardsigmoidBackward0")
+    return _act(input, inplace, f)
+
+
+def hardswish(input, inplace=False):
+    """x relu6(x + 3) / 6 (HardswishBackward0: gradient x / 3 + 1/2 on -3 < x < 3, 1 above)."""
+    _float_only(input, "hardswish_cpu")
+
+    def f(x):
+        d = x._data
+        dt = x._dtype.np
+        y = np.asarray(d * np.minimum(np.maximum(d + dt.type(3), 0), 6) / dt.type(6), dt)
+        if not (x._rg and STATE.enabled):
+            return _wrap(y if y.ndim else y[()], x._dtype)
+        q = x * (x + 3.0)
+        m = _math.scale(q, 1.0 / 6.0)
+        hi = _math.where(_wrap(np.asarray(d >= 3), bool_), x, 0.0)
+        out = _math.where(_wrap(np.asarray((d > -3) & (d < 3)), bool_), m, hi)
+        hide(q, m, hi)
+        return exact(out, y)
+    return _act(input, inplace, f, "HardswishBackward0")
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd where x > lambd, x + lambd where x < -lambd, 0 between."""
+    _float_only(input, "softshrink_cpu")
+    if lambd < 0:
+        raise RuntimeError("lambda must be greater or equal to 0, but found to be %s." % lambd)
+    d = input._data
+    dt = input._dtype.np
+    hi, lo = np.asarray(d > lambd), np.asarray(d < -lambd)
+    x = input
+    shift = np.where(hi, -lambd, np.where(lo, lambd, 0.0)).astype(dt)
+    return _masked_linear(x, hi | lo, 1.0, shift, (d * dt.type(0)).astype(dt), "SoftshrinkBackward0")
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, 0 elsewhere."""
+    _float_only(input, "hardshrink_cpu")
+    d = input._data
+    return _masked_linear(input, np.asarray((d > lambd) | (d < -lambd)), 1.0, 0.0,
+                          np.zeros(np.shape(d), input._dtype.np), "HardshrinkBackward0")
+
+
+def glu(input, dim=-1):
+    """a sigmoid(b), a and b the halves of ``input`` along ``dim`` (GluBackward0)."""
+    nd = input._data.ndim
+    if nd == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _norm_dims(dim, nd)[0]
+    n = input._data.shape[d]
+    if n % 2:
+        raise RuntimeError("Halving dimension must be even, but dimension %d is size %d" % (d, n))
+    _float_only(input, "glu_cpu")
+    a, b = input.split(n // 2, d)
+    s = b.sigmoid()
+    out = a * s
+    hide(a, b, s)
+    return named(out, "GluBackward0")
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta x)) / beta, x where beta x > threshold. The row's kernel switches at
     torch's default threshold 20; another threshold is composed: where(beta x > threshold, x,
     -log_sigmoid(-beta x) / beta), whose gradient sigmoid(beta x) is torch's."""
+    _float_only(input, "softplus_cpu")
     beta, threshold = float(beta), float(threshold)
     if threshold == 20.0:
         return unary(input, "softplus", c=beta)
@@ -102,6 +304,7 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def logsigmoid(input):
+    _float_only(input, "log_sigmoid_cpu")
     return unary(input, "log_sigmoid")
 
 
@@ -114,11 +317,27 @@ def tanhshrink(input):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return named(_math.clamp(input, min_val, max_val), "HardtanhBackward0")
+    """clamp(x, min_val, max_val) (HardtanhBackward0: the gradient passes strictly inside)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+
+    def f(x):
+        d = x._data
+        if x._dtype._cat < 2:
+            return _wrap(np.asarray(np.clip(d, min_val, max_val), x._dtype.np)[()]
+                         if np.ndim(d) == 0 else np.clip(d, min_val, max_val).astype(x._dtype.np),
+                         x._dtype)
+        return _masked_linear(x, np.asarray((d > min_val) & (d < max_val)), 1.0, 0.0,
+                              np.clip(d, min_val, max_val).astype(x._dtype.np), "HardtanhBackward0")
+    return _act(input, inplace, f)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, True)
 
 
 def relu6(input, inplace=False):
-    return hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def _softmax_dim(ndim):
@@ -247,7 +466,10 @@ def linear(input, weight, bias=None):
                               weight._data.shape[1], weight._data.shape[0]))
     x2 = x.reshape(-1, x._data.shape[-1])
     y2 = linear(x2, weight, bias)
-    return y2.view(lead + (weight._data.shape[0],))
+    out = y2.view(lead + (weight._data.shape[0],))
+    if bias is None:        # torch: mm then squeeze (1-D input) / _unsafe_view
+        named(out, "SqueezeBackward4" if nd == 1 else "UnsafeViewBackward0")
+    return out
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -399,17 +621,48 @@ def _class_positions(input, target, ignore_index):
         out_shape, vmask.size
 
 
+def _check_nll_args(input, target, weight):
+    _not_differentiable_arg("nll_loss_forward", "weight", weight)
+    if not isinstance(target, Tensor):
+        raise TypeError("nll_loss(): argument 'target' must be Tensor, not %s"
+                        % type(target).__name__)
+    x = input._data
+    if x.ndim == 2 and target._data.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target._dtype.name not in ("int64", "uint8"):
+        raise RuntimeError("expected target dtype to be Long or Byte, but got %s"
+                           % target._dtype._tname)
+    if weight is not None:
+        C = x.shape[0] if x.ndim == 1 else x.shape[1] if x.ndim else 1
+        if weight._data.ndim != 1 or weight._data.shape[0] != C:
+            raise RuntimeError("weight tensor should be defined either for all %d classes or no "
+                               "classes but got weight tensor of shape: %s"
+                               % (C, list(weight._data.shape)))
+        if weight._dtype is not input._dtype:
+            raise RuntimeError("expected scalar type %s but found %s"
+                               % (input._dtype._tname, weight._dtype._tname))
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     red = _reduction(size_average, reduce, reduction)
-    if not isinstance(target, Tensor) or target._dtype._cat != 1:
-        raise RuntimeError("expected scalar type Long but found %s"
-                           % (target._dtype._tname if isinstance(target, Tensor) else "?"))
     if input._data.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
+    _check_nll_args(input, target, weight)
     if input._data.ndim >= 2 and input._data.shape[0] != np.shape(target._data)[0]:
         raise ValueError("Expected input batch_size (%d) to match target batch_size (%d)."
                          % (input._data.shape[0], np.shape(target._data)[0]))
+    nd = input._data.ndim
+    if (nd == 3 or nd > 4) and input._rg and STATE.enabled:
+        # torch: the 4-D kernel (NllLoss2DBackward0) on a view, its 'none' result viewed back
+        s = input._data.shape
+        if np.shape(target._data) != (s[0],) + s[2:]:
+            raise RuntimeError("Expected target size %s, got %s"
+                               % (list((s[0],) + s[2:]), list(np.shape(target._data))))
+        rest = int(np.prod(s[2:], dtype=np.int64))
+        y = nll_loss(input.reshape(s[0], s[1], rest, 1), target.reshape(s[0], rest, 1), weight,
+                     ignore_index=ignore_index, reduction=red)
+        return y.view((s[0],) + s[2:]) if red == "none" else y
     pos, opos, cls, out_shape, nout = _class_positions(input, target, ignore_index)
     x = input._data
     dtn = input._dtype.np
@@ -422,7 +675,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         y = full.reshape(out_shape)
     else:
         tot = np.sum(vals, dtype=dtn)
-        y = tot if red == "sum" else (tot / np.sum(w, dtype=dtn))
+        with np.errstate(invalid="ignore", divide="ignore"):   # no weight: nan, as torch
+            y = tot if red == "sum" else (tot / np.sum(w, dtype=dtn))
         y = np.asarray(y, dtn)
     if not (input._rg and STATE.enabled):
         return _wrap(y if y.ndim else y[()], input._dtype)
@@ -445,7 +699,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         e, n = tp.entry(OPCODE["segsum"], name, nout, dt, g, -1, p0=tp.index(opos), p1=opos.size,
                         ci=tp.const(1.0))
     else:
-        c = -1.0 if red == "sum" else -1.0 / float(np.sum(w, dtype=np.float64))
+        tw = float(np.sum(w, dtype=np.float64))
+        # a zero total weight: torch's backward divides by it (nan where a target counts)
+        c = -1.0 if red == "sum" else (-1.0 / tw if tw else float("nan"))
         e, n = tp.entry(OPCODE["sum"], name, 1, dt, g, -1, ci=tp.const(c))
     return _out(y if y.ndim else y[()], input._dtype, tp, n)
 
@@ -453,9 +709,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     red = _reduction(size_average, reduce, reduction)
+    if label_smoothing > 1.0:
+        raise RuntimeError("label_smoothing must be between 0.0 and 1.0. Got: %s" % label_smoothing)
     cdim = 0 if input._data.ndim == 1 else 1
+    probs = (isinstance(target, Tensor) and target._dtype._cat == 2
+             and target._data.shape == input._data.shape)
+    if not probs:
+        _check_nll_args(input, target, weight)
     lsm = log_softmax(input, cdim)
-    if isinstance(target, Tensor) and target._dtype._cat == 2:
+    if probs:
         # class probabilities
         if target._data.shape != input._data.shape:
             raise RuntimeError("Expected target size %s, got %s"
@@ -490,11 +752,72 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             denom = float(np.sum(np.asarray(weight._data)[np.asarray(target._data)[valid]]))
         else:
             denom = float(np.count_nonzero(valid))
-        sm = sm.sum() / denom
+        # by a tensor, as torch (a zero total weight: nan, not ZeroDivisionError)
+        sm = sm.sum() / _wrap(np.asarray(denom, input._dtype.np)[()], input._dtype)
     elif red == "sum":
         sm = sm.sum()
     return named(nll * (1 - label_smoothing), "MulBackward1") + named(sm * (label_smoothing / C),
                                                                      "MulBackward1")
+
+
+def _not_differentiable_arg(fname, arg, t):
+    if isinstance(t, Tensor) and t._rg and STATE.enabled:
+        raise RuntimeError("The function '%s' is not differentiable with respect to argument '%s'. "
+                           "This input cannot have requires_grad True." % (fname, arg))
+
+
+def _size(shape):
+    from ..tensor import Size
+    return Size(tuple(shape))
+
+
+def _bce_funcs():
+    from ..autograd.function import Function
+
+    class BinaryCrossEntropy(Function):
+        """torch's binary_cross_entropy: the log terms clamped at -100; the input gradient
+        (p - t) / max(p (1 - p), 1e-12) stays finite at p = 0 or 1; the target gradient
+        log(1 - p) - log(p). The backward is written with tapegrad operations (higher order)."""
+        @staticmethod
+        def forward(ctx, input, target, w, red):
+            p = np.asarray(input._data)
+            t = np.asarray(target._data, p.dtype)
+            dt = p.dtype
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lp = np.maximum(np.log(p), dt.type(-100))
+                lq = np.maximum(np.log1p(-p), dt.type(-100))
+            loss = (t - 1) * lq - t * lp
+            if w is not None:
+                loss = loss * w
+            loss = np.asarray(loss, dt)
+            if red == "sum":
+                loss = np.asarray(loss.sum(dtype=dt), dt)
+            elif red == "mean":
+                loss = np.asarray(loss.mean(dtype=dt) if loss.size else np.nan, dt)
+            ctx.save_for_backward(input, target)
+            ctx.w, ctx.red, ctx.n = w, red, p.size
+            return _wrap(loss if loss.ndim else loss[()], input._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            p, t = ctx.saved_tensors
+            if ctx.red != "none":
+                g = g.expand(p.shape)
+                if ctx.red == "mean":
+                    g = g / ctx.n
+            w = None if ctx.w is None else _wrap(np.asarray(ctx.w, p._dtype.np), p._dtype)
+            gi = gt = None
+            if ctx.needs_input_grad[0]:
+                gi = g * (p - t) / _math.clamp(p * (1 - p), min=1e-12)
+                gi = gi if w is None else gi * w
+            if ctx.needs_input_grad[1]:
+                gt = g * (_math.log1p(-p) - p.log())
+                gt = gt if w is None else gt * w
+            return gi, gt, None, None
+    return BinaryCrossEntropy
+
+
+_BCE = []
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
@@ -503,26 +826,30 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if input._data.shape != np.shape(_np(target)):
         raise ValueError("Using a target size (%s) that is different to the input size (%s) is "
                          "deprecated. Please ensure they have the same size."
-                         % (tuple(np.shape(_np(target))), tuple(input._data.shape)))
+                         % (_size(np.shape(_np(target))), _size(input._data.shape)))
+    _not_differentiable_arg("binary_cross_entropy", "weight", weight)
     d = np.asarray(input._data)
-    if np.any((d < 0) | (d > 1)):
+    if not np.all((d >= 0) & (d <= 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    input, target = tap(input, 0), tap(target, 1)
-    lp = input.log()
-    lpc = _math.clamp(lp, min=-100.0)
-    a = lpc * target
-    q = 1 - input
-    lq = q.log()
-    lqc = _math.clamp(lq, min=-100.0)
-    tc = 1 - target
-    b = lqc * tc
-    s = a + b
-    loss = -s
-    hidden = [lp, lpc, a, q, lq, lqc, tc, b, s]
+    td = np.asarray(_np(target))
+    if not np.all((td >= 0) & (td <= 1)):
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    w = None
     if weight is not None:
-        hidden.append(loss)
-        loss = loss * weight
-    return _reduce(loss, red, "BinaryCrossEntropyBackward0", hidden=hidden)
+        w = np.asarray(_np(weight), d.dtype)
+        try:
+            np.broadcast_to(w, d.shape)
+        except ValueError:
+            raise RuntimeError("Attempting to broadcast a dimension of length %d at -1! Mismatching "
+                               "argument at index 1 had %s; but expected shape should be "
+                               "broadcastable to %s" % (w.shape[-1] if w.ndim else 1,
+                                                        _size(w.shape), list(d.shape)))
+    if not isinstance(target, Tensor):
+        target = _wrap(td.astype(d.dtype), input._dtype)
+    if not _BCE:
+        _BCE.append(_bce_funcs())
+    out = _BCE[0].apply(input, target, w, red)
+    return named(out, "BinaryCrossEntropyBackward0")
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -530,7 +857,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     red = _reduction(size_average, reduce, reduction)
     if input._data.shape != np.shape(_np(target)):
         raise ValueError("Target size (%s) must be the same as input size (%s)"
-                         % (tuple(np.shape(_np(target))), tuple(input._data.shape)))
+                         % (_size(np.shape(_np(target))), _size(input._data.shape)))
+    _not_differentiable_arg("binary_cross_entropy_with_logits", "weight", weight)
+    _not_differentiable_arg("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     # (1 - y) x - w_p log sigmoid(x),  w_p = 1 + (pos_weight - 1) y
     input, target = tap(input, 0), tap(target, 1)
     tc = 1 - target
@@ -637,3 +966,206 @@ def _install():
 
 
 _install()
+
+
+def _torch_dropout(input, p, train):
+    """torch.dropout(input, p, train)."""
+    return dropout(input, p, train)
+
+
+def _torch_dropout_(input, p, train):
+    return dropout(input, p, train, inplace=True)
+
+
+# ----------------------------------------------------------------------------- normalization,
+# embedding, attention, kl_div (compositions; the last entry carries torch's node name)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims
+    (biased variance), NativeLayerNormBackward0."""
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shp = tuple(input.shape)
+    if len(ns) == 0 or shp[len(shp) - len(ns):] != ns:
+        raise RuntimeError("Given normalized_shape=%s, expected input with shape [*, %s], but got "
+                           "input of size%s" % (list(ns), ", ".join(str(n) for n in ns),
+                                                list(shp)))
+    dims = tuple(range(len(shp) - len(ns), len(shp)))
+    mu = input.mean(dims, keepdim=True)
+    xc = input - mu
+    var = (xc * xc).mean(dims, keepdim=True)
+    rs = (var + eps).rsqrt()
+    y = xc * rs
+    hidden = [mu, xc, var, rs]
+    if weight is not None:
+        hidden.append(y)
+        y = y * weight
+    if bias is not None:
+        hidden.append(y)
+        y = y + bias
+    hide(*[h for h in hidden if h._tape is not None])
+    return named(y, "NativeLayerNormBackward0") if y._tape is not None else y
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Batch normalization over every dim but 1. training: the batch statistics (biased
+    variance) normalize, and the running statistics are updated in place (unbiased variance,
+    ``momentum``); otherwise the running statistics normalize. NativeBatchNormBackward0."""
+    shp = tuple(input.shape)
+    if len(shp) < 2:
+        raise ValueError("Expected 2D or 3D input (got %dD input)" % len(shp))
+    C = shp[1]
+    dims = (0,) + tuple(range(2, len(shp)))
+    n = int(np.prod([shp[d] for d in dims], dtype=np.int64))
+    if training and n <= 1:
+        raise ValueError("Expected more than 1 value per channel when training, got input size "
+                         "%s" % (_size(shp),))
+    bshape = (1, C) + (1,) * (len(shp) - 2)
+    if training:
+        mu = input.mean(dims, keepdim=True)
+        xc = input - mu
+        var = (xc * xc).mean(dims, keepdim=True)
+        if running_mean is not None or running_var is not None:
+            from ..autograd.grad_mode import no_grad
+            with no_grad():
+                m = float(momentum) if momentum is not None else 0.1
+                if running_mean is not None:
+                    running_mean.mul_(1 - m).add_(mu.detach().reshape(C) * m)
+                if running_var is not None:
+                    running_var.mul_(1 - m).add_(var.detach().reshape(C) * (m * n / (n - 1)))
+        hidden = [mu, xc, var]
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        xc = input - running_mean.reshape(bshape)
+        var = running_var.reshape(bshape)
+        hidden = [xc]
+    rs = (var + eps).rsqrt()
+    y = xc * rs
+    hidden.append(rs)
+    if weight is not None:
+        hidden.append(y)
+        y = y * weight.reshape(bshape)
+    if bias is not None:
+        hidden.append(y)
+        y = y + bias.reshape(bshape)
+    hide(*[h for h in hidden if h._tape is not None])
+    return named(y, "NativeBatchNormBackward0") if y._tape is not None else y
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """weight's rows at the indices (EmbeddingBackward0); rows at padding_idx get no gradient."""
+    if max_norm is not None:
+        raise NotImplementedError("embedding(max_norm=) is not supported yet")
+    idx = np.asarray(input._data if isinstance(input, Tensor) else input)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following "
+                           "scalar types: Long, Int; but got %s instead"
+                           % (input._dtype._tname if isinstance(input, Tensor) else idx.dtype))
+    V = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += V
+        if not 0 <= padding_idx < V:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+    if idx.size and (idx.min() < -V or idx.max() >= V):
+        raise IndexError("index out of range in self")
+    from ..creation import tensor as _tensor
+    flat = _tensor(idx.reshape(-1).astype(np.int64) % max(V, 1))
+    rows = weight.index_select(0, flat)
+    out = rows.reshape(tuple(idx.shape) + tuple(weight.shape[1:]))
+    if padding_idx is not None and out._tape is not None and np.any(idx == padding_idx):
+        mask = _wrap(np.broadcast_to((idx == padding_idx)[(...,) + (None,) * (weight._data.ndim - 1)],
+                                     out.shape).copy(), bool_)
+        const = _wrap(np.asarray(out._data).copy(), weight._dtype)
+        res = _math.where(mask, const, out)
+        hide(rows, out)
+        out = res
+    if out._tape is not None:
+        hide(rows)
+        named(out, "EmbeddingBackward0")
+    return out
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """target (log target - input) pointwise (xlogy(t, t) - t input; exp(t) (t - input) with
+    log_target), reduced ('batchmean': the sum over the batch size)."""
+    if reduction == "mean" and size_average is None and reduce is None:
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with the "
+                      "KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", UserWarning, stacklevel=2)
+    red = reduction if reduction == "batchmean" else _reduction(size_average, reduce, reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        from ..special import xlogy
+        loss = xlogy(target, target) - target * input
+    if red == "none":
+        return loss
+    if red == "batchmean":
+        return loss.sum() / input.shape[0] if input._data.ndim else loss.sum()
+    return loss.mean() if red == "mean" else loss.sum()
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(q k^T * scale + mask) v (torch's math reference: a boolean mask keeps True
+    entries, a float mask is added; is_causal: the lower triangle)."""
+    L, S = query.shape[-2], key.shape[-2]
+    sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    attn = (query @ key.transpose(-2, -1)) * sc
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                               "when is_causal=True")
+        keep = np.tril(np.ones((L, S), bool))
+        attn = attn.masked_fill(_wrap(~keep, bool_), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask._dtype is bool_:
+            attn = attn.masked_fill(_wrap(~np.asarray(attn_mask._data), bool_), float("-inf"))
+        else:
+            attn = attn + attn_mask
+    attn = softmax(attn, -1)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p, True)
+    return attn @ value
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    from .. import linalg
+    return named(linalg.vector_norm(x1 - x2 + eps, p, -1, keepdim), "NormBackward1")
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log 2 pi)."""
+    if isinstance(var, (int, float)):
+        var = _wrap(np.full(np.shape(input._data), var, input._dtype.np), input._dtype)
+    elif var.shape != input.shape and var._data.ndim == input._data.ndim - 1:
+        var = var.unsqueeze(-1)
+    if np.any(np.asarray(var._data) < 0):
+        raise ValueError("var has negative entry/entries")
+    v = _math.clamp(var, min=eps)
+    loss = 0.5 * (v.log() + (input - target) ** 2 / v)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    if reduction == "none":
+        return loss
+    return loss.mean() if reduction == "mean" else loss.sum()
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    red = _reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        t = np.asarray(target._data if isinstance(target, Tensor) else target, np.float64)
+        with np.errstate(all="ignore"):
+            st = np.where(t > 1, t * np.log(t) - t + 0.5 * np.log(2 * np.pi * t), 0)
+        loss = loss + _wrap(st.astype(loss._dtype.np), loss._dtype)
+    if red == "none":
+        return loss
+    return loss.mean() if red == "mean" else loss.sum()
