@@ -17,8 +17,10 @@ from .autograd.graph import ONE_INPUT, _CPP_NAMES, entry_name, multi_name_id, ta
 from .autograd.function import Function
 from .kernels import F_HIDDEN, FL, K, NK, NM, NPROD
 from .ops import BY_NAME
-from .tensor import (GUARD, Tensor, _DEFAULT, _check_shapes, _convert, _nm, _par_map, _vm_of,
-                     _record_binary, _record_unary, _rename_last, _result_dtype, _wrap, bool_, int64)
+from .tensor import (GUARD, Tensor, _DEFAULT, _check_shapes, _checked_scalar, _convert, _is_number,
+                     _nm, _np_scalar,
+                     _par_map, _vm_of, _record_binary, _record_unary, _rename_last, _result_dtype,
+                     _tyname, _wrap, bool_, int64)
 
 # Composite nodes whose last entry is binary but which torch shows with one input.
 ONE_INPUT.update({"RemainderBackward0", "FmodBackward0", "FracBackward0", "LogsumexpBackward0", "AmaxBackward0", "AminBackward0",
@@ -227,10 +229,16 @@ def square(input):
     return _pow(input, 2)
 
 
+_STEP_KERNELS = ("floor", "ceil", "round", "trunc")
+
+
 def _step(input, k, name, npf):
     if input._dtype._cat < 2:
-        if k == 4 and input._dtype is bool_:
-            return _wrap(np.array(input._data, copy=True), input._dtype)
+        if input._dtype is bool_:
+            if k == 4:
+                return _wrap(np.array(input._data, copy=True), input._dtype)
+            raise NotImplementedError("\"%s_vml_cpu\" not implemented for 'Bool'"
+                                      % _STEP_KERNELS[k])
         return _wrap(np.asarray(npf(input._data), input._dtype.np)[()], input._dtype)
     return unary(input, "step", c=float(k), name=name)
 
@@ -243,7 +251,11 @@ def ceil(input):
     return _step(input, 1, "CeilBackward0", np.ceil)
 
 
-def round(input, decimals=0):
+def round(input, decimals=None):
+    if decimals is not None and input._dtype._cat < 2:   # torch's round.decimals overload
+        raise NotImplementedError("\"%s\" not implemented for '%s'" % (
+            "round_cpu" if decimals or input._dtype is bool_ else "round_vml_cpu",
+            input._dtype._tname))
     if decimals:
         x = _floatify(input)
         f = 10.0 ** decimals
@@ -308,10 +320,9 @@ def clamp(input, min=None, max=None):
         return _clamp_tensor(input, min, max)
     x = input
     if x._dtype._cat < 2:
-        cat_num = any(isinstance(v, float) for v in (min, max) if v is not None)
-        if not cat_num:
-            d = np.clip(x._data, min, max)
-            return _wrap(np.asarray(d, x._dtype.np)[()], x._dtype)
+        bounds = [v for v in (min, max) if v is not None]
+        if not any(isinstance(v, (float, np.floating)) for v in bounds):
+            return _clamp_int(x, min, max, bounds)
         x = _convert(x, _DEFAULT[0])
     d = x._data
     if min is not None and max is not None:
@@ -328,6 +339,26 @@ def clamp(input, min=None, max=None):
 
 
 clip = clamp
+
+
+def _clamp_int(x, lo, hi, bounds):
+    """clamp of an integer or bool tensor by integer bounds: torch's result type (a bool
+    tensor clamped by ints is int64) and checked bound conversion."""
+    rdt = x._dtype
+    for v in bounds:
+        if not isinstance(v, (bool, np.bool_)) and rdt is bool_:
+            rdt = int64
+    if rdt is bool_:
+        raise NotImplementedError("\"clamp%s_scalar_cpu\" not implemented for 'Bool'"
+                                  % ("" if len(bounds) == 2 else "_min" if lo is not None
+                                     else "_max"))
+    d = np.asarray(x._data, rdt.np)
+    if lo is not None:
+        d = np.maximum(d, _checked_scalar(lo, rdt))
+    if hi is not None:
+        d = np.minimum(d, _checked_scalar(hi, rdt))
+    return _wrap(_val0(d, rdt), rdt)
+
 
 
 def clamp_min(input, min):
@@ -432,11 +463,44 @@ def hypot(input, other):
     return _binary("hypot", input, other)
 
 
+def _int_operands(input, other, opname, kernel):
+    """Checked operands of an integer-capable binary op: (result dtype, input and other as
+    numpy values of it). Raises torch's errors: TypeError for a non-number operand,
+    NotImplementedError for a bool result (``kernel``: torch's kernel name), ZeroDivisionError
+    for an integer division by zero (``opname`` in _DIVIDING)."""
+    for pos, v in ((1, input), (2, other)):
+        if not isinstance(v, Tensor) and not _is_number(v):
+            raise TypeError("%s(): argument '%s' (position %d) must be Tensor, not %s"
+                            % (opname, ("input", "other")[pos - 1], pos, _tyname(v)))
+    a_t = isinstance(input, Tensor)
+    if not a_t and not isinstance(other, Tensor):
+        raise TypeError("%s(): argument 'input' (position 1) must be Tensor, not %s"
+                        % (opname, _tyname(input)))
+    if a_t and isinstance(other, Tensor):
+        _check_shapes(input, other)
+    rdt = _result_dtype(input, other) if a_t else _result_dtype(other, input)
+    if rdt is bool_ and kernel:
+        raise NotImplementedError("\"%s\" not implemented for 'Bool'" % kernel)
+    av, bv = _npval(input, rdt), _npval(other, rdt)
+    if rdt._cat < 2 and opname in _DIVIDING and np.any(bv == 0):
+        raise RuntimeError("ZeroDivisionError")
+    return rdt, av, bv
+
+
+_DIVIDING = ("remainder", "floor_divide", "div")
+
+
+def _npval(v, rdt):
+    if isinstance(v, Tensor):
+        d = v._data
+        return d if v._dtype is rdt else np.asarray(d).astype(rdt.np)
+    return _np_scalar(v, rdt.np)
+
+
 def remainder(input, other):
-    if isinstance(input, Tensor) and input._dtype._cat < 2 and not (
-            isinstance(other, float) or (isinstance(other, Tensor) and other._dtype._cat == 2)):
-        return _wrap(np.asarray(np.remainder(input._data, _npv(other)), _result_dtype(
-            input, other).np)[()], _result_dtype(input, other))
+    rdt, av, bv = _int_operands(input, other, "remainder", "remainder_cpu")
+    if rdt._cat < 2:
+        return _wrap(_val0(np.remainder(av, bv), rdt), rdt)
     if not isinstance(input, Tensor):
         # a number % tensor: torch has no derivative for it (a NotImplemented node)
         rdt = _result_dtype(other, input)
@@ -499,22 +563,44 @@ def _npv(v):
     return v._data if isinstance(v, Tensor) else v
 
 
-def floor_divide(input, other):
-    a = input if isinstance(input, Tensor) else None
-    ref = a if a is not None else other
-    rdt = _result_dtype(ref, other if a is not None else input)
+def _rounded_div(input, other, mode):
+    """(value, result dtype) of torch.div with rounding_mode ``mode`` ('floor' as Python's //,
+    'trunc' toward zero)."""
+    if mode not in ("floor", "trunc"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           "but found '%s'" % (mode,))
+    rdt, av, bv = _int_operands(input, other, "div" if mode == "trunc" else "floor_divide",
+                                "div_%s_cpu" % mode)
     with np.errstate(all="ignore"):
-        if rdt._cat < 2:
-            av, bv = np.asarray(_npv(input)), np.asarray(_npv(other))
-            if np.any(bv == 0):
-                raise RuntimeError("ZeroDivisionError")
+        if mode == "floor":
             y = np.floor_divide(av, bv)
+        elif rdt._cat < 2:
+            y = np.floor_divide(av, bv)          # toward zero: one up where the signs differ
+            y = y + ((np.remainder(av, bv) != 0) & ((av < 0) != (bv < 0))).astype(y.dtype)
         else:
-            y = np.floor(np.divide(np.asarray(_npv(input), rdt.np), np.asarray(_npv(other), rdt.np)))
-    if isinstance(input, Tensor) and isinstance(other, Tensor):
-        _check_shapes(input, other)
-    out = _wrap(np.asarray(y, rdt.np)[()] if np.ndim(y) == 0 else np.asarray(y, rdt.np), rdt)
-    return not_differentiable(out, "floor_divide", input, other)
+            y = np.trunc(np.divide(av, bv))
+    return _val0(y, rdt), rdt
+
+
+def floor_divide(input, other):
+    y, rdt = _rounded_div(input, other, "floor")
+    return not_differentiable(_wrap(y, rdt), "floor_divide", input, other)
+
+
+def div_mode(input, other, rounding_mode):
+    """torch.div with an explicit ``rounding_mode`` (None, 'floor', 'trunc'): torch's overload
+    DivBackward2; the rounded quotient has zero gradient (a true division through the zero-
+    derivative step row, carrying the exact rounded value)."""
+    from .tensor import _div, div as true_div
+    if rounding_mode is None:
+        return named(true_div(input, other), "DivBackward2")
+    y, rdt = _rounded_div(input, other, rounding_mode)
+    if not (STATE.enabled and any(isinstance(t, Tensor) and t._rg for t in (input, other))):
+        return _wrap(y, rdt)
+    q = _div(input, other)
+    tap_entry(q, 0, 1)
+    out = unary(q, "step", c=0.0 if rounding_mode == "floor" else 3.0)
+    return exact(named(out, "DivBackward2", arity=2), y)
 
 
 def lerp(input, end, weight):
@@ -646,9 +732,7 @@ def count_nonzero(input, dim=None):
 
 # ----------------------------------------------------------------------------- comparisons
 def _cmp_fn(npf, name):
-    def f(input, other):
-        if other is None:
-            return name == "ne"
+    def compute(input, other):
         if not isinstance(input, Tensor):
             input = _wrap(np.asarray(input), _DEFAULT[0] if isinstance(input, float) else int64)
         _check_shapes(input, other)
@@ -658,7 +742,25 @@ def _cmp_fn(npf, name):
         if GUARD[0] is not None:                  # tapegrad.func is recording: a branch?
             GUARD[0]("cmp", input, other, npf, out)
         return out
+
+    def f(input, other):
+        for pos, v in ((1, input), (2, other)):
+            if not isinstance(v, Tensor) and not _is_number(v):
+                raise TypeError("%s(): argument '%s' (position %d) must be Tensor, not %s"
+                                % (name, ("input", "other")[pos - 1], pos, _tyname(v)))
+        return compute(input, other)
+
+    # the operator (t == x): an ndarray compares elementwise for == and != only (torch);
+    # other operands give NotImplemented (``t == "x"`` is then False, ``t < [1]`` a TypeError)
+    eq_like = name in ("eq", "ne")
+
+    def op(input, other):
+        if isinstance(other, Tensor) or _is_number(other) or (
+                eq_like and isinstance(other, np.ndarray)):
+            return compute(input, other)
+        return NotImplemented
     f.__name__ = name
+    f.op = op
     return f
 
 
@@ -715,15 +817,13 @@ logical_xor = _logical(np.logical_xor, "logical_xor")
 logical_not = _logical(np.logical_not, "logical_not")
 
 
-def _bitwise(npf, name):
+def _bitwise(npf, name, kernel=None):
     def f(input, other):
-        if isinstance(input, Tensor) and input._dtype._cat == 2 or (
-                isinstance(other, Tensor) and other._dtype._cat == 2) or isinstance(other, float):
-            raise RuntimeError("\"%s_cpu\" not implemented for 'Float'" % name)
-        a = input if isinstance(input, Tensor) else other
-        b = other if isinstance(input, Tensor) else input
-        rdt = _result_dtype(a, b)
-        r = np.asarray(npf(np.asarray(_npv(input)), np.asarray(_npv(other))), rdt.np)
+        rdt, av, bv = _int_operands(input, other, name, kernel)   # (shifts: not for bool)
+        if rdt._cat == 2:
+            raise NotImplementedError("\"%s\" not implemented for '%s'"
+                                      % (kernel or name + "_cpu", rdt._tname))
+        r = np.asarray(npf(av, bv), rdt.np)
         return _wrap(r if r.ndim else r[()], rdt)
     f.__name__ = name
     return f
@@ -734,11 +834,45 @@ bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
 bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
 
 
+def _lshift(a, s):
+    bits = 8 * a.dtype.itemsize
+    out = (s < 0) | (s >= bits)
+    return np.where(out, 0, np.left_shift(a, np.where(out, 0, s).astype(a.dtype)))
+
+
+def _rshift(a, s):
+    bits = 8 * a.dtype.itemsize
+    out = (s < 0) | (s >= bits)
+    return np.where(out, np.where(a < 0, -1, 0),
+                    np.right_shift(a, np.where(out, 0, s).astype(a.dtype)))
+
+
+bitwise_left_shift = _bitwise(_lshift, "bitwise_left_shift", "lshift_cpu")
+bitwise_right_shift = _bitwise(_rshift, "bitwise_right_shift", "rshift_cpu")
+
+
 def bitwise_not(input):
     if input._dtype._cat == 2:
-        raise RuntimeError("\"bitwise_not_cpu\" not implemented for 'Float'")
+        raise NotImplementedError("\"bitwise_not_cpu\" not implemented for '%s'"
+                                  % input._dtype._tname)
     r = np.asarray(np.invert(input._data))
     return _wrap(r if r.ndim else r[()], input._dtype)
+
+
+def _as_op(f, reflected=False):
+    """Tensor operator form of binary function ``f``: NotImplemented for an operand ``f`` does
+    not take (an ndarray goes to numpy's ufunc, others raise Python's TypeError), as in torch."""
+    if reflected:
+        def op(self, other):
+            if isinstance(other, Tensor) or _is_number(other):
+                return f(other, self)
+            return NotImplemented
+    else:
+        def op(self, other):
+            if isinstance(other, Tensor) or _is_number(other):
+                return f(self, other)
+            return NotImplemented
+    return op
 
 
 # ----------------------------------------------------------------------------- Tensor methods
@@ -752,7 +886,8 @@ def _install():
                 "eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal",
                 "greater", "greater_equal", "equal", "isclose", "isnan", "isinf", "isfinite",
                 "isposinf", "isneginf", "signbit", "logical_and", "logical_or", "logical_xor",
-                "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"):
+                "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+                "bitwise_left_shift", "bitwise_right_shift"):
         setattr(T, nm_, globals()[nm_])
 
     def _where_m(self, condition, other):
@@ -767,31 +902,26 @@ def _install():
     for nm_ in ("lgamma", "digamma", "logit", "erfc", "xlogy", "mvlgamma"):
         setattr(T, nm_, _special(nm_))
     T.polygamma = lambda self, n: __import__("tapegrad.special", fromlist=["x"]).polygamma(n, self)
-    T.__floordiv__ = lambda self, other: floor_divide(self, other)
-    T.__rfloordiv__ = lambda self, other: floor_divide(other, self)
-    T.__mod__ = lambda self, other: remainder(self, other)
-    T.__rmod__ = lambda self, other: remainder(other, self)
-    T.__and__ = lambda self, other: (logical_and(self, other) if self._dtype is bool_ and (
-        not isinstance(other, Tensor) or other._dtype is bool_) else bitwise_and(self, other))
-    T.__or__ = lambda self, other: (logical_or(self, other) if self._dtype is bool_ and (
-        not isinstance(other, Tensor) or other._dtype is bool_) else bitwise_or(self, other))
-    T.__xor__ = lambda self, other: (logical_xor(self, other) if self._dtype is bool_ and (
-        not isinstance(other, Tensor) or other._dtype is bool_) else bitwise_xor(self, other))
-    T.__rand__ = T.__and__
-    T.__ror__ = T.__or__
-    T.__rxor__ = T.__xor__
+    T.__floordiv__ = _as_op(floor_divide)
+    T.__rfloordiv__ = _as_op(floor_divide, True)
+    T.__mod__ = _as_op(remainder)
+    T.__rmod__ = _as_op(remainder, True)
+    T.__and__ = T.__rand__ = _as_op(bitwise_and)
+    T.__or__ = T.__ror__ = _as_op(bitwise_or)
+    T.__xor__ = T.__rxor__ = _as_op(bitwise_xor)
+    T.__lshift__ = _as_op(bitwise_left_shift)
+    T.__rlshift__ = _as_op(bitwise_left_shift, True)
+    T.__rshift__ = _as_op(bitwise_right_shift)
+    T.__rrshift__ = _as_op(bitwise_right_shift, True)
 
     def _invert(self):
-        if self._dtype is bool_:
-            return logical_not(self)
+        if self._dtype._cat == 2:
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                            "tensors")
         return bitwise_not(self)
     T.__invert__ = _invert
-    T.__eq__ = lambda self, other: eq(self, other)
-    T.__ne__ = lambda self, other: ne(self, other)
-    T.__lt__ = lambda self, other: lt(self, other)
-    T.__le__ = lambda self, other: le(self, other)
-    T.__gt__ = lambda self, other: gt(self, other)
-    T.__ge__ = lambda self, other: ge(self, other)
+    T.__eq__, T.__ne__, T.__lt__, T.__le__, T.__gt__, T.__ge__ = (
+        eq.op, ne.op, lt.op, le.op, gt.op, ge.op)
     T.__hash__ = lambda self: id(self)
 
     def _inplace_fn(f):
@@ -808,8 +938,13 @@ def _install():
     _t = sys.modules[__name__.rsplit(".", 1)[0] + ".tensor"]
     for nm_ in ("exp", "log", "sin", "cos", "tanh", "sigmoid", "sqrt", "abs", "neg", "reciprocal"):
         setattr(T, nm_ + "_", _inplace_fn(getattr(_t, nm_)))
+    for nm_ in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                "bitwise_right_shift", "bitwise_not"):
+        setattr(T, nm_ + "_", _inplace_fn(globals()[nm_]))
     T.__imod__ = T.remainder_
     T.__ifloordiv__ = T.floor_divide_
+    T.__iand__, T.__ior__, T.__ixor__ = T.bitwise_and_, T.bitwise_or_, T.bitwise_xor_
+    T.__ilshift__, T.__irshift__ = T.bitwise_left_shift_, T.bitwise_right_shift_
 
 
 _install()

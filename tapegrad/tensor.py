@@ -7,6 +7,8 @@ by the op table's numpy references; recording appends one entry (``_record_*``).
 operations (mean, sigmoid via the table, reshape, unbind, indexing, matmul shapes) are built
 here from the primitive core of ``ops.py``.
 """
+import builtins
+import math
 import numbers
 import warnings
 import weakref
@@ -120,6 +122,37 @@ def _scalar_dtype(v):
     if isinstance(v, numbers.Integral):
         return int64
     return _DEFAULT[0]
+
+
+_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double",
+            "bool": "bool"}
+
+
+def _checked_scalar(v, dt, tname=None):
+    """The number ``v`` converted to dtype ``dt`` as torch's checked conversion (fill values,
+    clamp bounds, ``tensor(data, dtype=...)``): out-of-range values raise RuntimeError ("value
+    cannot be converted to type uint8_t without overflow"); unsigned types take negative values
+    down to -max (two's complement); floats truncate toward zero into integer types."""
+    npdt = dt.np
+    bad = False
+    if npdt.kind in "iu":
+        info = np.iinfo(npdt)
+        lo = -int(info.max) if npdt.kind == "u" else int(info.min)
+        if isinstance(v, (float, np.floating)):
+            bad = not (math.isfinite(v) and lo <= math.trunc(v) <= info.max)
+        else:
+            bad = not lo <= int(v) <= info.max
+        if not bad:
+            return _np_scalar(math.trunc(v) if isinstance(v, (float, np.floating)) else int(v),
+                              npdt)
+    elif npdt.kind == "f" and tname is None:
+        fv = float(v)
+        bad = math.isfinite(fv) and builtins.abs(fv) > float(np.finfo(npdt).max)
+    if bad:
+        raise RuntimeError("value cannot be converted to type %s without overflow"
+                           % (tname or _C_NAMES[dt.name]))
+    return npdt.type(v)
 
 
 def _result_dtype(a, b):
@@ -738,6 +771,10 @@ def _engine():
     return engine
 
 
+_NUMPY_RG = ("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+             "instead.")
+
+
 # ----------------------------------------------------------------------------- Tensor
 class Tensor:
     """A multi-dimensional array with PyTorch's autograd semantics."""
@@ -902,14 +939,29 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, force=False):
-        if self._rg and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        return self._arr()
+        """A new ndarray object viewing the tensor's memory (as torch: its shape or flags can
+        be changed without touching the tensor). Raises for a tensor requiring grad while grad
+        mode is on."""
+        if self._rg and STATE.enabled and not force:
+            raise RuntimeError(_NUMPY_RG)
+        return self._arr().view()
 
     def __array__(self, dtype=None, copy=None):
+        # torch's __array__ is numpy(); ``np.array(t)`` (copy=True) copies, ``np.asarray(t)``
+        # shares memory
+        if self._rg and STATE.enabled:
+            raise RuntimeError(_NUMPY_RG)
         a = self._arr()
-        return a.astype(dtype) if dtype is not None else a
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a.view()
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # numpy ufuncs on tensors return tensors (``np.sin(t)``), bool results as uint8 (torch)
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        from .creation import from_numpy
+        return from_numpy(array)
 
     def __float__(self):
         if self._data.size != 1:
@@ -922,7 +974,7 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        if self._dtype._cat > 1:
+        if self._dtype._cat > 1 or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -1104,16 +1156,11 @@ class Tensor:
     def retains_grad(self):
         return self._tape is not None and getattr(self, "_retain", False)
 
-    # ---- arithmetic
-    def __add__(self, other):
-        return _add(self, other)
-
-    def __radd__(self, other):
-        return _add(self, other)          # torch: x.add(other), the tensor first
-
-    def __sub__(self, other):
-        return _sub(self, other)
-
+    # ---- arithmetic. An operand the function rejects with TypeError (an ndarray, a list, a
+    # string) gives NotImplemented, as in torch: Python then tries the other operand, so
+    # ``t + ndarray`` is numpy's ufunc over ``t.__array__()`` wrapped back (float64 Tensor).
+    # (__add__, __radd__, __sub__, __mul__, __rmul__, __pow__: the op functions' operator forms,
+    # assigned after them at the end of the module)
     def __rsub__(self, other):
         to = type(other)
         if (to is float or to is int) and self._dtype._cat == 2:    # number - floating tensor
@@ -1121,41 +1168,47 @@ class Tensor:
             if self._rg and STATE.enabled:
                 return _record_binary(_SUB_OP, other, self, y, self._dtype, nm=_RSUB_NM)
             return _wrap(y, self._dtype)
-        out = _sub(other, self)
+        try:
+            out = _sub(other, self)
+        except TypeError:
+            return NotImplemented
         if out._tape is not None:
             _rename_last(out, "RsubBackward1")
         return out
 
-    def __mul__(self, other):
-        return mul(self, other)
-
-    def __rmul__(self, other):
-        return mul(self, other)           # torch: x.mul(other), the tensor first
-
     def __truediv__(self, other):
-        if type(other) is float or (type(other) is Tensor and self._dtype._cat == 2):
-            return _div(self, other)
-        return div(self, other)
+        try:
+            if type(other) is float or (type(other) is Tensor and self._dtype._cat == 2):
+                return _div(self, other)
+            return div(self, other)
+        except TypeError:
+            return NotImplemented
 
     def __rtruediv__(self, other):
-        return mul(reciprocal(self), other)   # torch: other / x = x.reciprocal() * other
-
-    def __pow__(self, other):
-        return pow(self, other)
+        # torch: other / x = x.reciprocal() * other (an ndarray ``other``: numpy's multiply)
+        r = reciprocal(self)
+        return r.__mul__(other) if _is_number(other) else r * other
 
     def __rpow__(self, other):
-        return pow(other, self)
+        try:
+            return pow(other, self)
+        except TypeError:
+            return NotImplemented
 
     def __neg__(self):
         return neg(self)
 
     def __pos__(self):
-        return self
+        return positive(self)
 
     def __matmul__(self, other):
+        if not isinstance(other, Tensor):
+            return NotImplemented
         return matmul(self, other)
 
     def __rmatmul__(self, other):
+        if not isinstance(other, Tensor):
+            return NotImplemented
         return matmul(other, self)
 
     def __abs__(self):
@@ -1569,7 +1622,9 @@ def _np_key(key):
 
 
 # ----------------------------------------------------------------------------- functions
-def _unary_fn(opname):
+def _unary_fn(opname, on_int=None):
+    """The eager function of unary row ``opname``; integer and bool inputs are converted to the
+    default float dtype, or handed to ``on_int`` (ops that keep integer dtypes: abs, relu)."""
     op = BY_NAME[opname]
     ref = op.ref
     cell = ref.__closure__[0].cell_contents if ref.__closure__ else None
@@ -1588,6 +1643,8 @@ def _unary_fn(opname):
     def f(input):
         d = input._data
         if input._dtype._cat < 2:
+            if on_int is not None:
+                return on_int(input)
             d = d.astype(_DEFAULT[0].np)
             input = _wrap(d, _DEFAULT[0])
         n = d.size
@@ -1614,15 +1671,29 @@ sin = _unary_fn("sin")
 cos = _unary_fn("cos")
 tanh = _unary_fn("tanh")
 sigmoid = _unary_fn("sigmoid")
-relu = _unary_fn("relu")
 sqrt = _unary_fn("sqrt")
-_abs_fn = _unary_fn("abs")
 
 
-def abs(input):
-    if input._dtype._cat < 2:
-        return _wrap(np.abs(input._data), input._dtype)
-    return _abs_fn(input)
+def _relu_int(input):
+    if input._dtype is bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return _wrap(np.maximum(input._data, input._dtype.np.type(0)), input._dtype)
+
+
+def _abs_int(input):
+    if input._dtype is bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return _wrap(np.abs(input._data), input._dtype)
+
+
+relu = _unary_fn("relu", _relu_int)       # integer tensors stay integer, as in torch
+abs = _unary_fn("abs", _abs_int)
+
+
+def positive(input):
+    if input._dtype is bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
 
 
 def reciprocal(input):
@@ -1637,6 +1708,10 @@ def reciprocal(input):
 
 def neg(input):
     d = input._data
+    if input._dtype is bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
     if d.size >= _NEG_BIG and d.dtype.kind == "f" and d.flags.c_contiguous:
         y = _par_map(None, (d, None), d.shape, d.dtype, "neg")     # on every core
     else:
@@ -1653,8 +1728,65 @@ _NEG_BIG = _vm_of(_NEG)[1] if _vm_of(_NEG)[0] else 1 << 62
 negative = neg
 
 
+def _tyname(v):
+    t = type(v)
+    return t.__name__ if t.__module__ == "builtins" else "%s.%s" % (t.__module__, t.__name__)
+
+
+def _is_number(v):
+    """A Python or numpy scalar number (torch treats numpy scalars as Python numbers; an
+    ndarray, even 0-dim, is an array)."""
+    return isinstance(v, (numbers.Number, np.bool_)) and not isinstance(v, complex)
+
+
+def _check_number(v, opname, argname, pos):
+    if not _is_number(v):
+        raise TypeError("%s(): argument '%s' (position %d) must be Tensor, not %s"
+                        % (opname, argname, pos, _tyname(v)))
+
+
+def _np_scalar(v, npdt):
+    """The Python number ``v`` as a numpy scalar of dtype ``npdt``: integers out of the
+    dtype's range wrap around as in torch (``uint8 + 300`` adds 44); beyond 64 bits they
+    raise OverflowError."""
+    try:
+        return npdt.type(v)
+    except OverflowError:
+        if not -2 ** 63 <= v < 2 ** 64:
+            raise OverflowError("int too big to convert")
+        if npdt.kind not in "iu":
+            return npdt.type(float(v))
+        bits = 8 * npdt.itemsize
+        w = int(v) % (1 << bits)
+        if npdt.kind == "i" and w >= 1 << (bits - 1):
+            w -= 1 << bits
+        return npdt.type(w)
+
+
+def _bool_sub_check(a, b, rdt):
+    ba = a._dtype is bool_ if isinstance(a, Tensor) else isinstance(a, (bool, np.bool_))
+    bb = b._dtype is bool_ if isinstance(b, Tensor) else isinstance(b, (bool, np.bool_))
+    if ba and bb:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if ba or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+def _bool_pow_check(a, b, rdt):
+    if rdt is bool_:
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+
+
+_CHECKS = {"sub": _bool_sub_check, "pow": _bool_pow_check}
+
+
 def _binary_fn(opname):
     op = BY_NAME[opname]
+    check = _CHECKS.get(opname)
+    int_ref = _int_pow if opname == "pow" else None
     ref = op.ref
     fwd_out = op.fwd_out
     vm, big = _vm_of(op)
@@ -1672,14 +1804,20 @@ def _binary_fn(opname):
     lanes = _vmath._LANES
 
     def general(input, other):
-        _check_shapes(input, other)
         if isinstance(input, Tensor):
             a = input
+            if not isinstance(other, Tensor):
+                _check_number(other, opname, "other", 2)
         else:
             if not isinstance(other, Tensor):
-                raise TypeError("%s(): expected a Tensor argument" % opname)
+                raise TypeError("%s(): argument 'input' (position 1) must be Tensor, not %s"
+                                % (opname, _tyname(input)))
+            _check_number(input, opname, "input", 1)
             a = other
+        _check_shapes(input, other)
         rdt = _result_dtype(a, other if a is input else input)
+        if check is not None:
+            check(input, other, rdt)
         av = input._data if isinstance(input, Tensor) else input
         bv = other._data if isinstance(other, Tensor) else other
         npdt = rdt.np
@@ -1687,13 +1825,13 @@ def _binary_fn(opname):
             if input._dtype is not rdt:
                 av = av.astype(npdt)
         else:
-            av = npdt.type(av)
+            av = _np_scalar(av, npdt)
         if isinstance(other, Tensor):
             if other._dtype is not rdt:
                 bv = bv.astype(npdt)
         else:
-            bv = npdt.type(bv)
-        y = ref(av, bv)
+            bv = _np_scalar(bv, npdt)
+        y = ref(av, bv) if int_ref is None or rdt._cat == 2 else int_ref(av, bv)
         if y.dtype != npdt:
             y = y.astype(npdt)
         if STATE.enabled and ((isinstance(input, Tensor) and input._rg) or
@@ -1701,105 +1839,130 @@ def _binary_fn(opname):
             return _record_binary(op, input, other, y, rdt)
         return _wrap(y, rdt)
 
-    def f(input, other):
-        # fast path: Tensor (op) same-dtype Tensor, or floating Tensor (op) Python float
-        if type(input) is Tensor:
-            rdt = input._dtype
-            to = type(other)
-            if to is Tensor:
-                if other._dtype is not rdt:
-                    return general(input, other)
-                ad, bd = input._data, other._data
-                av = bv = None
-                n = ad.size
-                if (lo <= n < hi and ad.ndim == 1 and bd.ndim == 1 and n == bd.size
-                        and ad.dtype in lanes and ad.flags.c_contiguous and bd.flags.c_contiguous):
-                    y = np.empty(n, ad.dtype)
-                    serial(bcode, ad, bd, y)
-                elif n >= big and fwd_out is not None and ad.shape == bd.shape:
-                    # a non-contiguous operand (x * x.t()) is copied once, for the kernel
-                    # and the saved value both; a transposed matrix in the same pass as
-                    # the op (_layout.binary)
-                    r = None
-                    if bcode >= 0 and (not ad.flags.c_contiguous or not bd.flags.c_contiguous):
-                        r = _layout.binary(bcode, ad, bd)
-                    if r is not None:
-                        y = r[0]
-                        if ad.flags.c_contiguous:
-                            bv = r[1]
-                        else:
-                            av = r[1]
-                    else:
-                        if not ad.flags.c_contiguous:
-                            ad = av = _layout.contiguous(ad)
-                        if not bd.flags.c_contiguous:
-                            bd = bv = _layout.contiguous(bd)
-                        y = _par_map(fwd_out, (ad, bd), ad.shape, rdt.np, vm)
-                else:
-                    try:
-                        y = ref(ad, bd)
-                    except ValueError:
+    def general_op(input, other):
+        # the operator form (Tensor.__add__ ...): an operand the function rejects gives
+        # NotImplemented, so Python tries the other operand (numpy's ufunc for an ndarray)
+        try:
+            return general(input, other)
+        except TypeError:
+            return NotImplemented
+
+    def make(general):
+        def f(input, other):
+            # fast path: Tensor (op) same-dtype Tensor, or floating Tensor (op) Python float
+            if type(input) is Tensor:
+                rdt = input._dtype
+                to = type(other)
+                if to is Tensor:
+                    if other._dtype is not rdt:
                         return general(input, other)
-                if STATE.enabled and (input._rg or other._rg):
-                    return _record_tt(op, input, other, y, rdt, av, bv)
-                return _wrap(y, rdt)
-            if (to is float or to is int) and rdt._cat == 2:
-                ad = input._data
-                if ad.size >= big and fwd_out is not None:
-                    y = _par_map(fwd_out, (ad, np.full(1, other, rdt.np)), ad.shape, rdt.np, vm)
-                else:
-                    y = ref(ad, other)
-                if input._rg and STATE.enabled:
-                    tp = input._tape
-                    dt = rdt.slot
-                    if tp is None or tp.into is not None or dt < 0:
-                        if dt < 0:
-                            return _record_binary(op, input, other, y, rdt)
-                        return _record_tn(opcode, nm, tn_saves, input, other, y, rdt)
-                    # _record_tn for a non-leaf input, inlined (the chain of small ops)
-                    ca = tp.save(ad, dt) if tn_sa else -1
-                    V = tp.V[dt]             # the number: one value in V
-                    V.append(other)
-                    cb = len(V) - 1
-                    cy = tp.save(y, dt) if tn_sy else -1
-                    e = len(tp.E) // K
-                    node = len(tp.N) // NK
-                    n = y.size
-                    fl = 0
-                    if tn_any:
-                        tp.n_saving += 1
-                        fl = F_SAVES
-                    slot = dt
-                    if n >= _tp.BIG:
-                        slot = dt + 2
-                        fl |= F_BIG
-                    asz = tp.asz
-                    tp.N.frombytes(_PACK_N(asz[slot], n, slot, e, 0))
-                    asz[slot] += n
-                    tp.E.frombytes(_PACK_E(opcode, nm, node, input._node, -1, ca, cb, cy, 1,
-                                           0 if n != 1 else 1, -1, fl))
-                    out = _new(Tensor)
-                    out._data = y
-                    out._dtype = rdt
-                    out._rg = True
-                    out._tape = tp
-                    out._node = node
-                    if tn_sa or tn_sy:
-                        if tp.mark is None:
-                            tp.mark = _tp.INPLACE[0]
-                        if tn_sa:
-                            vc = input._vc
-                            if vc is None:
-                                vc = input._vc = [0]
-                            tp.sv.append((vc, vc[0], e, ad.shape, "a"))
-                        if tn_sy:
-                            vc = out._vc = [0]
-                            tp.sv.append((vc, 0, e, y.shape, "y"))
-                    return out
-                return _wrap(y, rdt)
-        return general(input, other)
-    f.__name__ = opname
+                    ad, bd = input._data, other._data
+                    av = bv = None
+                    n = ad.size
+                    if (lo <= n < hi and ad.ndim == 1 and bd.ndim == 1 and n == bd.size
+                            and ad.dtype in lanes and ad.flags.c_contiguous and bd.flags.c_contiguous):
+                        y = np.empty(n, ad.dtype)
+                        serial(bcode, ad, bd, y)
+                    elif n >= big and fwd_out is not None and ad.shape == bd.shape:
+                        # a non-contiguous operand (x * x.t()) is copied once, for the kernel
+                        # and the saved value both; a transposed matrix in the same pass as
+                        # the op (_layout.binary)
+                        r = None
+                        if bcode >= 0 and (not ad.flags.c_contiguous or not bd.flags.c_contiguous):
+                            r = _layout.binary(bcode, ad, bd)
+                        if r is not None:
+                            y = r[0]
+                            if ad.flags.c_contiguous:
+                                bv = r[1]
+                            else:
+                                av = r[1]
+                        else:
+                            if not ad.flags.c_contiguous:
+                                ad = av = _layout.contiguous(ad)
+                            if not bd.flags.c_contiguous:
+                                bd = bv = _layout.contiguous(bd)
+                            y = _par_map(fwd_out, (ad, bd), ad.shape, rdt.np, vm)
+                    else:
+                        try:
+                            y = ref(ad, bd)
+                        except (ValueError, TypeError):     # shapes; bool subtraction
+                            return general(input, other)
+                    if STATE.enabled and (input._rg or other._rg):
+                        return _record_tt(op, input, other, y, rdt, av, bv)
+                    return _wrap(y, rdt)
+                if (to is float or to is int) and rdt._cat == 2:
+                    ad = input._data
+                    if ad.size >= big and fwd_out is not None:
+                        y = _par_map(fwd_out, (ad, np.full(1, other, rdt.np)), ad.shape, rdt.np, vm)
+                    else:
+                        y = ref(ad, other)
+                    if input._rg and STATE.enabled:
+                        tp = input._tape
+                        dt = rdt.slot
+                        if tp is None or tp.into is not None or dt < 0:
+                            if dt < 0:
+                                return _record_binary(op, input, other, y, rdt)
+                            return _record_tn(opcode, nm, tn_saves, input, other, y, rdt)
+                        # _record_tn for a non-leaf input, inlined (the chain of small ops)
+                        ca = tp.save(ad, dt) if tn_sa else -1
+                        V = tp.V[dt]             # the number: one value in V
+                        V.append(other)
+                        cb = len(V) - 1
+                        cy = tp.save(y, dt) if tn_sy else -1
+                        e = len(tp.E) // K
+                        node = len(tp.N) // NK
+                        n = y.size
+                        fl = 0
+                        if tn_any:
+                            tp.n_saving += 1
+                            fl = F_SAVES
+                        slot = dt
+                        if n >= _tp.BIG:
+                            slot = dt + 2
+                            fl |= F_BIG
+                        asz = tp.asz
+                        tp.N.frombytes(_PACK_N(asz[slot], n, slot, e, 0))
+                        asz[slot] += n
+                        tp.E.frombytes(_PACK_E(opcode, nm, node, input._node, -1, ca, cb, cy, 1,
+                                               0 if n != 1 else 1, -1, fl))
+                        out = _new(Tensor)
+                        out._data = y
+                        out._dtype = rdt
+                        out._rg = True
+                        out._tape = tp
+                        out._node = node
+                        if tn_sa or tn_sy:
+                            if tp.mark is None:
+                                tp.mark = _tp.INPLACE[0]
+                            if tn_sa:
+                                vc = input._vc
+                                if vc is None:
+                                    vc = input._vc = [0]
+                                tp.sv.append((vc, vc[0], e, ad.shape, "a"))
+                            if tn_sy:
+                                vc = out._vc = [0]
+                                tp.sv.append((vc, 0, e, y.shape, "y"))
+                        return out
+                    return _wrap(y, rdt)
+            return general(input, other)
+        f.__name__ = opname
+        return f
+
+    f = make(general)
+    f.op = make(general_op)
     return f
+
+
+def _int_pow(a, b):
+    """Integer power with torch's negative exponents: 1 and -1 keep their powers, any other
+    base gives 0 (numpy raises)."""
+    a, b = np.asarray(a), np.asarray(b)
+    neg = b < 0
+    if not neg.any():
+        return np.power(a, b)
+    y = np.power(a, np.where(neg, 0, b).astype(b.dtype))
+    odd = (b % 2) != 0
+    return np.where(neg, np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)), y)
 
 
 _SUB_OP = BY_NAME["sub"]
@@ -1858,33 +2021,51 @@ def div(input, other, rounding_mode=None):
 divide = true_divide = div
 
 
-def pow(input, exponent):
-    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        te = type(exponent)
-        if (te is float or te is int) and input._dtype._cat == 2:
-            rdt = input._dtype                 # floating tensor ** Python number
-        elif not isinstance(exponent, numbers.Number):
-            raise TypeError("pow(): exponent must be a number or a Tensor")
-        else:
-            rdt = _result_dtype(input, exponent)
-        d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
-        if d.size >= _POW_BIG:
-            y = _par_map(_POW_SCALAR.fwd_out, (d, float(exponent)), d.shape, rdt.np, _POW_VM)
-        elif exponent == 2:
-            y = np.square(d)                   # x * x, as torch and the compiled kernel
-        else:
-            y = np.power(d, rdt.np.type(exponent))
-        if input._rg and STATE.enabled:
-            return _record_unary(input, _POW_SCALAR, y, c=float(exponent))
-        return _wrap(y, rdt)
-    if not isinstance(input, Tensor):
-        # scalar ** tensor: torch names this PowBackward2
-        rdt = _result_dtype(exponent, input)
-        out = _pow_tt(input, exponent)
-        if out._tape is not None:
-            _rename_last(out, "PowBackward2")
-        return out
-    return _pow_tt(input, exponent)
+def _bad_exponent(exponent):
+    raise TypeError("pow(): argument 'exponent' must be Number or Tensor, not %s"
+                    % _tyname(exponent))
+
+
+def _make_pow(bad_exponent):
+    def pow(input, exponent):
+        if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+            te = type(exponent)
+            if (te is float or te is int) and input._dtype._cat == 2:
+                rdt = input._dtype                 # floating tensor ** Python number
+            elif not _is_number(exponent):
+                return bad_exponent(exponent)
+            else:
+                rdt = _result_dtype(input, exponent)
+                if rdt._cat < 2:
+                    if exponent < 0:
+                        raise RuntimeError("Integers to negative integer powers are not allowed.")
+                    d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
+                    y = np.asarray(np.power(d, _np_scalar(exponent, rdt.np)), rdt.np)
+                    return _wrap(y if y.ndim else y[()], rdt)
+            d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
+            if d.size >= _POW_BIG:
+                y = _par_map(_POW_SCALAR.fwd_out, (d, float(exponent)), d.shape, rdt.np, _POW_VM)
+            elif exponent == 2:
+                y = np.square(d)                   # x * x, as torch and the compiled kernel
+            else:
+                y = np.power(d, rdt.np.type(exponent))
+            if input._rg and STATE.enabled:
+                return _record_unary(input, _POW_SCALAR, y, c=float(exponent))
+            return _wrap(y, rdt)
+        if not isinstance(input, Tensor):
+            # scalar ** tensor: torch names this PowBackward2
+            out = _pow_tt(input, exponent)
+            if out._tape is not None:
+                _rename_last(out, "PowBackward2")
+            return out
+        if input._dtype is bool_ and exponent._dtype is bool_:
+            _bool_pow_check(input, exponent, bool_)
+        return _pow_tt(input, exponent)
+    return pow
+
+
+pow = _make_pow(_bad_exponent)
+_pow_op = _make_pow(lambda exponent: NotImplemented)   # Tensor.__pow__
 
 
 _POW_SCALAR = BY_NAME["pow_scalar"]
@@ -2346,16 +2527,17 @@ def mv(input, vec):
     return matmul(input, vec)
 
 
-# The hottest operators call the op functions directly (one Python call level less per op).
-Tensor.__add__ = _add
-Tensor.__radd__ = _add
-Tensor.__rmul__ = mul
-Tensor.__pow__ = pow
+# The hottest operators call the op functions directly (one Python call level less per op);
+# their operator forms (``.op``) return NotImplemented for operands they reject.
+Tensor.__add__ = _add.op
+Tensor.__radd__ = _add.op             # torch: x.add(other), the tensor first
+Tensor.__rmul__ = mul.op
+Tensor.__pow__ = _pow_op
 Tensor.__neg__ = neg
 Tensor.__getitem__ = _getitem
 Tensor.sum = sum
-Tensor.__sub__ = _sub
-Tensor.__mul__ = mul
+Tensor.__sub__ = _sub.op
+Tensor.__mul__ = mul.op
 Tensor.exp = exp
 Tensor.log = log
 Tensor.sin = sin
