@@ -68,6 +68,16 @@ def numel(t):
     return t.numel()
 
 
-def get_num_threads():
-    import numba
-    return numba.get_num_threads()
+# ---- mathdtype helper: math, dtypes, construction and top-level odds and ends
+from . import backends, cuda  # noqa: F401,E402
+from ._info import (are_deterministic_algorithms_enabled, can_cast, finfo,  # noqa: F401,E402
+                    get_default_device, get_num_interop_threads, get_num_threads, iinfo,
+                    is_nonzero, load, result_type, save, set_default_device,
+                    set_num_interop_threads, set_num_threads, use_deterministic_algorithms)
+from .tensor import LEGACY as _LEGACY, positive, reciprocal  # noqa: F401,E402
+from .creation import (Generator, default_generator, logspace, randint_like,  # noqa: F401,E402
+                       set_rng_state)
+from ._math import (bitwise_left_shift, bitwise_right_shift)  # noqa: F401,E402
+globals().update(_LEGACY)             # FloatTensor, LongTensor ... (legacy constructors)
+from math import e, inf, nan, pi  # noqa: F401,E402
+

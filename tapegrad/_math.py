@@ -374,19 +374,51 @@ def clamp_max(input, max):
 
 
 def _clamp_tensor(input, lo, hi):
-    """clamp with tensor bounds: torch's ClampBackward0 (the gradient goes to the input where
-    lo <= x <= hi, to the bound that is hit elsewhere)."""
+    """clamp with tensor bounds: torch's ClampBackward0. The gradient goes to the input where
+    lo <= x <= hi, to ``lo`` where x < lo < hi, to ``hi`` where x > hi or lo > hi, and nowhere
+    where none holds (a nan input; x < lo == hi)."""
     x = input
-    y = x
-    if lo is not None:
-        lo_t = lo if isinstance(lo, Tensor) else _wrap(np.asarray(lo, x._dtype.np), x._dtype)
-        y = where(x < lo_t, lo_t, y)
-        if hi is not None:
-            hide(y)
-    if hi is not None:
-        hi_t = hi if isinstance(hi, Tensor) else _wrap(np.asarray(hi, x._dtype.np), x._dtype)
-        y = where(y > hi_t, hi_t, y)
-    return named(y, "ClampBackward0")
+    lo_t = lo if isinstance(lo, Tensor) or lo is None else _wrap(np.asarray(lo, x._dtype.np),
+                                                                  x._dtype)
+    hi_t = hi if isinstance(hi, Tensor) or hi is None else _wrap(np.asarray(hi, x._dtype.np),
+                                                                  x._dtype)
+    rdt = x._dtype
+    for b in (lo_t, hi_t):
+        if b is not None:
+            _check_shapes(x, b)
+            rdt = _result_dtype(_wrap(np.zeros(1, rdt.np), rdt), b)
+    xd = np.asarray(x._data, rdt.np)
+    lv = None if lo_t is None else np.asarray(lo_t._data, rdt.np)
+    hv = None if hi_t is None else np.asarray(hi_t._data, rdt.np)
+    y = xd
+    if lv is not None:
+        y = np.maximum(y, lv)
+    if hv is not None:
+        y = np.minimum(y, hv)
+    y = np.asarray(y, rdt.np)
+    if not (STATE.enabled and any(t is not None and t._rg for t in (x, lo_t, hi_t))):
+        return _wrap(_val0(y, rdt), rdt)
+    with np.errstate(invalid="ignore"):
+        if lv is not None and hv is not None:
+            m_x, m_lo, m_hi = (xd >= lv) & (xd <= hv), (xd < lv) & (lv < hv), (xd > hv) | (lv > hv)
+        elif lv is not None:
+            m_x, m_lo, m_hi = xd >= lv, xd < lv, False
+        else:
+            m_x, m_lo, m_hi = xd <= hv, False, xd > hv
+    none = ~(m_x | m_lo | m_hi)
+    t = x
+    steps = []
+    if np.any(none) and x._rg:           # neither the input nor a bound: a constant
+        t = where(_wrap(np.broadcast_to(none, y.shape), bool_), _wrap(y, rdt), t)
+        steps.append(t)
+    if lo_t is not None:
+        t = where(_wrap(np.asarray(m_lo), bool_), lo_t, t)
+        steps.append(t)
+    if hi_t is not None:
+        t = where(_wrap(np.asarray(m_hi), bool_), hi_t, t)
+        steps.append(t)
+    hide(*steps[:-1])
+    return exact(named(t, "ClampBackward0"), y)
 
 
 # ----------------------------------------------------------------------------- binary rows

@@ -68,6 +68,49 @@ def _dtype_by_name(name):
     return _BY_NAME[name]
 
 
+class _LegacyType(type):
+    """The metaclass of torch's legacy tensor types (torch.FloatTensor ...): calling one makes a
+    tensor of its dtype (``FloatTensor(2, 3)`` a shape, ``FloatTensor([1, 2])`` data), and
+    ``isinstance(t, torch.FloatTensor)`` holds for float32 tensors."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj._dtype is cls.dtype
+
+    def __call__(cls, *args, **kwargs):
+        data, dt = _legacy_data(cls.dtype, args, kwargs, False)
+        return _wrap(data, dt)
+
+
+def _legacy_data(dt, args, kwargs, alias_any):
+    """(value, dtype) of a legacy constructor call ``torch.Tensor(*args)`` with dtype ``dt``:
+    no arguments an empty tensor, ints (or a torch.Size) a shape, one sequence or array the
+    data. A tensor is shared (``alias_any``: whatever its dtype, as torch.Tensor(t))."""
+    _check_device(kwargs.pop("device", None))
+    if kwargs:
+        raise TypeError("new() got an unexpected keyword argument '%s'" % next(iter(kwargs)))
+    if not args:
+        return np.zeros(0, dt.np), dt
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        t = args[0]
+        if t._dtype is not dt and not alias_any:
+            raise TypeError("expected TensorOptions(dtype=%s, device=cpu, layout=Strided, "
+                            "requires_grad=false (default), pinned_memory=false (default), "
+                            "memory_format=(nullopt)) (got TensorOptions(dtype=%s, ...))"
+                            % (dt._cname, t._dtype._cname))
+        return t._arr(), t._dtype
+    if len(args) == 1 and isinstance(args[0], Size) or all(
+            isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
+        shape = tuple(args[0]) if isinstance(args[0], Size) else tuple(int(a) for a in args)
+        if builtins.any(n < 0 for n in shape):
+            raise RuntimeError("Trying to create tensor with negative dimension %d: %s"
+                               % (builtins.min(shape), list(shape)))
+        return np.zeros(shape, dt.np), dt          # (torch leaves it uninitialised)
+    if len(args) == 1 and not isinstance(args[0], (numbers.Number, str)):
+        from .creation import tensor
+        return np.asarray(tensor(args[0], dtype=dt)._data), dt
+    raise TypeError("new(): data must be a sequence (got %s)" % builtins.type(args[0]).__name__)
+
+
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
@@ -78,6 +121,9 @@ int64 = dtype("int64", np.int64, 1)
 uint8 = dtype("uint8", np.uint8, 1)
 bool_ = dtype("bool", np.bool_, 0)
 _ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+# torch's legacy tensor types, by their ScalarType names (FloatTensor, LongTensor ...)
+LEGACY = {d._tname + "Tensor": _LegacyType(d._tname + "Tensor", (), {"dtype": d, "__module__": "torch"})
+          for d in _ALL}
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NP = {d.np: d for d in _ALL}
 _DEFAULT = [float32]
@@ -93,7 +139,9 @@ def set_default_dtype(d):
     _DEFAULT[0] = d
 
 
-def _as_dtype(d):
+def _as_dtype(d, fname=None):
+    """A torch dtype argument: a tapegrad dtype, or Python's float / int / bool (as torch).
+    Anything else (a numpy dtype, a string) raises TypeError as torch's argument parser."""
     if d is None or isinstance(d, dtype):
         return d
     if d is float:
@@ -102,10 +150,10 @@ def _as_dtype(d):
         return int64
     if d is bool:
         return bool_
-    try:
-        return _BY_NP[np.dtype(d)]
-    except (TypeError, KeyError):
-        raise TypeError("cannot interpret %r as a tapegrad dtype" % (d,))
+    t = type(d)
+    raise TypeError("%sargument 'dtype' must be torch.dtype, not %s"
+                    % (fname + "(): " if fname else "", t.__name__ if t.__module__ == "builtins"
+                       else "%s.%s" % (t.__module__, t.__name__)))
 
 
 def promote_types(a, b):
@@ -185,27 +233,78 @@ class Size(tuple):
         return int(np.prod(self, dtype=np.int64))
 
 
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                 "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                 "privateuseone")
+
+
 class device:
+    """torch.device: a device type and optional index. Any of torch's device types can be named
+    (``torch.device('cuda')`` constructs); tensors live on the CPU only (``_check_device``)."""
     __slots__ = ("type", "index")
 
     def __init__(self, type="cpu", index=None):
         if isinstance(type, device):
-            type, index = type.type, type.index
-        if str(type).split(":")[0] != "cpu":
-            raise RuntimeError("tapegrad runs on the CPU only; got device %r" % (type,))
-        self.type, self.index = "cpu", index
+            type, index = type.type, type.index if index is None else index
+        elif isinstance(type, numbers.Integral) and not isinstance(type, bool):
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        elif not isinstance(type, str):
+            raise TypeError("device(): argument 'type' (position 1) must be str, not %s"
+                            % builtins.type(type).__name__)
+        else:
+            name, sep, idx = type.partition(":")
+            if name not in _DEVICE_TYPES:
+                raise RuntimeError("Expected one of %s device type at start of device string: %s"
+                                   % (", ".join(_DEVICE_TYPES), type))
+            if sep:
+                if not idx.isdigit():
+                    raise RuntimeError("Invalid device string: '%s'" % type)
+                if index is not None:
+                    raise RuntimeError("type (string) must not include an index because index was "
+                                       "passed explicitly: %s" % type)
+                index = int(idx)
+            type = name
+        if index is not None:
+            if not isinstance(index, numbers.Integral):
+                raise TypeError("device(): argument 'index' (position 2) must be int, not %s"
+                                % builtins.type(index).__name__)
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
+            index = int(index)
+        self.type, self.index = type, index
 
     def __repr__(self):
-        return "device(type='cpu')"
+        if self.index is None:
+            return "device(type='%s')" % self.type
+        return "device(type='%s', index=%d)" % (self.type, self.index)
 
     def __str__(self):
-        return "cpu"
+        return self.type if self.index is None else "%s:%d" % (self.type, self.index)
 
-    def __eq__(self, other):
-        return isinstance(other, (device, str)) and str(other).split(":")[0] == "cpu"
+    def __eq__(self, other):          # (a string is not a device: torch compares False)
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
 
     def __hash__(self):
-        return hash("cpu")
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+def _check_device(d):
+    """Raise torch's error for a device tensors cannot be put on (all but the CPU)."""
+    if d is None:
+        return
+    dv = d if isinstance(d, device) else device(d)
+    if dv.type == "cpu":
+        return
+    if dv.type == "cuda":
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    if dv.type == "mps":
+        raise RuntimeError("PyTorch is not linked with support for mps devices")
+    raise RuntimeError("tapegrad runs on the CPU only; cannot use device '%s'" % dv)
 
 
 _CPU = device("cpu")
@@ -771,8 +870,32 @@ def _engine():
     return engine
 
 
+def _type_arg(t):
+    """The dtype named by a ``Tensor.type`` argument."""
+    if isinstance(t, dtype):
+        return t
+    if isinstance(t, _LegacyType):
+        return t.dtype
+    if isinstance(t, str):
+        name = t[6:] if t.startswith("torch.") else t
+        if name.startswith("cuda."):
+            raise RuntimeError("Cannot initialize CUDA without ATen_cuda library: tapegrad runs on "
+                               "the CPU only")
+        if name in LEGACY:
+            return LEGACY[name].dtype
+        raise ValueError("invalid type: '%s'" % t)
+    if isinstance(t, builtins.type):             # float, numpy.float64 ...
+        raise ValueError("invalid type: '%s'" % (t.__name__ if t.__module__ == "builtins"
+                                                  else "%s.%s" % (t.__module__, t.__name__)))
+    raise ValueError("invalid type: '%s'" % _tyname(t))
+
+
 _NUMPY_RG = ("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
              "instead.")
+
+
+_TRUE = object()     # div without rounding_mode (an explicit rounding_mode=None is torch's
+                     # other overload, named DivBackward2)
 
 
 # ----------------------------------------------------------------------------- Tensor
@@ -794,14 +917,9 @@ class Tensor:
     __array_priority__ = 1000
 
     def __init__(self, *args, **kwargs):
-        # torch.Tensor(data) / torch.Tensor(2, 3): float tensors of the default dtype
-        if len(args) == 1 and not isinstance(args[0], numbers.Number):
-            data = np.array(_np_of(args[0]) if isinstance(args[0], Tensor) else args[0],
-                            dtype=_DEFAULT[0].np)
-        else:
-            data = np.zeros(tuple(int(a) for a in args), dtype=_DEFAULT[0].np)
-        src = _wrap(data, _DEFAULT[0])
-        self._data, self._dtype = src._data, src._dtype
+        # torch.Tensor(): empty; torch.Tensor(2, 3): a shape; torch.Tensor(data): the data as the
+        # default dtype; torch.Tensor(t): shares t
+        self._data, self._dtype = _legacy_data(_DEFAULT[0], args, kwargs, True)
 
     # ---- basic attributes
     @property
@@ -838,6 +956,16 @@ class Tensor:
     @property
     def is_cuda(self):
         return False
+
+    @property
+    def is_cpu(self):
+        return True
+
+    def get_device(self):
+        return -1
+
+    def is_signed(self):
+        return self._dtype.is_signed
 
     def is_floating_point(self):
         return self._dtype.is_floating_point
@@ -980,8 +1108,14 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with %s is ambiguous"
+                               % ("no values" if self._data.size == 0 else "more than one value"))
         return bool(self.item())
+
+    def __complex__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return complex(self.item())
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -1004,8 +1138,8 @@ class Tensor:
 
     def __format__(self, spec):
         if self._data.ndim == 0:
-            return self.item().__format__(spec)
-        return repr(self)
+            return self._data.item().__format__(spec)
+        return object.__format__(self, spec)   # "" -> str(t); a spec raises TypeError (torch)
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (np.array(self._data), self._dtype.name, self._rg))
@@ -1040,25 +1174,47 @@ class Tensor:
         return type(self._data) is not _ndarray or bool(self._data.flags.c_contiguous)
 
     def to(self, *args, **kwargs):
-        dt = kwargs.get("dtype")
+        """A tensor of another dtype (device: the CPU only); ``self`` when nothing changes,
+        unless ``copy=True``."""
+        dt, dev = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError("to() got an unexpected keyword argument '%s'" % next(iter(kwargs)))
+        flags = []
         for a in args:
-            if isinstance(a, dtype):
-                dt = a
+            if isinstance(a, dtype) or a is float or a is int or (a is bool and dt is None):
+                if dt is not None:
+                    raise TypeError("to() received an invalid combination of arguments - got "
+                                    "two dtypes")
+                dt = _as_dtype(a)
             elif isinstance(a, Tensor):
                 dt = a._dtype
-            elif isinstance(a, (str, device)):
-                device(a)
+            elif isinstance(a, bool):
+                flags.append(a)                  # non_blocking, copy
+            elif isinstance(a, (str, device, numbers.Integral)):
+                dev = a
+            else:
+                raise TypeError("to() received an invalid combination of arguments - got (%s)"
+                                % _tyname(a))
+        if len(flags) > 1:
+            copy = flags[1]
+        _check_device(dev)
+        dt = _as_dtype(dt, "to")
         if dt is None or dt is self._dtype:
-            return self
+            return _convert(self, self._dtype) if copy else self
         return _convert(self, dt)
 
-    def type(self, dt=None):
-        if dt is None:
-            return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
-                    "int64": "torch.LongTensor", "int32": "torch.IntTensor",
-                    "bool": "torch.BoolTensor"}.get(self._dtype.name, "torch.Tensor")
-        return self.to(_as_dtype(dt))
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        raise AssertionError("Torch not compiled with CUDA enabled")
 
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """``t.type()``: torch's legacy type name ('torch.FloatTensor'); ``t.type(T)``: ``t``
+        converted to T, a dtype, a legacy type or its name."""
+        if dtype is None:
+            return "torch.%sTensor" % self._dtype._tname
+        return self.to(_type_arg(dtype))
     def type_as(self, other):
         return self.to(other._dtype)
 
@@ -1131,7 +1287,7 @@ class Tensor:
             low, high = 0, low if low else 2 ** 24
         return self._init_(lambda shp: _rng[0].integers(low, high, shp))
 
-    def cpu(self):
+    def cpu(self, memory_format=None):
         return self
 
     # ---- backward
@@ -1223,7 +1379,12 @@ class Tensor:
     def mul(self, other):
         return mul(self, other)
 
-    def div(self, other):
+    def div(self, other, *, rounding_mode=_TRUE):
+        return div(self, other, rounding_mode=rounding_mode)
+
+    divide = div
+
+    def true_divide(self, other):
         return div(self, other)
 
     def pow(self, other):
@@ -2008,17 +2169,27 @@ def sub(input, other, alpha=1):
 subtract = sub
 
 
-def div(input, other, rounding_mode=None):
-    if rounding_mode is not None:
-        raise NotImplementedError("div(rounding_mode=...) is not supported yet")
+def div(input, other, *, rounding_mode=_TRUE):
+    """input / other; ``rounding_mode`` 'floor' or 'trunc' rounds the quotient (zero gradient),
+    as torch.div."""
+    if rounding_mode is not _TRUE:
+        from ._math import div_mode
+        return div_mode(input, other, rounding_mode)
+    if not isinstance(input, Tensor):
+        raise TypeError("div(): argument 'input' (position 1) must be Tensor, not %s"
+                        % _tyname(input))
     # true division promotes integers to the default float dtype
-    if isinstance(input, Tensor) and input._dtype._cat < 2 and not (
+    if input._dtype._cat < 2 and not (
             isinstance(other, Tensor) and other._dtype._cat == 2) and not isinstance(other, float):
         input = _convert(input, _DEFAULT[0])
     return _div(input, other)
 
 
-divide = true_divide = div
+divide = div
+
+
+def true_divide(input, other):
+    return div(input, other)
 
 
 def _bad_exponent(exponent):
