@@ -77,7 +77,12 @@ from ._info import (are_deterministic_algorithms_enabled, can_cast, finfo,  # no
 from .tensor import LEGACY as _LEGACY, positive, reciprocal  # noqa: F401,E402
 from .creation import (Generator, default_generator, logspace, randint_like,  # noqa: F401,E402
                        set_rng_state)
-from ._math import (bitwise_left_shift, bitwise_right_shift)  # noqa: F401,E402
+from ._math import (acosh, addbmm, addcdiv, addcmul, addmv, addr, arccosh,  # noqa: F401,E402
+                    arcsinh, arctanh, asinh, atanh, baddbmm, bitwise_left_shift,
+                    bitwise_right_shift, chain_matmul, clone, copysign, deg2rad, float_power,
+                    heaviside, inner, isin, logaddexp, logaddexp2, nan_to_num, nextafter,
+                    rad2deg, vdot)
+absolute = abs
 globals().update(_LEGACY)             # FloatTensor, LongTensor ... (legacy constructors)
 from math import e, inf, nan, pi  # noqa: F401,E402
 

@@ -45,13 +45,14 @@ class _NotDifferentiable(Function):
         raise RuntimeError("derivative for aten::%s is not implemented" % ctx.opname)
 
 
-def not_differentiable(out, opname, *inputs):
-    """``out`` (computed without grad) as torch's NotImplemented node over ``inputs``."""
+def not_differentiable(out, opname, *inputs, node="NotImplemented"):
+    """``out`` (computed without grad) as a node over ``inputs`` whose backward raises:
+    torch's NotImplemented node, or ``node`` (torch's name for such an op: NextafterBackward0)."""
     if not (STATE.enabled and any(isinstance(t, Tensor) and t._rg for t in inputs)) \
             or out._dtype._cat < 2:
         return out
     res = _NotDifferentiable.apply((out._data, out._dtype), opname, *inputs)
-    return named(res, "NotImplemented")
+    return named(res, node)
 
 
 _KERNEL_FWD = {"erf", "gelu", "leaky_relu", "elu", "silu", "softplus", "log_sigmoid",
@@ -296,7 +297,7 @@ def sign(input):
 
 
 def sgn(input):
-    return sign(input)
+    return named(sign(input), "SgnBackward0")
 
 
 def frac(input):
@@ -907,6 +908,413 @@ def _as_op(f, reflected=False):
     return op
 
 
+# ----------------------------------------------------------------------------- more math
+# Compositions of rows with torch's node names; values carry numpy's exact result (``exact``),
+# gradients follow from the composition (checked against torch and finite differences in
+# tests/test_breadth_math.py).
+def _grads(*ts):
+    return STATE.enabled and any(isinstance(t, Tensor) and t._rg for t in ts)
+
+
+def _float_operand(x, opname):
+    if not isinstance(x, Tensor):
+        raise TypeError("%s(): argument 'input' (position 1) must be Tensor, not %s"
+                        % (opname, _tyname(x)))
+    return _floatify(x)
+
+
+def clone(input, *, memory_format=None):
+    return input.clone()
+
+
+def _rdt3(a, b, c):
+    """The result dtype of three tensors (a dimensioned operand first)."""
+    from .tensor import promote_types
+    dims = [t for t in (a, b, c) if t._data.ndim]
+    rdt = None
+    for group in (dims, [t for t in (a, b, c) if not t._data.ndim]):
+        for t in group:
+            if rdt is None:
+                rdt = t._dtype
+            elif group is dims or t._dtype._cat > rdt._cat:
+                rdt = promote_types(rdt, t._dtype)
+    return rdt
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2 (AddcmulBackward0 over the three tensors)."""
+    rdt = _rdt3(input, tensor1, tensor2)
+    with np.errstate(all="ignore"):
+        y = np.asarray(_npval(input, rdt) + rdt.np.type(value) * _npval(tensor1, rdt)
+                       * _npval(tensor2, rdt), rdt.np)
+    if not _grads(input, tensor1, tensor2):
+        return _wrap(_val0(y, rdt), rdt)
+    p = tap(tensor1, 1) * tap(tensor2, 2)
+    q = p * value if value != 1 else p
+    out = tap(input, 0) + q
+    hide(p, q if q is not p else None)
+    return exact(named(out, "AddcmulBackward0", arity=3), np.broadcast_to(y, out._data.shape))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2 (AddcdivBackward0 over the three tensors)."""
+    if tensor1._dtype._cat < 2 and tensor2._dtype._cat < 2:
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
+                           "release addcdiv will perform a true division of tensor1 and tensor2. "
+                           "The historic addcdiv behavior can be implemented as (input + value * "
+                           "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and "
+                           "as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * "
+                           "tensor1 / tensor2), for all dtypes.")
+    rdt = _rdt3(input, tensor1, tensor2)
+    with np.errstate(all="ignore"):
+        y = np.asarray(_npval(input, rdt) + rdt.np.type(value) * _npval(tensor1, rdt)
+                       / _npval(tensor2, rdt), rdt.np)
+    if not _grads(input, tensor1, tensor2):
+        return _wrap(_val0(y, rdt), rdt)
+    p = tap(tensor1, 1) / tap(tensor2, 2)
+    q = p * value if value != 1 else p
+    out = tap(input, 0) + q
+    hide(p, q if q is not p else None)
+    return exact(named(out, "AddcdivBackward0", arity=3), np.broadcast_to(y, out._data.shape))
+
+
+def _float_pair(a, b, opname):
+    """Both operands as tensors of their floating result dtype (integers: the default float;
+    torch's error for integer-only kernels)."""
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        bad = b if isinstance(a, Tensor) else a
+        raise TypeError("%s(): argument '%s' (position %d) must be Tensor, not %s"
+                        % (opname, "other" if isinstance(a, Tensor) else "input",
+                           2 if isinstance(a, Tensor) else 1, _tyname(bad)))
+    _check_shapes(a, b)
+    rdt = _result_dtype(a, b)
+    if rdt._cat < 2:
+        raise NotImplementedError("\"%s_cpu\" not implemented for '%s'" % (opname, rdt._tname))
+    return (a if a._dtype is rdt else _convert(a, rdt)), (b if b._dtype is rdt else
+                                                          _convert(b, rdt)), rdt
+
+
+def _logaddexp(a, b, opname, name, base2):
+    a2, b2, rdt = _float_pair(a, b, opname)
+    with np.errstate(all="ignore"):
+        y = (np.logaddexp2 if base2 else np.logaddexp)(a2._data, b2._data).astype(rdt.np)
+    if not _grads(a, b):
+        return _wrap(_val0(y, rdt), rdt)
+    # m + log1p(exp(-|a - b|)) (base 2: m + log1p(2^-|a - b|) / ln 2); ties split as max's
+    d = tap(a2, 0) - tap(b2, 1)
+    m = maximum(a2, b2)
+    t = scale(abs_(d), -math.log(2.0) if base2 else -1.0)
+    from .tensor import exp, log
+    w = unary(exp(t), "log1p")
+    if base2:
+        hide(w)
+        w = scale(w, 1.0 / math.log(2.0))
+    out = m + w
+    _hide_below(out, a, b)
+    return exact(named(out, name, arity=2), y)
+
+
+def abs_(x):
+    from .tensor import abs as _abs
+    return _abs(x)
+
+
+def logaddexp(input, other):
+    return _logaddexp(input, other, "logaddexp", "LogaddexpBackward0", False)
+
+
+def logaddexp2(input, other):
+    return _logaddexp(input, other, "logaddexp2", "Logaddexp2Backward0", True)
+
+
+def _log_rise(u):
+    """log(u + sqrt(u * u + 1)) for u >= 0 (asinh there; no cancellation in its gradient)."""
+    from .tensor import log, sqrt
+    s = sqrt(u * u + 1.0)
+    return log(u + s)
+
+
+def asinh(input):
+    """asinh: L(max(x, 0)) - L(max(-x, 0)) with L(u) = log(u + sqrt(u^2 + 1)) (each branch
+    singularity-free; derivative 1 / sqrt(x^2 + 1) at 0 too)."""
+    x = _float_operand(input, "asinh")
+    with np.errstate(all="ignore"):
+        y = np.arcsinh(x._data)
+    if not _grads(x):
+        return _wrap(_val0(y, x._dtype), x._dtype)
+    zero = _wrap(np.zeros((), x._dtype.np), x._dtype)
+    xt = tap(x, 0)
+    xp = where(_wrap(np.asarray(x._data >= 0), bool_), xt, zero)
+    xn = where(_wrap(np.asarray(x._data < 0), bool_), -xt, zero)
+    out = _log_rise(xp) - _log_rise(xn)
+    _hide_below(out, x)
+    return exact(named(out, "AsinhBackward0", arity=1), y)
+
+
+def acosh(input):
+    """acosh = log(x + sqrt((x - 1)(x + 1))) (nan below 1, as torch)."""
+    x = _float_operand(input, "acosh")
+    with np.errstate(all="ignore"):
+        y = np.arccosh(x._data)
+    if not _grads(x):
+        return _wrap(_val0(y, x._dtype), x._dtype)
+    from .tensor import log, sqrt
+    out = log(x + sqrt(x - 1.0) * sqrt(x + 1.0))     # (x = 1: the gradient inf, as torch)
+    _hide_below(out, x)
+    return exact(named(out, "AcoshBackward0"), y)
+
+
+def atanh(input):
+    """atanh = (log1p(x) - log1p(-x)) / 2."""
+    x = _float_operand(input, "atanh")
+    with np.errstate(all="ignore"):
+        y = np.arctanh(x._data)
+    if not _grads(x):
+        return _wrap(_val0(y, x._dtype), x._dtype)
+    out = scale(unary(x, "log1p") - unary(-x, "log1p"), 0.5)
+    _hide_below(out, x)
+    return exact(named(out, "AtanhBackward0"), y)
+
+
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+
+def _hide_below(out, *inputs):
+    """Hide every entry of a composition between ``inputs`` and ``out`` (not ``out``'s). Tap
+    marks of composites used inside (stack's, bmm's) are removed unless their operands are
+    ``inputs`` themselves: the taps ``out``'s node reads are the composition's own."""
+    if out._tape is None:
+        return
+    from .autograd.graph import NAMES, TAPS, _operands, name_id
+    tp, e = entry_of(out)
+    stop = set()
+    for t in inputs:
+        if isinstance(t, Tensor) and t._tape is not None:
+            stop.add(_tp.resolve(t)[1])
+        elif isinstance(t, Tensor) and t._rg:
+            lr = t._lref
+            if lr is not None and lr[0] is tp.wself:
+                stop.add(lr[1])
+    E = _tp.view_i64(tp.E)
+    N = _tp.view_i64(tp.N)
+    E2 = E.reshape(-1, K)
+    todo = list(_operands(E2, e))
+    seen = set()
+    while todo:
+        n = todo.pop()
+        if n < 0 or n in stop or n in seen:
+            continue
+        seen.add(n)
+        p = int(N[n * NK + NPROD])
+        if p < 0:
+            continue
+        E[p * K + FL] |= F_HIDDEN
+        nm_ = int(E[p * K + NM])
+        ops_ = _operands(E2, p)
+        if nm_ in TAPS and not all(m in stop for m in ops_ if m >= 0):
+            E[p * K + NM] = name_id(NAMES[nm_])        # an inner composite's tap
+        todo.extend(ops_)
+    del E, N, E2
+
+
+def float_power(input, exponent):
+    """input ** exponent in float64 (PowBackward0/1 over ToCopyBackward0 casts)."""
+    from .tensor import float64, pow as _pow
+    a = input if not isinstance(input, Tensor) or input._dtype is float64 else _convert(
+        input, float64)
+    if isinstance(exponent, Tensor):
+        b = exponent if exponent._dtype is float64 else _convert(exponent, float64)
+    else:
+        b = float(exponent)
+    if not isinstance(a, Tensor):
+        a = float(a)
+    return _pow(a, b)
+
+
+def copysign(input, other):
+    """|input| with the sign of ``other``: the gradient to input is +-1 (0 where input is 0), to
+    other 0 (torch's CopysignBackward0/1)."""
+    a = _float_operand(input, "copysign")
+    ot = isinstance(other, Tensor)
+    if ot:
+        _check_shapes(a, other)
+    rdt = _result_dtype(a, other)
+    if rdt._cat < 2:
+        rdt = _DEFAULT[0]
+    av, bv = _npval(a, rdt), _npval(other, rdt)
+    y = np.asarray(np.copysign(av, bv), rdt.np)
+    if not _grads(a, other):
+        return _wrap(_val0(y, rdt), rdt)
+    a2 = a if a._dtype is rdt else _convert(a, rdt)
+    with np.errstate(invalid="ignore"):
+        flip = np.where(av != 0, np.broadcast_to(y, np.broadcast_shapes(np.shape(av), y.shape))
+                        / np.where(av != 0, av, 1), 0).astype(rdt.np)
+    p = tap(a2, 0) * _wrap(flip, rdt)
+    if ot and other._rg:
+        zero = tap(other, 1) * 0.0
+        out = p + zero
+        hide(p, zero)
+    else:
+        out = p
+    if a2 is not a:
+        hide(a2)
+    return exact(named(out, "CopysignBackward0" if ot else "CopysignBackward1",
+                       arity=2 if ot else 1), y)
+
+
+def nextafter(input, other):
+    """The next float after input toward other (no derivative: NextafterBackward0 raises)."""
+    if not isinstance(other, Tensor):
+        raise TypeError("nextafter(): argument 'other' (position 2) must be Tensor, not %s"
+                        % _tyname(other))
+    _check_shapes(input, other)
+    rdt = _result_dtype(input, other)
+    if rdt._cat < 2:
+        raise NotImplementedError("\"nextafter_cpu\" not implemented for '%s'" % rdt._tname)
+    av = _npval(input, rdt)
+    y = np.asarray(np.nextafter(av, _npval(other, rdt)), rdt.np)
+    if not _grads(input, other):
+        return _wrap(_val0(y, rdt), rdt)
+    # torch's derivative: 1 for input, 0 for other
+    a = input if input._dtype is rdt else _convert(input, rdt)
+    out = tap(a, 0) + _wrap(np.asarray(y - np.broadcast_to(av, y.shape), rdt.np), rdt)
+    if other._rg:
+        out = out + tap(other, 1) * 0.0
+    _hide_below(out, input, other)
+    return exact(named(out, "NextafterBackward0", arity=2), y)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """nan, +inf and -inf replaced (defaults: 0 and the dtype's extremes); the gradient passes
+    where the input is finite (NanToNumBackward0)."""
+    if input._dtype._cat < 2:
+        return _wrap(np.array(input._data, copy=True), input._dtype)
+    d = input._data
+    y = np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf).astype(input._dtype.np)
+    if not _grads(input):
+        return _wrap(_val0(y, input._dtype), input._dtype)
+    out = where(_wrap(np.asarray(np.isfinite(d)), bool_), tap(input, 0),
+                _wrap(np.asarray(y), input._dtype))
+    return named(out, "NanToNumBackward0", arity=1)
+
+
+def deg2rad(input):
+    return scale(_float_operand(input, "deg2rad"), math.pi / 180.0, "Deg2RadBackward0")
+
+
+def rad2deg(input):
+    return scale(_float_operand(input, "rad2deg"), 180.0 / math.pi, "Rad2DegBackward0")
+
+
+def heaviside(input, values):
+    """0 below zero, 1 above, ``values`` at zero (no derivative)."""
+    if not isinstance(values, Tensor):
+        raise TypeError("heaviside(): argument 'values' (position 2) must be Tensor, not %s"
+                        % _tyname(values))
+    if input._dtype is not values._dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    _check_shapes(input, values)
+    d = input._data
+    y = np.asarray(np.where(d == 0, values._data, d > 0), input._dtype.np)
+    return not_differentiable(_wrap(_val0(y, input._dtype), input._dtype), "heaviside", input,
+                              values)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    e = _npv(elements)
+    t = _npv(test_elements)
+    r = np.isin(e, t, invert=invert)
+    return _wrap(np.asarray(r) if np.ndim(r) else np.asarray(r)[()], bool_)
+
+
+def vdot(input, other):
+    """Dot product of 1-D tensors (VdotBackward0)."""
+    from .tensor import dot
+    if input._dtype is not other._dtype:
+        raise RuntimeError("expected both vectors to have same dtype, but found %s and %s"
+                           % (input._dtype._tname, other._dtype._tname))
+    return named(dot(input, other), "VdotBackward0")
+
+
+def inner(input, other):
+    """Sum over the last dimensions: input.shape[:-1] + other.shape[:-1]."""
+    from .tensor import dot, matmul
+    if input._data.ndim == 0 or other._data.ndim == 0:
+        return input * other
+    if input._data.shape[-1] != other._data.shape[-1]:
+        raise RuntimeError("inner() the last dimension must match on both input tensors but got "
+                           "shapes %s and %s" % (list(input._data.shape), list(other._data.shape)))
+    if input._data.ndim == 1 and other._data.ndim == 1:
+        return dot(input, other).reshape(())
+    k = input._data.shape[-1]
+    out = matmul(input.reshape(-1, k), other.reshape(-1, k).t())
+    return out.reshape(tuple(input._data.shape[:-1]) + tuple(other._data.shape[:-1]))
+
+
+def _add_scaled(input, prod, beta, alpha, name, inputs):
+    """beta * input + alpha * prod, the top named ``name`` over the three ``inputs`` (tapped in
+    the composition; everything below the top hidden)."""
+    p = prod if alpha == 1 else prod * alpha
+    if beta == 0:
+        b = None
+    else:
+        b = tap(input, 0) if beta == 1 else tap(input, 0) * beta
+    out = p if b is None else b + p
+    _hide_below(out, *inputs)
+    return named(out, name, arity=3)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    from .tensor import mv
+    return _add_scaled(input, mv(tap(mat, 1), tap(vec, 2)), beta, alpha, "AddmvBackward0",
+                       (input, mat, vec))
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    if vec1._data.ndim != 1 or vec2._data.ndim != 1:
+        raise RuntimeError("addr: Expected 1-D argument vec1, but got %d-D" % vec1._data.ndim)
+    prod = tap(vec1, 1).reshape(-1, 1) * tap(vec2, 2).reshape(1, -1)
+    return _add_scaled(input, prod, beta, alpha, "AddrBackward0", (input, vec1, vec2))
+
+
+def _bmm_tapped(b1, b2):
+    """bmm(b1, b2) as one mm per batch element, the selections tapped as inputs 1 and 2."""
+    from ._matrix import bmm
+    from ._shape import stack
+    from .tensor import _mm_core
+    if not _grads(b1, b2) or b1._data.ndim != 3 or b2._data.ndim != 3 or not b1._data.shape[0]:
+        return bmm(b1, b2)
+    bmm(b1.detach(), b2.detach())                        # (torch's shape and dtype checks)
+    B, m, k = b1._data.shape
+    n = b2._data.shape[2]
+    outs = []
+    for i in range(B):
+        ai, bi = tap_entry(b1[i], 1), tap_entry(b2[i], 2)
+        outs.append(_mm_core(ai, bi, m, k, n, np.matmul(ai._data, bi._data), "MmBackward0"))
+    return stack(outs)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _add_scaled(input, _bmm_tapped(batch1, batch2), beta, alpha, "BaddbmmBackward0",
+                       (input, batch1, batch2))
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _add_scaled(input, _bmm_tapped(batch1, batch2).sum(0), beta, alpha,
+                       "AddbmmBackward0", (input, batch1, batch2))
+
+
+def chain_matmul(*matrices):
+    from .tensor import mm
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = mm(out, m)
+    return out
+
+
 # ----------------------------------------------------------------------------- Tensor methods
 def _install():
     T = Tensor
@@ -919,7 +1327,10 @@ def _install():
                 "greater", "greater_equal", "equal", "isclose", "isnan", "isinf", "isfinite",
                 "isposinf", "isneginf", "signbit", "logical_and", "logical_or", "logical_xor",
                 "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
-                "bitwise_left_shift", "bitwise_right_shift"):
+                "bitwise_left_shift", "bitwise_right_shift", "addcmul", "addcdiv", "logaddexp",
+                "logaddexp2", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh",
+                "float_power", "copysign", "nextafter", "nan_to_num", "deg2rad", "rad2deg",
+                "heaviside", "isin", "vdot", "inner", "addmv", "addr", "baddbmm", "addbmm"):
         setattr(T, nm_, globals()[nm_])
 
     def _where_m(self, condition, other):
@@ -963,7 +1374,10 @@ def _install():
     for nm_ in ("clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil", "round", "trunc",
                 "sign", "frac", "tan", "sinh", "cosh", "erf", "log1p", "expm1", "exp2", "log2",
                 "log10", "rsqrt", "square", "asin", "acos", "atan", "atan2", "hypot", "remainder", "fmod",
-                "floor_divide", "lerp", "maximum", "minimum"):
+                "floor_divide", "lerp", "maximum", "minimum", "addcmul", "addcdiv", "asinh",
+                "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "copysign", "nan_to_num",
+                "deg2rad", "rad2deg", "logaddexp", "logaddexp2", "float_power", "sgn",
+                "addmv", "addr", "baddbmm", "addbmm"):
         f = globals()[nm_]
         setattr(T, nm_ + "_", _inplace_fn(f))
     import sys

@@ -724,18 +724,25 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
 
 
 def _arange_float(start, step, n, dt):
-    """torch's float arange: blocks of two 32-byte vectors (base rounded to the dtype, lanes
+    """torch's float arange: in each thread's chunk (at::parallel_for: chunks from 32768
+    elements, one per thread), blocks of two 32-byte vectors (base rounded to the dtype, lanes
     base + lane * step in double), then a scalar tail start + step * i."""
     npdt = dt.np if dt is not float16 else np.float32
     lanes = 32 // np.dtype(npdt).itemsize
-    idx = np.arange(n, dtype=np.float64)
     out = np.empty(n, npdt)
-    nv = (n // (2 * lanes)) * 2 * lanes
-    if nv:
-        base = _fma(step, idx[:nv:lanes], start).astype(npdt).astype(np.float64)
-        lane = np.arange(lanes, dtype=np.float64)
-        out[:nv] = _fma(lane[None, :], step, base[:, None]).astype(npdt).reshape(-1)
-    out[nv:] = _fma(step, idx[nv:], start).astype(npdt)
+    from ._info import get_num_threads
+    tasks = min(get_num_threads(), -(-n // 32768)) if n > 32768 else 1
+    chunk = -(-n // max(tasks, 1)) if n else 0
+    lane = np.arange(lanes, dtype=np.float64)
+    for p0 in range(0, n, max(chunk, 1)):
+        m = min(chunk, n - p0)
+        nv = (m // (2 * lanes)) * 2 * lanes
+        if nv:
+            base = _fma(step, np.arange(p0, p0 + nv, lanes, dtype=np.float64), start)
+            base = base.astype(npdt).astype(np.float64)
+            out[p0:p0 + nv] = _fma(lane[None, :], step, base[:, None]).astype(npdt).reshape(-1)
+        out[p0 + nv:p0 + m] = _fma(step, np.arange(p0 + nv, p0 + m, dtype=np.float64),
+                                   start).astype(npdt)
     return out.astype(dt.np)
 
 
@@ -798,12 +805,22 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     s, e = sdt.type(start), sdt.type(end)
     step = float(sdt.type(e - s)) / (steps - 1)      # (end - start in the dtype, as torch)
     i = np.arange(steps, dtype=np.float64)
-    x = np.where(i < steps // 2, _fma(step, i, float(s)), _fma(-step, steps - 1 - i, float(e)))
-    with np.errstate(over="ignore"):
-        v = np.power(base, x)
+    # (this loop of torch's is not fused; its pow is libm's, as math.pow: numpy's SIMD power
+    # rounds differently)
+    x = np.where(i < steps // 2, float(s) + step * i, float(e) - step * (steps - 1 - i))
+    v = np.array([_pow(base, xi) for xi in x.tolist()])
     if dt._cat < 2:
         v = np.trunc(v)
     return _finish(v.astype(dt.np), dt, requires_grad)
+
+
+def _pow(b, x):
+    try:
+        return math.pow(b, x)
+    except OverflowError:
+        return math.inf
+    except ValueError:
+        return math.nan
 
 
 def zeros_like_(t):

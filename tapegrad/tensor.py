@@ -2175,9 +2175,10 @@ def div(input, other, *, rounding_mode=_TRUE):
     if rounding_mode is not _TRUE:
         from ._math import div_mode
         return div_mode(input, other, rounding_mode)
-    if not isinstance(input, Tensor):
-        raise TypeError("div(): argument 'input' (position 1) must be Tensor, not %s"
-                        % _tyname(input))
+    if not isinstance(input, Tensor):            # number / tensor
+        if isinstance(other, Tensor) and other._dtype._cat < 2 and not isinstance(input, float):
+            other = _convert(other, _DEFAULT[0])
+        return _div(input, other)
     # true division promotes integers to the default float dtype
     if input._dtype._cat < 2 and not (
             isinstance(other, Tensor) and other._dtype._cat == 2) and not isinstance(other, float):
