@@ -31,7 +31,7 @@ class finfo:
         self.max = float(f.max)
         self.min = float(f.min)
         self.tiny = self.smallest_normal = float(f.tiny)
-        self.resolution = float(f.resolution)
+        self.resolution = 10.0 ** -int(f.precision)
 
     def __repr__(self):
         return ("finfo(resolution=%s, min=%s, max=%s, eps=%s, smallest_normal=%s, tiny=%s, "

@@ -485,7 +485,14 @@ def _fm(a, b, npf, pick_a, name):
         _wrap(_val0(y, _result_dtype(a, b)), _result_dtype(a, b))
 
 
+def _tensor_other(opname, other):
+    if not isinstance(other, Tensor):
+        raise TypeError("%s(): argument 'other' (position 2) must be Tensor, not %s"
+                        % (opname, _tyname(other)))
+
+
 def atan2(input, other):
+    _tensor_other("atan2", other)
     return _binary("atan2", input, other)
 
 
@@ -493,6 +500,10 @@ arctan2 = atan2
 
 
 def hypot(input, other):
+    _tensor_other("hypot", other)
+    rdt = _result_dtype(input, other)
+    if rdt._cat < 2:
+        raise NotImplementedError("\"hypot_cpu\" not implemented for '%s'" % rdt._tname)
     return _binary("hypot", input, other)
 
 
@@ -638,6 +649,13 @@ def div_mode(input, other, rounding_mode):
 
 def lerp(input, end, weight):
     w_t = isinstance(weight, Tensor)
+    for name, t in (("end", end), ("weight", weight if w_t else None)):
+        if t is not None and t._dtype is not input._dtype:
+            raise RuntimeError("expected dtype %s for `%s` but got dtype %s"
+                               % (input._dtype._cname, name, t._dtype._cname))
+    if input._dtype._cat < 2:
+        raise NotImplementedError("\"lerp_kernel_%s\" not implemented for '%s'"
+                                  % ("tensor" if w_t else "scalar", input._dtype._tname))
     d = np.asarray(input._data)
     e = np.asarray(end._data)
     wv = np.asarray(weight._data if w_t else weight)
@@ -660,7 +678,13 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     cond = np.asarray(condition._data if isinstance(condition, Tensor) else condition)
-    if cond.dtype != np.bool_:
+    if cond.dtype == np.uint8:                   # (deprecated in torch, still accepted)
+        import warnings
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                      "will be removed in a future version of PyTorch. Use a boolean condition "
+                      "instead.", UserWarning, stacklevel=2)
+        cond = cond.astype(np.bool_)
+    elif cond.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                            "with dtype %s" % _dtname(condition))
     ta, tb = isinstance(input, Tensor), isinstance(other, Tensor)

@@ -256,11 +256,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         if err is not None:
             raise err
         if arr.dtype == object:
-            if arr.size and not all(isinstance(v, (numbers.Number, np.generic)) for v in
-                                    arr.reshape(-1).tolist()):
+            vals = arr.reshape(-1).tolist()
+            if not all(isinstance(v, (numbers.Number, np.generic)) for v in vals):
                 raise TypeError("not a sequence")
-        elif dt._cat == 1 and arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
-            raise ValueError("Overflow when unpacking long long")
+            if any(isinstance(v, int) and not -2 ** 63 <= v < 2 ** 63 for v in vals):
+                raise ValueError("Overflow when unpacking long long")
+        elif dt._cat == 1 and (arr.dtype.kind == "f" or (arr.dtype.kind == "u" and
+                                                          arr.dtype.itemsize == 8)):
+            raise ValueError("Overflow when unpacking long long")   # (ints beyond int64)
     else:
         dt = _leaf_dtype(data, True)
         if isinstance(data, (np.generic, Tensor)):
@@ -319,7 +322,7 @@ def from_numpy(arr):
     if arr.dtype not in _BY_NP:
         raise TypeError("can't convert np.ndarray of type numpy.%s. The only supported types are: "
                         "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
-                        % arr.dtype.name)
+                        % arr.dtype.type.__name__)
     if any(s < 0 for s in arr.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably "
@@ -411,6 +414,8 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False,
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
         pin_memory=False):
+    n = _scalar(n) if isinstance(n, Tensor) and n._dtype._cat == 1 else n
+    m = _scalar(m) if isinstance(m, Tensor) and m._dtype._cat == 1 else m
     for name, v in (("n", n), ("m", m)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral)):
             raise TypeError("eye(): argument '%s' (position %d) must be int, not %s"

@@ -1258,7 +1258,10 @@ class Tensor:
         return int(self._arr().__array_interface__["data"][0])
 
     # ---- in-place random initialisers (torch.nn.init uses them under no_grad)
-    def _init_(self, sample):
+    def _init_(self, sample, kernel=None):
+        if kernel is not None and not self._dtype.is_floating_point:
+            raise NotImplementedError("\"%s\" not implemented for '%s'"
+                                      % (kernel, self._dtype._tname))
         _leaf_inplace_check(self)
         d = self._arr()
         d[...] = sample(d.shape).astype(d.dtype, copy=False)
@@ -1266,26 +1269,27 @@ class Tensor:
         return self
 
     def uniform_(self, a=0.0, b=1.0, generator=None):
-        from .creation import _rng
-        return self._init_(lambda shp: _rng[0].uniform(a, b, shp))
+        from .creation import _gen
+        return self._init_(lambda shp: _gen(generator).uniform(a, b, shp), "check_uniform_bounds")
 
     def normal_(self, mean=0.0, std=1.0, generator=None):
-        from .creation import _rng
-        return self._init_(lambda shp: _rng[0].normal(mean, std, shp))
+        from .creation import _gen
+        return self._init_(lambda shp: _gen(generator).normal(mean, std, shp), "normal_kernel_cpu")
 
     def bernoulli_(self, p=0.5, generator=None):
-        from .creation import _rng
-        return self._init_(lambda shp: (_rng[0].random(shp) < p))
+        from .creation import _gen
+        return self._init_(lambda shp: (_gen(generator).random(shp) < p))
 
     def exponential_(self, lambd=1.0, generator=None):
-        from .creation import _rng
-        return self._init_(lambda shp: _rng[0].exponential(1.0 / lambd, shp))
+        from .creation import _gen
+        return self._init_(lambda shp: _gen(generator).exponential(1.0 / lambd, shp),
+                           "exponential_cpu")
 
     def random_(self, low=0, high=None, generator=None):
-        from .creation import _rng
+        from .creation import _gen
         if high is None:
             low, high = 0, low if low else 2 ** 24
-        return self._init_(lambda shp: _rng[0].integers(low, high, shp))
+        return self._init_(lambda shp: _gen(generator).integers(low, high, shp))
 
     def cpu(self, memory_format=None):
         return self
