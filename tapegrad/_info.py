@@ -16,46 +16,49 @@ def _g(v):
     return "%g" % v
 
 
-class finfo:
-    """Machine limits of a floating dtype (default: the default dtype)."""
-
-    def __init__(self, type=None):
-        type = _DEFAULT[0] if type is None else type
-        if not isinstance(type, dtype) or not type.is_floating_point:
-            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
-                            "to handle 'torch.finfo'")
-        f = np.finfo(type.np)
-        self.dtype = type.name
-        self.bits = int(f.bits)
-        self.eps = float(f.eps)
-        self.max = float(f.max)
-        self.min = float(f.min)
-        self.tiny = self.smallest_normal = float(f.tiny)
-        self.resolution = 10.0 ** -int(f.precision)
-
-    def __repr__(self):
-        return ("finfo(resolution=%s, min=%s, max=%s, eps=%s, smallest_normal=%s, tiny=%s, "
-                "dtype=%s)" % (_g(self.resolution), _g(self.min), _g(self.max), _g(self.eps),
-                               _g(self.smallest_normal), _g(self.tiny), self.dtype))
-
-
-class iinfo:
-    """Limits of an integer dtype."""
+class _Info:
+    """torch.finfo / torch.iinfo: numpy's limits of a dtype, under torch's names."""
+    _cat, _np_info, _other = 2, np.finfo, "iinfo"
+    _fields = ()
 
     def __init__(self, type):
-        if isinstance(type, dtype) and type is bool_:
+        name = builtins_type(self).__name__
+        if self._cat == 1 and type is bool_:
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        if not isinstance(type, dtype) or type._cat != 1:
-            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
-                            "handle 'torch.iinfo'")
-        i = np.iinfo(type.np)
+        if not isinstance(type, dtype) or type._cat != self._cat:
+            raise TypeError("torch.%s() requires %s input type. Use torch.%s to handle "
+                            "'torch.%s'" % (name, "a floating point" if self._cat == 2 else
+                                            "an integer", self._other, name))
+        info = self._np_info(type.np)
         self.dtype = type.name
-        self.bits = int(i.bits)
-        self.max = int(i.max)
-        self.min = int(i.min)
+        self.bits = int(info.bits)
+        conv = float if self._cat == 2 else int
+        self.max, self.min = conv(info.max), conv(info.min)
+        if self._cat == 2:
+            self.eps = float(info.eps)
+            self.tiny = self.smallest_normal = float(info.tiny)
+            self.resolution = 10.0 ** -int(info.precision)
 
     def __repr__(self):
-        return "iinfo(min=%s, max=%s, dtype=%s)" % (_g(self.min), _g(self.max), self.dtype)
+        return "%s(%s, dtype=%s)" % (builtins_type(self).__name__, ", ".join(
+            "%s=%s" % (f, _g(getattr(self, f))) for f in self._fields), self.dtype)
+
+
+class finfo(_Info):
+    """Machine limits of a floating dtype (default: the default dtype)."""
+    _fields = ("resolution", "min", "max", "eps", "smallest_normal", "tiny")
+
+    def __init__(self, type=None):
+        super().__init__(_DEFAULT[0] if type is None else type)
+
+
+class iinfo(_Info):
+    """Limits of an integer dtype."""
+    _cat, _np_info, _other = 1, np.iinfo, "finfo"
+    _fields = ("min", "max")
+
+
+builtins_type = type
 
 
 def result_type(tensor, other):

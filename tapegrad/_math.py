@@ -1059,46 +1059,50 @@ def _log_rise(u):
     return log(u + s)
 
 
-def asinh(input):
-    """asinh: L(max(x, 0)) - L(max(-x, 0)) with L(u) = log(u + sqrt(u^2 + 1)) (each branch
-    singularity-free; derivative 1 / sqrt(x^2 + 1) at 0 too)."""
-    x = _float_operand(input, "asinh")
+def _inverse_hyperbolic(input, name, npf, build):
+    """numpy's value of ``npf``, the gradient through the composition ``build(x)`` (its
+    entries hidden below the one named ``name``)."""
+    x = _float_operand(input, name)
     with np.errstate(all="ignore"):
-        y = np.arcsinh(x._data)
+        y = npf(x._data)
     if not _grads(x):
         return _wrap(_val0(y, x._dtype), x._dtype)
+    out, arity = build(x)
+    _hide_below(out, x)
+    return exact(named(out, name.capitalize() + "Backward0", arity=arity), y)
+
+
+def _asinh_graph(x):
+    # L(max(x, 0)) - L(max(-x, 0)), L(u) = log(u + sqrt(u^2 + 1)): each branch free of
+    # singularities, the derivative 1 / sqrt(x^2 + 1) at 0 too
     zero = _wrap(np.zeros((), x._dtype.np), x._dtype)
     xt = tap(x, 0)
     xp = where(_wrap(np.asarray(x._data >= 0), bool_), xt, zero)
     xn = where(_wrap(np.asarray(x._data < 0), bool_), -xt, zero)
-    out = _log_rise(xp) - _log_rise(xn)
-    _hide_below(out, x)
-    return exact(named(out, "AsinhBackward0", arity=1), y)
+    return _log_rise(xp) - _log_rise(xn), 1
+
+
+def _acosh_graph(x):
+    # log(x + sqrt(x - 1) sqrt(x + 1)): nan below 1, the gradient inf at 1 (as torch)
+    from .tensor import log, sqrt
+    return log(x + sqrt(x - 1.0) * sqrt(x + 1.0)), None
+
+
+def _atanh_graph(x):
+    # (log1p(x) - log1p(-x)) / 2
+    return scale(unary(x, "log1p") - unary(-x, "log1p"), 0.5), None
+
+
+def asinh(input):
+    return _inverse_hyperbolic(input, "asinh", np.arcsinh, _asinh_graph)
 
 
 def acosh(input):
-    """acosh = log(x + sqrt((x - 1)(x + 1))) (nan below 1, as torch)."""
-    x = _float_operand(input, "acosh")
-    with np.errstate(all="ignore"):
-        y = np.arccosh(x._data)
-    if not _grads(x):
-        return _wrap(_val0(y, x._dtype), x._dtype)
-    from .tensor import log, sqrt
-    out = log(x + sqrt(x - 1.0) * sqrt(x + 1.0))     # (x = 1: the gradient inf, as torch)
-    _hide_below(out, x)
-    return exact(named(out, "AcoshBackward0"), y)
+    return _inverse_hyperbolic(input, "acosh", np.arccosh, _acosh_graph)
 
 
 def atanh(input):
-    """atanh = (log1p(x) - log1p(-x)) / 2."""
-    x = _float_operand(input, "atanh")
-    with np.errstate(all="ignore"):
-        y = np.arctanh(x._data)
-    if not _grads(x):
-        return _wrap(_val0(y, x._dtype), x._dtype)
-    out = scale(unary(x, "log1p") - unary(-x, "log1p"), 0.5)
-    _hide_below(out, x)
-    return exact(named(out, "AtanhBackward0"), y)
+    return _inverse_hyperbolic(input, "atanh", np.arctanh, _atanh_graph)
 
 
 arcsinh, arccosh, arctanh = asinh, acosh, atanh

@@ -433,22 +433,24 @@ def scalar_tensor(s, dtype=None, device=None, requires_grad=False, **kw):
 
 
 # ----------------------------------------------------------------------------- random
+def _random(fname, kernel, sample, size, generator, dtype, device, requires_grad, kw):
+    shape = _size(size, fname, _kw_size(kw, fname))
+    _check_device(device)
+    dt = _dt(dtype, fname)
+    _float_only(dt, kernel)
+    return _finish(sample(_gen(generator), shape).astype(dt.np), dt, requires_grad)
+
+
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False, **kw):
-    shape = _size(size, "rand", _kw_size(kw, "rand"))
-    _check_device(device)
-    dt = _dt(dtype, "rand")
-    _float_only(dt, "check_uniform_bounds")
-    return _finish(_gen(generator).random(shape).astype(dt.np), dt, requires_grad)
+    return _random("rand", "check_uniform_bounds", lambda g, s: g.random(s), size, generator,
+                   dtype, device, requires_grad, kw)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False, **kw):
-    shape = _size(size, "randn", _kw_size(kw, "randn"))
-    _check_device(device)
-    dt = _dt(dtype, "randn")
-    _float_only(dt, "normal_kernel_cpu")
-    return _finish(_gen(generator).standard_normal(shape).astype(dt.np), dt, requires_grad)
+    return _random("randn", "normal_kernel_cpu", lambda g, s: g.standard_normal(s), size,
+                   generator, dtype, device, requires_grad, kw)
 
 
 def _int_arg(v, fname, name, pos):
@@ -755,16 +757,20 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
              requires_grad=False, pin_memory=False):
     """``steps`` values evenly from ``start`` to ``end``, as torch's linspace: the first half
     start + step * i, the second end - step * (steps - 1 - i), each one fused multiply-add."""
+    dt = _space_args("linspace", steps, dtype, device)
+    vals = _linspace_values(_scalar(start), _scalar(end), int(steps), dt)
+    return _finish(vals, dt, requires_grad)
+
+
+def _space_args(fname, steps, dtype, device):
+    """linspace's and logspace's checks; their dtype."""
     if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
-        raise TypeError("linspace() received an invalid combination of arguments - got steps of "
-                        "type %s, but expected int" % _tyname(steps))
+        raise TypeError("%s() received an invalid combination of arguments - got steps of type "
+                        "%s, but expected int" % (fname, _tyname(steps)))
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     _check_device(device)
-    dt = _dt(dtype, "linspace")
-    start, end = _scalar(start), _scalar(end)
-    vals = _linspace_values(start, end, int(steps), dt)
-    return _finish(vals, dt, requires_grad)
+    return _dt(dtype, fname)
 
 
 def _linspace_values(start, end, steps, dt):
@@ -794,13 +800,7 @@ def _linspace_values(start, end, steps, dt):
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """base ** linspace(start, end, steps), as torch's logspace."""
-    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
-        raise TypeError("logspace() received an invalid combination of arguments - got steps of "
-                        "type %s, but expected int" % _tyname(steps))
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
-    _check_device(device)
-    dt = _dt(dtype, "logspace")
+    dt = _space_args("logspace", steps, dtype, device)
     start, end, steps, base = _scalar(start), _scalar(end), int(steps), float(base)
     if steps == 0:
         return _finish(np.zeros(0, dt.np), dt, requires_grad)
