@@ -812,8 +812,9 @@ def _cmp_fn(npf, name):
     eq_like = name in ("eq", "ne")
 
     def op(input, other):
-        if isinstance(other, Tensor) or _is_number(other) or (
-                eq_like and isinstance(other, np.ndarray)):
+        to = type(other)
+        if to is Tensor or to is float or to is int or _is_number(other) or isinstance(
+                other, Tensor) or (eq_like and isinstance(other, np.ndarray)):
             return compute(input, other)
         return NotImplemented
     f.__name__ = name

@@ -1347,7 +1347,8 @@ class Tensor:
     def __rtruediv__(self, other):
         # torch: other / x = x.reciprocal() * other (an ndarray ``other``: numpy's multiply)
         r = reciprocal(self)
-        return r.__mul__(other) if _is_number(other) else r * other
+        to = type(other)
+        return mul(r, other) if to is float or to is int or _is_number(other) else r * other
 
     def __rpow__(self, other):
         try:
@@ -1873,14 +1874,15 @@ def reciprocal(input):
 
 def neg(input):
     d = input._data
-    if input._dtype is bool_:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
-                           "you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
     if d.size >= _NEG_BIG and d.dtype.kind == "f" and d.flags.c_contiguous:
         y = _par_map(None, (d, None), d.shape, d.dtype, "neg")     # on every core
     else:
-        y = np.negative(d)
+        try:
+            y = np.negative(d)
+        except TypeError:                  # numpy refuses bool negation too
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.") from None
     if input._rg and STATE.enabled:
         return _record_unary(input, _NEG, y)
     return _wrap(y, input._dtype)
@@ -1901,6 +1903,9 @@ def _tyname(v):
 def _is_number(v):
     """A Python or numpy scalar number (torch treats numpy scalars as Python numbers; an
     ndarray, even 0-dim, is an array)."""
+    t = type(v)
+    if t is float or t is int or t is bool:
+        return True
     return isinstance(v, (numbers.Number, np.bool_)) and not isinstance(v, complex)
 
 
