@@ -1036,6 +1036,9 @@ def _logaddexp(a, b, opname, name, base2):
         hide(w)
         w = scale(w, 1.0 / math.log(2.0))
     out = m + w
+    dv = d._data
+    if np.isnan(dv).any():            # a nan operand: a nan gradient to both, as torch's
+        out = out + d * _wrap(np.where(np.isnan(dv), np.nan, 0.0).astype(rdt.np), rdt)
     _hide_below(out, a, b)
     return exact(named(out, name, arity=2), y)
 
@@ -1205,9 +1208,12 @@ def nextafter(input, other):
     y = np.asarray(np.nextafter(av, _npval(other, rdt)), rdt.np)
     if not _grads(input, other):
         return _wrap(_val0(y, rdt), rdt)
-    # torch's derivative: 1 for input, 0 for other
+    # torch's derivative: 1 for input where input != other (0 where equal), 0 for other
     a = input if input._dtype is rdt else _convert(input, rdt)
-    out = tap(a, 0) + _wrap(np.asarray(y - np.broadcast_to(av, y.shape), rdt.np), rdt)
+    moved = np.asarray(np.broadcast_to(av != _npval(other, rdt), y.shape), rdt.np)
+    with np.errstate(all="ignore"):
+        rest = np.asarray(y - np.broadcast_to(av, y.shape) * moved, rdt.np)
+    out = tap(a, 0) * _wrap(moved, rdt) + _wrap(rest, rdt)
     if other._rg:
         out = out + tap(other, 1) * 0.0
     _hide_below(out, input, other)
