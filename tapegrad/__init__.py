@@ -71,10 +71,6 @@ def numel(t):
     return t.numel()
 
 
-def get_num_threads():
-    import numba
-    return numba.get_num_threads()
-
 # ---- nn / linalg / special helper (fix/nnlinalg): top-level names
 from .nn.functional import relu, relu_, selu, selu_, celu, celu_, threshold, threshold_  # noqa: F401,E402,F811
 from .nn.functional import _torch_dropout as dropout, _torch_dropout_ as dropout_  # noqa: E402
@@ -82,3 +78,22 @@ from .linalg import (det, logdet, cholesky_solve, cholesky_inverse, matrix_power
                      _torch_slogdet as slogdet, inv as inverse, _torch_cholesky as cholesky,
                      _torch_pinverse as pinverse)
 from .special import sinc, erfinv, xlogy  # noqa: F401,E402,F811
+
+# ---- mathdtype helper: math, dtypes, construction and top-level odds and ends
+from . import backends, cuda  # noqa: F401,E402
+from ._info import (are_deterministic_algorithms_enabled, can_cast, finfo,  # noqa: F401,E402
+                    get_default_device, get_num_interop_threads, get_num_threads, iinfo,
+                    is_nonzero, load, result_type, save, set_default_device,
+                    set_num_interop_threads, set_num_threads, use_deterministic_algorithms)
+from .tensor import LEGACY as _LEGACY, positive, reciprocal  # noqa: F401,E402
+from .creation import (Generator, default_generator, logspace, randint_like,  # noqa: F401,E402
+                       set_rng_state)
+from ._math import (acosh, addbmm, addcdiv, addcmul, addmv, addr, arccosh,  # noqa: F401,E402
+                    arcsinh, arctanh, asinh, atanh, baddbmm, bitwise_left_shift,
+                    bitwise_right_shift, chain_matmul, clone, copysign, deg2rad, float_power,
+                    heaviside, inner, isin, logaddexp, logaddexp2, nan_to_num, nextafter,
+                    rad2deg, vdot)
+absolute = abs
+globals().update(_LEGACY)             # FloatTensor, LongTensor ... (legacy constructors)
+from math import e, inf, nan, pi  # noqa: F401,E402
+

@@ -60,24 +60,17 @@ class _Formatter:
                 ab = np.abs(nz)
                 mn, mx = ab.min(), ab.max()
                 self.int_mode = bool(np.all(nz == np.ceil(nz)))
-                if self.int_mode:
-                    if mx / mn > 1000.0 or mx > 1.0e8:
-                        self.sci_mode = True
-                        for v in nz.tolist():
-                            self.max_width = max(self.max_width, len(("{:.%de}" % p).format(v)))
-                    else:
-                        for v in nz.tolist():
-                            self.max_width = max(self.max_width, len("%.0f" % v) + 1)
+                # (as torch/_tensor_str.py: a forced sci_mode decides the widths too)
+                self.sci_mode = (mx / mn > 1000.0 or mx > 1.0e8 or mn < 1.0e-4
+                                 if PRINT_OPTS.sci_mode is None else bool(PRINT_OPTS.sci_mode))
+                if self.sci_mode:
+                    spec, extra = "{:.%de}" % p, 0
+                elif self.int_mode:
+                    spec, extra = "{:.0f}", 1          # the appended "."
                 else:
-                    if mx / mn > 1000.0 or mx > 1.0e8 or mn < 1.0e-4:
-                        self.sci_mode = True
-                        for v in nz.tolist():
-                            self.max_width = max(self.max_width, len(("{:.%de}" % p).format(v)))
-                    else:
-                        for v in nz.tolist():
-                            self.max_width = max(self.max_width, len(("{:.%df}" % p).format(v)))
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
+                    spec, extra = "{:.%df}" % p, 0
+                for v in nz.tolist():
+                    self.max_width = max(self.max_width, len(spec.format(v)) + extra)
 
     def width(self):
         return self.max_width

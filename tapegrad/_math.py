@@ -17,8 +17,10 @@ from .autograd.graph import ONE_INPUT, _CPP_NAMES, entry_name, multi_name_id, ta
 from .autograd.function import Function
 from .kernels import F_HIDDEN, FL, K, NK, NM, NPROD
 from .ops import BY_NAME
-from .tensor import (GUARD, Tensor, _DEFAULT, _check_shapes, _convert, _nm, _par_map, _vm_of,
-                     _record_binary, _record_unary, _rename_last, _result_dtype, _wrap, bool_, int64)
+from .tensor import (GUARD, Tensor, _DEFAULT, _check_shapes, _checked_scalar, _convert, _is_number,
+                     _nm, _np_scalar,
+                     _par_map, _vm_of, _record_binary, _record_unary, _rename_last, _result_dtype,
+                     _tyname, _wrap, bool_, int64)
 
 # Composite nodes whose last entry is binary but which torch shows with one input.
 ONE_INPUT.update({"RemainderBackward0", "FmodBackward0", "FracBackward0", "LogsumexpBackward0", "AmaxBackward0", "AminBackward0",
@@ -43,13 +45,14 @@ class _NotDifferentiable(Function):
         raise RuntimeError("derivative for aten::%s is not implemented" % ctx.opname)
 
 
-def not_differentiable(out, opname, *inputs):
-    """``out`` (computed without grad) as torch's NotImplemented node over ``inputs``."""
+def not_differentiable(out, opname, *inputs, node="NotImplemented"):
+    """``out`` (computed without grad) as a node over ``inputs`` whose backward raises:
+    torch's NotImplemented node, or ``node`` (torch's name for such an op: NextafterBackward0)."""
     if not (STATE.enabled and any(isinstance(t, Tensor) and t._rg for t in inputs)) \
             or out._dtype._cat < 2:
         return out
     res = _NotDifferentiable.apply((out._data, out._dtype), opname, *inputs)
-    return named(res, "NotImplemented")
+    return named(res, node)
 
 
 _KERNEL_FWD = {"erf", "gelu", "leaky_relu", "elu", "silu", "softplus", "log_sigmoid",
@@ -227,10 +230,16 @@ def square(input):
     return _pow(input, 2)
 
 
+_STEP_KERNELS = ("floor", "ceil", "round", "trunc")
+
+
 def _step(input, k, name, npf):
     if input._dtype._cat < 2:
-        if k == 4 and input._dtype is bool_:
-            return _wrap(np.array(input._data, copy=True), input._dtype)
+        if input._dtype is bool_:
+            if k == 4:
+                return _wrap(np.array(input._data, copy=True), input._dtype)
+            raise NotImplementedError("\"%s_vml_cpu\" not implemented for 'Bool'"
+                                      % _STEP_KERNELS[k])
         return _wrap(np.asarray(npf(input._data), input._dtype.np)[()], input._dtype)
     return unary(input, "step", c=float(k), name=name)
 
@@ -243,7 +252,11 @@ def ceil(input):
     return _step(input, 1, "CeilBackward0", np.ceil)
 
 
-def round(input, decimals=0):
+def round(input, decimals=None):
+    if decimals is not None and input._dtype._cat < 2:   # torch's round.decimals overload
+        raise NotImplementedError("\"%s\" not implemented for '%s'" % (
+            "round_cpu" if decimals or input._dtype is bool_ else "round_vml_cpu",
+            input._dtype._tname))
     if decimals:
         x = _floatify(input)
         f = 10.0 ** decimals
@@ -284,7 +297,7 @@ def sign(input):
 
 
 def sgn(input):
-    return sign(input)
+    return named(sign(input), "SgnBackward0")
 
 
 def frac(input):
@@ -308,10 +321,9 @@ def clamp(input, min=None, max=None):
         return _clamp_tensor(input, min, max)
     x = input
     if x._dtype._cat < 2:
-        cat_num = any(isinstance(v, float) for v in (min, max) if v is not None)
-        if not cat_num:
-            d = np.clip(x._data, min, max)
-            return _wrap(np.asarray(d, x._dtype.np)[()], x._dtype)
+        bounds = [v for v in (min, max) if v is not None]
+        if not any(isinstance(v, (float, np.floating)) for v in bounds):
+            return _clamp_int(x, min, max, bounds)
         x = _convert(x, _DEFAULT[0])
     d = x._data
     if min is not None and max is not None:
@@ -330,6 +342,26 @@ def clamp(input, min=None, max=None):
 clip = clamp
 
 
+def _clamp_int(x, lo, hi, bounds):
+    """clamp of an integer or bool tensor by integer bounds: torch's result type (a bool
+    tensor clamped by ints is int64) and checked bound conversion."""
+    rdt = x._dtype
+    for v in bounds:
+        if not isinstance(v, (bool, np.bool_)) and rdt is bool_:
+            rdt = int64
+    if rdt is bool_:
+        raise NotImplementedError("\"clamp%s_scalar_cpu\" not implemented for 'Bool'"
+                                  % ("" if len(bounds) == 2 else "_min" if lo is not None
+                                     else "_max"))
+    d = np.asarray(x._data, rdt.np)
+    if lo is not None:
+        d = np.maximum(d, _checked_scalar(lo, rdt))
+    if hi is not None:
+        d = np.minimum(d, _checked_scalar(hi, rdt))
+    return _wrap(_val0(d, rdt), rdt)
+
+
+
 def clamp_min(input, min):
     if isinstance(min, Tensor):
         return clamp(input, min=min)
@@ -343,19 +375,51 @@ def clamp_max(input, max):
 
 
 def _clamp_tensor(input, lo, hi):
-    """clamp with tensor bounds: torch's ClampBackward0 (the gradient goes to the input where
-    lo <= x <= hi, to the bound that is hit elsewhere)."""
+    """clamp with tensor bounds: torch's ClampBackward0. The gradient goes to the input where
+    lo <= x <= hi, to ``lo`` where x < lo < hi, to ``hi`` where x > hi or lo > hi, and nowhere
+    where none holds (a nan input; x < lo == hi)."""
     x = input
-    y = x
-    if lo is not None:
-        lo_t = lo if isinstance(lo, Tensor) else _wrap(np.asarray(lo, x._dtype.np), x._dtype)
-        y = where(x < lo_t, lo_t, y)
-        if hi is not None:
-            hide(y)
-    if hi is not None:
-        hi_t = hi if isinstance(hi, Tensor) else _wrap(np.asarray(hi, x._dtype.np), x._dtype)
-        y = where(y > hi_t, hi_t, y)
-    return named(y, "ClampBackward0")
+    lo_t = lo if isinstance(lo, Tensor) or lo is None else _wrap(np.asarray(lo, x._dtype.np),
+                                                                  x._dtype)
+    hi_t = hi if isinstance(hi, Tensor) or hi is None else _wrap(np.asarray(hi, x._dtype.np),
+                                                                  x._dtype)
+    rdt = x._dtype
+    for b in (lo_t, hi_t):
+        if b is not None:
+            _check_shapes(x, b)
+            rdt = _result_dtype(_wrap(np.zeros(1, rdt.np), rdt), b)
+    xd = np.asarray(x._data, rdt.np)
+    lv = None if lo_t is None else np.asarray(lo_t._data, rdt.np)
+    hv = None if hi_t is None else np.asarray(hi_t._data, rdt.np)
+    y = xd
+    if lv is not None:
+        y = np.maximum(y, lv)
+    if hv is not None:
+        y = np.minimum(y, hv)
+    y = np.asarray(y, rdt.np)
+    if not (STATE.enabled and any(t is not None and t._rg for t in (x, lo_t, hi_t))):
+        return _wrap(_val0(y, rdt), rdt)
+    with np.errstate(invalid="ignore"):
+        if lv is not None and hv is not None:
+            m_x, m_lo, m_hi = (xd >= lv) & (xd <= hv), (xd < lv) & (lv < hv), (xd > hv) | (lv > hv)
+        elif lv is not None:
+            m_x, m_lo, m_hi = xd >= lv, xd < lv, False
+        else:
+            m_x, m_lo, m_hi = xd <= hv, False, xd > hv
+    none = ~(m_x | m_lo | m_hi)
+    t = x
+    steps = []
+    if np.any(none) and x._rg:           # neither the input nor a bound: a constant
+        t = where(_wrap(np.broadcast_to(none, y.shape), bool_), _wrap(y, rdt), t)
+        steps.append(t)
+    if lo_t is not None:
+        t = where(_wrap(np.asarray(m_lo), bool_), lo_t, t)
+        steps.append(t)
+    if hi_t is not None:
+        t = where(_wrap(np.asarray(m_hi), bool_), hi_t, t)
+        steps.append(t)
+    hide(*steps[:-1])
+    return exact(named(t, "ClampBackward0"), y)
 
 
 # ----------------------------------------------------------------------------- binary rows
@@ -421,7 +485,14 @@ def _fm(a, b, npf, pick_a, name):
         _wrap(_val0(y, _result_dtype(a, b)), _result_dtype(a, b))
 
 
+def _tensor_other(opname, other):
+    if not isinstance(other, Tensor):
+        raise TypeError("%s(): argument 'other' (position 2) must be Tensor, not %s"
+                        % (opname, _tyname(other)))
+
+
 def atan2(input, other):
+    _tensor_other("atan2", other)
     return _binary("atan2", input, other)
 
 
@@ -429,14 +500,51 @@ arctan2 = atan2
 
 
 def hypot(input, other):
+    _tensor_other("hypot", other)
+    rdt = _result_dtype(input, other)
+    if rdt._cat < 2:
+        raise NotImplementedError("\"hypot_cpu\" not implemented for '%s'" % rdt._tname)
     return _binary("hypot", input, other)
 
 
+def _int_operands(input, other, opname, kernel):
+    """Checked operands of an integer-capable binary op: (result dtype, input and other as
+    numpy values of it). Raises torch's errors: TypeError for a non-number operand,
+    NotImplementedError for a bool result (``kernel``: torch's kernel name), ZeroDivisionError
+    for an integer division by zero (``opname`` in _DIVIDING)."""
+    for pos, v in ((1, input), (2, other)):
+        if not isinstance(v, Tensor) and not _is_number(v):
+            raise TypeError("%s(): argument '%s' (position %d) must be Tensor, not %s"
+                            % (opname, ("input", "other")[pos - 1], pos, _tyname(v)))
+    a_t = isinstance(input, Tensor)
+    if not a_t and not isinstance(other, Tensor):
+        raise TypeError("%s(): argument 'input' (position 1) must be Tensor, not %s"
+                        % (opname, _tyname(input)))
+    if a_t and isinstance(other, Tensor):
+        _check_shapes(input, other)
+    rdt = _result_dtype(input, other) if a_t else _result_dtype(other, input)
+    if rdt is bool_ and kernel:
+        raise NotImplementedError("\"%s\" not implemented for 'Bool'" % kernel)
+    av, bv = _npval(input, rdt), _npval(other, rdt)
+    if rdt._cat < 2 and opname in _DIVIDING and np.any(bv == 0):
+        raise RuntimeError("ZeroDivisionError")
+    return rdt, av, bv
+
+
+_DIVIDING = ("remainder", "floor_divide", "div")
+
+
+def _npval(v, rdt):
+    if isinstance(v, Tensor):
+        d = v._data
+        return d if v._dtype is rdt else np.asarray(d).astype(rdt.np)
+    return _np_scalar(v, rdt.np)
+
+
 def remainder(input, other):
-    if isinstance(input, Tensor) and input._dtype._cat < 2 and not (
-            isinstance(other, float) or (isinstance(other, Tensor) and other._dtype._cat == 2)):
-        return _wrap(np.asarray(np.remainder(input._data, _npv(other)), _result_dtype(
-            input, other).np)[()], _result_dtype(input, other))
+    rdt, av, bv = _int_operands(input, other, "remainder", "remainder_cpu")
+    if rdt._cat < 2:
+        return _wrap(_val0(np.remainder(av, bv), rdt), rdt)
     if not isinstance(input, Tensor):
         # a number % tensor: torch has no derivative for it (a NotImplemented node)
         rdt = _result_dtype(other, input)
@@ -499,26 +607,55 @@ def _npv(v):
     return v._data if isinstance(v, Tensor) else v
 
 
-def floor_divide(input, other):
-    a = input if isinstance(input, Tensor) else None
-    ref = a if a is not None else other
-    rdt = _result_dtype(ref, other if a is not None else input)
+def _rounded_div(input, other, mode):
+    """(value, result dtype) of torch.div with rounding_mode ``mode`` ('floor' as Python's //,
+    'trunc' toward zero)."""
+    if mode not in ("floor", "trunc"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           "but found '%s'" % (mode,))
+    rdt, av, bv = _int_operands(input, other, "div" if mode == "trunc" else "floor_divide",
+                                "div_%s_cpu" % mode)
     with np.errstate(all="ignore"):
-        if rdt._cat < 2:
-            av, bv = np.asarray(_npv(input)), np.asarray(_npv(other))
-            if np.any(bv == 0):
-                raise RuntimeError("ZeroDivisionError")
+        if mode == "floor":
             y = np.floor_divide(av, bv)
+        elif rdt._cat < 2:
+            y = np.floor_divide(av, bv)          # toward zero: one up where the signs differ
+            y = y + ((np.remainder(av, bv) != 0) & ((av < 0) != (bv < 0))).astype(y.dtype)
         else:
-            y = np.floor(np.divide(np.asarray(_npv(input), rdt.np), np.asarray(_npv(other), rdt.np)))
-    if isinstance(input, Tensor) and isinstance(other, Tensor):
-        _check_shapes(input, other)
-    out = _wrap(np.asarray(y, rdt.np)[()] if np.ndim(y) == 0 else np.asarray(y, rdt.np), rdt)
-    return not_differentiable(out, "floor_divide", input, other)
+            y = np.trunc(np.divide(av, bv))
+    return _val0(y, rdt), rdt
+
+
+def floor_divide(input, other):
+    y, rdt = _rounded_div(input, other, "floor")
+    return not_differentiable(_wrap(y, rdt), "floor_divide", input, other)
+
+
+def div_mode(input, other, rounding_mode):
+    """torch.div with an explicit ``rounding_mode`` (None, 'floor', 'trunc'): torch's overload
+    DivBackward2; the rounded quotient has zero gradient (a true division through the zero-
+    derivative step row, carrying the exact rounded value)."""
+    from .tensor import _div, div as true_div
+    if rounding_mode is None:
+        return named(true_div(input, other), "DivBackward2")
+    y, rdt = _rounded_div(input, other, rounding_mode)
+    if not (STATE.enabled and any(isinstance(t, Tensor) and t._rg for t in (input, other))):
+        return _wrap(y, rdt)
+    q = _div(input, other)
+    tap_entry(q, 0, 1)
+    out = unary(q, "step", c=0.0 if rounding_mode == "floor" else 3.0)
+    return exact(named(out, "DivBackward2", arity=2), y)
 
 
 def lerp(input, end, weight):
     w_t = isinstance(weight, Tensor)
+    for name, t in (("end", end), ("weight", weight if w_t else None)):
+        if t is not None and t._dtype is not input._dtype:
+            raise RuntimeError("expected dtype %s for `%s` but got dtype %s"
+                               % (input._dtype._cname, name, t._dtype._cname))
+    if input._dtype._cat < 2:
+        raise NotImplementedError("\"lerp_kernel_%s\" not implemented for '%s'"
+                                  % ("tensor" if w_t else "scalar", input._dtype._tname))
     d = np.asarray(input._data)
     e = np.asarray(end._data)
     wv = np.asarray(weight._data if w_t else weight)
@@ -541,7 +678,13 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     cond = np.asarray(condition._data if isinstance(condition, Tensor) else condition)
-    if cond.dtype != np.bool_:
+    if cond.dtype == np.uint8:                   # (deprecated in torch, still accepted)
+        import warnings
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                      "will be removed in a future version of PyTorch. Use a boolean condition "
+                      "instead.", UserWarning, stacklevel=2)
+        cond = cond.astype(np.bool_)
+    elif cond.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                            "with dtype %s" % _dtname(condition))
     ta, tb = isinstance(input, Tensor), isinstance(other, Tensor)
@@ -646,9 +789,7 @@ def count_nonzero(input, dim=None):
 
 # ----------------------------------------------------------------------------- comparisons
 def _cmp_fn(npf, name):
-    def f(input, other):
-        if other is None:
-            return name == "ne"
+    def compute(input, other):
         if not isinstance(input, Tensor):
             input = _wrap(np.asarray(input), _DEFAULT[0] if isinstance(input, float) else int64)
         _check_shapes(input, other)
@@ -658,7 +799,26 @@ def _cmp_fn(npf, name):
         if GUARD[0] is not None:                  # tapegrad.func is recording: a branch?
             GUARD[0]("cmp", input, other, npf, out)
         return out
+
+    def f(input, other):
+        for pos, v in ((1, input), (2, other)):
+            if not isinstance(v, Tensor) and not _is_number(v):
+                raise TypeError("%s(): argument '%s' (position %d) must be Tensor, not %s"
+                                % (name, ("input", "other")[pos - 1], pos, _tyname(v)))
+        return compute(input, other)
+
+    # the operator (t == x): an ndarray compares elementwise for == and != only (torch);
+    # other operands give NotImplemented (``t == "x"`` is then False, ``t < [1]`` a TypeError)
+    eq_like = name in ("eq", "ne")
+
+    def op(input, other):
+        to = type(other)
+        if to is Tensor or to is float or to is int or _is_number(other) or isinstance(
+                other, Tensor) or (eq_like and isinstance(other, np.ndarray)):
+            return compute(input, other)
+        return NotImplemented
     f.__name__ = name
+    f.op = op
     return f
 
 
@@ -715,15 +875,13 @@ logical_xor = _logical(np.logical_xor, "logical_xor")
 logical_not = _logical(np.logical_not, "logical_not")
 
 
-def _bitwise(npf, name):
+def _bitwise(npf, name, kernel=None):
     def f(input, other):
-        if isinstance(input, Tensor) and input._dtype._cat == 2 or (
-                isinstance(other, Tensor) and other._dtype._cat == 2) or isinstance(other, float):
-            raise RuntimeError("\"%s_cpu\" not implemented for 'Float'" % name)
-        a = input if isinstance(input, Tensor) else other
-        b = other if isinstance(input, Tensor) else input
-        rdt = _result_dtype(a, b)
-        r = np.asarray(npf(np.asarray(_npv(input)), np.asarray(_npv(other))), rdt.np)
+        rdt, av, bv = _int_operands(input, other, name, kernel)   # (shifts: not for bool)
+        if rdt._cat == 2:
+            raise NotImplementedError("\"%s\" not implemented for '%s'"
+                                      % (kernel or name + "_cpu", rdt._tname))
+        r = np.asarray(npf(av, bv), rdt.np)
         return _wrap(r if r.ndim else r[()], rdt)
     f.__name__ = name
     return f
@@ -734,11 +892,462 @@ bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
 bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
 
 
+def _lshift(a, s):
+    bits = 8 * a.dtype.itemsize
+    out = (s < 0) | (s >= bits)
+    return np.where(out, 0, np.left_shift(a, np.where(out, 0, s).astype(a.dtype)))
+
+
+def _rshift(a, s):
+    bits = 8 * a.dtype.itemsize
+    out = (s < 0) | (s >= bits)
+    return np.where(out, np.where(a < 0, -1, 0),
+                    np.right_shift(a, np.where(out, 0, s).astype(a.dtype)))
+
+
+bitwise_left_shift = _bitwise(_lshift, "bitwise_left_shift", "lshift_cpu")
+bitwise_right_shift = _bitwise(_rshift, "bitwise_right_shift", "rshift_cpu")
+
+
 def bitwise_not(input):
     if input._dtype._cat == 2:
-        raise RuntimeError("\"bitwise_not_cpu\" not implemented for 'Float'")
+        raise NotImplementedError("\"bitwise_not_cpu\" not implemented for '%s'"
+                                  % input._dtype._tname)
     r = np.asarray(np.invert(input._data))
     return _wrap(r if r.ndim else r[()], input._dtype)
+
+
+def _as_op(f, reflected=False):
+    """Tensor operator form of binary function ``f``: NotImplemented for an operand ``f`` does
+    not take (an ndarray goes to numpy's ufunc, others raise Python's TypeError), as in torch."""
+    if reflected:
+        def op(self, other):
+            if isinstance(other, Tensor) or _is_number(other):
+                return f(other, self)
+            return NotImplemented
+    else:
+        def op(self, other):
+            if isinstance(other, Tensor) or _is_number(other):
+                return f(self, other)
+            return NotImplemented
+    return op
+
+
+# ----------------------------------------------------------------------------- more math
+# Compositions of rows with torch's node names; values carry numpy's exact result (``exact``),
+# gradients follow from the composition (checked against torch and finite differences in
+# tests/test_breadth_math.py).
+def _grads(*ts):
+    return STATE.enabled and any(isinstance(t, Tensor) and t._rg for t in ts)
+
+
+def _float_operand(x, opname):
+    if not isinstance(x, Tensor):
+        raise TypeError("%s(): argument 'input' (position 1) must be Tensor, not %s"
+                        % (opname, _tyname(x)))
+    return _floatify(x)
+
+
+def clone(input, *, memory_format=None):
+    return input.clone()
+
+
+def _rdt3(a, b, c):
+    """The result dtype of three tensors (a dimensioned operand first)."""
+    from .tensor import promote_types
+    dims = [t for t in (a, b, c) if t._data.ndim]
+    rdt = None
+    for group in (dims, [t for t in (a, b, c) if not t._data.ndim]):
+        for t in group:
+            if rdt is None:
+                rdt = t._dtype
+            elif group is dims or t._dtype._cat > rdt._cat:
+                rdt = promote_types(rdt, t._dtype)
+    return rdt
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2 (AddcmulBackward0 over the three tensors)."""
+    rdt = _rdt3(input, tensor1, tensor2)
+    with np.errstate(all="ignore"):
+        y = np.asarray(_npval(input, rdt) + rdt.np.type(value) * _npval(tensor1, rdt)
+                       * _npval(tensor2, rdt), rdt.np)
+    if not _grads(input, tensor1, tensor2):
+        return _wrap(_val0(y, rdt), rdt)
+    p = tap(tensor1, 1) * tap(tensor2, 2)
+    q = p * value if value != 1 else p
+    out = tap(input, 0) + q
+    hide(p, q if q is not p else None)
+    return exact(named(out, "AddcmulBackward0", arity=3), np.broadcast_to(y, out._data.shape))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2 (AddcdivBackward0 over the three tensors)."""
+    if tensor1._dtype._cat < 2 and tensor2._dtype._cat < 2:
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
+                           "release addcdiv will perform a true division of tensor1 and tensor2. "
+                           "The historic addcdiv behavior can be implemented as (input + value * "
+                           "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and "
+                           "as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * "
+                           "tensor1 / tensor2), for all dtypes.")
+    rdt = _rdt3(input, tensor1, tensor2)
+    with np.errstate(all="ignore"):
+        y = np.asarray(_npval(input, rdt) + rdt.np.type(value) * _npval(tensor1, rdt)
+                       / _npval(tensor2, rdt), rdt.np)
+    if not _grads(input, tensor1, tensor2):
+        return _wrap(_val0(y, rdt), rdt)
+    p = tap(tensor1, 1) / tap(tensor2, 2)
+    q = p * value if value != 1 else p
+    out = tap(input, 0) + q
+    hide(p, q if q is not p else None)
+    return exact(named(out, "AddcdivBackward0", arity=3), np.broadcast_to(y, out._data.shape))
+
+
+def _float_pair(a, b, opname):
+    """Both operands as tensors of their floating result dtype (integers: the default float;
+    torch's error for integer-only kernels)."""
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        bad = b if isinstance(a, Tensor) else a
+        raise TypeError("%s(): argument '%s' (position %d) must be Tensor, not %s"
+                        % (opname, "other" if isinstance(a, Tensor) else "input",
+                           2 if isinstance(a, Tensor) else 1, _tyname(bad)))
+    _check_shapes(a, b)
+    rdt = _result_dtype(a, b)
+    if rdt._cat < 2:
+        raise NotImplementedError("\"%s_cpu\" not implemented for '%s'" % (opname, rdt._tname))
+    return (a if a._dtype is rdt else _convert(a, rdt)), (b if b._dtype is rdt else
+                                                          _convert(b, rdt)), rdt
+
+
+def _logaddexp(a, b, opname, name, base2):
+    a2, b2, rdt = _float_pair(a, b, opname)
+    with np.errstate(all="ignore"):
+        y = (np.logaddexp2 if base2 else np.logaddexp)(a2._data, b2._data).astype(rdt.np)
+    if not _grads(a, b):
+        return _wrap(_val0(y, rdt), rdt)
+    # m + log1p(exp(-|a - b|)) (base 2: m + log1p(2^-|a - b|) / ln 2); ties split as max's
+    d = tap(a2, 0) - tap(b2, 1)
+    m = maximum(a2, b2)
+    t = scale(abs_(d), -math.log(2.0) if base2 else -1.0)
+    from .tensor import exp, log
+    w = unary(exp(t), "log1p")
+    if base2:
+        hide(w)
+        w = scale(w, 1.0 / math.log(2.0))
+    out = m + w
+    dv = d._data
+    if np.isnan(dv).any():            # a nan operand: a nan gradient to both, as torch's
+        out = out + d * _wrap(np.where(np.isnan(dv), np.nan, 0.0).astype(rdt.np), rdt)
+    _hide_below(out, a, b)
+    return exact(named(out, name, arity=2), y)
+
+
+def abs_(x):
+    from .tensor import abs as _abs
+    return _abs(x)
+
+
+def logaddexp(input, other):
+    return _logaddexp(input, other, "logaddexp", "LogaddexpBackward0", False)
+
+
+def logaddexp2(input, other):
+    return _logaddexp(input, other, "logaddexp2", "Logaddexp2Backward0", True)
+
+
+def _log_rise(u):
+    """log(u + sqrt(u * u + 1)) for u >= 0 (asinh there; no cancellation in its gradient)."""
+    from .tensor import log, sqrt
+    s = sqrt(u * u + 1.0)
+    return log(u + s)
+
+
+def _inverse_hyperbolic(input, name, npf, build):
+    """numpy's value of ``npf``, the gradient through the composition ``build(x)`` (its
+    entries hidden below the one named ``name``)."""
+    x = _float_operand(input, name)
+    with np.errstate(all="ignore"):
+        y = npf(x._data)
+    if not _grads(x):
+        return _wrap(_val0(y, x._dtype), x._dtype)
+    out, arity = build(x)
+    _hide_below(out, x)
+    return exact(named(out, name.capitalize() + "Backward0", arity=arity), y)
+
+
+def _asinh_graph(x):
+    # L(max(x, 0)) - L(max(-x, 0)), L(u) = log(u + sqrt(u^2 + 1)): each branch free of
+    # singularities, the derivative 1 / sqrt(x^2 + 1) at 0 too
+    zero = _wrap(np.zeros((), x._dtype.np), x._dtype)
+    xt = tap(x, 0)
+    xp = where(_wrap(np.asarray(x._data >= 0), bool_), xt, zero)
+    xn = where(_wrap(np.asarray(x._data < 0), bool_), -xt, zero)
+    return _log_rise(xp) - _log_rise(xn), 1
+
+
+def _acosh_graph(x):
+    # log(x + sqrt(x - 1) sqrt(x + 1)): nan below 1, the gradient inf at 1 (as torch)
+    from .tensor import log, sqrt
+    return log(x + sqrt(x - 1.0) * sqrt(x + 1.0)), None
+
+
+def _atanh_graph(x):
+    # (log1p(x) - log1p(-x)) / 2
+    return scale(unary(x, "log1p") - unary(-x, "log1p"), 0.5), None
+
+
+def asinh(input):
+    return _inverse_hyperbolic(input, "asinh", np.arcsinh, _asinh_graph)
+
+
+def acosh(input):
+    return _inverse_hyperbolic(input, "acosh", np.arccosh, _acosh_graph)
+
+
+def atanh(input):
+    return _inverse_hyperbolic(input, "atanh", np.arctanh, _atanh_graph)
+
+
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+
+def _hide_below(out, *inputs):
+    """Hide every entry of a composition between ``inputs`` and ``out`` (not ``out``'s). Tap
+    marks of composites used inside (stack's, bmm's) are removed unless their operands are
+    ``inputs`` themselves: the taps ``out``'s node reads are the composition's own."""
+    if out._tape is None:
+        return
+    from .autograd.graph import NAMES, TAPS, _operands, name_id
+    tp, e = entry_of(out)
+    stop = set()
+    for t in inputs:
+        if isinstance(t, Tensor) and t._tape is not None:
+            stop.add(_tp.resolve(t)[1])
+        elif isinstance(t, Tensor) and t._rg:
+            lr = t._lref
+            if lr is not None and lr[0] is tp.wself:
+                stop.add(lr[1])
+    E = _tp.view_i64(tp.E)
+    N = _tp.view_i64(tp.N)
+    E2 = E.reshape(-1, K)
+    todo = list(_operands(E2, e))
+    seen = set()
+    while todo:
+        n = todo.pop()
+        if n < 0 or n in stop or n in seen:
+            continue
+        seen.add(n)
+        p = int(N[n * NK + NPROD])
+        if p < 0:
+            continue
+        E[p * K + FL] |= F_HIDDEN
+        nm_ = int(E[p * K + NM])
+        ops_ = _operands(E2, p)
+        if nm_ in TAPS and not all(m in stop for m in ops_ if m >= 0):
+            E[p * K + NM] = name_id(NAMES[nm_])        # an inner composite's tap
+        todo.extend(ops_)
+    del E, N, E2
+
+
+def float_power(input, exponent):
+    """input ** exponent in float64 (PowBackward0/1 over ToCopyBackward0 casts)."""
+    from .tensor import float64, pow as _pow
+    a = input if not isinstance(input, Tensor) or input._dtype is float64 else _convert(
+        input, float64)
+    if isinstance(exponent, Tensor):
+        b = exponent if exponent._dtype is float64 else _convert(exponent, float64)
+    else:
+        b = float(exponent)
+    if not isinstance(a, Tensor):
+        a = float(a)
+    return _pow(a, b)
+
+
+def copysign(input, other):
+    """|input| with the sign of ``other``: the gradient to input is +-1 (0 where input is 0), to
+    other 0 (torch's CopysignBackward0/1)."""
+    a = _float_operand(input, "copysign")
+    ot = isinstance(other, Tensor)
+    if ot:
+        _check_shapes(a, other)
+    rdt = _result_dtype(a, other)
+    if rdt._cat < 2:
+        rdt = _DEFAULT[0]
+    av, bv = _npval(a, rdt), _npval(other, rdt)
+    y = np.asarray(np.copysign(av, bv), rdt.np)
+    if not _grads(a, other):
+        return _wrap(_val0(y, rdt), rdt)
+    a2 = a if a._dtype is rdt else _convert(a, rdt)
+    with np.errstate(invalid="ignore"):
+        flip = np.where(av != 0, np.broadcast_to(y, np.broadcast_shapes(np.shape(av), y.shape))
+                        / np.where(av != 0, av, 1), 0).astype(rdt.np)
+    p = tap(a2, 0) * _wrap(flip, rdt)
+    if ot and other._rg:
+        zero = tap(other, 1) * 0.0
+        out = p + zero
+        hide(p, zero)
+    else:
+        out = p
+    if a2 is not a:
+        hide(a2)
+    return exact(named(out, "CopysignBackward0" if ot else "CopysignBackward1",
+                       arity=2 if ot else 1), y)
+
+
+def nextafter(input, other):
+    """The next float after input toward other (no derivative: NextafterBackward0 raises)."""
+    if not isinstance(other, Tensor):
+        raise TypeError("nextafter(): argument 'other' (position 2) must be Tensor, not %s"
+                        % _tyname(other))
+    _check_shapes(input, other)
+    rdt = _result_dtype(input, other)
+    if rdt._cat < 2:
+        raise NotImplementedError("\"nextafter_cpu\" not implemented for '%s'" % rdt._tname)
+    av = _npval(input, rdt)
+    y = np.asarray(np.nextafter(av, _npval(other, rdt)), rdt.np)
+    if not _grads(input, other):
+        return _wrap(_val0(y, rdt), rdt)
+    # torch's derivative: 1 for input where input != other (0 where equal), 0 for other
+    a = input if input._dtype is rdt else _convert(input, rdt)
+    moved = np.asarray(np.broadcast_to(av != _npval(other, rdt), y.shape), rdt.np)
+    with np.errstate(all="ignore"):
+        rest = np.asarray(y - np.broadcast_to(av, y.shape) * moved, rdt.np)
+    out = tap(a, 0) * _wrap(moved, rdt) + _wrap(rest, rdt)
+    if other._rg:
+        out = out + tap(other, 1) * 0.0
+    _hide_below(out, input, other)
+    return exact(named(out, "NextafterBackward0", arity=2), y)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """nan, +inf and -inf replaced (defaults: 0 and the dtype's extremes); the gradient passes
+    where the input is finite (NanToNumBackward0)."""
+    if input._dtype._cat < 2:
+        return _wrap(np.array(input._data, copy=True), input._dtype)
+    d = input._data
+    y = np.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf).astype(input._dtype.np)
+    if not _grads(input):
+        return _wrap(_val0(y, input._dtype), input._dtype)
+    out = where(_wrap(np.asarray(np.isfinite(d)), bool_), tap(input, 0),
+                _wrap(np.asarray(y), input._dtype))
+    return named(out, "NanToNumBackward0", arity=1)
+
+
+def deg2rad(input):
+    return scale(_float_operand(input, "deg2rad"), math.pi / 180.0, "Deg2RadBackward0")
+
+
+def rad2deg(input):
+    return scale(_float_operand(input, "rad2deg"), 180.0 / math.pi, "Rad2DegBackward0")
+
+
+def heaviside(input, values):
+    """0 below zero, 1 above, ``values`` at zero (no derivative)."""
+    if not isinstance(values, Tensor):
+        raise TypeError("heaviside(): argument 'values' (position 2) must be Tensor, not %s"
+                        % _tyname(values))
+    if input._dtype is not values._dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    _check_shapes(input, values)
+    d = input._data
+    y = np.asarray(np.where(d == 0, values._data, d > 0), input._dtype.np)
+    return not_differentiable(_wrap(_val0(y, input._dtype), input._dtype), "heaviside", input,
+                              values)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    e = _npv(elements)
+    t = _npv(test_elements)
+    r = np.isin(e, t, invert=invert)
+    return _wrap(np.asarray(r) if np.ndim(r) else np.asarray(r)[()], bool_)
+
+
+def vdot(input, other):
+    """Dot product of 1-D tensors (VdotBackward0)."""
+    from .tensor import dot
+    if input._dtype is not other._dtype:
+        raise RuntimeError("expected both vectors to have same dtype, but found %s and %s"
+                           % (input._dtype._tname, other._dtype._tname))
+    return named(dot(input, other), "VdotBackward0")
+
+
+def inner(input, other):
+    """Sum over the last dimensions: input.shape[:-1] + other.shape[:-1]."""
+    from .tensor import dot, matmul
+    if input._data.ndim == 0 or other._data.ndim == 0:
+        return input * other
+    if input._data.shape[-1] != other._data.shape[-1]:
+        raise RuntimeError("inner() the last dimension must match on both input tensors but got "
+                           "shapes %s and %s" % (list(input._data.shape), list(other._data.shape)))
+    if input._data.ndim == 1 and other._data.ndim == 1:
+        return dot(input, other).reshape(())
+    k = input._data.shape[-1]
+    out = matmul(input.reshape(-1, k), other.reshape(-1, k).t())
+    return out.reshape(tuple(input._data.shape[:-1]) + tuple(other._data.shape[:-1]))
+
+
+def _add_scaled(input, prod, beta, alpha, name, inputs):
+    """beta * input + alpha * prod, the top named ``name`` over the three ``inputs`` (tapped in
+    the composition; everything below the top hidden)."""
+    p = prod if alpha == 1 else prod * alpha
+    if beta == 0:
+        b = None
+    else:
+        b = tap(input, 0) if beta == 1 else tap(input, 0) * beta
+    out = p if b is None else b + p
+    _hide_below(out, *inputs)
+    return named(out, name, arity=3)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    from .tensor import mv
+    return _add_scaled(input, mv(tap(mat, 1), tap(vec, 2)), beta, alpha, "AddmvBackward0",
+                       (input, mat, vec))
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    if vec1._data.ndim != 1 or vec2._data.ndim != 1:
+        raise RuntimeError("addr: Expected 1-D argument vec1, but got %d-D" % vec1._data.ndim)
+    prod = tap(vec1, 1).reshape(-1, 1) * tap(vec2, 2).reshape(1, -1)
+    return _add_scaled(input, prod, beta, alpha, "AddrBackward0", (input, vec1, vec2))
+
+
+def _bmm_tapped(b1, b2):
+    """bmm(b1, b2) as one mm per batch element, the selections tapped as inputs 1 and 2."""
+    from ._matrix import bmm
+    from ._shape import stack
+    from .tensor import _mm_core
+    if not _grads(b1, b2) or b1._data.ndim != 3 or b2._data.ndim != 3 or not b1._data.shape[0]:
+        return bmm(b1, b2)
+    bmm(b1.detach(), b2.detach())                        # (torch's shape and dtype checks)
+    B, m, k = b1._data.shape
+    n = b2._data.shape[2]
+    outs = []
+    for i in range(B):
+        ai, bi = tap_entry(b1[i], 1), tap_entry(b2[i], 2)
+        outs.append(_mm_core(ai, bi, m, k, n, np.matmul(ai._data, bi._data), "MmBackward0"))
+    return stack(outs)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _add_scaled(input, _bmm_tapped(batch1, batch2), beta, alpha, "BaddbmmBackward0",
+                       (input, batch1, batch2))
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _add_scaled(input, _bmm_tapped(batch1, batch2).sum(0), beta, alpha,
+                       "AddbmmBackward0", (input, batch1, batch2))
+
+
+def chain_matmul(*matrices):
+    from .tensor import mm
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = mm(out, m)
+    return out
 
 
 # ----------------------------------------------------------------------------- Tensor methods
@@ -752,7 +1361,11 @@ def _install():
                 "eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal",
                 "greater", "greater_equal", "equal", "isclose", "isnan", "isinf", "isfinite",
                 "isposinf", "isneginf", "signbit", "logical_and", "logical_or", "logical_xor",
-                "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"):
+                "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+                "bitwise_left_shift", "bitwise_right_shift", "addcmul", "addcdiv", "logaddexp",
+                "logaddexp2", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh",
+                "float_power", "copysign", "nextafter", "nan_to_num", "deg2rad", "rad2deg",
+                "heaviside", "isin", "vdot", "inner", "addmv", "addr", "baddbmm", "addbmm"):
         setattr(T, nm_, globals()[nm_])
 
     def _where_m(self, condition, other):
@@ -767,31 +1380,26 @@ def _install():
     for nm_ in ("lgamma", "digamma", "logit", "erfc", "xlogy", "mvlgamma"):
         setattr(T, nm_, _special(nm_))
     T.polygamma = lambda self, n: __import__("tapegrad.special", fromlist=["x"]).polygamma(n, self)
-    T.__floordiv__ = lambda self, other: floor_divide(self, other)
-    T.__rfloordiv__ = lambda self, other: floor_divide(other, self)
-    T.__mod__ = lambda self, other: remainder(self, other)
-    T.__rmod__ = lambda self, other: remainder(other, self)
-    T.__and__ = lambda self, other: (logical_and(self, other) if self._dtype is bool_ and (
-        not isinstance(other, Tensor) or other._dtype is bool_) else bitwise_and(self, other))
-    T.__or__ = lambda self, other: (logical_or(self, other) if self._dtype is bool_ and (
-        not isinstance(other, Tensor) or other._dtype is bool_) else bitwise_or(self, other))
-    T.__xor__ = lambda self, other: (logical_xor(self, other) if self._dtype is bool_ and (
-        not isinstance(other, Tensor) or other._dtype is bool_) else bitwise_xor(self, other))
-    T.__rand__ = T.__and__
-    T.__ror__ = T.__or__
-    T.__rxor__ = T.__xor__
+    T.__floordiv__ = _as_op(floor_divide)
+    T.__rfloordiv__ = _as_op(floor_divide, True)
+    T.__mod__ = _as_op(remainder)
+    T.__rmod__ = _as_op(remainder, True)
+    T.__and__ = T.__rand__ = _as_op(bitwise_and)
+    T.__or__ = T.__ror__ = _as_op(bitwise_or)
+    T.__xor__ = T.__rxor__ = _as_op(bitwise_xor)
+    T.__lshift__ = _as_op(bitwise_left_shift)
+    T.__rlshift__ = _as_op(bitwise_left_shift, True)
+    T.__rshift__ = _as_op(bitwise_right_shift)
+    T.__rrshift__ = _as_op(bitwise_right_shift, True)
 
     def _invert(self):
-        if self._dtype is bool_:
-            return logical_not(self)
+        if self._dtype._cat == 2:
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                            "tensors")
         return bitwise_not(self)
     T.__invert__ = _invert
-    T.__eq__ = lambda self, other: eq(self, other)
-    T.__ne__ = lambda self, other: ne(self, other)
-    T.__lt__ = lambda self, other: lt(self, other)
-    T.__le__ = lambda self, other: le(self, other)
-    T.__gt__ = lambda self, other: gt(self, other)
-    T.__ge__ = lambda self, other: ge(self, other)
+    T.__eq__, T.__ne__, T.__lt__, T.__le__, T.__gt__, T.__ge__ = (
+        eq.op, ne.op, lt.op, le.op, gt.op, ge.op)
     T.__hash__ = lambda self: id(self)
 
     def _inplace_fn(f):
@@ -801,15 +1409,23 @@ def _install():
     for nm_ in ("clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil", "round", "trunc",
                 "sign", "frac", "tan", "sinh", "cosh", "erf", "log1p", "expm1", "exp2", "log2",
                 "log10", "rsqrt", "square", "asin", "acos", "atan", "atan2", "hypot", "remainder", "fmod",
-                "floor_divide", "lerp", "maximum", "minimum"):
+                "floor_divide", "lerp", "maximum", "minimum", "addcmul", "addcdiv", "asinh",
+                "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "copysign", "nan_to_num",
+                "deg2rad", "rad2deg", "logaddexp", "logaddexp2", "float_power", "sgn",
+                "addmv", "addr", "baddbmm", "addbmm"):
         f = globals()[nm_]
         setattr(T, nm_ + "_", _inplace_fn(f))
     import sys
     _t = sys.modules[__name__.rsplit(".", 1)[0] + ".tensor"]
     for nm_ in ("exp", "log", "sin", "cos", "tanh", "sigmoid", "sqrt", "abs", "neg", "reciprocal"):
         setattr(T, nm_ + "_", _inplace_fn(getattr(_t, nm_)))
+    for nm_ in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                "bitwise_right_shift", "bitwise_not"):
+        setattr(T, nm_ + "_", _inplace_fn(globals()[nm_]))
     T.__imod__ = T.remainder_
     T.__ifloordiv__ = T.floor_divide_
+    T.__iand__, T.__ior__, T.__ixor__ = T.bitwise_and_, T.bitwise_or_, T.bitwise_xor_
+    T.__ilshift__, T.__irshift__ = T.bitwise_left_shift_, T.bitwise_right_shift_
 
 
 _install()

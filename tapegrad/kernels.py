@@ -1019,8 +1019,12 @@ def fwd_step(n, X, xo, c, Y, yo):
             Y[_u(yo + i)] = np.rint(v)
         elif k == 3:
             Y[_u(yo + i)] = np.trunc(v)
+        elif v > 0:                  # sign: nan and -0 give 0 (torch)
+            Y[_u(yo + i)] = 1.0
+        elif v < 0:
+            Y[_u(yo + i)] = -1.0
         else:
-            Y[_u(yo + i)] = np.sign(v)
+            Y[_u(yo + i)] = 0.0
 
 
 @_jit
@@ -1311,7 +1315,7 @@ def vjp_rsub_scalar(n, G, go, X, xo, Y, yo, c, GX, gxo):
 
 
 # ---------------------------------------------------------------- binary elementwise
-# maximum: d = [a > b] da + [b > a] db, ties split in half (torch)
+# maximum: d = [a > b] da + [b > a] db, ties split in half, nan: both (torch)
 @_jit
 def fwd_maximum(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
@@ -1332,15 +1336,14 @@ def vjp_maximum(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb)
                 GA[_u(gao + i * sa)] += g
             if nb:
                 GB[_u(gbo + i * sb)] += g
-        elif a > b:
-            if na:
+        else:                        # a nan operand: both get g (torch)
+            if na and not b > a:
                 GA[_u(gao + i * sa)] += g
-        elif b > a:
-            if nb:
+            if nb and not a > b:
                 GB[_u(gbo + i * sb)] += g
 
 
-# minimum: d = [a < b] da + [b < a] db, ties split in half
+# minimum: d = [a < b] da + [b < a] db, ties split in half, nan: both
 @_jit
 def fwd_minimum(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
@@ -1361,15 +1364,14 @@ def vjp_minimum(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb)
                 GA[_u(gao + i * sa)] += g
             if nb:
                 GB[_u(gbo + i * sb)] += g
-        elif a < b:
-            if na:
+        else:                        # a nan operand: both get g (torch)
+            if na and not b < a:
                 GA[_u(gao + i * sa)] += g
-        elif b < a:
-            if nb:
+            if nb and not a < b:
                 GB[_u(gbo + i * sb)] += g
 
 
-# atan2(a, b): d = (b da - a db) / (a^2 + b^2)
+# atan2(a, b): d = (b da - a db) / (a^2 + b^2), 0 where a^2 + b^2 == 0 (torch)
 @_jit
 def fwd_atan2(n, A, ao, sa, B, bo, sb, Y, yo):
     for i in range(n):
@@ -1381,7 +1383,8 @@ def vjp_atan2(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
     for i in range(n):
         a = A[_u(ao + i * sa)]
         b = B[_u(bo + i * sb)]
-        r = G[_u(go + i)] / (a * a + b * b)
+        d = a * a + b * b
+        r = G[_u(go + i)] / d if d != 0 else G[_u(go + i)] * 0   # (0, 0): 0 (torch)
         if na:
             GA[_u(gao + i * sa)] += r * b
         if nb:

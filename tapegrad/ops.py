@@ -170,8 +170,13 @@ def _np_sig(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
+def _sign0(x):
+    """sign with nan -> 0 (torch)."""
+    return np.where(x > 0, 1, np.where(x < 0, -1, 0)).astype(x.dtype)
+
+
 def _step_ref(x, c):
-    return [np.floor, np.ceil, np.rint, np.trunc, np.sign][int(c)](x)
+    return [np.floor, np.ceil, np.rint, np.trunc, _sign0][int(c)](x)
 
 
 def _gelu_ref(x, c):
@@ -224,15 +229,17 @@ def _max_vjp(cmp):
     def vjp(g, a, b, y, outa, outb):
         eq = a == b
         half = g * g.dtype.type(0.5)
-        if outa is not None:
-            np.copyto(outa, np.where(eq, half, np.where(cmp(a, b), g, 0)))
+        if outa is not None:        # (a nan operand: both get g, as torch)
+            np.copyto(outa, np.where(eq, half, np.where(cmp(b, a), 0, g)))
         if outb is not None:
-            np.copyto(outb, np.where(eq, half, np.where(cmp(b, a), g, 0)))
+            np.copyto(outb, np.where(eq, half, np.where(cmp(a, b), 0, g)))
     return vjp
 
 
 def _atan2_vjp(g, a, b, y, outa, outb):
-    r = g / (a * a + b * b)
+    d = a * a + b * b
+    with np.errstate(all="ignore"):
+        r = np.where(d == 0, g * 0, g / d)       # (0, 0): 0, as torch
     if outa is not None:
         np.multiply(r, b, out=outa)
     if outb is not None:
@@ -624,8 +631,8 @@ def _pg(k, x):
 
 
 def _tie(a, b):
-    """d max(a, b) / da: 1 where a > b, 1/2 where a == b, else 0."""
-    return (a > b).to(a.dtype) + 0.5 * (a == b).to(a.dtype)
+    """d max(a, b) / da: 0 where b > a, 1/2 where a == b, else 1 (a nan operand: 1)."""
+    return 1 - (b > a).to(a.dtype) - 0.5 * (a == b).to(a.dtype)
 
 
 def _gelu_d(x, c):

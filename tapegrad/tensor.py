@@ -7,6 +7,8 @@ by the op table's numpy references; recording appends one entry (``_record_*``).
 operations (mean, sigmoid via the table, reshape, unbind, indexing, matmul shapes) are built
 here from the primitive core of ``ops.py``.
 """
+import builtins
+import math
 import numbers
 import warnings
 import weakref
@@ -66,6 +68,49 @@ def _dtype_by_name(name):
     return _BY_NAME[name]
 
 
+class _LegacyType(type):
+    """The metaclass of torch's legacy tensor types (torch.FloatTensor ...): calling one makes a
+    tensor of its dtype (``FloatTensor(2, 3)`` a shape, ``FloatTensor([1, 2])`` data), and
+    ``isinstance(t, torch.FloatTensor)`` holds for float32 tensors."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj._dtype is cls.dtype
+
+    def __call__(cls, *args, **kwargs):
+        data, dt = _legacy_data(cls.dtype, args, kwargs, False)
+        return _wrap(data, dt)
+
+
+def _legacy_data(dt, args, kwargs, alias_any):
+    """(value, dtype) of a legacy constructor call ``torch.Tensor(*args)`` with dtype ``dt``:
+    no arguments an empty tensor, ints (or a torch.Size) a shape, one sequence or array the
+    data. A tensor is shared (``alias_any``: whatever its dtype, as torch.Tensor(t))."""
+    _check_device(kwargs.pop("device", None))
+    if kwargs:
+        raise TypeError("new() got an unexpected keyword argument '%s'" % next(iter(kwargs)))
+    if not args:
+        return np.zeros(0, dt.np), dt
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        t = args[0]
+        if t._dtype is not dt and not alias_any:
+            raise TypeError("expected TensorOptions(dtype=%s, device=cpu, layout=Strided, "
+                            "requires_grad=false (default), pinned_memory=false (default), "
+                            "memory_format=(nullopt)) (got TensorOptions(dtype=%s, ...))"
+                            % (dt._cname, t._dtype._cname))
+        return t._arr(), t._dtype
+    if len(args) == 1 and isinstance(args[0], Size) or all(
+            isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
+        shape = tuple(args[0]) if isinstance(args[0], Size) else tuple(int(a) for a in args)
+        if builtins.any(n < 0 for n in shape):
+            raise RuntimeError("Trying to create tensor with negative dimension %d: %s"
+                               % (builtins.min(shape), list(shape)))
+        return np.zeros(shape, dt.np), dt          # (torch leaves it uninitialised)
+    if len(args) == 1 and not isinstance(args[0], (numbers.Number, str)):
+        from .creation import tensor
+        return np.asarray(tensor(args[0], dtype=dt)._data), dt
+    raise TypeError("new(): data must be a sequence (got %s)" % builtins.type(args[0]).__name__)
+
+
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
@@ -76,6 +121,9 @@ int64 = dtype("int64", np.int64, 1)
 uint8 = dtype("uint8", np.uint8, 1)
 bool_ = dtype("bool", np.bool_, 0)
 _ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+# torch's legacy tensor types, by their ScalarType names (FloatTensor, LongTensor ...)
+LEGACY = {d._tname + "Tensor": _LegacyType(d._tname + "Tensor", (), {"dtype": d, "__module__": "torch"})
+          for d in _ALL}
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NP = {d.np: d for d in _ALL}
 _DEFAULT = [float32]
@@ -91,7 +139,9 @@ def set_default_dtype(d):
     _DEFAULT[0] = d
 
 
-def _as_dtype(d):
+def _as_dtype(d, fname=None):
+    """A torch dtype argument: a tapegrad dtype, or Python's float / int / bool (as torch).
+    Anything else (a numpy dtype, a string) raises TypeError as torch's argument parser."""
     if d is None or isinstance(d, dtype):
         return d
     if d is float:
@@ -100,10 +150,10 @@ def _as_dtype(d):
         return int64
     if d is bool:
         return bool_
-    try:
-        return _BY_NP[np.dtype(d)]
-    except (TypeError, KeyError):
-        raise TypeError("cannot interpret %r as a tapegrad dtype" % (d,))
+    t = type(d)
+    raise TypeError("%sargument 'dtype' must be torch.dtype, not %s"
+                    % (fname + "(): " if fname else "", t.__name__ if t.__module__ == "builtins"
+                       else "%s.%s" % (t.__module__, t.__name__)))
 
 
 def promote_types(a, b):
@@ -120,6 +170,37 @@ def _scalar_dtype(v):
     if isinstance(v, numbers.Integral):
         return int64
     return _DEFAULT[0]
+
+
+_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double",
+            "bool": "bool"}
+
+
+def _checked_scalar(v, dt, tname=None):
+    """The number ``v`` converted to dtype ``dt`` as torch's checked conversion (fill values,
+    clamp bounds, ``tensor(data, dtype=...)``): out-of-range values raise RuntimeError ("value
+    cannot be converted to type uint8_t without overflow"); unsigned types take negative values
+    down to -max (two's complement); floats truncate toward zero into integer types."""
+    npdt = dt.np
+    bad = False
+    if npdt.kind in "iu":
+        info = np.iinfo(npdt)
+        lo = -int(info.max) if npdt.kind == "u" else int(info.min)
+        if isinstance(v, (float, np.floating)):
+            bad = not (math.isfinite(v) and lo <= math.trunc(v) <= info.max)
+        else:
+            bad = not lo <= int(v) <= info.max
+        if not bad:
+            return _np_scalar(math.trunc(v) if isinstance(v, (float, np.floating)) else int(v),
+                              npdt)
+    elif npdt.kind == "f" and tname is None:
+        fv = float(v)
+        bad = math.isfinite(fv) and builtins.abs(fv) > float(np.finfo(npdt).max)
+    if bad:
+        raise RuntimeError("value cannot be converted to type %s without overflow"
+                           % (tname or _C_NAMES[dt.name]))
+    return npdt.type(v)
 
 
 def _result_dtype(a, b):
@@ -177,27 +258,78 @@ class Size(tuple):
         return (Size, (tuple(self),))
 
 
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                 "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                 "privateuseone")
+
+
 class device:
+    """torch.device: a device type and optional index. Any of torch's device types can be named
+    (``torch.device('cuda')`` constructs); tensors live on the CPU only (``_check_device``)."""
     __slots__ = ("type", "index")
 
     def __init__(self, type="cpu", index=None):
         if isinstance(type, device):
-            type, index = type.type, type.index
-        if str(type).split(":")[0] != "cpu":
-            raise RuntimeError("tapegrad runs on the CPU only; got device %r" % (type,))
-        self.type, self.index = "cpu", index
+            type, index = type.type, type.index if index is None else index
+        elif isinstance(type, numbers.Integral) and not isinstance(type, bool):
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        elif not isinstance(type, str):
+            raise TypeError("device(): argument 'type' (position 1) must be str, not %s"
+                            % builtins.type(type).__name__)
+        else:
+            name, sep, idx = type.partition(":")
+            if name not in _DEVICE_TYPES:
+                raise RuntimeError("Expected one of %s device type at start of device string: %s"
+                                   % (", ".join(_DEVICE_TYPES), type))
+            if sep:
+                if not idx.isdigit():
+                    raise RuntimeError("Invalid device string: '%s'" % type)
+                if index is not None:
+                    raise RuntimeError("type (string) must not include an index because index was "
+                                       "passed explicitly: %s" % type)
+                index = int(idx)
+            type = name
+        if index is not None:
+            if not isinstance(index, numbers.Integral):
+                raise TypeError("device(): argument 'index' (position 2) must be int, not %s"
+                                % builtins.type(index).__name__)
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
+            index = int(index)
+        self.type, self.index = type, index
 
     def __repr__(self):
-        return "device(type='cpu')"
+        if self.index is None:
+            return "device(type='%s')" % self.type
+        return "device(type='%s', index=%d)" % (self.type, self.index)
 
     def __str__(self):
-        return "cpu"
+        return self.type if self.index is None else "%s:%d" % (self.type, self.index)
 
-    def __eq__(self, other):
-        return isinstance(other, (device, str)) and str(other).split(":")[0] == "cpu"
+    def __eq__(self, other):          # (a string is not a device: torch compares False)
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
 
     def __hash__(self):
-        return hash("cpu")
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+def _check_device(d):
+    """Raise torch's error for a device tensors cannot be put on (all but the CPU)."""
+    if d is None:
+        return
+    dv = d if isinstance(d, device) else device(d)
+    if dv.type == "cpu":
+        return
+    if dv.type == "cuda":
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    if dv.type == "mps":
+        raise RuntimeError("PyTorch is not linked with support for mps devices")
+    raise RuntimeError("tapegrad runs on the CPU only; cannot use device '%s'" % dv)
 
 
 _CPU = device("cpu")
@@ -763,6 +895,34 @@ def _engine():
     return engine
 
 
+def _type_arg(t):
+    """The dtype named by a ``Tensor.type`` argument."""
+    if isinstance(t, dtype):
+        return t
+    if isinstance(t, _LegacyType):
+        return t.dtype
+    if isinstance(t, str):
+        name = t[6:] if t.startswith("torch.") else t
+        if name.startswith("cuda."):
+            raise RuntimeError("Cannot initialize CUDA without ATen_cuda library: tapegrad runs on "
+                               "the CPU only")
+        if name in LEGACY:
+            return LEGACY[name].dtype
+        raise ValueError("invalid type: '%s'" % t)
+    if isinstance(t, builtins.type):             # float, numpy.float64 ...
+        raise ValueError("invalid type: '%s'" % (t.__name__ if t.__module__ == "builtins"
+                                                  else "%s.%s" % (t.__module__, t.__name__)))
+    raise ValueError("invalid type: '%s'" % _tyname(t))
+
+
+_NUMPY_RG = ("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+             "instead.")
+
+
+_TRUE = object()     # div without rounding_mode (an explicit rounding_mode=None is torch's
+                     # other overload, named DivBackward2)
+
+
 # ----------------------------------------------------------------------------- Tensor
 class Tensor:
     """A multi-dimensional array with PyTorch's autograd semantics."""
@@ -782,14 +942,9 @@ class Tensor:
     __array_priority__ = 1000
 
     def __init__(self, *args, **kwargs):
-        # torch.Tensor(data) / torch.Tensor(2, 3): float tensors of the default dtype
-        if len(args) == 1 and not isinstance(args[0], numbers.Number):
-            data = np.array(_np_of(args[0]) if isinstance(args[0], Tensor) else args[0],
-                            dtype=_DEFAULT[0].np)
-        else:
-            data = np.zeros(tuple(int(a) for a in args), dtype=_DEFAULT[0].np)
-        src = _wrap(data, _DEFAULT[0])
-        self._data, self._dtype = src._data, src._dtype
+        # torch.Tensor(): empty; torch.Tensor(2, 3): a shape; torch.Tensor(data): the data as the
+        # default dtype; torch.Tensor(t): shares t
+        self._data, self._dtype = _legacy_data(_DEFAULT[0], args, kwargs, True)
 
     # ---- basic attributes
     @property
@@ -830,6 +985,16 @@ class Tensor:
     @property
     def is_cuda(self):
         return False
+
+    @property
+    def is_cpu(self):
+        return True
+
+    def get_device(self):
+        return -1
+
+    def is_signed(self):
+        return self._dtype.is_signed
 
     def is_floating_point(self):
         return self._dtype.is_floating_point
@@ -931,14 +1096,29 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, force=False):
-        if self._rg and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        return self._arr()
+        """A new ndarray object viewing the tensor's memory (as torch: its shape or flags can
+        be changed without touching the tensor). Raises for a tensor requiring grad while grad
+        mode is on."""
+        if self._rg and STATE.enabled and not force:
+            raise RuntimeError(_NUMPY_RG)
+        return self._arr().view()
 
     def __array__(self, dtype=None, copy=None):
+        # torch's __array__ is numpy(); ``np.array(t)`` (copy=True) copies, ``np.asarray(t)``
+        # shares memory
+        if self._rg and STATE.enabled:
+            raise RuntimeError(_NUMPY_RG)
         a = self._arr()
-        return a.astype(dtype) if dtype is not None else a
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a.view()
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # numpy ufuncs on tensors return tensors (``np.sin(t)``), bool results as uint8 (torch)
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        from .creation import from_numpy
+        return from_numpy(array)
 
     def __float__(self):
         if self._data.size != 1:
@@ -951,14 +1131,20 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        if self._dtype._cat > 1:
+        if self._dtype._cat > 1 or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with %s is ambiguous"
+                               % ("no values" if self._data.size == 0 else "more than one value"))
         return bool(self.item())
+
+    def __complex__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return complex(self.item())
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -981,8 +1167,8 @@ class Tensor:
 
     def __format__(self, spec):
         if self._data.ndim == 0:
-            return self.item().__format__(spec)
-        return repr(self)
+            return self._data.item().__format__(spec)
+        return object.__format__(self, spec)   # "" -> str(t); a spec raises TypeError (torch)
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (np.array(self._data), self._dtype.name, self._rg))
@@ -1017,25 +1203,47 @@ class Tensor:
         return type(self._data) is not _ndarray or bool(self._data.flags.c_contiguous)
 
     def to(self, *args, **kwargs):
-        dt = kwargs.get("dtype")
+        """A tensor of another dtype (device: the CPU only); ``self`` when nothing changes,
+        unless ``copy=True``."""
+        dt, dev = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError("to() got an unexpected keyword argument '%s'" % next(iter(kwargs)))
+        flags = []
         for a in args:
-            if isinstance(a, dtype):
-                dt = a
+            if isinstance(a, dtype) or a is float or a is int or (a is bool and dt is None):
+                if dt is not None:
+                    raise TypeError("to() received an invalid combination of arguments - got "
+                                    "two dtypes")
+                dt = _as_dtype(a)
             elif isinstance(a, Tensor):
                 dt = a._dtype
-            elif isinstance(a, (str, device)):
-                device(a)
+            elif isinstance(a, bool):
+                flags.append(a)                  # non_blocking, copy
+            elif isinstance(a, (str, device, numbers.Integral)):
+                dev = a
+            else:
+                raise TypeError("to() received an invalid combination of arguments - got (%s)"
+                                % _tyname(a))
+        if len(flags) > 1:
+            copy = flags[1]
+        _check_device(dev)
+        dt = _as_dtype(dt, "to")
         if dt is None or dt is self._dtype:
-            return self
+            return _convert(self, self._dtype) if copy else self
         return _convert(self, dt)
 
-    def type(self, dt=None):
-        if dt is None:
-            return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
-                    "int64": "torch.LongTensor", "int32": "torch.IntTensor",
-                    "bool": "torch.BoolTensor"}.get(self._dtype.name, "torch.Tensor")
-        return self.to(_as_dtype(dt))
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        raise AssertionError("Torch not compiled with CUDA enabled")
 
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """``t.type()``: torch's legacy type name ('torch.FloatTensor'); ``t.type(T)``: ``t``
+        converted to T, a dtype, a legacy type or its name."""
+        if dtype is None:
+            return "torch.%sTensor" % self._dtype._tname
+        return self.to(_type_arg(dtype))
     def type_as(self, other):
         return self.to(other._dtype)
 
@@ -1082,7 +1290,10 @@ class Tensor:
         return int(self._arr().__array_interface__["data"][0])
 
     # ---- in-place random initialisers (torch.nn.init uses them under no_grad)
-    def _init_(self, sample):
+    def _init_(self, sample, kernel=None):
+        if kernel is not None and not self._dtype.is_floating_point:
+            raise NotImplementedError("\"%s\" not implemented for '%s'"
+                                      % (kernel, self._dtype._tname))
         _leaf_inplace_check(self)
         d = self._arr()
         d[...] = sample(d.shape).astype(d.dtype, copy=False)
@@ -1090,28 +1301,29 @@ class Tensor:
         return self
 
     def uniform_(self, a=0.0, b=1.0, generator=None):
-        from .creation import _rng
-        return self._init_(lambda shp: _rng[0].uniform(a, b, shp))
+        from .creation import _gen
+        return self._init_(lambda shp: _gen(generator).uniform(a, b, shp), "check_uniform_bounds")
 
     def normal_(self, mean=0.0, std=1.0, generator=None):
-        from .creation import _rng
-        return self._init_(lambda shp: _rng[0].normal(mean, std, shp))
+        from .creation import _gen
+        return self._init_(lambda shp: _gen(generator).normal(mean, std, shp), "normal_kernel_cpu")
 
     def bernoulli_(self, p=0.5, generator=None):
-        from .creation import _rng
-        return self._init_(lambda shp: (_rng[0].random(shp) < p))
+        from .creation import _gen
+        return self._init_(lambda shp: (_gen(generator).random(shp) < p))
 
     def exponential_(self, lambd=1.0, generator=None):
-        from .creation import _rng
-        return self._init_(lambda shp: _rng[0].exponential(1.0 / lambd, shp))
+        from .creation import _gen
+        return self._init_(lambda shp: _gen(generator).exponential(1.0 / lambd, shp),
+                           "exponential_cpu")
 
     def random_(self, low=0, high=None, generator=None):
-        from .creation import _rng
+        from .creation import _gen
         if high is None:
             low, high = 0, low if low else 2 ** 24
-        return self._init_(lambda shp: _rng[0].integers(low, high, shp))
+        return self._init_(lambda shp: _gen(generator).integers(low, high, shp))
 
-    def cpu(self):
+    def cpu(self, memory_format=None):
         return self
 
     # ---- backward
@@ -1136,16 +1348,11 @@ class Tensor:
     def retains_grad(self):
         return self._tape is not None and getattr(self, "_retain", False)
 
-    # ---- arithmetic
-    def __add__(self, other):
-        return _add(self, other)
-
-    def __radd__(self, other):
-        return _add(self, other)          # torch: x.add(other), the tensor first
-
-    def __sub__(self, other):
-        return _sub(self, other)
-
+    # ---- arithmetic. An operand the function rejects with TypeError (an ndarray, a list, a
+    # string) gives NotImplemented, as in torch: Python then tries the other operand, so
+    # ``t + ndarray`` is numpy's ufunc over ``t.__array__()`` wrapped back (float64 Tensor).
+    # (__add__, __radd__, __sub__, __mul__, __rmul__, __pow__: the op functions' operator forms,
+    # assigned after them at the end of the module)
     def __rsub__(self, other):
         to = type(other)
         if (to is float or to is int) and self._dtype._cat == 2:    # number - floating tensor
@@ -1153,41 +1360,48 @@ class Tensor:
             if self._rg and STATE.enabled:
                 return _record_binary(_SUB_OP, other, self, y, self._dtype, nm=_RSUB_NM)
             return _wrap(y, self._dtype)
-        out = _sub(other, self)
+        try:
+            out = _sub(other, self)
+        except TypeError:
+            return NotImplemented
         if out._tape is not None:
             _rename_last(out, "RsubBackward1")
         return out
 
-    def __mul__(self, other):
-        return mul(self, other)
-
-    def __rmul__(self, other):
-        return mul(self, other)           # torch: x.mul(other), the tensor first
-
     def __truediv__(self, other):
-        if type(other) is float or (type(other) is Tensor and self._dtype._cat == 2):
-            return _div(self, other)
-        return div(self, other)
+        try:
+            if type(other) is float or (type(other) is Tensor and self._dtype._cat == 2):
+                return _div(self, other)
+            return div(self, other)
+        except TypeError:
+            return NotImplemented
 
     def __rtruediv__(self, other):
-        return mul(reciprocal(self), other)   # torch: other / x = x.reciprocal() * other
-
-    def __pow__(self, other):
-        return pow(self, other)
+        # torch: other / x = x.reciprocal() * other (an ndarray ``other``: numpy's multiply)
+        r = reciprocal(self)
+        to = type(other)
+        return mul(r, other) if to is float or to is int or _is_number(other) else r * other
 
     def __rpow__(self, other):
-        return pow(other, self)
+        try:
+            return pow(other, self)
+        except TypeError:
+            return NotImplemented
 
     def __neg__(self):
         return neg(self)
 
     def __pos__(self):
-        return self
+        return positive(self)
 
     def __matmul__(self, other):
+        if not isinstance(other, Tensor):
+            return NotImplemented
         return matmul(self, other)
 
     def __rmatmul__(self, other):
+        if not isinstance(other, Tensor):
+            return NotImplemented
         return matmul(other, self)
 
     def __abs__(self):
@@ -1202,7 +1416,12 @@ class Tensor:
     def mul(self, other):
         return mul(self, other)
 
-    def div(self, other):
+    def div(self, other, *, rounding_mode=_TRUE):
+        return div(self, other, rounding_mode=rounding_mode)
+
+    divide = div
+
+    def true_divide(self, other):
         return div(self, other)
 
     def pow(self, other):
@@ -1608,7 +1827,9 @@ def _np_key(key, shape):
 
 
 # ----------------------------------------------------------------------------- functions
-def _unary_fn(opname):
+def _unary_fn(opname, on_int=None):
+    """The eager function of unary row ``opname``; integer and bool inputs are converted to the
+    default float dtype, or handed to ``on_int`` (ops that keep integer dtypes: abs, relu)."""
     op = BY_NAME[opname]
     ref = op.ref
     cell = ref.__closure__[0].cell_contents if ref.__closure__ else None
@@ -1627,6 +1848,8 @@ def _unary_fn(opname):
     def f(input):
         d = input._data
         if input._dtype._cat < 2:
+            if on_int is not None:
+                return on_int(input)
             d = d.astype(_DEFAULT[0].np)
             input = _wrap(d, _DEFAULT[0])
         n = d.size
@@ -1653,15 +1876,29 @@ sin = _unary_fn("sin")
 cos = _unary_fn("cos")
 tanh = _unary_fn("tanh")
 sigmoid = _unary_fn("sigmoid")
-relu = _unary_fn("relu")
 sqrt = _unary_fn("sqrt")
-_abs_fn = _unary_fn("abs")
 
 
-def abs(input):
-    if input._dtype._cat < 2:
-        return _wrap(np.abs(input._data), input._dtype)
-    return _abs_fn(input)
+def _relu_int(input):
+    if input._dtype is bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return _wrap(np.maximum(input._data, input._dtype.np.type(0)), input._dtype)
+
+
+def _abs_int(input):
+    if input._dtype is bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return _wrap(np.abs(input._data), input._dtype)
+
+
+relu = _unary_fn("relu", _relu_int)       # integer tensors stay integer, as in torch
+abs = _unary_fn("abs", _abs_int)
+
+
+def positive(input):
+    if input._dtype is bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
 
 
 def reciprocal(input):
@@ -1679,7 +1916,12 @@ def neg(input):
     if d.size >= _NEG_BIG and d.dtype.kind == "f" and d.flags.c_contiguous:
         y = _par_map(None, (d, None), d.shape, d.dtype, "neg")     # on every core
     else:
-        y = np.negative(d)
+        try:
+            y = np.negative(d)
+        except TypeError:                  # numpy refuses bool negation too
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.") from None
     if input._rg and STATE.enabled:
         return _record_unary(input, _NEG, y)
     return _wrap(y, input._dtype)
@@ -1692,8 +1934,68 @@ _NEG_BIG = _vm_of(_NEG)[1] if _vm_of(_NEG)[0] else 1 << 62
 negative = neg
 
 
+def _tyname(v):
+    t = type(v)
+    return t.__name__ if t.__module__ == "builtins" else "%s.%s" % (t.__module__, t.__name__)
+
+
+def _is_number(v):
+    """A Python or numpy scalar number (torch treats numpy scalars as Python numbers; an
+    ndarray, even 0-dim, is an array)."""
+    t = type(v)
+    if t is float or t is int or t is bool:
+        return True
+    return isinstance(v, (numbers.Number, np.bool_)) and not isinstance(v, complex)
+
+
+def _check_number(v, opname, argname, pos):
+    if not _is_number(v):
+        raise TypeError("%s(): argument '%s' (position %d) must be Tensor, not %s"
+                        % (opname, argname, pos, _tyname(v)))
+
+
+def _np_scalar(v, npdt):
+    """The Python number ``v`` as a numpy scalar of dtype ``npdt``: integers out of the
+    dtype's range wrap around as in torch (``uint8 + 300`` adds 44); beyond 64 bits they
+    raise OverflowError."""
+    try:
+        return npdt.type(v)
+    except OverflowError:
+        if not -2 ** 63 <= v < 2 ** 64:
+            raise OverflowError("int too big to convert")
+        if npdt.kind not in "iu":
+            return npdt.type(float(v))
+        bits = 8 * npdt.itemsize
+        w = int(v) % (1 << bits)
+        if npdt.kind == "i" and w >= 1 << (bits - 1):
+            w -= 1 << bits
+        return npdt.type(w)
+
+
+def _bool_sub_check(a, b, rdt):
+    ba = a._dtype is bool_ if isinstance(a, Tensor) else isinstance(a, (bool, np.bool_))
+    bb = b._dtype is bool_ if isinstance(b, Tensor) else isinstance(b, (bool, np.bool_))
+    if ba and bb:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if ba or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+def _bool_pow_check(a, b, rdt):
+    if rdt is bool_:
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+
+
+_CHECKS = {"sub": _bool_sub_check, "pow": _bool_pow_check}
+
+
 def _binary_fn(opname):
     op = BY_NAME[opname]
+    check = _CHECKS.get(opname)
+    int_ref = _int_pow if opname == "pow" else None
     ref = op.ref
     fwd_out = op.fwd_out
     vm, big = _vm_of(op)
@@ -1711,14 +2013,20 @@ def _binary_fn(opname):
     lanes = _vmath._LANES
 
     def general(input, other):
-        _check_shapes(input, other)
         if isinstance(input, Tensor):
             a = input
+            if not isinstance(other, Tensor):
+                _check_number(other, opname, "other", 2)
         else:
             if not isinstance(other, Tensor):
-                raise TypeError("%s(): expected a Tensor argument" % opname)
+                raise TypeError("%s(): argument 'input' (position 1) must be Tensor, not %s"
+                                % (opname, _tyname(input)))
+            _check_number(input, opname, "input", 1)
             a = other
+        _check_shapes(input, other)
         rdt = _result_dtype(a, other if a is input else input)
+        if check is not None:
+            check(input, other, rdt)
         av = input._data if isinstance(input, Tensor) else input
         bv = other._data if isinstance(other, Tensor) else other
         npdt = rdt.np
@@ -1726,13 +2034,13 @@ def _binary_fn(opname):
             if input._dtype is not rdt:
                 av = av.astype(npdt)
         else:
-            av = npdt.type(av)
+            av = _np_scalar(av, npdt)
         if isinstance(other, Tensor):
             if other._dtype is not rdt:
                 bv = bv.astype(npdt)
         else:
-            bv = npdt.type(bv)
-        y = ref(av, bv)
+            bv = _np_scalar(bv, npdt)
+        y = ref(av, bv) if int_ref is None or rdt._cat == 2 else int_ref(av, bv)
         if y.dtype != npdt:
             y = y.astype(npdt)
         if STATE.enabled and ((isinstance(input, Tensor) and input._rg) or
@@ -1740,105 +2048,130 @@ def _binary_fn(opname):
             return _record_binary(op, input, other, y, rdt)
         return _wrap(y, rdt)
 
-    def f(input, other):
-        # fast path: Tensor (op) same-dtype Tensor, or floating Tensor (op) Python float
-        if type(input) is Tensor:
-            rdt = input._dtype
-            to = type(other)
-            if to is Tensor:
-                if other._dtype is not rdt:
-                    return general(input, other)
-                ad, bd = input._data, other._data
-                av = bv = None
-                n = ad.size
-                if (lo <= n < hi and ad.ndim == 1 and bd.ndim == 1 and n == bd.size
-                        and ad.dtype in lanes and ad.flags.c_contiguous and bd.flags.c_contiguous):
-                    y = np.empty(n, ad.dtype)
-                    serial(bcode, ad, bd, y)
-                elif n >= big and fwd_out is not None and ad.shape == bd.shape:
-                    # a non-contiguous operand (x * x.t()) is copied once, for the kernel
-                    # and the saved value both; a transposed matrix in the same pass as
-                    # the op (_layout.binary)
-                    r = None
-                    if bcode >= 0 and (not ad.flags.c_contiguous or not bd.flags.c_contiguous):
-                        r = _layout.binary(bcode, ad, bd)
-                    if r is not None:
-                        y = r[0]
-                        if ad.flags.c_contiguous:
-                            bv = r[1]
-                        else:
-                            av = r[1]
-                    else:
-                        if not ad.flags.c_contiguous:
-                            ad = av = _layout.contiguous(ad)
-                        if not bd.flags.c_contiguous:
-                            bd = bv = _layout.contiguous(bd)
-                        y = _par_map(fwd_out, (ad, bd), ad.shape, rdt.np, vm)
-                else:
-                    try:
-                        y = ref(ad, bd)
-                    except ValueError:
+    def general_op(input, other):
+        # the operator form (Tensor.__add__ ...): an operand the function rejects gives
+        # NotImplemented, so Python tries the other operand (numpy's ufunc for an ndarray)
+        try:
+            return general(input, other)
+        except TypeError:
+            return NotImplemented
+
+    def make(general):
+        def f(input, other):
+            # fast path: Tensor (op) same-dtype Tensor, or floating Tensor (op) Python float
+            if type(input) is Tensor:
+                rdt = input._dtype
+                to = type(other)
+                if to is Tensor:
+                    if other._dtype is not rdt:
                         return general(input, other)
-                if STATE.enabled and (input._rg or other._rg):
-                    return _record_tt(op, input, other, y, rdt, av, bv)
-                return _wrap(y, rdt)
-            if (to is float or to is int) and rdt._cat == 2:
-                ad = input._data
-                if ad.size >= big and fwd_out is not None:
-                    y = _par_map(fwd_out, (ad, np.full(1, other, rdt.np)), ad.shape, rdt.np, vm)
-                else:
-                    y = ref(ad, other)
-                if input._rg and STATE.enabled:
-                    tp = input._tape
-                    dt = rdt.slot
-                    if tp is None or tp.into is not None or dt < 0:
-                        if dt < 0:
-                            return _record_binary(op, input, other, y, rdt)
-                        return _record_tn(opcode, nm, tn_saves, input, other, y, rdt)
-                    # _record_tn for a non-leaf input, inlined (the chain of small ops)
-                    ca = tp.save(ad, dt) if tn_sa else -1
-                    V = tp.V[dt]             # the number: one value in V
-                    V.append(other)
-                    cb = len(V) - 1
-                    cy = tp.save(y, dt) if tn_sy else -1
-                    e = len(tp.E) // K
-                    node = len(tp.N) // NK
-                    n = y.size
-                    fl = 0
-                    if tn_any:
-                        tp.n_saving += 1
-                        fl = F_SAVES
-                    slot = dt
-                    if n >= _tp.BIG:
-                        slot = dt + 2
-                        fl |= F_BIG
-                    asz = tp.asz
-                    tp.N.frombytes(_PACK_N(asz[slot], n, slot, e, 0))
-                    asz[slot] += n
-                    tp.E.frombytes(_PACK_E(opcode, nm, node, input._node, -1, ca, cb, cy, 1,
-                                           0 if n != 1 else 1, -1, fl))
-                    out = _new(Tensor)
-                    out._data = y
-                    out._dtype = rdt
-                    out._rg = True
-                    out._tape = tp
-                    out._node = node
-                    if tn_sa or tn_sy:
-                        if tp.mark is None:
-                            tp.mark = _tp.INPLACE[0]
-                        if tn_sa:
-                            vc = input._vc
-                            if vc is None:
-                                vc = input._vc = [0]
-                            tp.sv.append((vc, vc[0], e, ad.shape, "a"))
-                        if tn_sy:
-                            vc = out._vc = [0]
-                            tp.sv.append((vc, 0, e, y.shape, "y"))
-                    return out
-                return _wrap(y, rdt)
-        return general(input, other)
-    f.__name__ = opname
+                    ad, bd = input._data, other._data
+                    av = bv = None
+                    n = ad.size
+                    if (lo <= n < hi and ad.ndim == 1 and bd.ndim == 1 and n == bd.size
+                            and ad.dtype in lanes and ad.flags.c_contiguous and bd.flags.c_contiguous):
+                        y = np.empty(n, ad.dtype)
+                        serial(bcode, ad, bd, y)
+                    elif n >= big and fwd_out is not None and ad.shape == bd.shape:
+                        # a non-contiguous operand (x * x.t()) is copied once, for the kernel
+                        # and the saved value both; a transposed matrix in the same pass as
+                        # the op (_layout.binary)
+                        r = None
+                        if bcode >= 0 and (not ad.flags.c_contiguous or not bd.flags.c_contiguous):
+                            r = _layout.binary(bcode, ad, bd)
+                        if r is not None:
+                            y = r[0]
+                            if ad.flags.c_contiguous:
+                                bv = r[1]
+                            else:
+                                av = r[1]
+                        else:
+                            if not ad.flags.c_contiguous:
+                                ad = av = _layout.contiguous(ad)
+                            if not bd.flags.c_contiguous:
+                                bd = bv = _layout.contiguous(bd)
+                            y = _par_map(fwd_out, (ad, bd), ad.shape, rdt.np, vm)
+                    else:
+                        try:
+                            y = ref(ad, bd)
+                        except (ValueError, TypeError):     # shapes; bool subtraction
+                            return general(input, other)
+                    if STATE.enabled and (input._rg or other._rg):
+                        return _record_tt(op, input, other, y, rdt, av, bv)
+                    return _wrap(y, rdt)
+                if (to is float or to is int) and rdt._cat == 2:
+                    ad = input._data
+                    if ad.size >= big and fwd_out is not None:
+                        y = _par_map(fwd_out, (ad, np.full(1, other, rdt.np)), ad.shape, rdt.np, vm)
+                    else:
+                        y = ref(ad, other)
+                    if input._rg and STATE.enabled:
+                        tp = input._tape
+                        dt = rdt.slot
+                        if tp is None or tp.into is not None or dt < 0:
+                            if dt < 0:
+                                return _record_binary(op, input, other, y, rdt)
+                            return _record_tn(opcode, nm, tn_saves, input, other, y, rdt)
+                        # _record_tn for a non-leaf input, inlined (the chain of small ops)
+                        ca = tp.save(ad, dt) if tn_sa else -1
+                        V = tp.V[dt]             # the number: one value in V
+                        V.append(other)
+                        cb = len(V) - 1
+                        cy = tp.save(y, dt) if tn_sy else -1
+                        e = len(tp.E) // K
+                        node = len(tp.N) // NK
+                        n = y.size
+                        fl = 0
+                        if tn_any:
+                            tp.n_saving += 1
+                            fl = F_SAVES
+                        slot = dt
+                        if n >= _tp.BIG:
+                            slot = dt + 2
+                            fl |= F_BIG
+                        asz = tp.asz
+                        tp.N.frombytes(_PACK_N(asz[slot], n, slot, e, 0))
+                        asz[slot] += n
+                        tp.E.frombytes(_PACK_E(opcode, nm, node, input._node, -1, ca, cb, cy, 1,
+                                               0 if n != 1 else 1, -1, fl))
+                        out = _new(Tensor)
+                        out._data = y
+                        out._dtype = rdt
+                        out._rg = True
+                        out._tape = tp
+                        out._node = node
+                        if tn_sa or tn_sy:
+                            if tp.mark is None:
+                                tp.mark = _tp.INPLACE[0]
+                            if tn_sa:
+                                vc = input._vc
+                                if vc is None:
+                                    vc = input._vc = [0]
+                                tp.sv.append((vc, vc[0], e, ad.shape, "a"))
+                            if tn_sy:
+                                vc = out._vc = [0]
+                                tp.sv.append((vc, 0, e, y.shape, "y"))
+                        return out
+                    return _wrap(y, rdt)
+            return general(input, other)
+        f.__name__ = opname
+        return f
+
+    f = make(general)
+    f.op = make(general_op)
     return f
+
+
+def _int_pow(a, b):
+    """Integer power with torch's negative exponents: 1 and -1 keep their powers, any other
+    base gives 0 (numpy raises)."""
+    a, b = np.asarray(a), np.asarray(b)
+    neg = b < 0
+    if not neg.any():
+        return np.power(a, b)
+    y = np.power(a, np.where(neg, 0, b).astype(b.dtype))
+    odd = (b % 2) != 0
+    return np.where(neg, np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)), y)
 
 
 _SUB_OP = BY_NAME["sub"]
@@ -1884,46 +2217,75 @@ def sub(input, other, alpha=1):
 subtract = sub
 
 
-def div(input, other, rounding_mode=None):
-    if rounding_mode is not None:
-        raise NotImplementedError("div(rounding_mode=...) is not supported yet")
+def div(input, other, *, rounding_mode=_TRUE):
+    """input / other; ``rounding_mode`` 'floor' or 'trunc' rounds the quotient (zero gradient),
+    as torch.div."""
+    if rounding_mode is not _TRUE:
+        from ._math import div_mode
+        return div_mode(input, other, rounding_mode)
+    if not isinstance(input, Tensor):            # number / tensor
+        if isinstance(other, Tensor) and other._dtype._cat < 2 and not isinstance(input, float):
+            other = _convert(other, _DEFAULT[0])
+        return _div(input, other)
     # true division promotes integers to the default float dtype
-    if isinstance(input, Tensor) and input._dtype._cat < 2 and not (
+    if input._dtype._cat < 2 and not (
             isinstance(other, Tensor) and other._dtype._cat == 2) and not isinstance(other, float):
         input = _convert(input, _DEFAULT[0])
     return _div(input, other)
 
 
-divide = true_divide = div
+divide = div
 
 
-def pow(input, exponent):
-    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        te = type(exponent)
-        if (te is float or te is int) and input._dtype._cat == 2:
-            rdt = input._dtype                 # floating tensor ** Python number
-        elif not isinstance(exponent, numbers.Number):
-            raise TypeError("pow(): exponent must be a number or a Tensor")
-        else:
-            rdt = _result_dtype(input, exponent)
-        d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
-        if d.size >= _POW_BIG:
-            y = _par_map(_POW_SCALAR.fwd_out, (d, float(exponent)), d.shape, rdt.np, _POW_VM)
-        elif exponent == 2:
-            y = np.square(d)                   # x * x, as torch and the compiled kernel
-        else:
-            y = np.power(d, rdt.np.type(exponent))
-        if input._rg and STATE.enabled:
-            return _record_unary(input, _POW_SCALAR, y, c=float(exponent))
-        return _wrap(y, rdt)
-    if not isinstance(input, Tensor):
-        # scalar ** tensor: torch names this PowBackward2
-        rdt = _result_dtype(exponent, input)
-        out = _pow_tt(input, exponent)
-        if out._tape is not None:
-            _rename_last(out, "PowBackward2")
-        return out
-    return _pow_tt(input, exponent)
+def true_divide(input, other):
+    return div(input, other)
+
+
+def _bad_exponent(exponent):
+    raise TypeError("pow(): argument 'exponent' must be Number or Tensor, not %s"
+                    % _tyname(exponent))
+
+
+def _make_pow(bad_exponent):
+    def pow(input, exponent):
+        if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+            te = type(exponent)
+            if (te is float or te is int) and input._dtype._cat == 2:
+                rdt = input._dtype                 # floating tensor ** Python number
+            elif not _is_number(exponent):
+                return bad_exponent(exponent)
+            else:
+                rdt = _result_dtype(input, exponent)
+                if rdt._cat < 2:
+                    if exponent < 0:
+                        raise RuntimeError("Integers to negative integer powers are not allowed.")
+                    d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
+                    y = np.asarray(np.power(d, _np_scalar(exponent, rdt.np)), rdt.np)
+                    return _wrap(y if y.ndim else y[()], rdt)
+            d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
+            if d.size >= _POW_BIG:
+                y = _par_map(_POW_SCALAR.fwd_out, (d, float(exponent)), d.shape, rdt.np, _POW_VM)
+            elif exponent == 2:
+                y = np.square(d)                   # x * x, as torch and the compiled kernel
+            else:
+                y = np.power(d, rdt.np.type(exponent))
+            if input._rg and STATE.enabled:
+                return _record_unary(input, _POW_SCALAR, y, c=float(exponent))
+            return _wrap(y, rdt)
+        if not isinstance(input, Tensor):
+            # scalar ** tensor: torch names this PowBackward2
+            out = _pow_tt(input, exponent)
+            if out._tape is not None:
+                _rename_last(out, "PowBackward2")
+            return out
+        if input._dtype is bool_ and exponent._dtype is bool_:
+            _bool_pow_check(input, exponent, bool_)
+        return _pow_tt(input, exponent)
+    return pow
+
+
+pow = _make_pow(_bad_exponent)
+_pow_op = _make_pow(lambda exponent: NotImplemented)   # Tensor.__pow__
 
 
 _POW_SCALAR = BY_NAME["pow_scalar"]
@@ -2380,16 +2742,17 @@ def mv(input, vec):
     return matmul(input, vec)
 
 
-# The hottest operators call the op functions directly (one Python call level less per op).
-Tensor.__add__ = _add
-Tensor.__radd__ = _add
-Tensor.__rmul__ = mul
-Tensor.__pow__ = pow
+# The hottest operators call the op functions directly (one Python call level less per op);
+# their operator forms (``.op``) return NotImplemented for operands they reject.
+Tensor.__add__ = _add.op
+Tensor.__radd__ = _add.op             # torch: x.add(other), the tensor first
+Tensor.__rmul__ = mul.op
+Tensor.__pow__ = _pow_op
 Tensor.__neg__ = neg
 Tensor.__getitem__ = _getitem
 Tensor.sum = sum
-Tensor.__sub__ = _sub
-Tensor.__mul__ = mul
+Tensor.__sub__ = _sub.op
+Tensor.__mul__ = mul.op
 Tensor.exp = exp
 Tensor.log = log
 Tensor.sin = sin

@@ -1,0 +1,155 @@
+"""torch's top-level odds and ends: dtype facts (finfo, iinfo, result_type, can_cast), thread
+settings, determinism flags, the default device, save/load.
+
+``set_num_threads`` sets Numba's thread count (tapegrad's parallel kernels); the interop thread
+count is reported and otherwise ignored. ``save``/``load`` pickle (tensors pickle by value;
+``map_location`` and ``weights_only`` are accepted and ignored)."""
+import os
+import pickle
+
+import numpy as np
+
+from .tensor import Tensor, _DEFAULT, _result_dtype, _scalar_dtype, bool_, device, dtype
+
+
+def _g(v):
+    return "%g" % v
+
+
+class _Info:
+    """torch.finfo / torch.iinfo: numpy's limits of a dtype, under torch's names."""
+    _cat, _np_info, _other = 2, np.finfo, "iinfo"
+    _fields = ()
+
+    def __init__(self, type):
+        name = builtins_type(self).__name__
+        if self._cat == 1 and type is bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if not isinstance(type, dtype) or type._cat != self._cat:
+            raise TypeError("torch.%s() requires %s input type. Use torch.%s to handle "
+                            "'torch.%s'" % (name, "a floating point" if self._cat == 2 else
+                                            "an integer", self._other, name))
+        info = self._np_info(type.np)
+        self.dtype = type.name
+        self.bits = int(info.bits)
+        conv = float if self._cat == 2 else int
+        self.max, self.min = conv(info.max), conv(info.min)
+        if self._cat == 2:
+            self.eps = float(info.eps)
+            self.tiny = self.smallest_normal = float(info.tiny)
+            self.resolution = 10.0 ** -int(info.precision)
+
+    def __repr__(self):
+        return "%s(%s, dtype=%s)" % (builtins_type(self).__name__, ", ".join(
+            "%s=%s" % (f, _g(getattr(self, f))) for f in self._fields), self.dtype)
+
+
+class finfo(_Info):
+    """Machine limits of a floating dtype (default: the default dtype)."""
+    _fields = ("resolution", "min", "max", "eps", "smallest_normal", "tiny")
+
+    def __init__(self, type=None):
+        super().__init__(_DEFAULT[0] if type is None else type)
+
+
+class iinfo(_Info):
+    """Limits of an integer dtype."""
+    _cat, _np_info, _other = 1, np.iinfo, "finfo"
+    _fields = ("min", "max")
+
+
+builtins_type = type
+
+
+def result_type(tensor, other):
+    """The dtype of an operation on ``tensor`` and ``other`` (tensors or numbers), by torch's
+    promotion rules."""
+    if isinstance(tensor, Tensor):
+        return _result_dtype(tensor, other)
+    if isinstance(other, Tensor):
+        return _result_dtype(other, tensor)
+    a, b = _scalar_dtype(tensor), _scalar_dtype(other)
+    return a if a._cat > b._cat else b
+
+
+def can_cast(from_, to):
+    """torch's casting rule: no floating -> integer, no non-bool -> bool."""
+    if from_._cat > to._cat:
+        return False
+    return True
+
+
+def set_num_threads(n):
+    """Threads of tapegrad's parallel kernels (Numba's thread count, at most its pool size)."""
+    import numba
+    if int(n) <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    numba.set_num_threads(min(int(n), numba.config.NUMBA_NUM_THREADS))
+
+
+def get_num_threads():
+    import numba
+    return numba.get_num_threads()
+
+
+def get_num_interop_threads():
+    return os.cpu_count() or 1
+
+
+def set_num_interop_threads(n):
+    """Accepted and ignored (tapegrad has no inter-op pool)."""
+
+
+_DETERMINISTIC = [False]
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Recorded only: tapegrad's kernels are deterministic."""
+    _DETERMINISTIC[0] = bool(mode)
+
+
+def are_deterministic_algorithms_enabled():
+    return _DETERMINISTIC[0]
+
+
+def is_nonzero(input):
+    if input._data.size == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input._data.size > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item())
+
+
+_CPU = device("cpu")
+
+
+def get_default_device():
+    return _CPU
+
+
+def set_default_device(d):
+    from .tensor import _check_device
+    _check_device(d)
+
+
+def save(obj, f, pickle_module=pickle, pickle_protocol=2, **kwargs):
+    """Pickle ``obj`` to a path or a binary file object."""
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as fh:
+            pickle_module.dump(obj, fh, protocol=pickle_protocol)
+    else:
+        pickle_module.dump(obj, f, protocol=pickle_protocol)
+
+
+def load(f, map_location=None, pickle_module=pickle, *, weights_only=None, **kwargs):
+    """Unpickle what ``save`` wrote (``map_location`` and ``weights_only`` are ignored)."""
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return pickle_module.load(fh)
+    return pickle_module.load(f)
+
+
+__all__ = ["finfo", "iinfo", "result_type", "can_cast", "set_num_threads", "get_num_threads",
+           "get_num_interop_threads", "set_num_interop_threads", "use_deterministic_algorithms",
+           "are_deterministic_algorithms_enabled", "is_nonzero", "get_default_device",
+           "set_default_device", "save", "load"]
