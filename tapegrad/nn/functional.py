@@ -74,11 +74,7 @@ def _float_only(input, kernel):
 def relu(input, inplace=False):
     if inplace:
         return relu_(input)
-    if input._dtype._cat < 2:
-        return _wrap(np.asarray(np.maximum(input._data, 0), input._dtype.np)[()]
-                     if np.ndim(input._data) == 0 else np.maximum(input._data, 0).astype(
-                         input._dtype.np), input._dtype)
-    return _relu(input)
+    return _relu(input)             # integers stay integers, bool raises (tensor.relu)
 
 
 def relu_(input):
