@@ -7,10 +7,11 @@ into ``.grad`` (or returns them, for ``grad``).
 import numpy as np
 
 from .. import tape as _tp
-from ..kernels import IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
+from ..kernels import F_HIDDEN, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
 from ..ops import OPCODE
 
 _PYFUNC = OPCODE["pyfunc"]
+_COPY = OPCODE["copy"]
 
 
 def _tensor_cls():
@@ -223,6 +224,10 @@ class _Cut:
         return False
 
 
+_UNUSED = ("The differentiated Tensor at index %d appears to not have been used in the graph. "
+           "Set allow_unused=True if this is the desired behavior.")
+
+
 def _adjoint(tp, adj, node, shape, npdt):
     g = adj.get(tp.N, node)
     if g.dtype != npdt:
@@ -422,7 +427,7 @@ def _graph_seeds(tensors, grads, raw):
             continue
         r = raw[i] if raw and i < len(raw) else None
         if isinstance(r, T.Tensor):
-            roots.append((t, r.reshape(-1)))          # keeps the caller's graph
+            roots.append((t, _shaped(r, (r._data.size,))))    # keeps the caller's graph
         else:
             roots.append((t, T._wrap(np.array(g).reshape(-1), t._dtype)))
     if not roots:
@@ -462,15 +467,39 @@ def _backward_create_graph(tensors, grads, only, raw):
 
 
 def _shaped(t, shape):
-    return t if t._data.shape == shape else t.reshape(shape)
+    """A flat cotangent of the recorded sweep in the shape of its tensor, with no ViewBackward0
+    in between (see higher.reshaped)."""
+    return t if t._data.shape == shape else _higher().reshaped(_tensor_mod(), t, shape)
 
 
 def _accumulate_graph(t, g):
-    """create_graph accumulation: out of place, so the new .grad keeps its graph."""
-    if t._tape is None and "_hooks" in t.__dict__:
+    """create_graph accumulation: out of place, so the new .grad keeps its graph. The first
+    gradient with a graph is a copy, as torch's: ``CopyBackwards`` (listing an undefined
+    input and the gradient) for a leaf, ``CloneBackward0`` for a non-leaf that retains grad."""
+    leaf = t._tape is None
+    if leaf and "_hooks" in t.__dict__:
         from .hooks import leaf_hooks_tensor
         g = leaf_hooks_tensor(t, g)
-    t._grad = g if t._grad is None else t._grad + g
+    if t._grad is not None:
+        t._grad = t._grad + g
+    elif g._rg and g._tape is not None:
+        t._grad = _graph_copy(g, leaf)
+    else:
+        t._grad = g
+
+
+def _graph_copy(g, leaf):
+    from .graph import multi_name_id, name_id, tap_name_id
+    T = _tensor_mod()
+    tp, n = _tp.resolve(g)
+    size, slot = g._data.size, g._dtype.slot
+    if leaf:
+        _, n = tp.entry(_COPY, tap_name_id("CopyBackwards", (1,)), size, slot, n, -1,
+                        fl=F_HIDDEN)
+        _, n = tp.entry(_COPY, multi_name_id("CopyBackwards", 2), size, slot, n, -1)
+    else:
+        _, n = tp.entry(_COPY, name_id("CloneBackward0"), size, slot, n, -1)
+    return T._out(g._data.copy(), g._dtype, tp, n)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -514,8 +543,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     out = []
     for i, t in enumerate(inputs):
         g = None
-        for o, og in zip(outputs, grads):           # an input that is itself an output
-            if o is t:
+        for o, og in zip(outputs, grads):   # a leaf input that is itself an output (a non-leaf
+            if o is t and o._tape is None:  # one's seed is in its node's adjoint)
                 g = og.copy() if g is None else g + og
         if res is not None:
             tp, adj, nreach, per = res
@@ -527,9 +556,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if materialize_grads:
                 g = np.zeros(t._data.shape, t._dtype.np)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(_UNUSED % i)
         out.append(None if g is None else _wrap(g if g.ndim else g[()], t._dtype))
     return tuple(out)
 
@@ -548,7 +575,7 @@ def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_gr
     for i, t in enumerate(inputs):
         g = None
         for o, og, r in zip(outputs, grads, raw or [None] * len(outputs)):
-            if o is t:                                   # an input that is itself an output
+            if o is t and o._tape is None:      # a leaf input that is itself an output
                 gt = r if isinstance(r, T.Tensor) else T._wrap(np.array(og), t._dtype)
                 g = gt if g is None else g + gt
         for node in per[i]:
@@ -559,8 +586,6 @@ def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_gr
             if materialize_grads:
                 g = T._wrap(np.zeros(t._data.shape, t._dtype.np), t._dtype)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(_UNUSED % i)
         res.append(g)
     return tuple(res)

@@ -5,7 +5,7 @@ an entry's ``grad_fn`` and is then cached on the tape, so ``a.grad_fn is b.grad_
 outputs of one entry. Each grad_fn name (``MulBackward0``) is its own subclass of ``Node`` so
 ``type(node).__name__`` reads as in torch.
 """
-from ..kernels import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, OP
+from ..kernels import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, OP, P0
 from ..ops import BINARY, MM, OPS, PYFUNC
 from ..tape import resolve_entry, view_i64
 
@@ -14,7 +14,8 @@ _NAME_ID = {}
 # binary entries recorded with a constant operand whose torch node has a single input
 ONE_INPUT = {"RsubBackward1", "PowBackward2"}
 # nodes torch implements in C++ report a qualified name()
-_CPP_NAMES = {"CopySlices": "torch::autograd::CopySlices"}
+_CPP_NAMES = {"CopySlices": "torch::autograd::CopySlices",
+              "CopyBackwards": "torch::autograd::CopyBackwards"}
 
 
 def name_id(name):
@@ -103,13 +104,45 @@ class AccumulateGrad:
         return "<AccumulateGrad object at %#x>" % id(self)
 
 
+class FunctionNode(Node):
+    """The node of a custom ``Function`` (``<Name>Backward``): prints as torch's
+    (``<torch.autograd.function.NameBackward object at 0x...>``) and, as torch's node that is
+    also the ``ctx``, reads the ctx's attributes (``saved_tensors``, ``needs_input_grad``,
+    anything ``forward`` stored)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<torch.autograd.function.%s object at %#x>" % (type(self).__name__, id(self))
+
+    def _record(self):
+        tp, e = resolve_entry(self._tape, self._entry)
+        return tp.pyfuncs[int(view_i64(tp.E)[e * K + P0])]
+
+    @property
+    def _forward_cls(self):
+        return self._record().cls
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._record().ctx, name)
+
+
 _CLASSES = {}
+_FUNCTION_NAMES = set()
+
+
+def function_name_id(name):
+    """The name id of a custom Function's node (its view is a ``FunctionNode``)."""
+    _FUNCTION_NAMES.add(name)
+    return name_id(name)
 
 
 def node_class(name):
     cls = _CLASSES.get(name)
     if cls is None:
-        cls = _CLASSES[name] = type(name, (Node,), {"__slots__": ()})
+        base = FunctionNode if name in _FUNCTION_NAMES else Node
+        cls = _CLASSES[name] = type(name, (base,), {"__slots__": ()})
     return cls
 
 

@@ -45,6 +45,20 @@ def _T():
     return _TM[0]
 
 
+def reshaped(T, t, shape):
+    """``t`` with shape ``shape`` (same element count), recording nothing: a non-leaf result is
+    bound to ``t``'s own node, as tape nodes are flat. So the sweep's flat cotangents reach
+    callers (gradients, hooks, custom backward) with the grad_fn of the op that computed them,
+    as in torch, instead of a ViewBackward0 over it. A leaf is reshaped by a recorded view."""
+    d = t._data
+    if d.shape == shape:
+        return t
+    if t._tape is None:
+        return t.reshape(shape) if t._rg else T._wrap(d.reshape(shape), t._dtype)
+    tp, node = _tp.resolve(t)
+    return T._out(d.reshape(shape), t._dtype, tp, node)
+
+
 def _dtype_of(T, vdt):
     return T.float32 if vdt == 0 else T.float64
 
@@ -172,7 +186,7 @@ def differentiable_sweep(tp, seeds, paths=None):
             return
         size = nsize[node]
         if contrib._data.size != size:                 # single-element operand broadcast
-            contrib = contrib.sum().reshape(size)
+            contrib = reshaped(T, contrib.sum(), (size,))
         if contrib._dtype is not dts[ndt[node]]:
             contrib = contrib.to(dts[ndt[node]])
         cur = cot.get(node)
@@ -192,9 +206,9 @@ def differentiable_sweep(tp, seeds, paths=None):
                 table = hooks.get(("t", out))
                 if table and out in cot:                    # tensor hooks (recorded too)
                     for fn, (shape, dt) in list(table.values()):
-                        r = fn(cot[out].reshape(shape))
+                        r = fn(reshaped(T, cot[out], shape))
                         if r is not None:
-                            cot[out] = r.reshape(-1)
+                            cot[out] = reshaped(T, r, (r._data.size,))
             g = cot.get(out)
             if g is None:
                 if kind == INDEX:
@@ -335,11 +349,12 @@ def _pyfunc(T, rec, cot, add, tp):
         g = cot.get(node - d if node >= 0 else node)
         if g is None and rec.ctx.materialize_grads:
             g = T._wrap(np.zeros(int(np.prod(shape, dtype=np.int64)), dt.np), dt)
-        grads.append(None if g is None else g.reshape(shape))
-    res = rec.cls.backward(rec.ctx, *grads)
-    if not isinstance(res, tuple):
-        res = (res,)
+        grads.append(None if g is None else reshaped(T, g, shape))
+    res = rec.checked(rec.cls.backward(rec.ctx, *grads))
     d = _shift_of(tp)                  # the backward may have merged the tape
-    for node, r in zip(rec.in_nodes, res):
-        if node >= 0 and r is not None:
-            add(node - d, r.reshape(-1))
+    for i, r in res:
+        shape = rec.in_meta[i][0]
+        if r._data.shape != shape:     # expandable to the input's shape: summed back (sum_to)
+            from .function import _sum_dims
+            r = r.sum(_sum_dims(r._data.shape, shape), keepdim=True)
+        add(rec.in_nodes[i] - d, reshaped(T, r, (r._data.size,)))

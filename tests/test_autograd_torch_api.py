@@ -1,0 +1,311 @@
+"""The autograd API as torch 2.13 behaves: grad_fn of gradients built with create_graph=True,
+custom Function checks and features (setup_context, once_differentiable, gradient
+validation), node hooks, grad-mode decorators on generators, .grad assignment, Variable,
+post-accumulate-grad hooks, torch.func.jacfwd / hessian, gradcheck's message.
+
+Each behaviour is compared with torch through ``oracle.same`` (skipped without torch) and,
+where a gradient is involved, also checked without torch (finite differences or a closed
+form)."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from oracle import fdcheck, graph, same
+
+
+# ------------------------------------------------------------ create_graph: no extra ViewBackward0
+@pytest.mark.parametrize("case", ["mul0d", "pow0d", "sin0d", "sum2d", "exp2d", "backward2d",
+                                  "custom1d", "custom0d", "grad_outputs"])
+def test_create_graph_gradient_has_the_grad_fn_of_its_last_op(case):
+    """torch: the gradient's grad_fn is the op that computed it (t * t: AddBackward0 over two
+    MulBackward0); tapegrad used to add a ViewBackward0 (flat cotangent reshaped) on top."""
+    def run(lib):
+        t = lib.tensor(2.0, requires_grad=True)
+        m = lib.tensor([[1.0, 2.0], [3.0, 4.5]], requires_grad=True)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+
+        class Sq(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 2 * x * g
+        if case == "mul0d":
+            g, = lib.autograd.grad(t * t, t, create_graph=True)
+        elif case == "pow0d":
+            g, = lib.autograd.grad(t ** 2, t, create_graph=True)
+        elif case == "sin0d":
+            g, = lib.autograd.grad(t.sin(), t, create_graph=True)
+        elif case == "sum2d":
+            g, = lib.autograd.grad((m * m).sum(), m, create_graph=True)
+        elif case == "exp2d":
+            g, = lib.autograd.grad(m.exp().sum(1).sum(), m, create_graph=True)
+        elif case == "backward2d":
+            (m * m).sum().backward(create_graph=True)
+            g = m.grad                      # torch: CopyBackwards(None, AddBackward0(...))
+        elif case == "custom1d":
+            g, = lib.autograd.grad(Sq.apply(x).sum(), x, create_graph=True)
+        elif case == "custom0d":
+            g, = lib.autograd.grad(Sq.apply(t), t, create_graph=True)
+        else:
+            v = lib.tensor([[1.0, -1.0], [0.5, 2.0]], requires_grad=True)
+            g, = lib.autograd.grad(m * 3, m, grad_outputs=v * 1, create_graph=True)
+        h = lib.autograd.grad(g.sum(), [a for a in (t, m, x) if a.requires_grad],
+                              allow_unused=True, materialize_grads=True)
+        # (x ** 2 records (g * 2) * x, not torch's g * (2 * x ** 1): compare the top only)
+        return g, graph(g.grad_fn, 0 if case == "pow0d" else 2), h
+    same(run)
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph")
+def test_create_graph_backward_grad_fields_as_torch():
+    """backward(create_graph=True): a leaf's first .grad is a CopyBackwards, later ones add; a
+    retained non-leaf gradient is a CloneBackward0; a constant gradient has no grad_fn."""
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * x
+        y.retain_grad()
+        (y * y).sum().backward(create_graph=True)
+        first = (x.grad, graph(x.grad.grad_fn, 1), y.grad, graph(y.grad.grad_fn, 1))
+        (x * x).sum().backward(create_graph=True)
+        second = (x.grad, graph(x.grad.grad_fn, 1))
+        x.grad = None
+        (x * 3).sum().backward(create_graph=True)
+        h, = lib.autograd.grad(first[0].sum(), x)
+        return first, second, x.grad, x.grad.requires_grad, h
+    same(run)
+
+
+def test_grad_of_an_output_with_respect_to_itself():
+    """grad(y, [y, x]): the seed is y's gradient once (it used to be counted twice)."""
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        return (lib.autograd.grad(y.sum(), [y, x]),
+                lib.autograd.grad(y, [y, x], lib.ones(2), create_graph=True),
+                lib.autograd.grad(y, [y], lib.tensor([1.0, 3.0])))
+    same(run)
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    for cg in (False, True):
+        g, = tg.autograd.grad(y, y, tg.tensor([1.0, 3.0]), retain_graph=True, create_graph=cg)
+        np.testing.assert_array_equal(g.detach().numpy(), [1.0, 3.0])
+
+
+def test_create_graph_gradient_is_differentiable_without_the_view():
+    """The gradient bound to the sweep's node in its tensor's shape still differentiates
+    correctly (second derivatives against closed forms)."""
+    t = tg.tensor(0.7, dtype=tg.float64, requires_grad=True)
+    g, = tg.autograd.grad(t.sin() * t, t, create_graph=True)
+    assert g.shape == () and g.grad_fn.name() == "AddBackward0"
+    h, = tg.autograd.grad(g, t)
+    x = 0.7
+    np.testing.assert_allclose(h.item(), -x * np.sin(x) + 2 * np.cos(x), rtol=1e-12)
+    m = tg.tensor([[0.3, -0.2], [1.1, 0.4]], dtype=tg.float64, requires_grad=True)
+    g, = tg.autograd.grad((m ** 3).sum(), m, create_graph=True)
+    assert g.shape == (2, 2) and g.grad_fn.name() != "ViewBackward0"
+    h, = tg.autograd.grad((g * g).sum(), m)       # d/dm sum (3 m^2)^2 = 36 m^3
+    np.testing.assert_allclose(h.numpy(), 36 * m.detach().numpy() ** 3, rtol=1e-12)
+
+
+# ------------------------------------------------------------------------- grad() messages
+def test_allow_unused_message_names_the_index():
+    def run(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([1.0, 2.0], requires_grad=True)
+        out = []
+        for ins, cg in (([a, b], False), ([b, a], False), ([a, b], True)):
+            try:
+                lib.autograd.grad((a * 2).sum(), ins, create_graph=cg)
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    rt, rg = same(run)
+    assert rt == rg
+
+
+# -------------------------------------------------------------- custom Function gradients
+def _wrong(lib, ret, forward=None):
+    def fw(ctx, x, k=None):
+        return x.sum() if forward is None else forward(x)
+
+    def bw(ctx, g):
+        return ret(lib, g)
+    return type("WrongShape", (lib.autograd.Function,),
+                {"forward": staticmethod(fw), "backward": staticmethod(bw)})
+
+
+SHAPE_CASES = [  # (input shape, backward's result): torch sums what the input expands to
+    ((2,), lambda lib, g: g),                          # [] for [2]: invalid
+    ((2,), lambda lib, g: g.reshape(1)),               # [1]: invalid
+    ((2,), lambda lib, g: lib.ones(3)),
+    ((2,), lambda lib, g: lib.ones(1, 2)),             # accepted, summed
+    ((2,), lambda lib, g: lib.ones(2, 1)),
+    ((2, 3), lambda lib, g: lib.ones(3)),
+    ((2, 3), lambda lib, g: lib.ones(2, 1)),
+    ((2, 3), lambda lib, g: lib.ones(6)),
+    ((2, 3), lambda lib, g: lib.ones(1, 2, 3) * 2),    # accepted
+    ((2, 3), lambda lib, g: lib.arange(12.0).reshape(2, 2, 3)),  # accepted, summed
+    ((1, 3), lambda lib, g: lib.arange(6.0).reshape(2, 3)),      # accepted, summed to [1, 3]
+    ((), lambda lib, g: lib.arange(3.0)),              # accepted, summed to []
+    ((2,), lambda lib, g: lib.ones(2, dtype=lib.float64)),        # cast to the input's dtype
+    ((2,), lambda lib, g: lib.ones(2, dtype=lib.int64)),
+    ((2,), lambda lib, g: [1.0, 2.0]),                 # not a tensor
+    ((2,), lambda lib, g: 1.0),
+]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("k", range(len(SHAPE_CASES)))
+def test_custom_function_gradient_shape_is_validated_as_torch(k, create_graph):
+    shape, ret = SHAPE_CASES[k]
+
+    def run(lib):
+        x = lib.ones(shape, requires_grad=True)
+        F = _wrong(lib, ret)
+        g, = lib.autograd.grad(F.apply(x) * 1, x, create_graph=create_graph)
+        return g
+    same(run, phrases=() if k not in (0, 2, 5) else
+         ("Function WrongShapeBackward returned an invalid gradient at index 0 - got",
+          "but expected shape compatible with"))
+
+
+def test_custom_function_summed_gradient_without_torch():
+    """A gradient of shape [2, 2, 3] for a [2, 3] input is summed over the leading dim."""
+    x = tg.ones(2, 3, requires_grad=True)
+    F = _wrong(tg, lambda lib, g: lib.arange(12.0).reshape(2, 2, 3))
+    F.apply(x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.arange(12.0).reshape(2, 2, 3).sum(0))
+    F = _wrong(tg, lambda lib, g: lib.ones(2))
+    with pytest.raises(RuntimeError, match=r"got \[2\] but expected shape compatible with \[2, 3\]"):
+        F.apply(x).backward()
+
+
+@pytest.mark.parametrize("ret", ["one", "three_none", "three", "nontensor_arg", "list"])
+def test_custom_function_gradient_count_and_types(ret):
+    def run(lib):
+        def fw(ctx, x, k):
+            return x * 2
+
+        def bw(ctx, g):
+            return {"one": lambda: g, "three_none": lambda: (g, None, None),
+                    "three": lambda: (g, None, g), "nontensor_arg": lambda: (g, g),
+                    "list": lambda: ([1.0, 2.0], None)}[ret]()
+        F = type("F", (lib.autograd.Function,), {"forward": staticmethod(fw),
+                                                 "backward": staticmethod(bw)})
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        F.apply(x, 2.0).sum().backward()
+        return x.grad
+    same(run, phrases={"one": ("incorrect number of gradients (expected 2, got 1)",),
+                       "three": ("incorrect number of gradients (expected 2, got 3)",),
+                       "nontensor_arg": ("returned a gradient different than None at position 2",),
+                       "list": ("expected Variable or None (got list)",)}.get(ret, ()))
+
+
+def test_custom_function_node_prints_and_reads_ctx_as_torch():
+    def run(lib):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                ctx.k = 3
+                return x * 3
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.k
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        fn = Scale.apply(x).grad_fn
+        r = repr(fn)
+        return (r[:r.index(" at 0x")], fn.name(), type(fn).__name__, fn.k,
+                fn.needs_input_grad, fn.saved_tensors[0], fn._forward_cls.__name__)
+    same(run)
+
+
+def test_new_style_function_with_setup_context():
+    def run(lib):
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x ** 3, 3 * x ** 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0], output[1])
+
+            @staticmethod
+            def backward(ctx, grad_output, grad_dx):
+                x, dx = ctx.saved_tensors
+                return grad_output * dx + grad_dx * 6 * x
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        c, dc = Cube.apply(x)
+        (c.sum() + dc.sum()).backward()
+        g, = lib.autograd.grad(Cube.apply(x)[0].sum(), x, create_graph=True)
+        h, = lib.autograd.grad(g.sum(), x)
+        return x.grad, c.grad_fn.name(), g, h
+    same(run)
+    x = tg.tensor([1.0, 2.0], dtype=tg.float64)
+
+    class Cube(tg.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x ** 3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * g
+    fdcheck(lambda x: Cube.apply(x), [x.numpy()])
+
+
+def test_once_differentiable():
+    from tapegrad.autograd.function import once_differentiable
+
+    def run(lib):
+        from importlib import import_module
+        od = import_module(lib.__name__ + ".autograd.function").once_differentiable
+        seen = []
+
+        class Sq(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            @od
+            def backward(ctx, g):
+                seen.append(lib.is_grad_enabled())
+                (x,) = ctx.saved_tensors
+                return 2 * x * g
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        g1, = lib.autograd.grad(Sq.apply(x).sum(), x)
+        g2, = lib.autograd.grad(Sq.apply(x).sum(), x, create_graph=True)
+        g3, = lib.autograd.grad((Sq.apply(x) * x).sum(), x, create_graph=True)
+        return g1, g2, g3, seen
+    same(run)
+    assert once_differentiable is tg.autograd.function.once_differentiable
+
+
+def test_function_vmap_and_jvp_are_named_not_implemented():
+    def run(lib):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+        out = [F.generate_vmap_rule]
+        for call in (lambda: F.vmap(None, None), lambda: F.jvp(None)):
+            try:
+                call()
+            except NotImplementedError as e:
+                out.append(str(e).split(" (tapegrad")[0])
+        return out
+    same(run)
