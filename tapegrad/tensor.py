@@ -838,7 +838,7 @@ class Tensor:
             return None
         from .autograd.graph import node_view
         tp, node = _tp.resolve(self)
-        return node_view(tp, int(_tp.view_i64(tp.N)[node * 5 + 3]))
+        return node_view(tp, int(_tp.view_i64(tp.N)[node * 5 + 3]), self._data.shape)
 
     @property
     def grad(self):

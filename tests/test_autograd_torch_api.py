@@ -309,3 +309,62 @@ def test_function_vmap_and_jvp_are_named_not_implemented():
                 out.append(str(e).split(" (tapegrad")[0])
         return out
     same(run)
+
+
+# ------------------------------------------------------------------------------ node hooks
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_node_hooks_see_gradients_in_torch_shapes(shape, create_graph):
+    """Pre- and post-hooks of a grad_fn get their tensors in the shapes torch gives (0-d
+    outputs used to give [1], others flat); node hooks also run in create_graph sweeps and on
+    custom Function nodes (post-hooks there used to be skipped)."""
+    def run(lib):
+        seen = []
+
+        def shapes(ts):
+            return [None if t is None else tuple(t.shape) for t in ts]
+
+        class Two(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x, x * 2
+
+            @staticmethod
+            def backward(ctx, g, g2):
+                (x,) = ctx.saved_tensors
+                return 2 * x * g + 2 * g2
+        a = lib.ones(shape, requires_grad=True)
+        b = lib.full(shape, 2.0, requires_grad=True)
+        y = a * 3 * b
+        z = y.exp()
+        y.grad_fn.register_prehook(lambda go: seen.append(("pre", shapes(go))))
+        y.grad_fn.register_hook(lambda gi, go: seen.append(("post", shapes(gi), shapes(go))))
+        s = (z * b).sum()
+        s.grad_fn.register_prehook(lambda go: seen.append(("pre-sum", shapes(go))))
+        s.grad_fn.register_hook(lambda gi, go: seen.append(("post-sum", shapes(gi), shapes(go))))
+        n = z.grad_fn.next_functions[0][0]         # y's node, reached from z
+        n.register_hook(lambda gi, go: (gi[0] * 10, gi[1]))
+        p, q = Two.apply(a)
+        p.grad_fn.register_prehook(lambda go: seen.append(("fpre", shapes(go))))
+        p.grad_fn.register_hook(lambda gi, go: seen.append(("fpost", shapes(gi), shapes(go))))
+        g = lib.autograd.grad(s + (p * q).sum(), [a, b], create_graph=create_graph)
+        return g, seen
+    same(run)
+
+
+def test_node_post_hook_replaces_grad_inputs_without_torch():
+    a = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = a * 3
+    got = []
+    y.grad_fn.register_hook(lambda gi, go: got.append((gi[0].shape, go[0].shape)) or
+                            (gi[0] * 10, None))
+    y.sum().backward()
+    assert got == [((2, 2), (2, 2))]
+    np.testing.assert_array_equal(a.grad.numpy(), np.full((2, 2), 30.0))
+    t = tg.tensor(2.0, requires_grad=True)
+    u = t * 3
+    pre = []
+    u.grad_fn.register_prehook(lambda go: pre.append(go[0].shape))
+    u.backward()
+    assert pre == [()]

@@ -5,8 +5,8 @@ an entry's ``grad_fn`` and is then cached on the tape, so ``a.grad_fn is b.grad_
 outputs of one entry. Each grad_fn name (``MulBackward0``) is its own subclass of ``Node`` so
 ``type(node).__name__`` reads as in torch.
 """
-from ..kernels import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, OP, P0
-from ..ops import BINARY, MM, OPS, PYFUNC
+from ..kernels import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, NSIZE, OP, OUT, P0
+from ..ops import BINARY, MM, OPS, PYFUNC, UNARY
 from ..tape import resolve_entry, view_i64
 
 NAMES = []
@@ -61,8 +61,10 @@ def tap_name_id(name, slots):
 
 
 class Node:
-    """A backward node (``grad_fn``) of a recorded entry."""
-    __slots__ = ("_tape", "_entry", "__weakref__")
+    """A backward node (``grad_fn``) of a recorded entry. ``_oshape``: the shape of its output
+    when known (read from a tensor's grad_fn, or passed down elementwise entries by
+    next_functions): node hooks give gradients that shape, as torch."""
+    __slots__ = ("_tape", "_entry", "_oshape", "__weakref__")
 
     def name(self):
         n = type(self).__name__
@@ -72,7 +74,16 @@ class Node:
     def next_functions(self):
         tp, e = resolve_entry(self._tape, self._entry)
         self._tape, self._entry = tp, e
-        return next_functions(tp, e)
+        res = next_functions(tp, e)
+        shape = getattr(self, "_oshape", None)
+        if shape is not None and OPS[int(view_i64(tp.E)[e * K + OP])].kind in (UNARY, BINARY):
+            for fn, _ in res:          # elementwise: an input of the same size has its shape
+                if isinstance(fn, Node) and getattr(fn, "_oshape", None) is None:
+                    _, fe = resolve_entry(fn._tape, fn._entry)
+                    N = view_i64(tp.N)
+                    if N[int(view_i64(tp.E)[fe * K + OUT]) * NK + NSIZE] == _numel(shape):
+                        fn._oshape = shape
+        return res
 
     @property
     def metadata(self):
@@ -150,13 +161,23 @@ def entry_name(tp, e):
     return NAMES[int(view_i64(tp.E)[e * K + NM])]
 
 
-def node_view(tp, e):
+def node_view(tp, e, shape=None):
+    """The grad_fn view of entry ``e`` (``shape``: of the tensor it was read from)."""
     v = tp.views.get(e)
     if v is None:
         v = object.__new__(node_class(entry_name(tp, e)))
         v._tape, v._entry = tp, e
         tp.views[e] = v
+    if shape is not None:
+        v._oshape = shape
     return v
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
 
 def accumulate_grad(leaf):

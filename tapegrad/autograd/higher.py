@@ -181,6 +181,8 @@ def differentiable_sweep(tp, seeds, paths=None):
             return wrap(v, dts[vdt])
         return bound(v, dts[vdt], tp, node)
 
+    capture = [None]                   # an entry with post-hooks: its contributions
+
     def add(node, contrib):
         if node < 0 or contrib is None:
             return
@@ -189,13 +191,18 @@ def differentiable_sweep(tp, seeds, paths=None):
             contrib = reshaped(T, contrib.sum(), (size,))
         if contrib._dtype is not dts[ndt[node]]:
             contrib = contrib.to(dts[ndt[node]])
-        cur = cot.get(node)
-        cot[node] = contrib if cur is None else cur + contrib
+        into = cot if capture[0] is None else capture[0]
+        cur = into.get(node)
+        into[node] = contrib if cur is None else cur + contrib
 
     prev_mode = STATE.enabled          # (enable_grad, without its context object)
     STATE.enabled = True
+    post = None                        # (entry, its post-hooks) waiting for its contributions
     try:
         for e in range(start, lo - 1, -1):
+            if post is not None:
+                _post_hooks(T, tp, post, capture, add)
+                post = None
             if needed is not None and not needed[e - lo]:
                 continue
             row = rows[e - lo]
@@ -209,6 +216,8 @@ def differentiable_sweep(tp, seeds, paths=None):
                         r = fn(reshaped(T, cot[out], shape))
                         if r is not None:
                             cot[out] = reshaped(T, r, (r._data.size,))
+                if ("pre", e) in hooks or ("post", e) in hooks:
+                    post = _pre_hooks(T, tp, e, cot, capture)
             g = cot.get(out)
             if g is None:
                 if kind == INDEX:
@@ -300,9 +309,56 @@ def differentiable_sweep(tp, seeds, paths=None):
                 add(a, g.to(dts[ndt[a]]))
             elif kind == PYFUNC:
                 _pyfunc(T, pyfuncs[row[P0]], cot, add, tp)
+        if post is not None:
+            _post_hooks(T, tp, post, capture, add)
     finally:
         STATE.enabled = prev_mode
     return cot
+
+
+def _pre_hooks(T, tp, e, cot, capture):
+    """Node pre-hooks of entry e on its output cotangents (in their shapes; a hook may
+    replace them); with post-hooks, starts capturing the entry's contributions and returns
+    what ``_post_hooks`` needs."""
+    from .hooks import _hooked_outputs, node_shape
+    N = tp.N
+    outs = [n for n in _hooked_outputs(tp, e) if n in cot]
+    if not outs:
+        return None
+    pre = tp.hooks.get(("pre", e))
+    if pre:
+        gouts = tuple(reshaped(T, cot[o], node_shape(tp, N, o)) for o in outs)
+        for fn in list(pre.values()):
+            r = fn(gouts)
+            if r is not None:
+                gouts = tuple(r)
+        for o, g in zip(outs, gouts):
+            if g is not None:
+                cot[o] = reshaped(T, g, (g._data.size,))
+    post = tp.hooks.get(("post", e))
+    if not post:
+        return None
+    capture[0] = {}
+    return e, post, tuple(reshaped(T, cot[o], node_shape(tp, N, o)) for o in outs)
+
+
+def _post_hooks(T, tp, pending, capture, add):
+    """Post-hooks ``fn(grad_inputs, grad_outputs)`` of a captured entry; what they return (or
+    the captured contributions) is then added to the inputs' cotangents."""
+    from .hooks import _entry_inputs, node_shape
+    e, post, gouts = pending
+    got, capture[0] = capture[0], None
+    ins = _entry_inputs(tp, e)
+    known = tp.hooks.get(("shape", e))
+    gin = tuple(reshaped(T, got[n], node_shape(tp, tp.N, n, e, known)) if n in got else None
+                for n in ins)
+    for fn in list(post.values()):
+        r = fn(gin, gouts)
+        if r is not None:
+            gin = tuple(r)
+    for n, g in zip(ins, gin):
+        if g is not None:
+            add(n, reshaped(T, g, (g._data.size,)))
 
 
 def _assemble_parts(T, nprod, noff, nsize, ndt, e, out, cot):
