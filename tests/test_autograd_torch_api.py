@@ -368,3 +368,156 @@ def test_node_post_hook_replaces_grad_inputs_without_torch():
     u.grad_fn.register_prehook(lambda go: pre.append(go[0].shape))
     u.backward()
     assert pre == [()]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_grad_runs_the_hooks_of_requested_inputs(create_graph):
+    """autograd.grad runs a leaf input's tensor hooks, and those of a non-leaf input where
+    the sweep stops (they used to be skipped: the hook's replacement was not returned)."""
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor([3.0, 4.0], requires_grad=True)
+        x.register_hook(lambda g: g * 2)
+        y = x * w
+        y.register_hook(lambda g: g + 100)
+        z = (y * y).sum()
+        u = lib.tensor(1.0, requires_grad=True)
+        u.register_hook(lambda g: g * 3)
+        return [lib.autograd.grad(z, ins, retain_graph=True, create_graph=create_graph)
+                for ins in ([y], [x], [w], [x, w])] + [
+            lib.autograd.grad(u * 2, u, create_graph=create_graph),
+            lib.autograd.grad(x.sum(), [u], allow_unused=True)]
+    same(run)
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: g * 2)
+    g, = tg.autograd.grad((x * 3).sum(), x, create_graph=create_graph)
+    np.testing.assert_array_equal(g.detach().numpy(), [6.0, 6.0])
+
+
+# ---------------------------------------------------------------------------- grad modes
+def test_grad_mode_decorators_on_generators():
+    """torch wraps generator functions so that every resumption runs under the mode."""
+    def run(lib):
+        out = []
+
+        @lib.no_grad()
+        def gen():
+            yield lib.is_grad_enabled()
+            x = yield lib.is_grad_enabled()
+            yield x, lib.is_grad_enabled()
+        out.append(list(gen()))
+        g = gen()
+        out.append((next(g), lib.is_grad_enabled(), next(g), g.send(5), lib.is_grad_enabled()))
+
+        @lib.no_grad
+        def gen2():
+            yield lib.is_grad_enabled()
+        out.append(list(gen2()))
+        with lib.no_grad():
+            @lib.enable_grad()
+            def gen3():
+                yield lib.is_grad_enabled()
+                yield lib.is_grad_enabled()
+            out.append(list(gen3()))
+
+        @lib.inference_mode()
+        def gen4():
+            yield lib.is_grad_enabled()
+        out.append(list(gen4()))
+
+        @lib.set_grad_enabled(False)
+        def gen5():
+            yield lib.is_grad_enabled()
+        out.append((list(gen5()), lib.is_grad_enabled()))
+
+        @lib.no_grad()
+        def gen6():
+            try:
+                yield 1
+            except ValueError:
+                yield ("caught", lib.is_grad_enabled())
+            return 7
+        g = gen6()
+        next(g)
+        out.append(g.throw(ValueError()))
+        try:
+            next(g)
+        except StopIteration as e:
+            out.append(("stop", e.value))
+        x = lib.ones(2, requires_grad=True)
+
+        @lib.no_grad()
+        def gen7():
+            yield (x * 2).requires_grad
+        out.append(list(gen7()))
+        out.append(gen.__name__)
+        return out
+    rt, rg = same(run)
+    assert rt == rg
+
+
+# ----------------------------------------------------------------------- .grad assignment
+@pytest.mark.parametrize("value", ["size3", "dbl", "size1x2", "zero_d", "int", "list", "ok"])
+def test_grad_assignment_checks_as_torch(value):
+    def run(lib):
+        w = lib.zeros(2, requires_grad=True)
+        w.grad = {"size3": lambda: lib.ones(3), "dbl": lambda: lib.ones(2, dtype=lib.float64),
+                  "size1x2": lambda: lib.ones(1, 2), "zero_d": lambda: lib.ones(()),
+                  "int": lambda: lib.ones(2, dtype=lib.int64), "list": lambda: [1.0, 2.0],
+                  "ok": lambda: lib.ones(2)}[value]()
+        return w.grad
+    same(run, phrases={
+        "size3": ("attempting to assign a gradient of size '[3]' to a tensor of size '[2]'. "
+                  "Please ensure that the gradient and the tensor are the same size",),
+        "dbl": ("attempting to assign a gradient with dtype 'double' to a tensor with grad_dtype "
+                "'Float'.",),
+        "int": ("attempting to assign a gradient with dtype 'long int' to a tensor with "
+                "grad_dtype 'Float'.",)}.get(value, ()))
+
+
+# ------------------------------------------------------------- post-accumulate-grad hooks
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph")
+def test_post_accumulate_grad_hook():
+    def run(lib):
+        seen = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        h = x.register_post_accumulate_grad_hook(lambda t: seen.append((t is x, t.grad * 1)))
+        x.register_hook(lambda g: g * 2)
+        (x * 3).sum().backward()
+        (x * x).sum().backward()
+        lib.autograd.grad((x * 3).sum(), x)           # no accumulation: no post hook
+        (x * x).sum().backward(create_graph=True)
+        x.grad = None
+        lib.autograd.backward([(x * x).sum()], inputs=[x])
+        h.remove()
+        (x * 3).sum().backward()
+        seen.append(x.grad)
+        out = [seen]
+        for bad in (lambda: (x * 2).register_post_accumulate_grad_hook(print),
+                    lambda: lib.ones(2).register_post_accumulate_grad_hook(print)):
+            try:
+                bad()
+            except RuntimeError as e:
+                out.append(str(e))
+        y = lib.tensor(1.0, requires_grad=True)
+        y.register_post_accumulate_grad_hook(lambda t: t.grad.mul_(10))
+        try:
+            y.backward()
+        except RuntimeError as e:
+            out.append(str(e))
+        z = lib.tensor(2.0, requires_grad=True)
+        z.register_post_accumulate_grad_hook(lambda t: t.grad.mul_(10) and None)
+        (z * z).backward()
+        z.backward()
+        out.append(z.grad)
+        return out
+    rt, rg = same(run)
+    assert rt[1:4] == rg[1:4]
+    # without torch: the hook sees the accumulated gradient, after the tensor hook
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    got = []
+    x.register_hook(lambda g: g * 2)
+    x.register_post_accumulate_grad_hook(lambda t: got.append(t.grad.tolist()))
+    (x * 3).sum().backward()
+    (x * x).sum().backward()
+    assert got == [[6.0, 6.0], [10.0, 14.0]]

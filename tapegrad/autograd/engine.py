@@ -76,7 +76,7 @@ def _size(shape):
 
 def _run(tensors, grads, retain_graph, inputs=None):
     """Sweep the (joined) tape of the non-leaf roots. Returns (tape, adjoints, nreach, the
-    nodes of each input on the tape) or None. ``inputs`` (autograd.grad): only entries on a
+    nodes of each input on the tape, the ``Paths`` run or None for all) or None. ``inputs`` (autograd.grad): only entries on a
     path from them to the roots run and are freed, as in torch's engine; the graph below a
     non-leaf input is neither executed nor freed."""
     if len(tensors) == 1:                   # one root: no joining
@@ -104,10 +104,10 @@ def _run(tensors, grads, retain_graph, inputs=None):
         paths = needed_entries(tp, [n for ns in per for n in ns], [n for n, _ in seeds])
     if paths is None:
         adj, nreach = _tp.sweep(tp, seeds, retain_graph, None, per is not None)
-        return tp, adj, nreach, per
+        return tp, adj, nreach, per, None
     with _Cut(tp, paths.cut):
         adj, nreach = _tp.sweep(tp, seeds, retain_graph, paths.needed, True)
-    return tp, adj, nreach, per
+    return tp, adj, nreach, per, paths
 
 
 def input_nodes(tp, inputs):
@@ -344,7 +344,8 @@ def backward_one(t, retain_graph):
                 npdt = dt.np
                 g = adj.take(Nb, node)
                 g = (g.astype(npdt) if g.dtype != npdt else g).reshape(d.shape)
-            if "_hooks" in leaf.__dict__:
+            hooked = "_hooks" in leaf.__dict__
+            if hooked:
                 from .hooks import leaf_hooks
                 g = leaf_hooks(leaf, g)
             cur = leaf._grad                # _accumulate, inlined
@@ -359,8 +360,18 @@ def backward_one(t, retain_graph):
                 else:
                     cur._data = cur._dtype.np.type(cd + g)
                 vcof(cur)[0] += 1
+            if hooked and "_posthooks" in leaf.__dict__:
+                _post_accumulate(leaf)
     if tp.retained:
         _retained_grads(tp, adj, nreach)
+
+
+def _post_accumulate(leaf):
+    """Run the leaf's post-accumulate-grad hooks (``hook(tensor)``, after ``.grad`` is
+    updated; they must return None)."""
+    for fn in list(leaf.__dict__.get("_posthooks", {}).values()):
+        if fn(leaf) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
@@ -387,12 +398,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 from .hooks import leaf_hooks
                 g = leaf_hooks(t, g)
             _accumulate(t, g)
+            if "_posthooks" in t.__dict__:
+                _post_accumulate(t)
     res = _run(tensors, grads, retain_graph)
     if res is None:
         return
-    tp, adj, nreach, _ = res
+    tp, adj, nreach = res[:3]
     for leaf, g in _leaf_adjoints(tp, adj, nreach, only):
         _accumulate(leaf, g)
+        if "_posthooks" in leaf.__dict__:
+            _post_accumulate(leaf)
     if tp.retained:
         _retained_grads(tp, adj, nreach)
 
@@ -486,6 +501,8 @@ def _accumulate_graph(t, g):
         t._grad = _graph_copy(g, leaf)
     else:
         t._grad = g
+    if leaf and "_posthooks" in t.__dict__:
+        _post_accumulate(t)
 
 
 def _graph_copy(g, leaf):
@@ -547,11 +564,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if o is t and o._tape is None:  # one's seed is in its node's adjoint)
                 g = og.copy() if g is None else g + og
         if res is not None:
-            tp, adj, nreach, per = res
+            tp, adj, nreach, per, paths = res
             for node in per[i]:
                 if nreach[node]:
                     a = _adjoint(tp, adj, node, t._data.shape, t._dtype.np)
                     g = a.copy() if g is None else g + a
+            if g is not None and (tp.hooks or "_hooks" in t.__dict__):
+                g = _input_hooks(t, g, tp, per[i], None if paths is None else paths.cut, False)
+        elif g is not None and "_hooks" in t.__dict__:
+            g = _input_hooks(t, g, None, (), None, False)
         if g is None:
             if materialize_grads:
                 g = np.zeros(t._data.shape, t._dtype.np)
@@ -561,16 +582,42 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(out)
 
 
+def _input_hooks(t, g, tp, nodes, cut, graph):
+    """autograd.grad: the tensor hooks of a requested input run on its gradient (``g``, an
+    ndarray, or a Tensor when ``graph``), as torch: a leaf's always, a non-leaf's when the
+    sweep stopped at it (``cut``: its producer did not run, so neither did its hooks)."""
+    from . import hooks
+    if t._tape is None:
+        if "_hooks" not in t.__dict__:
+            return g
+        return hooks.leaf_hooks_tensor(t, g) if graph else hooks.leaf_hooks(t, g)
+    if cut is None or not nodes or nodes[0] not in cut:
+        return g
+    table = tp.hooks.get(("t", nodes[0]))
+    if not table:
+        return g
+    gt = g if graph else _tensor_mod()._wrap(g, t._dtype)
+    for fn, _ in list(table.values()):
+        r = fn(gt)
+        if r is not None:
+            gt = r
+    return gt if graph else gt._data
+
+
 def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_grads):
     differentiable_sweep = _higher().differentiable_sweep
     T = _tensor_mod()
     tp, seeds = _graph_seeds(outputs, grads, raw)
     cot = {}
     per = [()] * len(inputs)
+    cut = None
     if tp is not None:
         per = input_nodes(tp, inputs)
-        cot = differentiable_sweep(tp, seeds, needed_entries(tp, [n for ns in per for n in ns],
-                                                            [n for n, _ in seeds]))
+        paths = needed_entries(tp, [n for ns in per for n in ns], [n for n, _ in seeds])
+        cot = differentiable_sweep(tp, seeds, paths)
+        if paths is not None:
+            cut = [n for ns in per for n in ns
+                   if tp.N[n * NK + NPROD] >= 0 and not paths.needed[tp.N[n * NK + NPROD]]]
     res = []
     for i, t in enumerate(inputs):
         g = None
@@ -582,6 +629,8 @@ def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_gr
             if node in cot:
                 part = _shaped(cot[node], t._data.shape)
                 g = part if g is None else g + part
+        if g is not None and ((tp is not None and tp.hooks) or "_hooks" in t.__dict__):
+            g = _input_hooks(t, g, tp, per[i], cut, True)
         if g is None:
             if materialize_grads:
                 g = T._wrap(np.zeros(t._data.shape, t._dtype.np), t._dtype)

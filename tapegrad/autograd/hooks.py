@@ -73,6 +73,19 @@ def tensor_register_hook(self, hook):
     return h
 
 
+def tensor_register_post_accumulate_grad_hook(self, hook):
+    """Register ``hook(tensor) -> None`` run on a leaf after its ``.grad`` is accumulated."""
+    if not self._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._tape is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    self.__dict__.setdefault("_hooks", {})      # the engine's mark of a leaf with hooks
+    table = self.__dict__.setdefault("_posthooks", {})
+    h = RemovableHandle(table)
+    table[h.id] = hook
+    return h
+
+
 def node_register_hook(self, fn):
     """``fn(grad_inputs, grad_outputs) -> tuple or None`` after this node's VJP."""
     return _register_node_hook(self, "post", fn)
@@ -293,6 +306,7 @@ def _attach():
     T = _T()
     from .graph import Node
     T.Tensor.register_hook = tensor_register_hook
+    T.Tensor.register_post_accumulate_grad_hook = tensor_register_post_accumulate_grad_hook
     Node.register_hook = node_register_hook
     Node.register_prehook = node_register_prehook
 
