@@ -12,6 +12,9 @@ import pytest
 import tapegrad as tg
 from oracle import fdcheck, graph, same
 
+pytestmark = [pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph"),
+              pytest.mark.filterwarnings("ignore::DeprecationWarning:torch")]
+
 
 # ------------------------------------------------------------ create_graph: no extra ViewBackward0
 @pytest.mark.parametrize("case", ["mul0d", "pow0d", "sin0d", "sum2d", "exp2d", "backward2d",
@@ -521,3 +524,141 @@ def test_post_accumulate_grad_hook():
     (x * 3).sum().backward()
     (x * x).sum().backward()
     assert got == [[6.0, 6.0], [10.0, 14.0]]
+
+
+# ------------------------------------------------------------------------------- Variable
+def test_variable():
+    def run(lib):
+        from importlib import import_module
+        Variable = import_module(lib.__name__ + ".autograd").Variable
+        t = lib.ones(2)
+        v = Variable(t, requires_grad=True)
+        t[0] = 5.0                                  # shares t's data
+        out = [v, v is t, v.is_leaf, isinstance(t, Variable), isinstance(3, Variable)]
+        x = lib.ones(2, requires_grad=True)
+        u = Variable(x * 2)
+        out += [u.is_leaf, u.requires_grad, Variable(x) is x, Variable(lib.tensor([1, 2])),
+                Variable()]
+        (v * 3).sum().backward()
+        out.append(v.grad)
+        for bad in (lambda: Variable([1.0, 2.0]),
+                    lambda: Variable(lib.tensor([1, 2]), requires_grad=True)):
+            try:
+                bad()
+            except (TypeError, RuntimeError) as e:
+                out.append((type(e).__name__, str(e)))
+        return out
+    rt, rg = same(run)
+    assert rt[-2:] == rg[-2:]
+
+
+# ------------------------------------------------------------- graph contexts, forward_ad
+def test_saved_tensor_contexts_and_forward_ad_are_explicit():
+    """save_on_cpu is a no-op on CPU; saved_tensors_hooks and forward-mode AD are not
+    supported and say so (NotImplementedError naming them) instead of silently ignoring."""
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    with tg.autograd.graph.save_on_cpu(pin_memory=True):
+        y = (x * x).sum()
+    with tg.autograd.graph.disable_saved_tensors_hooks("no hooks"):
+        y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+    with pytest.raises(NotImplementedError, match="saved_tensors_hooks"):
+        with tg.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            pass
+    import tapegrad.autograd.forward_ad as fwAD
+    with pytest.raises(NotImplementedError, match="forward_ad.dual_level"):
+        with fwAD.dual_level():
+            pass
+    with pytest.raises(NotImplementedError, match="forward_ad.make_dual"):
+        fwAD.make_dual(x, x)
+
+
+# ---------------------------------------------------------------------- func.jacfwd / jvp
+def test_func_jacfwd_and_jvp_match_torch():
+    def run(lib):
+        from importlib import import_module
+        fn = import_module(lib.__name__ + ".func")
+
+        def f(x):
+            return lib.stack([x[0] ** 2 * x[1], lib.sin(x[1]) * x[2], x.exp().sum()])
+
+        def g(x, y):
+            return (x * y).sum(), x * 2 + y
+        x0 = lib.tensor([0.5, 1.0, -1.0])
+        a, b = lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0])
+        out = [fn.jacfwd(f)(x0), fn.jacfwd(g)(a, b), fn.jacfwd(g, argnums=(0, 1))(a, b),
+               fn.jacfwd(lambda x, y: ((x * y).sin(), {"k": x.sum()}), argnums=1,
+                         has_aux=True)(a, b),
+               fn.jacfwd(lambda x: x.sum())(lib.tensor(2.0)),
+               fn.jacfwd(lambda x: x * 2)(lib.tensor([[1.0, 2.0]])),
+               fn.jvp(g, (a, b), (lib.ones(2), lib.zeros(2))),
+               fn.jvp(lambda x: x.sin(), (a,), (lib.ones(2),)),
+               fn.jvp(lambda x: (x.sin(), x.cos()), (a,), (lib.ones(2),), has_aux=True),
+               fn.hessian(lambda x: (x ** 3).sum() + x[0] * x[1])(x0)]
+        try:
+            fn.jvp(lambda x: x.sin(), a, (lib.ones(2),))
+        except RuntimeError as e:
+            out.append(str(e))
+        return out
+    same(run)
+
+
+def test_func_jacfwd_against_finite_differences():
+    def f(x, y):
+        return (x * y.sin()).exp() + x[:1] * y.sum()
+    x = np.array([0.3, -0.7, 1.1])
+    y = np.array([0.2, 0.9, -0.4])
+    jx, jy = tg.func.jacfwd(f, argnums=(0, 1))(tg.tensor(x, dtype=tg.float64),
+                                               tg.tensor(y, dtype=tg.float64))
+
+    def fn(x, y):
+        return np.exp(x * np.sin(y)) + x[:1] * y.sum()
+    for arr, J, k in ((x, jx, 0), (y, jy, 1)):
+        want = np.zeros((3, 3))
+        for i in range(3):
+            d = np.zeros(3)
+            d[i] = 1e-6
+            args = [x, y]
+            args[k] = arr + d
+            p = fn(*args)
+            args[k] = arr - d
+            want[:, i] = (p - fn(*args)) / 2e-6
+        np.testing.assert_allclose(J.numpy(), want, rtol=1e-6, atol=1e-8)
+
+
+# -------------------------------------------------------------------- gradcheck's message
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("fast", [False, True])
+def test_gradcheck_message_starts_as_torch(dtype, fast):
+    """The Jacobians print in torch's dtypes (float32 inputs: no dtype suffix); fast mode
+    prints its two quantities as Python floats."""
+    import warnings
+
+    def run(lib):
+        class Bad(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 2
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * 3 * x
+        x = lib.tensor([1.0, 2.0], dtype=getattr(lib, dtype), requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                lib.autograd.gradcheck(Bad.apply, (x,), eps=1e-3 if dtype == "float32" else 1e-6,
+                                       atol=1e-2, fast_mode=fast)
+            except Exception as e:      # noqa: BLE001
+                return type(e).__name__, str(e)
+    torch = pytest.importorskip("torch")
+    (tn, tm), (gn, gm) = run(torch), run(tg)
+    assert tn == gn == "GradcheckError"
+    if fast:      # the random directions differ: compare the layout, numbers aside
+        import re
+        num = re.compile(r"-?\d+\.\d+(e-?\d+)?")
+        assert num.sub("N", gm).startswith(num.sub("N", tm).split("The max")[0])
+    else:
+        assert gm.startswith(tm.rstrip("\n"))

@@ -255,3 +255,45 @@ def next_functions(tp, e):
     else:
         ins = (int(E[e, IA]),)
     return tuple((None, 0) if n < 0 else _producer(tp, E, N, n) for n in ins)
+
+
+# ----------------------------------------------------------------- saved-tensor hooks
+class saved_tensors_hooks:
+    """torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook): not supported.
+    tapegrad saves operands as raw arrays inside the tape, read by the compiled sweep, so there
+    is no point where a pack/unpack hook could run; it raises rather than silently ignore the
+    hooks."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        raise NotImplementedError(
+            "tapegrad does not support torch.autograd.graph.saved_tensors_hooks: saved values "
+            "live in the tape's buffers and are read by the compiled backward sweep, so "
+            "pack/unpack hooks cannot be called")
+
+
+class save_on_cpu:
+    """torch.autograd.graph.save_on_cpu: saved tensors are on the CPU already (a no-op
+    context manager)."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        self.pin_memory, self.device_type = pin_memory, device_type
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+class disable_saved_tensors_hooks:
+    """torch.autograd.graph.disable_saved_tensors_hooks(error_message): there are no saved
+    tensor hooks in tapegrad, so nothing to disable (a no-op context manager)."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
