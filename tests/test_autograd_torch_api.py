@@ -99,6 +99,36 @@ def test_grad_of_an_output_with_respect_to_itself():
         np.testing.assert_array_equal(g.detach().numpy(), [1.0, 3.0])
 
 
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax", "cross_entropy", "inv"])
+def test_create_graph_gradient_names_of_nn_and_linalg(fn):
+    """softmax / log_softmax record torch's SoftmaxBackwardDataBackward0 /
+    LogSoftmaxBackwardDataBackward0 over (grad_output, output); inv ends in NegBackward0."""
+    def run(lib):
+        m = lib.tensor([[1.0, 2.0], [3.0, 4.5]], dtype=lib.float64, requires_grad=True)
+        F = lib.nn.functional
+        y = {"softmax": lambda: m.softmax(-1), "log_softmax": lambda: F.log_softmax(m, -1),
+             "cross_entropy": lambda: F.cross_entropy(m, lib.tensor([0, 1])),
+             "inv": lambda: lib.linalg.inv(m)}[fn]()
+        w = lib.arange(y.numel(), dtype=lib.float64).reshape(y.shape)
+        g, = lib.autograd.grad((y * w).sum(), m, create_graph=True)
+        h, = lib.autograd.grad((g * g).sum(), m)
+        # (cross_entropy: torch's grad_output has a graph, NllLossBackwardBackward0; the
+        # gradient of nll is constant in tapegrad: compare the top name only)
+        nxt = [n is None or n.name() for n, _ in g.grad_fn.next_functions]
+        return g, g.grad_fn.name(), nxt if fn != "cross_entropy" else None, h
+    same(run)
+    x = np.array([[1.0, 2.0, -0.5], [3.0, 4.5, 0.1]])
+    w = np.random.default_rng(3).standard_normal(x.shape)
+    for f in (lambda m: m.softmax(-1), lambda m: tg.nn.functional.log_softmax(m, -1)):
+        def second(m):
+            plain = not m.requires_grad         # (finite differences: plain inputs)
+            if plain:
+                m = m.detach().requires_grad_()
+            g, = tg.autograd.grad((f(m) * tg.tensor(w)).sum(), m, create_graph=True)
+            return (g * g).detach() if plain else g * g
+        fdcheck(second, [x], rtol=1e-5, atol=1e-7)
+
+
 def test_create_graph_gradient_is_differentiable_without_the_view():
     """The gradient bound to the sweep's node in its tensor's shape still differentiates
     correctly (second derivatives against closed forms)."""
