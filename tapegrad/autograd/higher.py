@@ -320,7 +320,7 @@ def _pre_hooks(T, tp, e, cot, capture):
     """Node pre-hooks of entry e on its output cotangents (in their shapes; a hook may
     replace them); with post-hooks, starts capturing the entry's contributions and returns
     what ``_post_hooks`` needs."""
-    from .hooks import _hooked_outputs, node_shape
+    from .hooks import _hooked_outputs, call_hooks, node_shape
     N = tp.N
     outs = [n for n in _hooked_outputs(tp, e) if n in cot]
     if not outs:
@@ -328,11 +328,7 @@ def _pre_hooks(T, tp, e, cot, capture):
     pre = tp.hooks.get(("pre", e))
     if pre:
         gouts = tuple(reshaped(T, cot[o], node_shape(tp, N, o)) for o in outs)
-        for fn in list(pre.values()):
-            r = fn(gouts)
-            if r is not None:
-                gouts = tuple(r)
-        for o, g in zip(outs, gouts):
+        for o, g in zip(outs, call_hooks(pre, gouts)):
             if g is not None:
                 cot[o] = reshaped(T, g, (g._data.size,))
     post = tp.hooks.get(("post", e))
@@ -345,18 +341,14 @@ def _pre_hooks(T, tp, e, cot, capture):
 def _post_hooks(T, tp, pending, capture, add):
     """Post-hooks ``fn(grad_inputs, grad_outputs)`` of a captured entry; what they return (or
     the captured contributions) is then added to the inputs' cotangents."""
-    from .hooks import _entry_inputs, node_shape
+    from .hooks import _entry_inputs, call_hooks, node_shape
     e, post, gouts = pending
     got, capture[0] = capture[0], None
     ins = _entry_inputs(tp, e)
     known = tp.hooks.get(("shape", e))
     gin = tuple(reshaped(T, got[n], node_shape(tp, tp.N, n, e, known)) if n in got else None
                 for n in ins)
-    for fn in list(post.values()):
-        r = fn(gin, gouts)
-        if r is not None:
-            gin = tuple(r)
-    for n, g in zip(ins, gin):
+    for n, g in zip(ins, call_hooks(post, gin, gouts)):
         if g is not None:
             add(n, reshaped(T, g, (g._data.size,)))
 

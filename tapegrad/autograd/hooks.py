@@ -213,13 +213,19 @@ def tensor_hooks(tp, e, adj, N):
         gouts = tuple(T._wrap(adj.get(N, o).reshape(node_shape(tp, N, o)).copy(),
                               T.float32 if int(N[o * NK + NDT]) & 1 == 0 else T.float64)
                       for o in outs)
-        for fn in list(pre.values()):
-            r = fn(gouts)
-            if r is not None:
-                gouts = tuple(r)
-        for o, g in zip(outs, gouts):
+        for o, g in zip(outs, call_hooks(pre, gouts)):
             if g is not None:
                 adj.set(N, o, np.asarray(g._data).reshape(-1))
+
+
+def call_hooks(table, grads, outs=None):
+    """Call node hooks in registration order: pre-hooks ``fn(grads)`` (``outs`` None),
+    post-hooks ``fn(grads, outs)``; a hook's non-None result replaces ``grads``."""
+    for fn in list(table.values()):
+        r = fn(grads) if outs is None else fn(grads, outs)
+        if r is not None:
+            grads = tuple(r)
+    return grads
 
 
 def _hooked_outputs(tp, e):
@@ -293,11 +299,7 @@ def _post_hooks(tp, e, adj, N, post, got, ins, outs):
                  for o in outs)
     gin = tuple(T._wrap(got[n].reshape(node_shape(tp, N, n, e, known)), dt_of(n))
                 if n >= 0 and n in got else None for n in ins)
-    for fn in list(post.values()):
-        r = fn(gin, gout)
-        if r is not None:
-            gin = tuple(r)
-    for n, g in zip(ins, gin):
+    for n, g in zip(ins, call_hooks(post, gin, gout)):
         if n >= 0 and g is not None:
             adj.acc(N, n, np.asarray(g._data).reshape(-1), True)
 
