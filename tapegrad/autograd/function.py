@@ -13,7 +13,7 @@ import numpy as np
 from .. import tape as _tp
 from ..kernels import F_SAVES, NK
 from .grad_mode import STATE, no_grad
-from .graph import function_name_id
+from .graph import function_name_id, name_id
 
 
 class FunctionCtx:
@@ -199,6 +199,7 @@ class Function(metaclass=FunctionMeta):
                                   "autograd.Function to use it with forward mode AD.")
 
     generate_vmap_rule = False
+    _node_name_id = None       # a node name other than <Name>Backward (internal Functions)
 
     @staticmethod
     def vmap(info, in_dims, *args):
@@ -239,8 +240,10 @@ class Function(metaclass=FunctionMeta):
         fl = F_SAVES if ctx._saved else 0
         rec_index = len(tp.pyfuncs)
         k0, _, first = diff[0]
-        e, n0 = tp.entry(OPCODE["pyfunc"], function_name_id(cls.__name__ + "Backward"), first._data.size,
-                         first._dtype.slot, -1, -1, p0=rec_index, fl=fl)
+        nm = (function_name_id(cls.__name__ + "Backward") if cls._node_name_id is None
+              else cls._node_name_id())
+        e, n0 = tp.entry(OPCODE["pyfunc"], nm, first._data.size, first._dtype.slot, -1, -1,
+                         p0=rec_index, fl=fl)
         tp.N[n0 * NK + 4] = k0                 # output number of that node
         dirty = {id(t) for t in ctx._dirty}
         diff_ids = {id(o) for _, _, o in diff}
@@ -302,10 +305,12 @@ def once_differentiable(fn):
 
 class _DelayedError(Function):
     """The node over the results of a ``once_differentiable`` backward: differentiating
-    through it raises (torch's DelayedError node)."""
+    through it raises (torch's ``Error`` node)."""
+    _node_name_id = staticmethod(lambda: name_id("Error"))
 
     @staticmethod
     def forward(ctx, x):
+        ctx.keep = x           # the detached leaf below it lives with the graph (AccumulateGrad)
         return x.view_as(x)
 
     @staticmethod

@@ -15,7 +15,7 @@ _NAME_ID = {}
 ONE_INPUT = {"RsubBackward1", "PowBackward2"}
 # nodes torch implements in C++ report a qualified name()
 _CPP_NAMES = {"CopySlices": "torch::autograd::CopySlices",
-              "CopyBackwards": "torch::autograd::CopyBackwards"}
+              "CopyBackwards": "torch::autograd::CopyBackwards", "Error": "torch::autograd::Error"}
 
 
 def name_id(name):
