@@ -1795,14 +1795,15 @@ def hessian(func, argnums=0):
     from .autograd.functional import hessian as _h
 
     def wrapper(*args):
-        if not isinstance(argnums, int):
-            raise NotImplementedError("hessian with several argnums is not supported yet")
-        rest = list(args)
+        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
-        def f1(x):
-            rest[argnums] = x
+        def f1(*xs):
+            rest = list(args)
+            for n, x in zip(nums, xs):
+                rest[n] = x
             return func(*rest)
-        return _h(f1, args[argnums])
+        # a tuple of argnums: ((H00, H01), (H10, H11)), as torch.func.hessian
+        return _h(f1, args[argnums] if isinstance(argnums, int) else tuple(args[n] for n in nums))
     return wrapper
 
 

@@ -610,7 +610,8 @@ def test_func_jacfwd_and_jvp_match_torch():
                fn.jvp(g, (a, b), (lib.ones(2), lib.zeros(2))),
                fn.jvp(lambda x: x.sin(), (a,), (lib.ones(2),)),
                fn.jvp(lambda x: (x.sin(), x.cos()), (a,), (lib.ones(2),), has_aux=True),
-               fn.hessian(lambda x: (x ** 3).sum() + x[0] * x[1])(x0)]
+               fn.hessian(lambda x: (x ** 3).sum() + x[0] * x[1])(x0),
+               fn.hessian(lambda x, y: (x * x * y).sum() + y[0] ** 3, argnums=(0, 1))(a, b)]
         try:
             fn.jvp(lambda x: x.sin(), a, (lib.ones(2),))
         except RuntimeError as e:
