@@ -1720,19 +1720,90 @@ def jacrev(func, argnums=0):
     return wrapper
 
 
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian with torch.func.jacfwd's signature and result structure (out.shape +
+    in.shape per output and argument; tuples for tuple outputs / argnums; ``(jacobian, aux)``
+    with has_aux). tapegrad has no forward mode: it is computed in reverse mode (one recorded
+    VJP per output element, ``autograd.functional.jacobian``), which gives the same values."""
+    from .autograd.functional import jacobian
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        aux = []
+
+        def f(*xs):
+            full = list(args)
+            for n, x in zip(nums, xs):
+                full[n] = x
+            out = func(*full)
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError("jacfwd(f, ...)(*args): output of function f should be a "
+                                       "tuple: (output, aux) if has_aux is True")
+                out, a = out
+                aux.append(a)
+            return out
+        J = jacobian(f, args[argnums] if isinstance(argnums, int) else tuple(args[n] for n in nums))
+        if has_aux:
+            return J, _detach_tree(aux[0])
+        return J
+    return wrapper
+
+
+def _detach_tree(x):
+    T = _mods()["T"]
+    if isinstance(x, T.Tensor):
+        return x.detach()
+    if isinstance(x, (tuple, list)):
+        return type(x)(_detach_tree(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _detach_tree(v) for k, v in x.items()}
+    return x
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """(func(*primals), J @ tangents) with torch.func.jvp's signature and structure
+    (``(output, jvp_out, aux)`` with has_aux); computed by the double-backward trick
+    (``autograd.functional.jvp``): tapegrad has no forward mode."""
+    from .autograd.functional import jvp as _jvp
+    for what, x in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(x, tuple):
+            raise RuntimeError("jvp(f, primals, tangents): Expected %s to be a tuple. E.g. it "
+                               "should be valid to call f(*primals)." % what)
+    if len(primals) != len(tangents):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have "
+                           "the same python structure. For example, if primals is a tuple of 3 "
+                           "tensors, tangents also must be. Got primals with structure %d and "
+                           "tangents with structure %d" % (len(primals), len(tangents)))
+    aux = []
+
+    def f(*xs):
+        out = func(*xs)
+        if has_aux:
+            out, a = out
+            aux.append(a)
+        return out
+    out, jv = _jvp(f, primals, tangents, strict=strict)
+    if has_aux:
+        return out, jv, _detach_tree(aux[0])
+    return out, jv
+
+
 def hessian(func, argnums=0):
     """The Hessian (recorded second-order pass, see autograd.functional.hessian)."""
     from .autograd.functional import hessian as _h
 
     def wrapper(*args):
-        if not isinstance(argnums, int):
-            raise NotImplementedError("hessian with several argnums is not supported yet")
-        rest = list(args)
+        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
-        def f1(x):
-            rest[argnums] = x
+        def f1(*xs):
+            rest = list(args)
+            for n, x in zip(nums, xs):
+                rest[n] = x
             return func(*rest)
-        return _h(f1, args[argnums])
+        # a tuple of argnums: ((H00, H01), (H10, H11)), as torch.func.hessian
+        return _h(f1, args[argnums] if isinstance(argnums, int) else tuple(args[n] for n in nums))
     return wrapper
 
 

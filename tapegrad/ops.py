@@ -604,15 +604,31 @@ _VJP_T = {
     "atan2": lambda T, g, a, b, y: (g * b / (a * a + b * b), -(g * a) / (a * a + b * b)),
     "hypot": lambda T, g, a, b, y: (None if a is None else g * a / y, None if b is None else g * b / y),
     "remainder": lambda T, g, a, b, y: (g, None if a is None else -(g * (a / b).floor())),
-    "softmax": lambda T, g, x, y, c: _softmax_vjp_t(g, y, int(c)),
-    "log_softmax": lambda T, g, x, y, c: (g.view(-1, int(c)) - y.view(-1, int(c)).exp()
-                                          * g.view(-1, int(c)).sum(1, keepdim=True)).view(-1),
+    "softmax": lambda T, g, x, y, c: _softmax_vjp_t(g, y, int(c), False),
+    "log_softmax": lambda T, g, x, y, c: _softmax_vjp_t(g, y, int(c), True),
 }
 
 
-def _softmax_vjp_t(g, y, L):
-    gr, yr = g.view(-1, L), y.view(-1, L)
-    return (yr * (gr - (gr * yr).sum(1, keepdim=True))).view(-1)
+def _softmax_vjp_t(g, y, L, log):
+    """The recorded VJP of (log_)softmax rows of L elements, as torch's node over
+    (grad_output, output): ``SoftmaxBackwardDataBackward0`` y (g - sum(g y)), or
+    ``LogSoftmaxBackwardDataBackward0`` g - exp(y) sum(g) (intermediates hidden)."""
+    from ._math import hide, named, tap_entry
+    from .autograd.higher import _T, reshaped
+    gr, yr = tap_entry(g.view(-1, L), 0), tap_entry(y.view(-1, L), 1)
+    if log:
+        e, s = yr.exp(), gr.sum(1, keepdim=True)
+        p = e * s
+        r = gr - p
+        hide(e, s, p)
+    else:
+        gy = gr * yr
+        s = gy.sum(1, keepdim=True)
+        d = gr - s
+        r = yr * d
+        hide(gy, s, d)
+    return named(reshaped(_T(), r, (r._data.size,)),
+                 "LogSoftmaxBackwardDataBackward0" if log else "SoftmaxBackwardDataBackward0", 2)
 
 
 def _mix(mask, hi, lo, dtype):

@@ -763,8 +763,9 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
                     e = start
             elif status == 1:
                 if E[e * K + FL] & F_HOOK:
-                    _hooks.tensor_hooks(tp, e, adj, N)
-                tp.pyfuncs[int(E[e * K + P0])].backward(adj, N, nreach, ereach)
+                    _hooks.run_pyfunc(tp, e, adj, N, nreach, ereach)
+                else:
+                    tp.pyfuncs[int(E[e * K + P0])].backward(adj, N, nreach, ereach)
                 start = e - 1
             elif status == 2:
                 err = e

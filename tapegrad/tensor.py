@@ -1032,7 +1032,7 @@ class Tensor:
             return None
         from .autograd.graph import node_view
         tp, node = _tp.resolve(self)
-        return node_view(tp, int(_tp.view_i64(tp.N)[node * 5 + 3]))
+        return node_view(tp, int(_tp.view_i64(tp.N)[node * 5 + 3]), self._data.shape)
 
     @property
     def grad(self):
@@ -1051,10 +1051,19 @@ class Tensor:
             if not isinstance(g, Tensor):
                 raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
                                 "type %s" % type(g).__name__)
-            if g._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
             if g._dtype is not self._dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    "attempting to assign a gradient with dtype '%s' to a tensor with grad_dtype "
+                    "'%s'. The gradient must match the tensor's grad_dtype (defaults to the "
+                    "tensor's dtype). You can set the tensor's grad_dtype attribute with a "
+                    "specific dtype, or None to allow any dtype. Set grad_dtype with caution. "
+                    "Diverging the dtypes of a tensor and its gradient may break downstream "
+                    "systems that assume they match." % (g._dtype._cname, self._dtype._tname))
+            if g._data.shape != self._data.shape:
+                raise RuntimeError(
+                    "attempting to assign a gradient of size '%s' to a tensor of size '%s'. "
+                    "Please ensure that the gradient and the tensor are the same size"
+                    % (list(g._data.shape), list(self._data.shape)))
         self._grad = g
 
     @property

@@ -7,10 +7,11 @@ into ``.grad`` (or returns them, for ``grad``).
 import numpy as np
 
 from .. import tape as _tp
-from ..kernels import IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
+from ..kernels import F_HIDDEN, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
 from ..ops import OPCODE
 
 _PYFUNC = OPCODE["pyfunc"]
+_COPY = OPCODE["copy"]
 
 
 def _tensor_cls():
@@ -75,7 +76,7 @@ def _size(shape):
 
 def _run(tensors, grads, retain_graph, inputs=None):
     """Sweep the (joined) tape of the non-leaf roots. Returns (tape, adjoints, nreach, the
-    nodes of each input on the tape) or None. ``inputs`` (autograd.grad): only entries on a
+    nodes of each input on the tape, the ``Paths`` run or None for all) or None. ``inputs`` (autograd.grad): only entries on a
     path from them to the roots run and are freed, as in torch's engine; the graph below a
     non-leaf input is neither executed nor freed."""
     if len(tensors) == 1:                   # one root: no joining
@@ -103,10 +104,10 @@ def _run(tensors, grads, retain_graph, inputs=None):
         paths = needed_entries(tp, [n for ns in per for n in ns], [n for n, _ in seeds])
     if paths is None:
         adj, nreach = _tp.sweep(tp, seeds, retain_graph, None, per is not None)
-        return tp, adj, nreach, per
+        return tp, adj, nreach, per, None
     with _Cut(tp, paths.cut):
         adj, nreach = _tp.sweep(tp, seeds, retain_graph, paths.needed, True)
-    return tp, adj, nreach, per
+    return tp, adj, nreach, per, paths
 
 
 def input_nodes(tp, inputs):
@@ -221,6 +222,10 @@ class _Cut:
             Nv[cut, NPROD] = self.old
             del Nv
         return False
+
+
+_UNUSED = ("The differentiated Tensor at index %d appears to not have been used in the graph. "
+           "Set allow_unused=True if this is the desired behavior.")
 
 
 def _adjoint(tp, adj, node, shape, npdt):
@@ -339,7 +344,8 @@ def backward_one(t, retain_graph):
                 npdt = dt.np
                 g = adj.take(Nb, node)
                 g = (g.astype(npdt) if g.dtype != npdt else g).reshape(d.shape)
-            if "_hooks" in leaf.__dict__:
+            hooked = "_hooks" in leaf.__dict__
+            if hooked:
                 from .hooks import leaf_hooks
                 g = leaf_hooks(leaf, g)
             cur = leaf._grad                # _accumulate, inlined
@@ -354,8 +360,18 @@ def backward_one(t, retain_graph):
                 else:
                     cur._data = cur._dtype.np.type(cd + g)
                 vcof(cur)[0] += 1
+            if hooked and "_posthooks" in leaf.__dict__:
+                _post_accumulate(leaf)
     if tp.retained:
         _retained_grads(tp, adj, nreach)
+
+
+def _post_accumulate(leaf):
+    """Run the leaf's post-accumulate-grad hooks (``hook(tensor)``, after ``.grad`` is
+    updated; they must return None)."""
+    for fn in list(leaf.__dict__.get("_posthooks", {}).values()):
+        if fn(leaf) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
@@ -382,12 +398,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 from .hooks import leaf_hooks
                 g = leaf_hooks(t, g)
             _accumulate(t, g)
+            if "_posthooks" in t.__dict__:
+                _post_accumulate(t)
     res = _run(tensors, grads, retain_graph)
     if res is None:
         return
-    tp, adj, nreach, _ = res
+    tp, adj, nreach = res[:3]
     for leaf, g in _leaf_adjoints(tp, adj, nreach, only):
         _accumulate(leaf, g)
+        if "_posthooks" in leaf.__dict__:
+            _post_accumulate(leaf)
     if tp.retained:
         _retained_grads(tp, adj, nreach)
 
@@ -422,7 +442,7 @@ def _graph_seeds(tensors, grads, raw):
             continue
         r = raw[i] if raw and i < len(raw) else None
         if isinstance(r, T.Tensor):
-            roots.append((t, r.reshape(-1)))          # keeps the caller's graph
+            roots.append((t, _shaped(r, (r._data.size,))))    # keeps the caller's graph
         else:
             roots.append((t, T._wrap(np.array(g).reshape(-1), t._dtype)))
     if not roots:
@@ -462,15 +482,41 @@ def _backward_create_graph(tensors, grads, only, raw):
 
 
 def _shaped(t, shape):
-    return t if t._data.shape == shape else t.reshape(shape)
+    """A flat cotangent of the recorded sweep in the shape of its tensor, with no ViewBackward0
+    in between (see higher.reshaped)."""
+    return t if t._data.shape == shape else _higher().reshaped(_tensor_mod(), t, shape)
 
 
 def _accumulate_graph(t, g):
-    """create_graph accumulation: out of place, so the new .grad keeps its graph."""
-    if t._tape is None and "_hooks" in t.__dict__:
+    """create_graph accumulation: out of place, so the new .grad keeps its graph. The first
+    gradient with a graph is a copy, as torch's: ``CopyBackwards`` (listing an undefined
+    input and the gradient) for a leaf, ``CloneBackward0`` for a non-leaf that retains grad."""
+    leaf = t._tape is None
+    if leaf and "_hooks" in t.__dict__:
         from .hooks import leaf_hooks_tensor
         g = leaf_hooks_tensor(t, g)
-    t._grad = g if t._grad is None else t._grad + g
+    if t._grad is not None:
+        t._grad = t._grad + g
+    elif g._rg and g._tape is not None:
+        t._grad = _graph_copy(g, leaf)
+    else:
+        t._grad = g
+    if leaf and "_posthooks" in t.__dict__:
+        _post_accumulate(t)
+
+
+def _graph_copy(g, leaf):
+    from .graph import multi_name_id, name_id, tap_name_id
+    T = _tensor_mod()
+    tp, n = _tp.resolve(g)
+    size, slot = g._data.size, g._dtype.slot
+    if leaf:
+        _, n = tp.entry(_COPY, tap_name_id("CopyBackwards", (1,)), size, slot, n, -1,
+                        fl=F_HIDDEN)
+        _, n = tp.entry(_COPY, multi_name_id("CopyBackwards", 2), size, slot, n, -1)
+    else:
+        _, n = tp.entry(_COPY, name_id("CloneBackward0"), size, slot, n, -1)
+    return T._out(g._data.copy(), g._dtype, tp, n)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -514,24 +560,48 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     out = []
     for i, t in enumerate(inputs):
         g = None
-        for o, og in zip(outputs, grads):           # an input that is itself an output
-            if o is t:
+        for o, og in zip(outputs, grads):   # a leaf input that is itself an output (a non-leaf
+            if o is t and o._tape is None:  # one's seed is in its node's adjoint)
                 g = og.copy() if g is None else g + og
         if res is not None:
-            tp, adj, nreach, per = res
+            tp, adj, nreach, per, paths = res
             for node in per[i]:
                 if nreach[node]:
                     a = _adjoint(tp, adj, node, t._data.shape, t._dtype.np)
                     g = a.copy() if g is None else g + a
+            if g is not None and (tp.hooks or "_hooks" in t.__dict__):
+                g = _input_hooks(t, g, tp, per[i], None if paths is None else paths.cut, False)
+        elif g is not None and "_hooks" in t.__dict__:
+            g = _input_hooks(t, g, None, (), None, False)
         if g is None:
             if materialize_grads:
                 g = np.zeros(t._data.shape, t._dtype.np)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(_UNUSED % i)
         out.append(None if g is None else _wrap(g if g.ndim else g[()], t._dtype))
     return tuple(out)
+
+
+def _input_hooks(t, g, tp, nodes, cut, graph):
+    """autograd.grad: the tensor hooks of a requested input run on its gradient (``g``, an
+    ndarray, or a Tensor when ``graph``), as torch: a leaf's always, a non-leaf's when the
+    sweep stopped at it (``cut``: its producer did not run, so neither did its hooks)."""
+    from . import hooks
+    if t._tape is None:
+        if "_hooks" not in t.__dict__:
+            return g
+        return hooks.leaf_hooks_tensor(t, g) if graph else hooks.leaf_hooks(t, g)
+    if cut is None or not nodes or nodes[0] not in cut:
+        return g
+    table = tp.hooks.get(("t", nodes[0]))
+    if not table:
+        return g
+    gt = g if graph else _tensor_mod()._wrap(g, t._dtype)
+    for fn, _ in list(table.values()):
+        r = fn(gt)
+        if r is not None:
+            gt = r
+    return gt if graph else gt._data
 
 
 def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_grads):
@@ -540,27 +610,31 @@ def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_gr
     tp, seeds = _graph_seeds(outputs, grads, raw)
     cot = {}
     per = [()] * len(inputs)
+    cut = None
     if tp is not None:
         per = input_nodes(tp, inputs)
-        cot = differentiable_sweep(tp, seeds, needed_entries(tp, [n for ns in per for n in ns],
-                                                            [n for n, _ in seeds]))
+        paths = needed_entries(tp, [n for ns in per for n in ns], [n for n, _ in seeds])
+        cot = differentiable_sweep(tp, seeds, paths)
+        if paths is not None:
+            cut = [n for ns in per for n in ns
+                   if tp.N[n * NK + NPROD] >= 0 and not paths.needed[tp.N[n * NK + NPROD]]]
     res = []
     for i, t in enumerate(inputs):
         g = None
         for o, og, r in zip(outputs, grads, raw or [None] * len(outputs)):
-            if o is t:                                   # an input that is itself an output
+            if o is t and o._tape is None:      # a leaf input that is itself an output
                 gt = r if isinstance(r, T.Tensor) else T._wrap(np.array(og), t._dtype)
                 g = gt if g is None else g + gt
         for node in per[i]:
             if node in cot:
                 part = _shaped(cot[node], t._data.shape)
                 g = part if g is None else g + part
+        if g is not None and ((tp is not None and tp.hooks) or "_hooks" in t.__dict__):
+            g = _input_hooks(t, g, tp, per[i], cut, True)
         if g is None:
             if materialize_grads:
                 g = T._wrap(np.zeros(t._data.shape, t._dtype.np), t._dtype)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(_UNUSED % i)
         res.append(g)
     return tuple(res)

@@ -5,11 +5,15 @@ whose outputs are the Function's tensor outputs. The compiled sweep stops at tha
 ``PyFuncRecord.backward`` calls the user's ``backward`` with the outputs' cotangents and
 adds the results into the inputs' adjoints, and the sweep continues compiled.
 """
+import functools
+import weakref
+
 import numpy as np
 
 from .. import tape as _tp
 from ..kernels import F_SAVES, NK
 from .grad_mode import STATE, no_grad
+from .graph import function_name_id, name_id
 
 
 class FunctionCtx:
@@ -23,6 +27,7 @@ class FunctionCtx:
         self.materialize_grads = True
         self._dirty = ()
         self._non_diff = ()
+        self._saved_outs = None     # (output number per saved tensor, weakrefs: record, tape)
 
     def save_for_backward(self, *tensors):
         self._saved = tensors
@@ -38,7 +43,29 @@ class FunctionCtx:
                     "one of the variables needed for gradient computation has been modified by "
                     "an inplace operation: [%s %s], is at version %d; expected version %d instead."
                     % (t.type(), list(t.shape), t._version, v))
+        if self._saved_outs is not None and STATE.enabled:
+            return self._bound_outputs()
         return self._saved
+
+    def _bound_outputs(self):
+        """With grad mode on (a backward recorded for create_graph), saved outputs of the
+        Function are its recorded outputs, bound to their nodes as torch's saved outputs
+        are: differentiating through them runs this Function's backward again. (The ctx
+        keeps weak references: the record holds the ctx.)"""
+        from ..tensor import _out, _vcof
+        rec, tp = self._saved_outs[1](), self._saved_outs[2]()
+        if rec is None or tp is None:
+            return self._saved
+        while tp.into is not None:
+            tp = tp.into
+        res = []
+        for t, k in zip(self._saved, self._saved_outs[0]):
+            if k >= 0 and rec.out_nodes[k] >= 0:
+                b = _out(t._data, t._dtype, tp, rec.out_nodes[k])
+                b._vc = _vcof(t)
+                t = b
+            res.append(t)
+        return tuple(res)
 
     def mark_dirty(self, *tensors):
         self._dirty = tensors
@@ -52,7 +79,7 @@ class FunctionCtx:
 
 class PyFuncRecord:
     """What a ``pyfunc`` tape entry needs to call back into Python."""
-    __slots__ = ("cls", "ctx", "in_nodes", "out_nodes", "out_meta", "in_meta")
+    __slots__ = ("cls", "ctx", "in_nodes", "out_nodes", "out_meta", "in_meta", "__weakref__")
 
     def __init__(self, cls, ctx, in_nodes, out_nodes, out_meta, in_meta):
         self.cls, self.ctx = cls, ctx
@@ -77,30 +104,69 @@ class PyFuncRecord:
                 grads.append(None)
         with no_grad():
             res = self.cls.backward(self.ctx, *grads)
-        if not isinstance(res, tuple):
-            res = (res,)
-        if len(res) < len(self.in_nodes):
-            raise RuntimeError("function %sBackward returned an incorrect number of gradients "
-                               "(expected %d, got %d)" % (self.cls.__name__, len(self.in_nodes), len(res)))
-        for i, (node, (shape, dt)) in enumerate(zip(self.in_nodes, self.in_meta)):
-            r = res[i]
-            if node < 0 or r is None:
-                continue
-            rv = r._data if hasattr(r, "_data") else np.asarray(r)
-            if np.shape(rv) != shape:
-                try:
-                    rv = np.broadcast_to(rv, shape)
-                except ValueError:
-                    raise RuntimeError("Function %sBackward returned an invalid gradient at index "
-                                       "%d - got %s but expected shape compatible with %s"
-                                       % (self.cls.__name__, i, list(np.shape(rv)), list(shape)))
+        for i, r in self.checked(res):
+            node = self.in_nodes[i]
+            rv = r._data
+            if np.shape(rv) != self.in_meta[i][0]:
+                rv = np.sum(rv, axis=_sum_dims(np.shape(rv), self.in_meta[i][0]))
             adj.acc(N, node, np.array(rv, _tp.NP_DT[int(N[node * NK + 2]) & 1]).reshape(-1), True)
             nreach[node] = 1
             p = int(N[node * NK + 3])
             if p >= 0:
                 ereach[p] = 1
-        if self.ctx._saved:
-            pass
+
+    def checked(self, res):
+        """The gradients ``backward`` returned, checked as torch's engine does: [(input index,
+        gradient Tensor)] for the inputs that need one. A gradient whose shape differs from its
+        input's is accepted when the input's shape expands to it (the caller sums it back:
+        ``_sum_dims``), as torch's ``validate_outputs``."""
+        from ..tensor import Tensor
+        name = self.cls.__name__ + "Backward"
+        if not isinstance(res, tuple):
+            res = (res,)
+        n = len(self.in_nodes)
+        if len(res) != n:
+            if len(res) < n or any(r is not None for r in res[n:]):
+                raise RuntimeError("function %s returned an incorrect number of gradients "
+                                   "(expected %d, got %d)" % (name, n, len(res)))
+            res = res[:n]
+        out = []
+        for i, r in enumerate(res):
+            shape, dt = self.in_meta[i]
+            if dt is None:
+                if r is not None:
+                    raise RuntimeError("function %s returned a gradient different than None at "
+                                       "position %d, but the corresponding forward input was not "
+                                       "a Variable" % (name, i + 1))
+                continue
+            if r is None:
+                continue
+            if not isinstance(r, Tensor):
+                raise RuntimeError("expected Variable or None (got %s)" % type(r).__name__)
+            if self.in_nodes[i] < 0:
+                continue
+            gs = r._data.shape
+            if gs != shape and not _expandable(shape, gs):
+                raise RuntimeError("Function %s returned an invalid gradient at index %d - got %s "
+                                   "but expected shape compatible with %s"
+                                   % (name, i, list(gs), list(shape)))
+            out.append((i, r))
+        return out
+
+
+def _expandable(shape, to):
+    """torch's is_expandable_to: ``shape`` broadcasts to ``to``."""
+    if len(shape) > len(to):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(to)))
+
+
+def _sum_dims(gshape, shape):
+    """The dimensions of a gradient of shape ``gshape`` summed (keepdim) to reach the
+    expandable ``shape`` (leading ones, then broadcast ones; torch's sum_to)."""
+    lead = len(gshape) - len(shape)
+    return tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                      if s == 1 and gshape[lead + i] != 1)
 
 
 class FunctionMeta(type):
@@ -121,15 +187,39 @@ class Function(metaclass=FunctionMeta):
         raise NotImplementedError("You must implement either the backward or vjp method for "
                                   "your custom autograd.Function to use it with backward mode AD.")
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """New-style Functions: ``forward(*args)`` without ctx, then
+        ``setup_context(ctx, inputs, output)`` saves what backward needs."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    generate_vmap_rule = False
+    _node_name_id = None       # a node name other than <Name>Backward (internal Functions)
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override "
+                                  "the vmap staticmethod or set generate_vmap_rule=True. "
+                                  "(tapegrad: custom autograd.Functions cannot be vmapped)")
+
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor, _out, _src, _tape_for, _nm, _vcof, _wrap
+        from ..tensor import Tensor, _out, _src, _tape_for, _vcof, _wrap
         from ..ops import OPCODE
         ctx = FunctionCtx()
         tin = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
         with no_grad():
-            out = cls.forward(ctx, *args, **kwargs)
+            if cls.setup_context is _BASE_SETUP:
+                out = cls.forward(ctx, *args, **kwargs)
+            else:                              # new style: forward(*args) + setup_context
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
         record = STATE.enabled and any(t._rg for t in tin)
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
@@ -150,8 +240,10 @@ class Function(metaclass=FunctionMeta):
         fl = F_SAVES if ctx._saved else 0
         rec_index = len(tp.pyfuncs)
         k0, _, first = diff[0]
-        e, n0 = tp.entry(OPCODE["pyfunc"], _nm(cls.__name__ + "Backward"), first._data.size,
-                         first._dtype.slot, -1, -1, p0=rec_index, fl=fl)
+        nm = (function_name_id(cls.__name__ + "Backward") if cls._node_name_id is None
+              else cls._node_name_id())
+        e, n0 = tp.entry(OPCODE["pyfunc"], nm, first._data.size, first._dtype.slot, -1, -1,
+                         p0=rec_index, fl=fl)
         tp.N[n0 * NK + 4] = k0                 # output number of that node
         dirty = {id(t) for t in ctx._dirty}
         diff_ids = {id(o) for _, _, o in diff}
@@ -173,8 +265,58 @@ class Function(metaclass=FunctionMeta):
             res = _out(o._data, o._dtype, tp, node)
             res._vc = _vcof(o)
             results[i] = res
-        tp.pyfuncs.append(PyFuncRecord(cls, ctx, in_nodes, tuple(out_nodes), tuple(out_meta), in_meta))
+        rec = PyFuncRecord(cls, ctx, in_nodes, tuple(out_nodes), tuple(out_meta), in_meta)
+        tp.pyfuncs.append(rec)
+        if ctx._saved:
+            outk = {id(o): k for k, (_, o) in enumerate(touts)}
+            ks = tuple(outk.get(id(t), -1) for t in ctx._saved)
+            if any(k >= 0 for k in ks):
+                ctx._saved_outs = (ks, weakref.ref(rec), tp.wself)
         return results[0] if single else tuple(results)
+
+
+_BASE_SETUP = Function.setup_context
+
+
+def once_differentiable(fn):
+    """Decorator for a ``backward`` that cannot itself be differentiated (torch's
+    ``torch.autograd.function.once_differentiable``): it runs with grad mode off, and when a
+    graph is being built (``create_graph=True``) its results are marked so that
+    differentiating through them raises."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        from ..tensor import Tensor
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not STATE.enabled or not any(isinstance(a, Tensor) and a._rg for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        res = []
+        for o in outs:
+            if isinstance(o, Tensor):
+                o = o.detach().requires_grad_(o._dtype.is_floating_point)
+                if o._rg:
+                    o = _DelayedError.apply(o)
+            res.append(o)
+        return res[0] if single else tuple(res)
+    return wrapper
+
+
+class _DelayedError(Function):
+    """The node over the results of a ``once_differentiable`` backward: differentiating
+    through it raises (torch's ``Error`` node)."""
+    _node_name_id = staticmethod(lambda: name_id("Error"))
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.keep = x           # the detached leaf below it lives with the graph (AccumulateGrad)
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable")
 
 
 # torch exposes the ctx type under this name too

@@ -4,6 +4,8 @@ Each works as a context manager and as a decorator; ``set_grad_enabled(False)`` 
 effect as a plain call. The previous mode is restored on exit, exceptions included.
 """
 import functools
+import inspect
+import sys
 import threading
 
 
@@ -39,6 +41,10 @@ class _Mode:
 
     def __call__(self, fn):
         mode_cls, mode = type(self), self._mode
+        if inspect.isgeneratorfunction(fn):
+            wrapper = _wrap_generator(fn, mode)
+            wrapper.__wrapped_mode__ = mode_cls
+            return wrapper
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -53,6 +59,37 @@ class _Mode:
 
     def clone(self):
         return type(self)()
+
+
+def _wrap_generator(fn, mode):
+    """A generator function decorated with a grad mode: every resumption of the generator (its
+    start, each ``send`` / ``throw`` / ``close``) runs under the mode, as torch's decorators."""
+    def run(step, *args):
+        prev = STATE.enabled
+        STATE.enabled = mode
+        try:
+            return step(*args)
+        finally:
+            STATE.enabled = prev
+
+    @functools.wraps(fn)
+    def generator_context(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        try:
+            response = run(gen.send, None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    run(gen.close)
+                    raise
+                except BaseException:
+                    response = run(gen.throw, *sys.exc_info())
+                else:
+                    response = run(gen.send, request)
+        except StopIteration as e:
+            return e.value
+    return generator_context
 
 
 class no_grad(_Mode):

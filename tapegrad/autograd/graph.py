@@ -7,8 +7,8 @@ outputs of one entry. Each grad_fn name (``MulBackward0``) is its own subclass o
 """
 import weakref
 
-from ..kernels import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, OP
-from ..ops import BINARY, MM, OPS, PYFUNC
+from ..kernels import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, NSIZE, OP, OUT, P0
+from ..ops import BINARY, MM, OPS, PYFUNC, UNARY
 from ..tape import resolve_entry, view_i64
 
 NAMES = []
@@ -16,7 +16,8 @@ _NAME_ID = {}
 # binary entries recorded with a constant operand whose torch node has a single input
 ONE_INPUT = {"RsubBackward1", "PowBackward2"}
 # nodes torch implements in C++ report a qualified name()
-_CPP_NAMES = {"CopySlices": "torch::autograd::CopySlices"}
+_CPP_NAMES = {"CopySlices": "torch::autograd::CopySlices",
+              "CopyBackwards": "torch::autograd::CopyBackwards", "Error": "torch::autograd::Error"}
 
 
 def name_id(name):
@@ -80,8 +81,10 @@ def chain_name_id(names):
 
 
 class Node:
-    """A backward node (``grad_fn``) of a recorded entry."""
-    __slots__ = ("_tape", "_entry", "__weakref__")
+    """A backward node (``grad_fn``) of a recorded entry. ``_oshape``: the shape of its output
+    when known (read from a tensor's grad_fn, or passed down elementwise entries by
+    next_functions): node hooks give gradients that shape, as torch."""
+    __slots__ = ("_tape", "_entry", "_oshape", "__weakref__")
 
     def name(self):
         n = type(self).__name__
@@ -91,7 +94,16 @@ class Node:
     def next_functions(self):
         tp, e = resolve_entry(self._tape, self._entry)
         self._tape, self._entry = tp, e
-        return next_functions(tp, e)
+        res = next_functions(tp, e)
+        shape = getattr(self, "_oshape", None)
+        if shape is not None and OPS[int(view_i64(tp.E)[e * K + OP])].kind in (UNARY, BINARY):
+            for fn, _ in res:          # elementwise: an input of the same size has its shape
+                if isinstance(fn, Node) and getattr(fn, "_oshape", None) is None:
+                    _, fe = resolve_entry(fn._tape, fn._entry)
+                    N = view_i64(tp.N)
+                    if N[int(view_i64(tp.E)[fe * K + OUT]) * NK + NSIZE] == _numel(shape):
+                        fn._oshape = shape
+        return res
 
     @property
     def metadata(self):
@@ -168,13 +180,45 @@ def _chain_next(top, depth):
     return ((v, 0),)
 
 
+class FunctionNode(Node):
+    """The node of a custom ``Function`` (``<Name>Backward``): prints as torch's
+    (``<torch.autograd.function.NameBackward object at 0x...>``) and, as torch's node that is
+    also the ``ctx``, reads the ctx's attributes (``saved_tensors``, ``needs_input_grad``,
+    anything ``forward`` stored)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<torch.autograd.function.%s object at %#x>" % (type(self).__name__, id(self))
+
+    def _record(self):
+        tp, e = resolve_entry(self._tape, self._entry)
+        return tp.pyfuncs[int(view_i64(tp.E)[e * K + P0])]
+
+    @property
+    def _forward_cls(self):
+        return self._record().cls
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._record().ctx, name)
+
+
 _CLASSES = {}
+_FUNCTION_NAMES = set()
+
+
+def function_name_id(name):
+    """The name id of a custom Function's node (its view is a ``FunctionNode``)."""
+    _FUNCTION_NAMES.add(name)
+    return name_id(name)
 
 
 def node_class(name):
     cls = _CLASSES.get(name)
     if cls is None:
-        cls = _CLASSES[name] = type(name, (Node,), {"__slots__": ()})
+        base = FunctionNode if name in _FUNCTION_NAMES else Node
+        cls = _CLASSES[name] = type(name, (base,), {"__slots__": ()})
     return cls
 
 
@@ -182,13 +226,23 @@ def entry_name(tp, e):
     return NAMES[int(view_i64(tp.E)[e * K + NM])]
 
 
-def node_view(tp, e):
+def node_view(tp, e, shape=None):
+    """The grad_fn view of entry ``e`` (``shape``: of the tensor it was read from)."""
     v = tp.views.get(e)
     if v is None:
         v = object.__new__(node_class(entry_name(tp, e)))
         v._tape, v._entry = tp, e
         tp.views[e] = v
+    if shape is not None:
+        v._oshape = shape
     return v
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
 
 def accumulate_grad(leaf):
@@ -273,3 +327,45 @@ def _inputs(tp, E, e):
     else:
         ins = (int(E[e, IA]),)
     return tuple((None, 0) if n < 0 else _producer(tp, E, N, n) for n in ins)
+
+
+# ----------------------------------------------------------------- saved-tensor hooks
+class saved_tensors_hooks:
+    """torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook): not supported.
+    tapegrad saves operands as raw arrays inside the tape, read by the compiled sweep, so there
+    is no point where a pack/unpack hook could run; it raises rather than silently ignore the
+    hooks."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        raise NotImplementedError(
+            "tapegrad does not support torch.autograd.graph.saved_tensors_hooks: saved values "
+            "live in the tape's buffers and are read by the compiled backward sweep, so "
+            "pack/unpack hooks cannot be called")
+
+
+class save_on_cpu:
+    """torch.autograd.graph.save_on_cpu: saved tensors are on the CPU already (a no-op
+    context manager)."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        self.pin_memory, self.device_type = pin_memory, device_type
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+class disable_saved_tensors_hooks:
+    """torch.autograd.graph.disable_saved_tensors_hooks(error_message): there are no saved
+    tensor hooks in tapegrad, so nothing to disable (a no-op context manager)."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False

@@ -45,6 +45,20 @@ def _T():
     return _TM[0]
 
 
+def reshaped(T, t, shape):
+    """``t`` with shape ``shape`` (same element count), recording nothing: a non-leaf result is
+    bound to ``t``'s own node, as tape nodes are flat. So the sweep's flat cotangents reach
+    callers (gradients, hooks, custom backward) with the grad_fn of the op that computed them,
+    as in torch, instead of a ViewBackward0 over it. A leaf is reshaped by a recorded view."""
+    d = t._data
+    if d.shape == shape:
+        return t
+    if t._tape is None:
+        return t.reshape(shape) if t._rg else T._wrap(d.reshape(shape), t._dtype)
+    tp, node = _tp.resolve(t)
+    return T._out(d.reshape(shape), t._dtype, tp, node)
+
+
 def _dtype_of(T, vdt):
     return T.float32 if vdt == 0 else T.float64
 
@@ -167,21 +181,28 @@ def differentiable_sweep(tp, seeds, paths=None):
             return wrap(v, dts[vdt])
         return bound(v, dts[vdt], tp, node)
 
+    capture = [None]                   # an entry with post-hooks: its contributions
+
     def add(node, contrib):
         if node < 0 or contrib is None:
             return
         size = nsize[node]
         if contrib._data.size != size:                 # single-element operand broadcast
-            contrib = contrib.sum().reshape(size)
+            contrib = reshaped(T, contrib.sum(), (size,))
         if contrib._dtype is not dts[ndt[node]]:
             contrib = contrib.to(dts[ndt[node]])
-        cur = cot.get(node)
-        cot[node] = contrib if cur is None else cur + contrib
+        into = cot if capture[0] is None else capture[0]
+        cur = into.get(node)
+        into[node] = contrib if cur is None else cur + contrib
 
     prev_mode = STATE.enabled          # (enable_grad, without its context object)
     STATE.enabled = True
+    post = None                        # (entry, its post-hooks) waiting for its contributions
     try:
         for e in range(start, lo - 1, -1):
+            if post is not None:
+                _post_hooks(T, tp, post, capture, add)
+                post = None
             if needed is not None and not needed[e - lo]:
                 continue
             row = rows[e - lo]
@@ -192,9 +213,11 @@ def differentiable_sweep(tp, seeds, paths=None):
                 table = hooks.get(("t", out))
                 if table and out in cot:                    # tensor hooks (recorded too)
                     for fn, (shape, dt) in list(table.values()):
-                        r = fn(cot[out].reshape(shape))
+                        r = fn(reshaped(T, cot[out], shape))
                         if r is not None:
-                            cot[out] = r.reshape(-1)
+                            cot[out] = reshaped(T, r, (r._data.size,))
+                if ("pre", e) in hooks or ("post", e) in hooks:
+                    post = _pre_hooks(T, tp, e, cot, capture)
             g = cot.get(out)
             if g is None:
                 if kind == INDEX:
@@ -286,9 +309,48 @@ def differentiable_sweep(tp, seeds, paths=None):
                 add(a, g.to(dts[ndt[a]]))
             elif kind == PYFUNC:
                 _pyfunc(T, pyfuncs[row[P0]], cot, add, tp)
+        if post is not None:
+            _post_hooks(T, tp, post, capture, add)
     finally:
         STATE.enabled = prev_mode
     return cot
+
+
+def _pre_hooks(T, tp, e, cot, capture):
+    """Node pre-hooks of entry e on its output cotangents (in their shapes; a hook may
+    replace them); with post-hooks, starts capturing the entry's contributions and returns
+    what ``_post_hooks`` needs."""
+    from .hooks import _hooked_outputs, call_hooks, node_shape
+    N = tp.N
+    outs = [n for n in _hooked_outputs(tp, e) if n in cot]
+    if not outs:
+        return None
+    pre = tp.hooks.get(("pre", e))
+    if pre:
+        gouts = tuple(reshaped(T, cot[o], node_shape(tp, N, o)) for o in outs)
+        for o, g in zip(outs, call_hooks(pre, gouts)):
+            if g is not None:
+                cot[o] = reshaped(T, g, (g._data.size,))
+    post = tp.hooks.get(("post", e))
+    if not post:
+        return None
+    capture[0] = {}
+    return e, post, tuple(reshaped(T, cot[o], node_shape(tp, N, o)) for o in outs)
+
+
+def _post_hooks(T, tp, pending, capture, add):
+    """Post-hooks ``fn(grad_inputs, grad_outputs)`` of a captured entry; what they return (or
+    the captured contributions) is then added to the inputs' cotangents."""
+    from .hooks import _entry_inputs, call_hooks, node_shape
+    e, post, gouts = pending
+    got, capture[0] = capture[0], None
+    ins = _entry_inputs(tp, e)
+    known = tp.hooks.get(("shape", e))
+    gin = tuple(reshaped(T, got[n], node_shape(tp, tp.N, n, e, known)) if n in got else None
+                for n in ins)
+    for n, g in zip(ins, call_hooks(post, gin, gouts)):
+        if g is not None:
+            add(n, reshaped(T, g, (g._data.size,)))
 
 
 def _assemble_parts(T, nprod, noff, nsize, ndt, e, out, cot):
@@ -335,11 +397,12 @@ def _pyfunc(T, rec, cot, add, tp):
         g = cot.get(node - d if node >= 0 else node)
         if g is None and rec.ctx.materialize_grads:
             g = T._wrap(np.zeros(int(np.prod(shape, dtype=np.int64)), dt.np), dt)
-        grads.append(None if g is None else g.reshape(shape))
-    res = rec.cls.backward(rec.ctx, *grads)
-    if not isinstance(res, tuple):
-        res = (res,)
+        grads.append(None if g is None else reshaped(T, g, shape))
+    res = rec.checked(rec.cls.backward(rec.ctx, *grads))
     d = _shift_of(tp)                  # the backward may have merged the tape
-    for node, r in zip(rec.in_nodes, res):
-        if node >= 0 and r is not None:
-            add(node - d, r.reshape(-1))
+    for i, r in res:
+        shape = rec.in_meta[i][0]
+        if r._data.shape != shape:     # expandable to the input's shape: summed back (sum_to)
+            from .function import _sum_dims
+            r = r.sum(_sum_dims(r._data.shape, shape), keepdim=True)
+        add(rec.in_nodes[i] - d, reshaped(T, r, (r._data.size,)))

@@ -14,10 +14,11 @@ import itertools
 import numpy as np
 
 from .. import tape as _tp
-from ..kernels import F_BIG, F_HOOK, FL, IA, IB, K, NDT, NK, NPROD, NSIZE, OP
-from ..ops import BINARY, MM, OPS
+from ..kernels import F_BIG, F_HOOK, FL, IA, IB, K, NDT, NK, NPROD, NSIZE, OP, P0
+from ..ops import BINARY, MM, OPCODE, OPS, PYFUNC, UNARY
 
 _ids = itertools.count()
+_PYFUNC = OPCODE["pyfunc"]
 
 
 class RemovableHandle:
@@ -72,18 +73,90 @@ def tensor_register_hook(self, hook):
     return h
 
 
+def tensor_register_post_accumulate_grad_hook(self, hook):
+    """Register ``hook(tensor) -> None`` run on a leaf after its ``.grad`` is accumulated."""
+    if not self._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._tape is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    self.__dict__.setdefault("_hooks", {})      # the engine's mark of a leaf with hooks
+    table = self.__dict__.setdefault("_posthooks", {})
+    h = RemovableHandle(table)
+    table[h.id] = hook
+    return h
+
+
 def node_register_hook(self, fn):
     """``fn(grad_inputs, grad_outputs) -> tuple or None`` after this node's VJP."""
-    tp, e = _tp.resolve_entry(self._tape, self._entry)
-    _flag(tp, e)
-    return _register(tp, ("post", e), fn)
+    return _register_node_hook(self, "post", fn)
 
 
 def node_register_prehook(self, fn):
     """``fn(grad_outputs) -> tuple or None`` before this node's VJP."""
-    tp, e = _tp.resolve_entry(self._tape, self._entry)
+    return _register_node_hook(self, "pre", fn)
+
+
+def _register_node_hook(view, kind, fn):
+    tp, e = _tp.resolve_entry(view._tape, view._entry)
     _flag(tp, e)
-    return _register(tp, ("pre", e), fn)
+    shape = getattr(view, "_oshape", None)
+    if shape is not None:                # the output's shape, known from the tensor's grad_fn
+        tp.hooks[("shape", e)] = shape
+    return _register(tp, (kind, e), fn)
+
+
+def node_shape(tp, N, node, e=None, known=None):
+    """The shape torch gives the gradient at ``node`` in a node hook. Nodes are flat, so it is
+    taken from what knows it: the leaf's tensor; the output shape of an entry whose grad_fn was
+    read from a tensor (``known``, or recorded when the hook was registered); the output shape of
+    the elementwise entry ``e`` consuming ``node`` (same size: broadcasting is explicit). Else
+    flat."""
+    size = int(N[node * NK + NSIZE])
+    if e is not None:
+        kind = OPS[int(tp.E[e * K + OP])].kind
+        if kind == PYFUNC:                 # a custom Function knows its inputs' shapes
+            rec = tp.pyfuncs[int(tp.E[e * K + P0])]
+            for n, (shape, _) in zip(rec.in_nodes, rec.in_meta):
+                if n == node:
+                    return shape
+        elif known is not None and kind in (UNARY, BINARY) and \
+                int(np.prod(known, dtype=np.int64)) == size:
+            return known
+    s = _shape_below(tp, N, node, size, 8)
+    return (size,) if s is None else s
+
+
+def _shape_below(tp, N, node, size, depth):
+    """The shape of ``node`` from below: its leaf, its producer's known output shape, or (the
+    producer elementwise) that of an operand of the same size; None when not found."""
+    prod = int(N[node * NK + NPROD])
+    if prod < 0:
+        for n, ref in tp.leaf_pairs:
+            if n == node and ref() is not None:
+                return ref()._data.shape
+        return None
+    if int(tp.E[prod * K + OP]) == _PYFUNC:     # ... and its outputs'
+        rec = tp.pyfuncs[int(tp.E[prod * K + P0])]
+        for n, (shape, _) in zip(rec.out_nodes, rec.out_meta):
+            if n == node:
+                return shape
+    if int(tp.E[prod * K + 2]) != node:
+        return None
+    s = tp.hooks.get(("shape", prod))
+    if s is None:
+        v = tp.views.get(prod)
+        s = getattr(v, "_oshape", None) if v is not None else None
+    if s is not None or depth == 0:
+        return s
+    kind = OPS[int(tp.E[prod * K + OP])].kind
+    if kind in (UNARY, BINARY):
+        for col in (IA, IB) if kind == BINARY else (IA,):
+            a = int(tp.E[prod * K + col])
+            if a >= 0 and int(N[a * NK + NSIZE]) == size:
+                s = _shape_below(tp, N, a, size, depth - 1)
+                if s is not None:
+                    return s
+    return None
 
 
 def leaf_hooks(t, g):
@@ -134,16 +207,33 @@ def tensor_hooks(tp, e, adj, N):
             if r is not None:
                 adj.set(N, node, r._data)
                 g = adj.get(N, node)
-    out = int(tp.E[e * K + 2])
     pre = tp.hooks.get(("pre", e))
     if pre:
-        dt = T.float32 if int(N[out * NK + NDT]) & 1 == 0 else T.float64
-        gouts = (T._wrap(adj.get(N, out).copy(), dt),)
-        for fn in list(pre.values()):
-            r = fn(gouts)
-            if r is not None:
-                gouts = tuple(r)
-        adj.set(N, out, gouts[0]._data)
+        outs = _hooked_outputs(tp, e)
+        gouts = tuple(T._wrap(adj.get(N, o).reshape(node_shape(tp, N, o)).copy(),
+                              T.float32 if int(N[o * NK + NDT]) & 1 == 0 else T.float64)
+                      for o in outs)
+        for o, g in zip(outs, call_hooks(pre, gouts)):
+            if g is not None:
+                adj.set(N, o, np.asarray(g._data).reshape(-1))
+
+
+def call_hooks(table, grads, outs=None):
+    """Call node hooks in registration order: pre-hooks ``fn(grads)`` (``outs`` None),
+    post-hooks ``fn(grads, outs)``; a hook's non-None result replaces ``grads``."""
+    for fn in list(table.values()):
+        r = fn(grads) if outs is None else fn(grads, outs)
+        if r is not None:
+            grads = tuple(r)
+    return grads
+
+
+def _hooked_outputs(tp, e):
+    """The output nodes whose gradients node hooks see: a custom Function's (differentiable)
+    outputs, else the entry's output."""
+    if int(tp.E[e * K + OP]) == _PYFUNC:
+        return [n for n in tp.pyfuncs[int(tp.E[e * K + P0])].out_nodes if n >= 0]
+    return [int(tp.E[e * K + 2])]
 
 
 class _Capture:
@@ -170,22 +260,46 @@ def run_entry(tp, e, adj, E, N, V4, V8, nreach, ereach):
     if not post:
         _tp.np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
         return
-    T = _T()
     cap = _Capture(adj)
     _tp.np_entry(tp, e, cap, E, N, V4, V8, nreach, ereach)
-    op = OPS[int(E[e * K + OP])]
-    ins = [int(E[e * K + IA])] + ([int(E[e * K + IB])] if op.kind in (BINARY, MM) else [])
-    out = int(E[e * K + 2])
+    _post_hooks(tp, e, adj, N, post, cap.got, _entry_inputs(tp, e), [int(E[e * K + 2])])
+
+
+def _entry_inputs(tp, e):
+    """The input nodes of entry e that node hooks' grad_inputs list (-1: needs no grad)."""
+    op = OPS[int(tp.E[e * K + OP])]
+    if op.kind == PYFUNC:
+        return [n for n in tp.pyfuncs[int(tp.E[e * K + P0])].in_nodes if n >= 0]
+    return [int(tp.E[e * K + IA])] + ([int(tp.E[e * K + IB])] if op.kind in (BINARY, MM) else [])
+
+
+def run_pyfunc(tp, e, adj, N, nreach, ereach):
+    """A hooked custom Function entry: tensor hooks and pre-hooks, its backward, post-hooks."""
+    tensor_hooks(tp, e, adj, N)
+    rec = tp.pyfuncs[int(tp.E[e * K + P0])]
+    post = tp.hooks.get(("post", e))
+    if not post:
+        rec.backward(adj, N, nreach, ereach)
+        return
+    cap = _Capture(adj)
+    rec.backward(cap, N, nreach, ereach)
+    _post_hooks(tp, e, adj, N, post, cap.got, _entry_inputs(tp, e), _hooked_outputs(tp, e))
+
+
+def _post_hooks(tp, e, adj, N, post, got, ins, outs):
+    """Post-hooks of entry e: ``fn(grad_inputs, grad_outputs)`` on the contributions ``got``
+    the entry's VJP made to its inputs ``ins``; what they return (or the contributions) is
+    accumulated."""
+    T = _T()
 
     def dt_of(node):
         return T.float32 if int(N[node * NK + NDT]) & 1 == 0 else T.float64
-    gin = tuple(T._wrap(cap.got[n], dt_of(n)) if n >= 0 and n in cap.got else None for n in ins)
-    gout = (T._wrap(adj.get(N, out).copy(), dt_of(out)),)
-    for fn in list(post.values()):
-        r = fn(gin, gout)
-        if r is not None:
-            gin = tuple(r)
-    for n, g in zip(ins, gin):
+    known = tp.hooks.get(("shape", e))
+    gout = tuple(T._wrap(adj.get(N, o).reshape(node_shape(tp, N, o)).copy(), dt_of(o))
+                 for o in outs)
+    gin = tuple(T._wrap(got[n].reshape(node_shape(tp, N, n, e, known)), dt_of(n))
+                if n >= 0 and n in got else None for n in ins)
+    for n, g in zip(ins, call_hooks(post, gin, gout)):
         if n >= 0 and g is not None:
             adj.acc(N, n, np.asarray(g._data).reshape(-1), True)
 
@@ -194,6 +308,7 @@ def _attach():
     T = _T()
     from .graph import Node
     T.Tensor.register_hook = tensor_register_hook
+    T.Tensor.register_post_accumulate_grad_hook = tensor_register_post_accumulate_grad_hook
     Node.register_hook = node_register_hook
     Node.register_prehook = node_register_prehook
 

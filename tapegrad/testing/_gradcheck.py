@@ -111,12 +111,19 @@ def _strides(t):
             return None
 
 
-def _fmt(lib, J):
-    """A Jacobian printed as the library prints tensors (torch's messages print tensors)."""
+def _fmt(lib, J, dtype=None):
+    """A Jacobian printed as the library prints tensors (torch's messages print tensors), in
+    torch's dtype for it: the output's for the numerical one, the input's for the analytical
+    one."""
     try:
-        return str(lib.tensor(J, dtype=lib.float64))
+        return str(lib.tensor(J, dtype=dtype if dtype is not None else lib.float64))
     except Exception:           # noqa: BLE001
         return np.array2string(J, precision=4, threshold=400)
+
+
+def _scalar(x, t):
+    """A fast-mode quantity as torch prints it: a Python float of ``t``'s precision."""
+    return repr(float(np.asarray(x, _np_native(t).dtype if _is_tensor(t) else np.float64)))
 
 
 def _idx(shape, flat):
@@ -146,7 +153,7 @@ def _worst(a, n, rtol, atol):
 def _mismatch_msg(lib, a, n, out_i, in_j, out_t, in_t, arg_j, rtol, atol):
     """torch's "Jacobian mismatch" message, plus the worst entry and its indices."""
     msg = ("Jacobian mismatch for output %d with respect to input %d,\nnumerical:%s\nanalytical:%s\n"
-           % (out_i, in_j, _fmt(lib, n), _fmt(lib, a)))
+           % (out_i, in_j, _fmt(lib, n, out_t.dtype), _fmt(lib, a, in_t.dtype)))
     if a.size:
         k, _ = _worst(a, n, rtol, atol)
         r, c = np.unravel_index(k, a.shape)       # rows: input elements, cols: output elements
@@ -363,7 +370,7 @@ def _fast_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
             tol = atol * float(u.sum()) * float(v.sum())
             if not _allclose(np.array(a), np.array(n), rtol, tol):
                 msg = ("Jacobian mismatch for output %d with respect to input %d,\nnumerical:%s\n"
-                       "analytical:%s\n" % (j, i, _fmt(lib, np.array(n)), _fmt(lib, np.array(a))))
+                       "analytical:%s\n" % (j, i, _scalar(n, o), _scalar(a, diff_inputs[i])))
                 msg += _slow_mode_error(func, inputs, o, out_pos[j], i, diff_inputs, in_pos,
                                         rtol, atol, eps, lib, j)
                 raise GradcheckError(msg)
@@ -377,7 +384,8 @@ def _slow_mode_error(func, inputs, o, out_p, i, diff_inputs, in_pos, rtol, atol,
            "in fast mode. See: https://github.com/pytorch/pytorch/issues/53876 for more background \n"
            "about fast mode. Below, we recompute numerical and analytical jacobians in slow mode:\n\n"
            "Numerical:\n %s\nAnalytical:\n%s\n\nThe max per-element difference (slow mode) is: %s.\n"
-           % (_fmt(lib, n), _fmt(lib, a), float(np.max(np.abs(n - a))) if n.size else 0.0))
+           % (_fmt(lib, n, o.dtype), _fmt(lib, a, diff_inputs[i].dtype),
+              float(np.max(np.abs(n - a))) if n.size else 0.0))
     if _allclose(a, n, rtol, atol):
         msg += ("\nFast gradcheck failed but element-wise differences are small. This means that "
                 "the\ntest might've passed in slow_mode!\n")
