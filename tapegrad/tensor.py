@@ -1261,9 +1261,8 @@ class Tensor:
         res = f(p, other)
         if res._rg:
             return _inplace_record(self, res, vc, _refcount(vc) - n0)
-        if self._rg:
-            res = _detached_result(p, res)
-            return _inplace_record(self, res, vc, 0)
+        if self._rg:                       # (every op records a tensor requiring grad)
+            raise NotImplementedError("this in-place operation has no derivative")
         return _store(self, res)
 
     def add_(self, other, alpha=1):
@@ -1618,14 +1617,6 @@ def _own_saves(res, vc, n, mem):
                 tp.nbytes += c.nbytes
 
 
-def _detached_result(p, res):
-    """A result that does not depend differentiably on anything, for a target requiring grad
-    (an op without a derivative): recorded as ``self * 0 + value`` so the target keeps a node."""
-    y = res._data
-    return _record_binary(BY_NAME["add"], _record_binary(BY_NAME["mul"], p, 0.0, y, p._dtype,
-                                                         hidden=True), res, y, p._dtype)
-
-
 def _inplace_record(self, res, vc, n):
     """Store the recorded result ``res`` of an in-place op into ``self``; ``vc``/``n``: the
     version counter of self's stand-in and how many saved values it got (``_own_saves``)."""
@@ -1654,10 +1645,11 @@ def _inplace_record(self, res, vc, n):
         tp, node = _tp.resolve(res)
         res = _out(res._data.astype(sdt.np), sdt, tp, _cast_node(tp, res, node, sdt))
         yvc = None
+    rd = res._data
     if type(d) is _ndarray:
-        d[...] = res._data
-    else:
-        self._data = res._data
+        d[...] = rd
+    else:                                  # a 0-dim value of its own: no alias of another's
+        self._data = rd[()] if type(rd) is _ndarray else rd
     tp, node = _tp.resolve(res)
     self._rg, self._tape, self._node = True, tp, node
     from .autograd.graph import NAMES
@@ -1690,7 +1682,7 @@ def _store(self, res):
             _check_internal_overlap(d)
         d[...] = rd
     else:
-        self._data = rd if res._dtype is sdt else sdt.np.type(rd)
+        self._data = sdt.np.type(rd)       # a numpy scalar of its own
     _bump(self)
     return self
 
@@ -2554,6 +2546,7 @@ def _getitem(x, key):
     if isinstance(nk, np.ndarray) and nk.dtype.kind == "f" or (
             isinstance(nk, tuple) and any(isinstance(k, np.ndarray) and k.dtype.kind == "f" for k in nk)):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    tk = type(key)
     try:
         y = d[nk]
     except IndexError as exc:
@@ -2563,12 +2556,14 @@ def _getitem(x, key):
         if m:
             raise IndexError("index %s is out of bounds for dimension %s with size %s" % m.groups())
         raise IndexError(msg)
-    tk = type(key)
     name, advanced = ("SliceBackward0", False) if tk is slice else _index_name(key)
     view = type(y) is _ndarray
     if not view:                          # an element: a 0-dim view of it, as torch's select
-        ks = nk if type(nk) is tuple else (nk,)
-        y = d[tuple(int(k) if type(k) is _ndarray else k for k in ks) + (Ellipsis,)]
+        if tk is int:
+            y = d[nk, ...]
+        else:
+            ks = nk if type(nk) is tuple else (nk,)
+            y = d[tuple(int(k) if type(k) is _ndarray else k for k in ks) + (Ellipsis,)]
         view = True
     elif advanced and not y.flags.c_contiguous:
         y = np.ascontiguousarray(y)       # torch's advanced-indexing result is contiguous
