@@ -19,7 +19,7 @@ from .autograd.graph import multi_name_id, tap_name_id
 from .kernels import F_HIDDEN
 from .ops import OPCODE
 from .tensor import (Size, Tensor, _norm_dims, _nm, _out, _record_index, _record_offset, _src,
-                     _tape_for, _track_view, _view, _wrap, _convert, promote_types)
+                     _tape_for, _track_view, _track_views, _view, _wrap, _convert, promote_types)
 
 
 def _dim(d, ndim):
@@ -475,8 +475,11 @@ def _multi(input, dim, sizes, name, multi=True):
             outs.append(_out(p, input._dtype, tp, node))
     else:
         outs = [_wrap(p, input._dtype) for p in parts]
-    for o in outs:
-        _track_view(o, input, multi=multi)
+    if multi:
+        _track_views(outs, input)
+    else:
+        for o in outs:
+            _track_view(o, input)
     return tuple(outs)
 
 

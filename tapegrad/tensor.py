@@ -260,7 +260,7 @@ def _nm_default(op):
     return _OPNM[op.opcode]
 
 
-from .autograd.graph import name_id as _name_id  # noqa: E402
+from .autograd.graph import NAMES as _NAMES, name_id as _name_id  # noqa: E402
 
 _OPNM = [_name_id(op.grad_fn) for op in OPS]
 _ROT_E = _tp.ROTATE_AT * K
@@ -1260,7 +1260,8 @@ class Tensor:
         n0 = _refcount(vc)
         res = f(p, other)
         if res._rg:
-            return _inplace_record(self, res, vc, _refcount(vc) - n0)
+            n = _refcount(vc) - n0             # version records of p: one reference each
+            return _inplace_record(self, res, vc, n)
         if self._rg:                       # (every op records a tensor requiring grad)
             raise NotImplementedError("this in-place operation has no derivative")
         return _store(self, res)
@@ -1586,6 +1587,12 @@ def _proxy(t):
             _tp.resolve(t)
         p._tape = t._tape
         p._node = t._node
+    else:
+        rt = _tp._tls.__dict__.get("tape")
+        if rt is not None and rt.crefs is not None:
+            # recording for replays (tapegrad.func): t is a constant of the op, which a
+            # replay reads; the write must not change it
+            p._data = t._data.copy()
     p._vc = [0]
     return p
 
@@ -1625,9 +1632,9 @@ def _inplace_record(self, res, vc, n):
     if rdt is not sdt and rdt._cat > sdt._cat:
         raise RuntimeError("result type %s can't be cast to the desired output type %s"
                            % (rdt._tname, sdt._tname))
-    if np.shape(res._data) != np.shape(d):
+    if res._data.shape != d.shape:
         raise RuntimeError("output with shape %s doesn't match the broadcast shape %s"
-                           % (_shape_str(np.shape(d)), _shape_str(np.shape(res._data))))
+                           % (_shape_str(d.shape), _shape_str(res._data.shape)))
     if self._base is not None:
         _view_checks(self)
         if 0 in d.strides:
@@ -1652,8 +1659,7 @@ def _inplace_record(self, res, vc, n):
         self._data = rd[()] if type(rd) is _ndarray else rd
     tp, node = _tp.resolve(res)
     self._rg, self._tape, self._node = True, tp, node
-    from .autograd.graph import NAMES
-    ver = _bump(self, NAMES[tp.E[tp.N[node * NK + NPROD] * K + NM]])
+    ver = _bump(self, _NAMES[tp.E[tp.N[node * NK + NPROD] * K + NM]])
     if yvc is not None:                    # the result it saved is self now (torch's message
         sv = tp.sv                         # when self is modified again)
         for i in range(len(sv) - 1, -1, -1):
@@ -1787,7 +1793,7 @@ def _write(t, own, value, name, region=None):
     elif whole:
         a = _wrap(np.zeros(rd.shape, dt.np), dt)
     else:
-        kept = np.array(rd, copy=True)
+        kept = np.array(rd, order="C")
         kept.reshape(-1)[pos] = 0
         a = _wrap(kept, dt)
     if vt is not None and vt._rg:
@@ -1864,12 +1870,11 @@ def _positions(t):
     return pos
 
 
-def _track_view(out, x, pos_fn=None, pos=None, multi=False):
+def _track_view(out, x, pos_fn=None, pos=None):
     """Make ``out`` (whose value shares x's memory) a view of x's root: it shares the version
     counter and the root keeps a weak reference to it, for ``_rederive_views``. Its place in
     the root is read off the memory layout when a write needs it (``_positions``), so
-    ``pos_fn``/``pos`` are not needed (kept for callers). ``multi``: an output of a function
-    returning several views (unbind, split), which torch does not let be written with grads."""
+    ``pos_fn``/``pos`` are not needed (kept for callers)."""
     vc = x._vc
     if vc is None:
         vc = x._vc = [0]
@@ -1883,17 +1888,45 @@ def _track_view(out, x, pos_fn=None, pos=None, multi=False):
         if x._rg:                          # torch: requires grad, without a grad_fn
             out._rg = True
         if not vm:
-            vm = _VM_MULTI_NOGRAD if multi else _VM_NOGRAD
-    elif multi and not vm:
-        vm = _VM_MULTI if x._rg else _VM_MULTI_NOGRAD
+            vm = _VM_NOGRAD
     if vm:
         out._vm = vm
-    ref = weakref.ref(out)
     vs = root._views
     if vs is None:
-        root._views = [ref]
+        root._views = [weakref.ref(out)]
     else:
-        vs.append(ref)
+        vs.append(weakref.ref(out))
+        if len(vs) > root._vlim:
+            vs[:] = [r for r in vs if r() is not None]
+            root._vlim = max(64, 2 * len(vs))
+
+
+def _track_views(outs, x):
+    """``_track_view(o, x)`` for each of the outputs ``outs`` of one function returning
+    several views (unbind, split), which torch does not let be written with gradients."""
+    vc = x._vc
+    if vc is None:
+        vc = x._vc = [0]
+    root = x._base
+    if root is None:
+        root = x
+    vm = x._vm
+    if not vm:
+        vm = _VM_MULTI if x._rg and STATE.enabled else _VM_MULTI_NOGRAD
+    rg = x._rg and not STATE.enabled
+    refs = []
+    for o in outs:
+        o._vc = vc
+        o._base = root
+        o._vm = vm
+        if rg:
+            o._rg = True
+        refs.append(weakref.ref(o))
+    vs = root._views
+    if vs is None:
+        root._views = refs
+    else:
+        vs += refs
         if len(vs) > root._vlim:
             vs[:] = [r for r in vs if r() is not None]
             root._vlim = max(64, 2 * len(vs))
@@ -2475,8 +2508,11 @@ def unbind(input, dim=0):
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = _norm_dims(dim, d.ndim)[0]
     k = d.shape[dim]
-    pre = (slice(None),) * dim
-    parts = [d[pre + (i, Ellipsis)] for i in range(k)]
+    if dim == 0 and d.ndim > 1:
+        parts = [d[i] for i in range(k)]
+    else:
+        pre = (slice(None),) * dim
+        parts = [d[pre + (i, Ellipsis)] for i in range(k)]
     outs = []
     if input._rg and STATE.enabled and k:
         if dim == 0:
@@ -2497,8 +2533,7 @@ def unbind(input, dim=0):
             outs.append(_out(p if p.ndim else p, input._dtype, tp, node))
     else:
         outs = [_wrap(p, input._dtype) for p in parts]
-    for o in outs:
-        _track_view(o, input, multi=True)
+    _track_views(outs, input)
     return tuple(outs)
 
 
@@ -2561,6 +2596,8 @@ def _getitem(x, key):
     if not view:                          # an element: a 0-dim view of it, as torch's select
         if tk is int:
             y = d[nk, ...]
+        elif tk is tuple and _ndarray not in map(type, nk):
+            y = d[nk + (Ellipsis,)]
         else:
             ks = nk if type(nk) is tuple else (nk,)
             y = d[tuple(int(k) if type(k) is _ndarray else k for k in ks) + (Ellipsis,)]
