@@ -1244,17 +1244,21 @@ class Tensor:
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
     # ---- in place (the machinery: "in-place writes" below the class)
-    def _inplace(self, other, f):
+    def _inplace(self, other, f, simple=False):
         """``self = f(self, other)`` written into self's memory (add_, mul_, clamp_, ...): the
         op is computed out of place and its result stored, recorded when it requires grad
-        (an operand may, even if self does not)."""
-        if not STATE.enabled:
+        (an operand may, even if self does not). ``simple``: f reads no tensor but self and
+        other (the arithmetic operators), so when neither requires grad nothing records."""
+        if isinstance(other, Tensor):
+            if other._vc is self._vc and other is not self and self._vc is not None:
+                _check_overlap(self._data, other._data)
+            og = other._rg
+        else:
+            og = False
+        if not STATE.enabled or (simple and not self._rg and not og):
             return _store(self, f(_wrap(self._data, self._dtype), other))
         if self._rg and self._tape is None:
             _leaf_error(self)
-        if isinstance(other, Tensor) and other._vc is self._vc and other is not self and (
-                self._vc is not None):
-            _check_overlap(self._data, other._data)
         p = _proxy(self)
         vc = p._vc
         n0 = _refcount(vc)
@@ -1267,19 +1271,19 @@ class Tensor:
         return _store(self, res)
 
     def add_(self, other, alpha=1):
-        return self._inplace(other, lambda s, o: add(s, o, alpha=alpha))
+        return self._inplace(other, lambda s, o: add(s, o, alpha=alpha), True)
 
     def sub_(self, other, alpha=1):
-        return self._inplace(other, lambda s, o: sub(s, o, alpha=alpha))
+        return self._inplace(other, lambda s, o: sub(s, o, alpha=alpha), True)
 
     def mul_(self, other):
-        return self._inplace(other, mul)
+        return self._inplace(other, mul, True)
 
     def div_(self, other):
-        return self._inplace(other, div)
+        return self._inplace(other, div, True)
 
     def pow_(self, other):
-        return self._inplace(other, pow)
+        return self._inplace(other, pow, True)
 
     def __iadd__(self, other):
         return self.add_(other)
@@ -1294,16 +1298,16 @@ class Tensor:
         return self.div_(other)
 
     def __ipow__(self, other):
-        return self._inplace(other, pow)
+        return self._inplace(other, pow, True)
 
     def __iand__(self, other):
-        return self._inplace(other, lambda s, o: s & o)
+        return self._inplace(other, lambda s, o: s & o, True)
 
     def __ior__(self, other):
-        return self._inplace(other, lambda s, o: s | o)
+        return self._inplace(other, lambda s, o: s | o, True)
 
     def __ixor__(self, other):
-        return self._inplace(other, lambda s, o: s ^ o)
+        return self._inplace(other, lambda s, o: s ^ o, True)
 
     def zero_(self):
         return self.fill_(0, zero=True)
@@ -1657,7 +1661,7 @@ def _inplace_record(self, res, vc, n):
         d[...] = rd
     else:                                  # a 0-dim value of its own: no alias of another's
         self._data = rd[()] if type(rd) is _ndarray else rd
-    tp, node = _tp.resolve(res)
+    tp, node = res._tape, res._node          # (a fresh result: its tape is current)
     self._rg, self._tape, self._node = True, tp, node
     ver = _bump(self, _NAMES[tp.E[tp.N[node * NK + NPROD] * K + NM]])
     if yvc is not None:                    # the result it saved is self now (torch's message
@@ -1891,6 +1895,8 @@ def _track_view(out, x, pos_fn=None, pos=None):
             vm = _VM_NOGRAD
     if vm:
         out._vm = vm
+    if root._dtype.slot < 0:               # never gets a graph: nothing to re-derive
+        return
     vs = root._views
     if vs is None:
         root._views = [weakref.ref(out)]
@@ -2583,7 +2589,7 @@ def _getitem(x, key):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     tk = type(key)
     try:
-        y = d[nk]
+        y = d[nk, ...] if tk is int and d.ndim == 1 else d[nk]   # an element: a 0-dim view
     except IndexError as exc:
         msg = str(exc)
         import re
