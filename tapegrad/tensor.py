@@ -922,7 +922,7 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, force=False):
-        if self._rg and not force:
+        if self._rg and not force and STATE.enabled:      # (torch allows it under no_grad)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._arr()
@@ -1341,7 +1341,7 @@ class Tensor:
     def copy_(self, src, non_blocking=False):
         if not isinstance(src, Tensor):
             raise TypeError("copy_(): argument 'other' (position 1) must be Tensor, not %s"
-                            % type(src).__name__)
+                            % _type_name(src))
         d, sd = self._data, src._data
         if sd.shape != d.shape:
             _inplace_shape_check(self, src)
@@ -1416,10 +1416,7 @@ class Tensor:
     def __setitem__(self, key, value):
         vt = value if isinstance(value, Tensor) else None
         if vt is None and not isinstance(value, _NUMBER_TYPES):
-            tv = type(value)
-            raise TypeError("can't assign a %s to a %s" % (
-                tv.__name__ if tv.__module__ == "builtins" else tv.__module__ + "." + tv.__name__,
-                self.type()))
+            raise TypeError("can't assign a %s to a %s" % (_type_name(value), self.type()))
         d = self._arr()
         nk = _np_key(key)
         if STATE.enabled and (self._rg or (vt is not None and vt._rg)) and self._dtype.slot >= 0:
@@ -1456,6 +1453,12 @@ _MULTI_TAIL = ("This view is the output of a function that returns multiple view
 _NOGRAD_HEAD = ("A view was created in no_grad mode and is being modified inplace with grad mode "
                 "enabled. ")
 _refcount = sys.getrefcount
+
+
+def _type_name(v):
+    """A value's type as torch names it in messages (numpy.ndarray, list)."""
+    tv = type(v)
+    return tv.__name__ if tv.__module__ == "builtins" else tv.__module__ + "." + tv.__name__
 
 
 def _leaf_error(t):

@@ -415,6 +415,7 @@ ERRORS = {
     "copy_ more dims": (lambda L: L.zeros(3).copy_(L.ones(2, 3)),
                         "output with shape [3] doesn't match the broadcast shape [2, 3]"),
     "copy_ list": (lambda L: L.zeros(3).copy_([1.0, 2.0, 3.0]), "must be Tensor, not list"),
+    "copy_ array": (lambda L: L.zeros(3).copy_(np.ones(3)), "must be Tensor, not numpy.ndarray"),
     "fill_ 1-d": (lambda L: L.zeros(3).fill_(L.tensor([1.0, 2.0])),
                   "fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions."),
     "leaf setitem": (lambda L: L.ones(3, requires_grad=True).__setitem__(0, 1.0),
@@ -580,7 +581,9 @@ def test_no_grad_view_requires_grad():
         with L.no_grad():
             y = x[1:]
             c = x.clone()
-        return y.requires_grad, y.grad_fn is None, y.is_leaf, c.requires_grad
+        with L.no_grad():
+            a = y.numpy()                # allowed under no_grad
+        return y.requires_grad, y.grad_fn is None, y.is_leaf, c.requires_grad, a.tolist()
     same(f)
 
 
