@@ -671,3 +671,17 @@ def test_write_into_a_transposed_root():
     fdcheck(f, [A3])
     x = tg.tensor(A3, requires_grad=True)
     assert np.allclose(f(x).detach().numpy(), [[0, 0], [0.8, -2.6], [0, 2.1]])
+
+
+def test_second_order_through_writes():
+    def f(L):
+        x = L.tensor([0.4, -1.3, 2.1], requires_grad=True)
+        y = x * x
+        y[0] = x[1] ** 3
+        y.mul_(x)
+        r = y[1:]
+        r += x[:2] ** 2
+        g, = L.autograd.grad(y.sum(), x, create_graph=True)
+        (g * g).sum().backward()
+        return g, x.grad
+    same(f)
