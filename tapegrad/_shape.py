@@ -19,7 +19,7 @@ from .autograd.graph import multi_name_id, tap_name_id
 from .kernels import F_HIDDEN
 from .ops import OPCODE
 from .tensor import (Size, Tensor, _norm_dims, _nm, _out, _record_index, _record_offset, _src,
-                     _tape_for, _track_view, _view, _wrap, _convert, promote_types)
+                     _tape_for, _track_view, _track_views, _view, _wrap, _convert, promote_types)
 
 
 def _dim(d, ndim):
@@ -246,7 +246,14 @@ def _expand_shape(shp, sizes):
 
 def expand(input, *sizes):
     shape = _expand_shape(input._data.shape, sizes)
-    return index_map(input, lambda a: np.broadcast_to(a, shape), "ExpandBackward0")
+    return index_map(input, lambda a: _expanded(a, shape), "ExpandBackward0")
+
+
+def _expanded(a, shape):
+    """a broadcast to ``shape`` as a writable view (torch lets fill_ write an expanded
+    tensor; other in-place ops refuse it: tensor._check_internal_overlap)."""
+    b = np.broadcast_to(a, shape)
+    return np.lib.stride_tricks.as_strided(a, b.shape, b.strides)
 
 
 def expand_as(input, other):
@@ -399,7 +406,7 @@ def narrow(input, dim, start, length):
 
 def select(input, dim, index):
     dim = _dim(dim, input._data.ndim)
-    key = (slice(None),) * dim + (int(index),)
+    key = (slice(None),) * dim + (int(index), Ellipsis)     # a 0-dim result is a view too
     size = input._data.shape[dim]
     if not -size <= int(index) < size:
         raise IndexError("select(): index %d out of range for tensor of size %s at dimension %d"
@@ -429,8 +436,18 @@ moveaxis = movedim
 def diagonal(input, offset=0, dim1=0, dim2=1):
     nd = input._data.ndim
     a1, a2 = _dim(dim1, nd), _dim(dim2, nd)
-    return index_map(input, lambda a: np.diagonal(a, offset, a1, a2), "DiagonalBackward0",
-                     view=False)
+    return index_map(input, lambda a: _writable(np.diagonal(a, offset, a1, a2)),
+                     "DiagonalBackward0")
+
+
+def _writable(v):
+    """numpy's diagonal is a read-only view; torch's can be written (A.diagonal().add_(1))."""
+    if not v.flags.writeable:
+        try:
+            v.flags.writeable = True          # allowed when its base is writeable
+        except ValueError:
+            pass
+    return v
 
 
 # ----------------------------------------------------------------------------- tril / triu
@@ -469,7 +486,7 @@ def triu(input, diagonal=0):
 
 
 # ----------------------------------------------------------------------------- split
-def _multi(input, dim, sizes, name):
+def _multi(input, dim, sizes, name, multi=True):
     """Parts of ``input`` along ``dim`` with the given sizes, sharing one entry (alias nodes)."""
     d = input._arr()
     bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
@@ -497,8 +514,11 @@ def _multi(input, dim, sizes, name):
             outs.append(_out(p, input._dtype, tp, node))
     else:
         outs = [_wrap(p, input._dtype) for p in parts]
-    for o, k in zip(outs, keys):
-        _track_view(o, input, lambda p, k=k: p[k])
+    if multi:
+        _track_views(outs, input)
+    else:
+        for o in outs:
+            _track_view(o, input)
     return tuple(outs)
 
 

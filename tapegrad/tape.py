@@ -282,10 +282,25 @@ class Tape:
         other.sv = []
 
 
+class _Stale:
+    """The ``_tape`` of a view whose root was written in place with gradients since the view
+    was made (``tensor._rederive_views``): its ``into`` routes every use through ``resolve``,
+    which records the view's node from the root's new one then (``REDERIVE``), as torch
+    regenerates a view's grad_fn when it is next used."""
+    __slots__ = ()
+    into = True
+
+
+STALE = _Stale()
+REDERIVE = [None]       # tensor._rederive
+
+
 def resolve(t):
     """(tape, node) of a non-leaf tensor, following absorbs."""
     tp = t._tape
     if tp.into is not None:
+        if tp is STALE:
+            return REDERIVE[0](t)
         node = t._node
         while tp.into is not None:
             node += tp.dn
@@ -499,10 +514,17 @@ def _version_error(tp, e):
             if which == "y":
                 src = ", which is output 0 of %s," % _short(entry_name(tp, e))
             else:
+                # torch names the saved tensor's grad_fn now: a view's is regenerated
+                # (AsStrided), a tensor written in place with grads has the writer's
                 node = int(E[e, IA if which == "a" else IB])
                 prod = int(Nv[node, NPROD]) if node >= 0 else -1
-                src = (", which is output %d of %s," % (int(Nv[node, NNR]), _short(entry_name(tp, prod)))
-                       if prod >= 0 else "")
+                name = entry_name(tp, prod) if prod >= 0 else None
+                if name is not None and _short(name) in _VIEW_OPS:
+                    name = "AsStridedBackward0"
+                elif name is not None and len(vc) > 1:
+                    name = vc[1]
+                src = (", which is output %d of %s," % (int(Nv[node, NNR]), _short(name))
+                       if name is not None else "")
             shape = "[" + ", ".join(str(s) for s in shape_) + "]"
             ttype = "torch.FloatTensor" if int(Nv[int(E[e, OUT]), NDT]) & 1 == 0 else "torch.DoubleTensor"
             del E, Nv
@@ -516,8 +538,17 @@ def _version_error(tp, e):
                         "by an inplace operation")
 
 
+# grad_fn names (shortened) of entries whose output is a view of their input
+_VIEW_OPS = {"Select", "Slice", "View", "AsStrided", "Alias", "Unsqueeze", "Squeeze", "T",
+             "Transpose", "Permute", "Expand", "Diagonal", "Unbind", "Split", "SplitWithSizes",
+             "ReshapeAlias", "Narrow", "Unfold", "Unflatten"}
+
+
 def _short(name):
-    """torch names the op, not the node, in this message: ExpBackward0 -> Exp."""
+    """torch names the op, not the node, in this message: ExpBackward0 -> Exp (C++ nodes by
+    their qualified name: torch::autograd::CopySlices)."""
+    from .autograd.graph import _CPP_NAMES
+    name = _CPP_NAMES.get(name, name)
     for suffix in ("Backward0", "Backward1", "Backward2", "Backward"):
         if name.endswith(suffix):
             return name[:-len(suffix)]

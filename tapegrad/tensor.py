@@ -10,6 +10,7 @@ here from the primitive core of ``ops.py``.
 import builtins
 import math
 import numbers
+import sys
 import warnings
 import weakref
 
@@ -18,7 +19,7 @@ import numpy as np
 from . import _layout, _native, _par, _vmath
 from . import tape as _tp
 from .autograd.grad_mode import STATE
-from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK, NM, NPROD
+from .kernels import F_BIG, F_HIDDEN, F_SAVES, FL, IA, K, NDT, NK, NM, NPROD
 from .tape import _PACK_E, _PACK_N, address as _address
 from .ops import BY_NAME, OPCODE, OPS
 
@@ -415,7 +416,7 @@ def _nm_default(op):
     return _OPNM[op.opcode]
 
 
-from .autograd.graph import name_id as _name_id  # noqa: E402
+from .autograd.graph import NAMES as _NAMES, name_id as _name_id  # noqa: E402
 
 _OPNM = [_name_id(op.grad_fn) for op in OPS]
 _ROT_E = _tp.ROTATE_AT * K
@@ -876,12 +877,23 @@ def _record_index(x, opname, idx, y, c=None, nm=None, aliases=None):
 
 def _leaf_inplace_check(t):
     if t._rg and t._tape is None and _grad_on():
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        _leaf_error(t)
 
 
-def _bump(t):
-    _vcof(t)[0] += 1
+def _bump(t, name=None):
+    """Count an in-place write of ``t`` (its version counter, shared with its views); ``name``:
+    the grad_fn it recorded, for the "modified by an inplace operation" message."""
+    vc = t._vc
+    if vc is None:
+        vc = t._vc = [0]
+    vc[0] += 1
+    if name is not None:
+        if len(vc) == 1:
+            vc.append(name)
+        else:
+            vc[1] = name
     _tp.INPLACE[0] += 1
+    return vc
 
 
 _ENGINE = None
@@ -934,9 +946,11 @@ class Tensor:
     _vc = None         # version counter, shared with views (made on demand: _vcof)
     _grad = None
     _acc = None        # AccumulateGrad node (leaves)
-    _base = None       # the tensor this one is a view of
-    _views = None      # for a base: weakrefs of its views that gradients flow through
-    _vpos = None       # for a view: flat positions of its elements in _base (when tracked)
+    _base = None       # for a view: its root (the tensor that owns the memory it shows)
+    _views = None      # for a root: weakrefs of its views (re-derived after a recorded write)
+    _vlim = 64         # ... pruned of dead ones when longer than this
+    _vm = 0            # for a view: how it was made, when that forbids in-place writes with
+                       # gradients (_VM_MULTI: unbind/split output, _VM_NOGRAD: under no_grad)
     _lref = None       # leaf: (tape.wself, node) of its node on the tape it was last used on
     _retain = False
     __array_priority__ = 1000
@@ -1032,7 +1046,12 @@ class Tensor:
             return None
         from .autograd.graph import node_view
         tp, node = _tp.resolve(self)
-        return node_view(tp, int(_tp.view_i64(tp.N)[node * 5 + 3]), self._data.shape)
+        e = tp.N[node * NK + NPROD]
+        if tp.E[e * K + FL] & F_HIDDEN and tp.E[e * K] == _CAST_OP:
+            # an in-place op's result cast to its target's dtype (y += float64): torch's node
+            # is the op's
+            e = tp.N[tp.E[e * K + IA] * NK + NPROD]
+        return node_view(tp, e, self._data.shape)
 
     @property
     def grad(self):
@@ -1483,58 +1502,47 @@ class Tensor:
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
-    # ---- in place
-    def _inplace(self, other, f):
-        _leaf_inplace_check(self)
-        if self._rg and _grad_on():
-            if self._base is not None:
-                # a view: write the result into the base (CopySlices), re-derive the view
-                res = f(self, other)
-                if res._dtype is not self._dtype:
-                    res = _convert(res, self._dtype)
-                _assign_positions(self, None, res)
-                return self
-            res = f(self, other)
-            if res._dtype is not self._dtype:
-                raise RuntimeError("result type %s can't be cast to the desired output type %s"
-                                   % (res._dtype._tname, self._dtype._tname))
-            d = self._data
-            if type(d) is _ndarray:
-                d[...] = res._data
-            else:
-                self._data = res._data
-            self._tape, self._node = res._tape, res._node
-            self._rg = True
-            if self._views:
-                _rederive_views(self)
+    # ---- in place (the machinery: "in-place writes" below the class)
+    def _inplace(self, other, f, simple=False):
+        """``self = f(self, other)`` written into self's memory (add_, mul_, clamp_, ...): the
+        op is computed out of place and its result stored, recorded when it requires grad
+        (an operand may, even if self does not). ``simple``: f reads no tensor but self and
+        other (the arithmetic operators), so when neither requires grad nothing records."""
+        if isinstance(other, Tensor):
+            if other._vc is self._vc and other is not self and self._vc is not None:
+                _check_overlap(self._data, other._data)
+            og = other._rg
         else:
-            res = f(_wrap(self._data, self._dtype), other if not isinstance(other, Tensor) else _share(other))
-            rd = res._data
-            if res._dtype is not self._dtype and not (res._dtype._cat <= self._dtype._cat):
-                raise RuntimeError("result type %s can't be cast to the desired output type %s"
-                                   % (res._dtype._tname, self._dtype._tname))
-            d = self._data
-            if type(d) is _ndarray:
-                d[...] = rd
-            else:
-                self._data = np.asarray(rd, self._dtype.np)[()]
-        _bump(self)
-        return self
+            og = False
+        if not STATE.enabled or (simple and not self._rg and not og):
+            return _store(self, f(_wrap(self._data, self._dtype), other))
+        if self._rg and self._tape is None:
+            _leaf_error(self)
+        p = _proxy(self)
+        vc = p._vc
+        n0 = _refcount(vc)
+        res = f(p, other)
+        if res._rg:
+            n = _refcount(vc) - n0             # version records of p: one reference each
+            return _inplace_record(self, res, vc, n)
+        if self._rg:                       # (every op records a tensor requiring grad)
+            raise NotImplementedError("this in-place operation has no derivative")
+        return _store(self, res)
 
     def add_(self, other, alpha=1):
-        return self._inplace(other, lambda s, o: add(s, o, alpha=alpha))
+        return self._inplace(other, lambda s, o: add(s, o, alpha=alpha), True)
 
     def sub_(self, other, alpha=1):
-        return self._inplace(other, lambda s, o: sub(s, o, alpha=alpha))
+        return self._inplace(other, lambda s, o: sub(s, o, alpha=alpha), True)
 
     def mul_(self, other):
-        return self._inplace(other, mul)
+        return self._inplace(other, mul, True)
 
     def div_(self, other):
-        return self._inplace(other, div)
+        return self._inplace(other, div, True)
 
     def pow_(self, other):
-        return self._inplace(other, pow)
+        return self._inplace(other, pow, True)
 
     def __iadd__(self, other):
         return self.add_(other)
@@ -1548,29 +1556,65 @@ class Tensor:
     def __itruediv__(self, other):
         return self.div_(other)
 
+    def __ipow__(self, other):
+        return self._inplace(other, pow, True)
+
+    def __iand__(self, other):
+        return self._inplace(other, lambda s, o: s & o, True)
+
+    def __ior__(self, other):
+        return self._inplace(other, lambda s, o: s | o, True)
+
+    def __ixor__(self, other):
+        return self._inplace(other, lambda s, o: s ^ o, True)
+
     def zero_(self):
         return self.fill_(0, zero=True)
 
     def fill_(self, value, zero=False):
-        _leaf_inplace_check(self)
-        if self._rg and _grad_on() and self._tape is not None:
-            # the result no longer depends on the old value: a mul-by-zero entry (zero VJP)
-            name = "ZeroBackward0" if zero else "FillBackward2"
-            y = np.full(self._data.shape, _np_of(value), self._dtype.np)
-            return self._inplace(0.0, lambda s, o: _record_binary(
-                BY_NAME["mul"], s, 0.0, y if y.ndim else y[()], s._dtype, nm=_nm(name)))
+        vt = value if isinstance(value, Tensor) else None
+        if vt is not None and vt._data.ndim:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                               "%d dimensions." % vt._data.ndim)
+        if STATE.enabled and (self._rg or (vt is not None and vt._rg)):
+            if self._rg and self._tape is None:
+                _leaf_error(self)
+            if self._dtype.slot >= 0:
+                if self._base is not None:
+                    _view_checks(self)
+                    _write(self, None, value, "CopySlices")
+                elif vt is not None:
+                    _write(self, None, value, "FillBackward3")
+                else:
+                    # the result no longer depends on the old value: a mul-by-zero entry
+                    name = "ZeroBackward0" if zero else "FillBackward2"
+                    y = np.full(self._data.shape, value, self._dtype.np)
+                    self._inplace(0.0, lambda s, o: _record_binary(
+                        BY_NAME["mul"], s, 0.0, y if y.ndim else y[()], s._dtype, nm=_nm(name)))
+                return self
         d = self._arr()
-        d[...] = _np_of(value)
+        d[...] = vt._data if vt is not None else value
         _bump(self)
         return self
 
     def copy_(self, src, non_blocking=False):
-        _leaf_inplace_check(self)
-        if (self._rg or (isinstance(src, Tensor) and src._rg)) and _grad_on() and self._tape is not None:
-            raise NotImplementedError("copy_ into a non-leaf tensor that requires grad is not "
-                                      "supported yet")
-        d = self._arr()
-        d[...] = _np_of(src)
+        if not isinstance(src, Tensor):
+            raise TypeError("copy_(): argument 'other' (position 1) must be Tensor, not %s"
+                            % _type_name(src))
+        d, sd = self._data, src._data
+        if sd.shape != d.shape:
+            _inplace_shape_check(self, src)
+        if src._vc is self._vc and src is not self and self._vc is not None:
+            _check_overlap(d, sd)
+        if STATE.enabled and (self._rg or src._rg):
+            if self._rg and self._tape is None:
+                _leaf_error(self)
+            if self._dtype.slot >= 0:
+                if self._base is not None:
+                    _view_checks(self)
+                _write(self, None, src, "CopySlices" if self._base is not None else "CopyBackwards")
+                return self
+        self._arr()[...] = sd
         _bump(self)
         return self
 
@@ -1636,188 +1680,580 @@ class Tensor:
     def __setitem__(self, key, value):
         if key is False:                  # torch: x[False] = v does nothing, whatever v is
             return
-        _leaf_inplace_check(self)
-        if _grad_on() and (self._rg or (isinstance(value, Tensor) and value._rg)):
-            d = self._arr()
-            own = np.arange(d.size, dtype=np.int64).reshape(d.shape)[_np_key(key, d.shape)]
-            _assign_positions(self, own, value)
-            return
+        vt = value if isinstance(value, Tensor) else None
+        if vt is None and not isinstance(value, _NUMBER_TYPES):
+            raise TypeError("can't assign a %s to a %s" % (_type_name(value), self.type()))
         d = self._arr()
-        d[_np_key(key, d.shape)] = _np_of(value)
+        nk = _np_key(key, d.shape)
+        if STATE.enabled and (self._rg or (vt is not None and vt._rg)) and self._dtype.slot >= 0:
+            _setitem_grad(self, key, nk, value)
+            return
+        vd = vt._data if vt is not None else value
+        if self._base is not None and 0 in d.strides:
+            _check_internal_overlap(d[nk])
+        if vt is not None and vt._vc is self._vc and vt is not self and self._vc is not None:
+            _check_overlap(d[nk], vd)
+        try:
+            d[nk] = vd
+        except ValueError:
+            _setitem_shape_error(d, key, nk, vd)
+            raise
         _bump(self)
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return allclose(self, other, rtol, atol, equal_nan)
 
 
+# ----------------------------------------------------------------------------- in-place writes
+# A view shares its root's memory and version counter; the root keeps weak references to its
+# views. An in-place op is computed out of place (``Tensor._inplace``) and stored into the
+# target's memory; with gradients, a non-view target takes the result's node, and a write
+# through a view is recorded on the root (``_write``: torch's CopySlices) after which every view
+# of the root reads from the root's new node (``_rederive_views``, lazily through tape.STALE).
+
+_NUMBER_TYPES = (int, float, complex)
+_VM_MULTI, _VM_MULTI_NOGRAD, _VM_NOGRAD = 1, 2, 3
+_MULTI_TAIL = ("This view is the output of a function that returns multiple views. Such functions "
+               "do not allow the output views to be modified inplace. You should replace the "
+               "inplace operation by an out-of-place one.")
+_NOGRAD_HEAD = ("A view was created in no_grad mode and is being modified inplace with grad mode "
+                "enabled. ")
+_refcount = sys.getrefcount
+
+
+def _type_name(v):
+    """A value's type as torch names it in messages (numpy.ndarray, list)."""
+    tv = type(v)
+    return tv.__name__ if tv.__module__ == "builtins" else tv.__module__ + "." + tv.__name__
+
+
+def _leaf_error(t):
+    """An in-place op with gradients on a tensor that requires grad but has no grad_fn."""
+    if t._base is not None:                # a view made under no_grad
+        _view_checks(t)
+    raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _view_checks(t, sub=None):
+    """torch's refusals of an in-place write with gradients through the view ``t`` (``sub``:
+    the grad_fn name of the view of t that a setitem writes, when it makes one)."""
+    vm = t._vm
+    if vm == _VM_MULTI:
+        if sub is not None:
+            nr, name = 0, sub
+        else:
+            tp, node = _tp.resolve(t)
+            from .autograd.graph import entry_name
+            nr, name = tp.N[node * NK + 4], entry_name(tp, tp.N[node * NK + NPROD])
+        raise RuntimeError("Output %d of %s is a view and is being modified inplace. %s" % (
+            nr, _tp._short(name), _MULTI_TAIL))
+    if vm == _VM_MULTI_NOGRAD:
+        raise RuntimeError(_NOGRAD_HEAD + _MULTI_TAIL)
+    if vm == _VM_NOGRAD:
+        raise RuntimeError(_NOGRAD_HEAD + "Given that this use case is ambiguous and error-prone, "
+                           "it is forbidden. You can clarify your code by moving both the view and "
+                           "the inplace either both inside the no_grad block (if you don't want the "
+                           "inplace to be tracked) or both outside (if you want the inplace to be "
+                           "tracked).")
+    root = t._base
+    if root._rg and root._tape is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def _check_internal_overlap(d):
+    """torch refuses to write a tensor of which several elements share one memory location."""
+    if any(s == 0 and n > 1 for s, n in zip(d.strides, d.shape)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
+                           "refers to a single memory location. Please clone() the tensor before "
+                           "performing the operation.")
+
+
+def _dense(d):
+    """Non-overlapping and dense (a permutation of a contiguous layout), as torch asks."""
+    dims = sorted((builtins.abs(s), n) for s, n in zip(d.strides, d.shape) if n > 1)
+    step = d.itemsize
+    for s, n in dims:
+        if s != step:
+            return False
+        step *= n
+    return True
+
+
+def _check_overlap(d, v):
+    """torch's partial-overlap refusal between the written-to tensor ``d`` and an input ``v``
+    of the same storage (identical layouts are fine: ``x.add_(x)``)."""
+    if type(d) is not _ndarray or type(v) is not _ndarray or not d.size or not v.size:
+        return
+    if not (_dense(d) and _dense(v)):
+        return                               # torch: too hard to tell, allowed
+    a0 = d.__array_interface__["data"][0] + builtins.sum(
+        s * (n - 1) for s, n in zip(d.strides, d.shape) if s < 0)
+    b0 = v.__array_interface__["data"][0] + builtins.sum(
+        s * (n - 1) for s, n in zip(v.strides, v.shape) if s < 0)
+    a1, b1 = a0 + d.nbytes, b0 + v.nbytes
+    if (a0 == b0 and a1 == b1 and d.strides == v.strides) or not (a0 < b1 and b0 < a1):
+        return
+    raise RuntimeError("unsupported operation: some elements of the input tensor and the "
+                       "written-to tensor refer to a single memory location. Please clone() the "
+                       "tensor before performing the operation.")
+
+
+def _shape_str(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _inplace_shape_check(t, other):
+    """torch's errors for an in-place op (or copy_) whose operand does not broadcast to the
+    written-to tensor's shape."""
+    _check_shapes(t, other)
+    shape = np.broadcast_shapes(t._data.shape, other._data.shape)
+    if shape != t._data.shape:
+        raise RuntimeError("output with shape %s doesn't match the broadcast shape %s"
+                           % (_shape_str(t._data.shape), _shape_str(shape)))
+
+
+def _expand_check(target, vshape, tname):
+    """torch's setitem check: the value (leading 1s dropped) expands to the target's shape."""
+    vs = tuple(vshape)
+    while vs and vs[0] == 1:
+        vs = vs[1:]
+    if len(vs) > len(target):
+        raise RuntimeError("expand(%s{%s}, size=%s): the number of sizes provided (%d) must be "
+                           "greater or equal to the number of dimensions in the tensor (%d)"
+                           % (tname, _shape_str(vshape), _shape_str(target), len(target),
+                              len(vshape)))
+    for i in range(1, len(vs) + 1):
+        if vs[-i] != 1 and vs[-i] != target[-i]:
+            raise RuntimeError("The expanded size of the tensor (%d) must match the existing size "
+                               "(%d) at non-singleton dimension %d.  Target sizes: %s.  Tensor "
+                               "sizes: %s" % (target[-i], vs[-i], len(target) - i,
+                                              _shape_str(target), _shape_str(vs)))
+
+
+def _setitem_shape_error(d, key, nk, vd):
+    """Raise torch's error for a setitem value that does not fit the indexed region."""
+    target = np.shape(d[nk])
+    vshape = np.shape(vd)
+    if _index.parse(key, d.shape).adv:
+        try:
+            np.broadcast_shapes(vshape, target)
+        except ValueError:
+            raise RuntimeError("shape mismatch: value tensor of shape %s cannot be broadcast to "
+                               "indexing result of shape %s" % (_shape_str(vshape),
+                                                                _shape_str(target)))
+        return
+    tname = _wrap(np.zeros(0, d.dtype), _BY_NP[d.dtype]).type()
+    _expand_check(target, vshape, tname)
+
+
+def _proxy(t):
+    """``t`` as the operand of an in-place op's out-of-place computation: its value and node,
+    with a version counter of its own, so the values that computation saves of it can be told
+    apart (``_own_saves``)."""
+    p = _new(Tensor)
+    p._data = t._data
+    p._dtype = t._dtype
+    if t._rg:
+        p._rg = True
+        if t._tape is not None and t._tape.into is not None:
+            _tp.resolve(t)
+        p._tape = t._tape
+        p._node = t._node
+    else:
+        rt = _tp._tls.__dict__.get("tape")
+        if rt is not None and rt.crefs is not None:
+            # recording for replays (tapegrad.func): t is a constant of the op, which a
+            # replay reads; the write must not change it
+            p._data = t._data.copy()
+    p._vc = [0]
+    return p
+
+
+def _own_saves(res, vc, n, mem):
+    """The ``n`` values an in-place op's computation saved of its target (version records on
+    counter ``vc``) become copies when they share the target's memory ``mem``, which the write
+    is about to change: torch saves the original self for such ops (mul_, clamp_, pow_ ...).
+    Ops whose derivative does not read self (add_, exp_ ...) save nothing and copy nothing."""
+    tp = _tp.resolve(res)[0]
+    sv, E, N = tp.sv, tp.E, tp.N
+    i = len(sv)
+    while n > 0 and i > 0:
+        i -= 1
+        rec = sv[i]
+        if rec[0] is not vc:
+            continue
+        n -= 1
+        e = rec[2]
+        code = E[e * K + (5 if rec[4] == "a" else 6 if rec[4] == "b" else 7)]
+        if code <= -2:
+            dt = N[E[e * K + 2] * NK + NDT] & 1
+            j = -code - 2
+            arr = tp.XO[dt][j]
+            if np.may_share_memory(arr, mem):
+                c = arr.copy()
+                tp.XO[dt][j] = c
+                tp.XA[dt][2 * j] = _address(c)
+                tp.nbytes += c.nbytes
+
+
+def _inplace_record(self, res, vc, n):
+    """Store the recorded result ``res`` of an in-place op into ``self``; ``vc``/``n``: the
+    version counter of self's stand-in and how many saved values it got (``_own_saves``)."""
+    d = self._data
+    sdt, rdt = self._dtype, res._dtype
+    if rdt is not sdt and rdt._cat > sdt._cat:
+        raise RuntimeError("result type %s can't be cast to the desired output type %s"
+                           % (rdt._tname, sdt._tname))
+    if res._data.shape != d.shape:
+        raise RuntimeError("output with shape %s doesn't match the broadcast shape %s"
+                           % (_shape_str(d.shape), _shape_str(res._data.shape)))
+    if self._base is not None:
+        _view_checks(self)
+        if 0 in d.strides:
+            _check_internal_overlap(d)
+        if n > 0:
+            _own_saves(res, vc, n, d)
+        _write(self, None, res, "CopySlices")
+        return self
+    if sdt.slot < 0:                       # an integer target: values only (torch: no grad)
+        return _store(self, res)
+    if n > 0:
+        _own_saves(res, vc, n, d)
+    yvc = res._vc
+    if rdt is not sdt:                     # same category, less precision: a hidden cast
+        tp, node = _tp.resolve(res)
+        res = _out(res._data.astype(sdt.np), sdt, tp, _cast_node(tp, res, node, sdt))
+        yvc = None
+    rd = res._data
+    if type(d) is _ndarray:
+        d[...] = rd
+    else:                                  # a 0-dim value of its own: no alias of another's
+        self._data = rd[()] if type(rd) is _ndarray else rd
+    tp, node = res._tape, res._node          # (a fresh result: its tape is current)
+    self._rg, self._tape, self._node = True, tp, node
+    ver = _bump(self, _NAMES[tp.E[tp.N[node * NK + NPROD] * K + NM]])
+    if yvc is not None:                    # the result it saved is self now (torch's message
+        sv = tp.sv                         # when self is modified again)
+        for i in range(len(sv) - 1, -1, -1):
+            rec = sv[i]
+            if rec[0] is yvc:
+                sv[i] = (ver, ver[0], rec[2], rec[3], rec[4])
+                break
+    if self._views:
+        _rederive_views(self)
+    return self
+
+
+def _store(self, res):
+    """Store an in-place op's unrecorded result ``res`` into ``self``."""
+    rd = res._data
+    sdt = self._dtype
+    if res._dtype is not sdt and res._dtype._cat > sdt._cat:
+        raise RuntimeError("result type %s can't be cast to the desired output type %s"
+                           % (res._dtype._tname, sdt._tname))
+    d = self._data
+    if rd.shape != d.shape:
+        raise RuntimeError("output with shape %s doesn't match the broadcast shape %s"
+                           % (_shape_str(d.shape), _shape_str(rd.shape)))
+    if type(d) is _ndarray:
+        if self._base is not None and 0 in d.strides:
+            _check_internal_overlap(d)
+        d[...] = rd
+    else:
+        self._data = sdt.np.type(rd)       # a numpy scalar of its own
+    _bump(self)
+    return self
+
+
+def _whole_key(key, shape):
+    """The key selects all of a tensor as itself (only full slices and Ellipsis): torch then
+    writes the tensor, not a view of it."""
+    ks = key if type(key) is tuple else (key,)
+    nd = len(shape)
+    i = 0
+    for k in ks:
+        if k is Ellipsis:
+            i += nd - builtins.sum(1 for q in ks if q is not Ellipsis)
+            continue
+        if type(k) is not slice or i >= nd or k.indices(shape[i]) != (0, shape[i], 1):
+            return False
+        i += 1
+    return True
+
+
+def _setitem_grad(t, key, nk, value):
+    """``t[key] = value`` with gradients (t or the value requires grad), as torch: the tensor
+    itself for a whole key (copy_: CopyBackwards, a 0-dim value: FillBackward3), a view for a
+    basic key (CopySlices), index_put_ for an advanced one (IndexPutBackward0; CopySlices
+    through a view)."""
+    d = t._data
+    vt = value if isinstance(value, Tensor) else None
+    vshape = vt._data.shape if vt is not None else ()
+    k = _index.parse(key, d.shape)
+    sub, advanced = k.name, k.adv
+    whole = not advanced and _whole_key(key, d.shape)
+    if t._rg and t._tape is None:          # a leaf: torch names a view of it unless whole
+        if t._base is None and not whole and not advanced:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        _leaf_error(t)
+    if t._base is not None:
+        _view_checks(t, None if whole or advanced else sub)
+    own = np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]
+    target = own.shape
+    if vshape != target:
+        if advanced:
+            _setitem_shape_error(d, key, nk, np.broadcast_to(0, vshape))
+        else:
+            _expand_check(target, vshape, t.type())
+    if not advanced:
+        tv = d[nk]
+        if t._base is not None and 0 in tv.strides:
+            _check_internal_overlap(tv)
+        if vt is not None and vt._vc is t._vc and vt is not t and t._vc is not None:
+            _check_overlap(tv, vt._data)
+    if whole and t._base is None:          # torch's copy_to: fill_ from a 0-dim value
+        name = "FillBackward3" if vshape != target and not vshape else "CopyBackwards"
+        own = None
+    else:
+        name = "IndexPutBackward0" if advanced and t._base is None else "CopySlices"
+        own = own.reshape(-1) if own.ndim else own.reshape(1)
+    if vt is not None and vt._rg and vshape != target and vt._data.ndim and not advanced:
+        # torch views the value without its leading 1s and expands it (both visible)
+        from ._shape import expand
+        k = 0
+        while k < len(vshape) and vshape[k] == 1:
+            k += 1
+        value = expand(_view(vt, (vshape[k:],), "view"), target)
+    _write(t, own, value, name, target)
+
+
+def _write(t, own, value, name, region=None):
+    """``t[own] = value`` recorded with gradients (``own``: flat positions within t, None: all
+    of t; ``region``: the shape the value fills), as torch's ``name`` (CopySlices,
+    IndexPutBackward0, CopyBackwards, FillBackward3): the write goes to t's root, whose new node
+    is ``old * mask + scatter(value)`` (hidden entries under the named add; mask 0 where
+    written); t and every other view of the root then read from that node."""
+    root = t._base if t._base is not None else t
+    rd = root._arr()
+    dt = root._dtype
+    if region is None:
+        region = t._data.shape
+    whole = own is None and t._base is None
+    if whole:
+        pos = None
+    else:
+        pos = _positions(t).reshape(-1)
+        if own is not None:
+            pos = pos[own]
+    vt = value if isinstance(value, Tensor) else None
+    va = np.asarray(vt._data if vt is not None else value)
+    vshape = va.shape
+    if len(vshape) > len(region):          # leading 1s (checked by the caller) dropped
+        vshape = vshape[len(vshape) - len(region):]
+        va = va.reshape(vshape)
+    vb = np.broadcast_to(va.astype(dt.np, copy=False), region)
+    old = _wrap(rd, dt)                    # the root before the write, as an operand
+    if root._rg:
+        old._rg, old._tape, old._node = True, root._tape, root._node
+        if whole:
+            a = _record_binary(BY_NAME["mul"], old, 0.0, rd, dt, hidden=True)
+        else:
+            mask = np.ones(rd.size, dt.np)
+            mask[pos] = 0
+            a = _record_binary(BY_NAME["mul"], old, _wrap(mask.reshape(rd.shape), dt), rd, dt,
+                               hidden=True)
+    elif whole:
+        a = _wrap(np.zeros(rd.shape, dt.np), dt)
+    else:
+        kept = np.array(rd, order="C")
+        kept.reshape(-1)[pos] = 0
+        a = _wrap(kept, dt)
+    if vt is not None and vt._rg:
+        tp = _tape_for(vt, a if a._rg else None)
+        vnode = _src(vt, tp)
+        if vt._dtype is not dt:
+            vnode = _cast_node(tp, vt, vnode, dt)
+        if vshape != region:
+            vnode = _expand_node(tp, vnode, vshape, region, dt.slot)
+        if not whole:
+            e, vnode = tp.entry(OPCODE["segsum"], _nm("SumBackward1"), rd.size, dt.slot, vnode, -1,
+                                p0=tp.index(pos), p1=pos.size, ci=tp.const(1.0), fl=F_HIDDEN)
+        b = _out(rd, dt, tp, vnode)
+    elif whole:
+        b = _wrap(np.ascontiguousarray(vb), dt)
+    else:
+        scattered = np.zeros(rd.size, dt.np)
+        scattered[pos] = vb.reshape(-1)
+        b = _wrap(scattered.reshape(rd.shape), dt)
+    new = _record_binary(BY_NAME["add"], a, b, rd, dt, nm=_nm(name))
+    if whole:                              # the write itself (views of the root see it)
+        rd[...] = vb
+    elif rd.flags.c_contiguous:
+        rd.reshape(-1)[pos] = vb.reshape(-1)
+    else:
+        rd.flat[pos] = vb.reshape(-1)
+    root._rg, root._tape, root._node = True, new._tape, new._node
+    _bump(root, name)
+    _rederive_views(root)
+
+
+def _offsets(d):
+    """Memory offsets (in elements) of d's elements from its data pointer, in C order."""
+    o = np.zeros(d.shape, np.int64)
+    isz = d.itemsize
+    nd = d.ndim
+    for k in range(nd):
+        n = d.shape[k]
+        if n > 1:
+            o += (np.arange(n, dtype=np.int64) * (d.strides[k] // isz)).reshape(
+                (n,) + (1,) * (nd - k - 1))
+    return o
+
+
 def _positions(t):
-    """Flat positions of t's elements in its root base (t itself when it is no view)."""
-    if t._base is None:
-        return np.arange(t._data.size, dtype=np.int64).reshape(t._data.shape)
-    vp = t._vpos
-    if type(vp) is _LazyPos:
-        vp = t._vpos = vp.get()
-    if vp is None and _same_storage(t, t._base):
-        return np.arange(t._data.size, dtype=np.int64).reshape(t._data.shape)
-    if vp is None:
+    """Flat (C-order) positions of t's elements in its root (t itself when it is no view),
+    read off the memory layout: a view shows part of its root's buffer."""
+    d = t._data
+    root = t._base
+    if root is None:
+        return np.arange(d.size, dtype=np.int64).reshape(np.shape(d))
+    rd = root._data
+    if type(d) is not _ndarray or type(rd) is not _ndarray or d.dtype != rd.dtype:
         raise NotImplementedError("in-place modification with gradients of this kind of view is "
-                                  "not supported yet")
-    return vp
+                                  "not supported")
+    if not d.size:
+        return np.zeros(d.shape, np.int64)
+    off, r = divmod(d.__array_interface__["data"][0] - rd.__array_interface__["data"][0],
+                    rd.itemsize)
+    pos = _offsets(d) + off
+    if not rd.flags.c_contiguous:          # memory offsets to the root's C-order positions
+        ro = _offsets(rd).reshape(-1)
+        lo = int(ro.min())
+        lut = np.full(int(ro.max()) - lo + 1, -1, np.int64)
+        lut[ro - lo] = np.arange(ro.size, dtype=np.int64)
+        k = pos - lo
+        if r or k.min() < 0 or k.max() >= lut.size:
+            r = 1
+        else:
+            pos = lut[k]
+    if r or pos.min() < 0 or pos.max() >= rd.size:
+        raise NotImplementedError("in-place modification with gradients of a view whose memory "
+                                  "is no longer its base's is not supported")
+    return pos
 
 
-class _LazyPos:
-    """A view's positions in its root base, computed when first needed (an in-place write
-    with gradients through the view): ``fn`` applied to its parent's positions. Holds what
-    ``_positions(parent)`` reads at the view's creation, not the parent tensor itself."""
-    __slots__ = ("fn", "shape", "parent", "data", "base")
-
-    def __init__(self, fn, x):
-        self.fn = fn
-        self.shape = x._data.shape
-        self.parent = x._vpos if x._base is not None else None
-        self.data, self.base = (x._data, x._base._data) if x._base is not None else (None, None)
-
-    def get(self):
-        """The positions, or None when the parent's own place in its base is unknown."""
-        p = self.parent
-        if type(p) is _LazyPos:
-            p = p.get()
-        if p is None:
-            if self.data is not None and not _same_arrays(self.data, self.base):
-                return None
-            p = np.arange(int(np.prod(self.shape, dtype=np.int64)), dtype=np.int64).reshape(self.shape)
-        return self.fn(p)
-
-
-def _same_storage(t, base):
-    """t covers exactly base's elements in the same order (detach(), a full view)."""
-    return _same_arrays(t._data, base._data)
-
-
-def _same_arrays(a, b):
-    return (type(a) is _ndarray and type(b) is _ndarray and a.size == b.size
-            and a.flags.c_contiguous and b.flags.c_contiguous
-            and _address(a) == _address(b))
-
-
-def _track_view(out, x, pos_fn, pos=None):
-    """Make ``out`` a view of ``x``'s root base; remember its positions when grads may need
-    them (the base or the view requires grad): given (``pos``, a view of a tensor that is its
-    own base), else computed on first use (``_LazyPos``: only in-place writes read them)."""
+def _track_view(out, x, pos_fn=None, pos=None):
+    """Make ``out`` (whose value shares x's memory) a view of x's root: it shares the version
+    counter and the root keeps a weak reference to it, for ``_rederive_views``. Its place in
+    the root is read off the memory layout when a write needs it (``_positions``), so
+    ``pos_fn``/``pos`` are not needed (kept for callers)."""
     vc = x._vc
     if vc is None:
         vc = x._vc = [0]
     out._vc = vc
-    base = x._base
-    if base is None:
-        out._base = x
-        if pos is not None:
-            out._vpos = pos
-        elif x._rg:
-            out._vpos = _LazyPos(pos_fn, x)
+    root = x._base
+    if root is None:
+        root = x
+    out._base = root
+    vm = x._vm
+    if not STATE.enabled:
+        if x._rg:                          # torch: requires grad, without a grad_fn
+            out._rg = True
+        if not vm:
+            vm = _VM_NOGRAD
+    if vm:
+        out._vm = vm
+    if root._dtype.slot < 0:               # never gets a graph: nothing to re-derive
+        return
+    vs = root._views
+    if vs is None:
+        root._views = [weakref.ref(out)]
     else:
-        out._base = base
-        if x._rg or base._rg:
-            out._vpos = _LazyPos(pos_fn, x)
-    root = out._base
-    if out._vpos is not None:       # an in-place write through the base or another view
-        vs = root._views            # re-derives this view from the base (_rederive_views)
-        if vs is None:
-            vs = root._views = []
-        elif len(vs) >= 64:
-            vs[:] = [r for r in vs if r() is not None]
         vs.append(weakref.ref(out))
+        if len(vs) > root._vlim:
+            vs[:] = [r for r in vs if r() is not None]
+            root._vlim = max(64, 2 * len(vs))
 
 
-def _assign_positions(t, own, value):
-    """``t[own] = value`` with gradients, as torch's CopySlices: ``own`` are positions within
-    t (None: all of t, for an in-place op on a view); the write goes to t's root base, whose
-    new node is base_old * mask + scatter(value); t (if a view) is re-derived from it."""
-    root = t._base if t._base is not None else t
-    pos = _positions(t)
-    if own is not None:
-        pos = pos.reshape(-1)[own] if pos.ndim else pos
-        if t._base is None:
-            pos = own
-    rd = root._arr()
-    dt = root._dtype
-    if dt.slot < 0:
-        raise RuntimeError("only floating point tensors can be differentiated")
-    vt = value if isinstance(value, Tensor) else None
-    if vt is not None and vt._dtype is not dt:
-        vt = _convert(vt, dt)
-    vdata = vt._data if vt is not None else value
-    try:
-        vb = np.broadcast_to(np.asarray(vdata, dt.np), pos.shape)
-    except ValueError:
-        raise RuntimeError("shape mismatch: value tensor of shape %s cannot be broadcast to "
-                           "indexing result of shape %s" % (list(np.shape(vdata)), list(pos.shape)))
-    flat = pos.reshape(-1)
-    mask = np.ones(rd.size, dt.np)
-    mask[flat] = 0
-    mask = mask.reshape(rd.shape)
-    old = _wrap(rd, dt)                    # the base before the write, as an operand
-    old._rg, old._tape, old._node = root._rg, root._tape, root._node
-    if root._rg and root._tape is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    with np.errstate(all="ignore"):
-        kept = rd * mask
-    scattered = np.zeros(rd.size, dt.np)
-    scattered[flat] = vb.reshape(-1)
-    scattered = scattered.reshape(rd.shape)
-    grads = STATE.enabled and (root._rg or (vt is not None and vt._rg))
-    if grads:
-        a = _record_binary(BY_NAME["mul"], old, _wrap(mask, dt), kept, dt, hidden=True) \
-            if root._rg else _wrap(kept, dt)
-        if vt is not None and vt._rg:
-            tp = _tape_for(vt, a if a._rg else None)
-            vnode = _src(vt, tp)
-            if vt._data.shape != pos.shape:
-                vnode = _expand_node(tp, vnode, vt._data.shape, pos.shape, dt.slot)
-            e, n = tp.entry(OPCODE["segsum"], _nm("SumBackward1"), rd.size, dt.slot, vnode, -1,
-                            p0=tp.index(flat), p1=flat.size, ci=tp.const(1.0), fl=F_HIDDEN)
-            b = _out(scattered, dt, tp, n)
-        else:
-            b = _wrap(scattered, dt)
-        new = _record_binary(BY_NAME["add"], a, b, kept + scattered, dt, nm=_nm("CopySlices"))
-    rd.reshape(-1)[flat] = vb.reshape(-1)  # the write itself (views of the base see it)
-    if grads:
-        root._rg, root._tape, root._node = True, new._tape, new._node
-    _bump(root)
-    if grads:
-        _rederive_views(root)
+def _track_views(outs, x):
+    """``_track_view(o, x)`` for each of the outputs ``outs`` of one function returning
+    several views (unbind, split), which torch does not let be written with gradients."""
+    vc = x._vc
+    if vc is None:
+        vc = x._vc = [0]
+    root = x._base
+    if root is None:
+        root = x
+    vm = x._vm
+    if not vm:
+        vm = _VM_MULTI if x._rg and STATE.enabled else _VM_MULTI_NOGRAD
+    rg = x._rg and not STATE.enabled
+    refs = []
+    for o in outs:
+        o._vc = vc
+        o._base = root
+        o._vm = vm
+        if rg:
+            o._rg = True
+        refs.append(weakref.ref(o))
+    vs = root._views
+    if vs is None:
+        root._views = refs
+    else:
+        vs += refs
+        if len(vs) > root._vlim:
+            vs[:] = [r for r in vs if r() is not None]
+            root._vlim = max(64, 2 * len(vs))
 
 
 def _rederive_views(root):
-    """After an in-place write changed ``root``'s node, every live view of it (the written
-    one included) reads from the new node, as torch regenerates a view's grad_fn
-    (AsStridedBackward0) when its base's version moved."""
+    """After a recorded write changed ``root``'s node, every live view of it (the written one
+    included) reads from the new node, as torch regenerates a view's grad_fn
+    (AsStridedBackward0) when its base's version moved: marked ``tape.STALE`` here, recorded
+    on first use (``_rederive``), so views that are not used again cost no entry."""
     vs = root._views
     if not vs:
         return
     live = []
-    tp = _tape_for(root)
-    dt = root._dtype
+    stale = _tp.STALE
     for r in vs:
         v = r()
-        if v is None:
-            continue
-        live.append(r)
-        try:
-            tpos = _positions(v).reshape(-1)
-        except NotImplementedError:
-            continue
-        e, n = tp.entry(OPCODE["gather"], _nm("AsStridedBackward0"), tpos.size, dt.slot,
-                        root._node, -1, p0=tp.index(tpos), p1=tpos.size)
-        v._rg, v._tape, v._node = True, tp, n
+        if v is not None:
+            live.append(r)
+            v._rg, v._tape, v._node = True, stale, -1
     root._views = live
+    root._vlim = max(64, 2 * len(live))
+
+
+def _rederive(t):
+    """(tape, node) of a view marked stale: an AsStridedBackward0 entry from its root's node
+    (a slice entry when the view is a contiguous block of a contiguous root)."""
+    root = t._base
+    if root._tape is None:                 # the root was detached in place meanwhile
+        t._rg, t._tape, t._node = False, None, -1
+        raise RuntimeError("the base of this view no longer has a graph (detach_())")
+    tp, rn = _tp.resolve(root)
+    pos = _positions(t).reshape(-1)
+    nm = _nm("AsStridedBackward0")
+    dt = root._dtype.slot
+    if pos.size and pos[-1] - pos[0] == pos.size - 1 and (
+            pos.size == 1 or (t._data.flags.c_contiguous and root._data.flags.c_contiguous)):
+        e, n = tp.entry(_SLICE_OP, nm, pos.size, dt, rn, -1, p0=int(pos[0]), p1=pos.size)
+    else:
+        e, n = tp.entry(OPCODE["gather"], nm, pos.size, dt, rn, -1, p0=tp.index(pos), p1=pos.size)
+    t._tape, t._node = tp, n
+    return tp, n
+
+
+_tp.REDERIVE[0] = _rederive
 
 
 def _share(t):
     """A new leaf sharing ``t``'s storage and version counter (``detach``)."""
     s = _wrap(t._arr(), t._dtype)
     s._vc = _vcof(t)
-    s._base = t._base if t._base is not None else t
     return s
 
 
@@ -2520,9 +2956,11 @@ def unbind(input, dim=0):
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = _norm_dims(dim, d.ndim)[0]
     k = d.shape[dim]
-    parts = [np.take(d, i, axis=dim) if dim else d[i] for i in range(k)]
-    if dim:
-        parts = [d[(slice(None),) * dim + (i,)] for i in range(k)]
+    if dim == 0 and d.ndim > 1:
+        parts = [d[i] for i in range(k)]
+    else:
+        pre = (slice(None),) * dim
+        parts = [d[pre + (i, Ellipsis)] for i in range(k)]
     outs = []
     if input._rg and STATE.enabled and k:
         if dim == 0:
@@ -2543,8 +2981,7 @@ def unbind(input, dim=0):
             outs.append(_out(p if p.ndim else p, input._dtype, tp, node))
     else:
         outs = [_wrap(p, input._dtype) for p in parts]
-    for i, o in enumerate(outs):
-        _track_view(o, input, lambda p, i=i: np.take(p, i, axis=dim))
+    _track_views(outs, input)
     return tuple(outs)
 
 
@@ -2639,6 +3076,7 @@ def _record_offset(x, opcode, off, n, y, nm):
 
 
 _SLICE_OP = OPCODE["slice"]
+_CAST_OP = OPCODE["cast"]
 _SLICE_NM = _name_id("SliceBackward0")
 
 

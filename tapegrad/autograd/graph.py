@@ -14,7 +14,7 @@ from ..tape import resolve_entry, view_i64
 NAMES = []
 _NAME_ID = {}
 # binary entries recorded with a constant operand whose torch node has a single input
-ONE_INPUT = {"RsubBackward1", "PowBackward2"}
+ONE_INPUT = {"RsubBackward1", "PowBackward2", "FillBackward2", "ZeroBackward0"}
 # nodes torch implements in C++ report a qualified name()
 _CPP_NAMES = {"CopySlices": "torch::autograd::CopySlices",
               "CopyBackwards": "torch::autograd::CopyBackwards", "Error": "torch::autograd::Error"}
