@@ -12,11 +12,6 @@ import numpy as np
 from ._reduce import vector_norm as _vector_norm, return_types, _rt
 
 
-from .autograd.graph import _CPP_NAMES, ONE_INPUT  # noqa: E402
-
-_CPP_NAMES["CopyBackwards"] = "torch::autograd::CopyBackwards"
-ONE_INPUT.add("CopyBackwards")
-
 
 class LinAlgError(RuntimeError):
     """Error from a linear algebra function (singular matrix, not positive-definite ...)."""
