@@ -12,15 +12,17 @@ leaf values reuses the recorded positions (as any traced program does).
 """
 import collections
 import math
+import numbers
 
 import numpy as np
 
+from . import _sums
 from . import tape as _tp
 from .autograd.grad_mode import STATE
 from .autograd.graph import ONE_INPUT
 from .kernels import F_HIDDEN
 from .ops import OPCODE
-from .tensor import (Tensor, _DEFAULT, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
+from .tensor import (Tensor, _DEFAULT, _ND, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
                      _tape_for, _wrap, bool_, int64)
 from ._math import exact, hide, named, unary
 
@@ -81,19 +83,20 @@ def _pick(x, pos, shape, y, name):
 _GATHER = OPCODE["gather"]
 
 
-def _even_split(x, tied, out_index, nout, out_shape, y, name):
+def _even_split(x, tied, out_index, nout, out_shape, y, name, nan_out=None):
     """Extrema with ties: each output's gradient split evenly over its tied inputs.
-    tied: flat positions of tied elements; out_index: their output numbers."""
+    tied: flat positions of tied elements; out_index: their output numbers; nan_out: outputs
+    whose gradient is NaN on all their inputs (amax of a slice holding a NaN, as torch)."""
     if not _grads(x):
         return _wrap(_val(y, x._dtype), x._dtype)
     tp = _tape_for(x)
     node = _src(x, tp)
     dt = x._dtype.slot
-    if nout == 1 and tied.size == 1:            # one extremum (amax of all): one gather
+    if nout == 1 and tied.size == 1 and nan_out is None:   # one extremum: one gather
         e, n = tp.entry(_GATHER, _nm(name), 1, dt, node, -1, p0=tp.index(tied), p1=1)
         return _out(_val(y, x._dtype), x._dtype, tp, n)
     counts = np.bincount(out_index, minlength=nout)
-    if np.all(counts == 1):
+    if nan_out is None and np.all(counts == 1):
         order = np.argsort(out_index, kind="stable")
         e, n = tp.entry(OPCODE["gather"], _nm(name), nout, dt, node, -1,
                         p0=tp.index(tied[order]), p1=tied.size)
@@ -101,12 +104,15 @@ def _even_split(x, tied, out_index, nout, out_shape, y, name):
     e, g = tp.entry(OPCODE["gather"], _nm("IndexBackward0"), tied.size, dt, node, -1,
                     p0=tp.index(tied), p1=tied.size, fl=F_HIDDEN)
     if nout == 1:
-        e, n = tp.entry(OPCODE["sum"], _nm(name), 1, dt, g, -1, ci=tp.const(1.0 / tied.size))
+        c = math.nan if nan_out is not None else 1.0 / tied.size
+        e, n = tp.entry(OPCODE["sum"], _nm(name), 1, dt, g, -1, ci=tp.const(c))
         return _out(_val(y, x._dtype), x._dtype, tp, n)
     from ._shape import _scatter_entry
     s = _scatter_entry(tp, g, np.ascontiguousarray(out_index, np.int64), nout, dt,
                        _nm("SumBackward1"), F_HIDDEN)
     w = (1.0 / np.maximum(counts, 1)).astype(x._dtype.np)
+    if nan_out is not None:
+        w[nan_out] = np.nan
     cw = tp.save(w, dt)
     e, n = tp.entry(OPCODE["mul"], _nm(name), nout, dt, s, -1, sb=cw, p0=1, p1=1, fl=2)
     return _out(_val(y, x._dtype), x._dtype, tp, n)
@@ -127,7 +133,9 @@ def _extreme(input, dim, keepdim, other, largest, fname):
         if input._dtype._cat < 2 or not _grads(input):
             return _wrap(_val(y, input._dtype), input._dtype)
         flat = d.reshape(-1)
-        tied = np.flatnonzero(flat == y) if y == y else np.flatnonzero(flat != flat)[:1]
+        # torch's evenly_distribute_backward: split over the elements equal to the result
+        # (over the NaNs when it is NaN)
+        tied = np.flatnonzero(flat == y) if y == y else np.flatnonzero(flat != flat)
         return _even_split(input, tied.astype(np.int64), np.zeros(tied.size, np.int64), 1, (),
                            y, "MaxBackward1" if largest else "MinBackward1")
     if isinstance(dim, (tuple, list)):
@@ -164,33 +172,52 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):
     return _extreme(input, dim, keepdim, other, False, "min")
 
 
-def _amax(input, dim, keepdim, largest):
+def _amax(input, dim, keepdim, largest, name=None, nan_grad=True):
     d = np.asarray(input._arr())
     nd = d.ndim
     dims = tuple(range(nd)) if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0) \
         else _norm_dims(dim, nd) if nd else ()
     fname = "amax" if largest else "amin"
     if d.size == 0:
-        raise IndexError("%s(): Expected reduction dim %s to have non-zero size."
-                         % (fname, dims[0] if dims else 0))
+        if dim is None or not isinstance(dim, int) and len(dim) == 0:
+            raise RuntimeError("%s(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument." % fname)
+        zero = [k for k in dims if d.shape[k] == 0]
+        if zero:
+            raise IndexError("%s(): Expected reduction dim %d to have non-zero size."
+                             % (fname, zero[0]))
     mk = (d.max(axis=dims, keepdims=True) if largest else d.min(axis=dims, keepdims=True)) \
         if nd else d
     y = mk if keepdim else (mk.reshape(()) if nd and len(dims) == nd else
                             np.squeeze(mk, dims) if nd else mk)
-    name = "AmaxBackward0" if largest else "AminBackward0"
+    name = name or ("AmaxBackward0" if largest else "AminBackward0")
     if input._dtype._cat < 2 or not _grads(input):
         return _wrap(_val(y, input._dtype), input._dtype)
+    if d.size == 0:
+        return _final(input, np.shape(y), name)
+    # torch scales the gradient by the count of elements equal to the result: a slice whose
+    # result is NaN (it holds one) matches none, 0/0, and all its elements get NaN (nan_grad;
+    # vector_norm's inf orders split it over the NaNs instead)
+    nanm = mk != mk
     if mk.size == 1:                         # all of it reduced: no output map
         v = mk.item()
-        flat = d.reshape(-1)
-        tied = np.flatnonzero(flat == v) if v == v else np.flatnonzero(flat != flat)
+        if v != v and not nan_grad:
+            flat = d.reshape(-1)
+            tied = np.flatnonzero(flat != flat)
+            return _even_split(input, tied, np.zeros(tied.size, np.int64), 1, np.shape(y), y, name)
+        if v != v:
+            tied = np.arange(d.size, dtype=np.int64)
+            return _even_split(input, tied, np.zeros(tied.size, np.int64), 1, np.shape(y), y,
+                               name, nan_out=True)
+        tied = np.flatnonzero(d.reshape(-1) == v)
         return _even_split(input, tied, np.zeros(tied.size, np.int64), 1, np.shape(y), y, name)
     kshape = np.shape(mk)
     nout = int(np.prod(kshape, dtype=np.int64))
     oidx = np.broadcast_to(np.arange(nout, dtype=np.int64).reshape(kshape), d.shape).reshape(-1)
-    tiedm = (d == mk) | ((d != d) & (mk != mk))
+    tiedm = (d == mk) | (nanm if nan_grad else (d != d))
     tied = np.flatnonzero(tiedm.reshape(-1)).astype(np.int64)
-    return _even_split(input, tied, oidx[tied], nout, np.shape(y), y, name)
+    nan_out = nanm.reshape(-1) if nan_grad and nanm.any() else None
+    return _even_split(input, tied, oidx[tied], nout, np.shape(y), y, name, nan_out=nan_out)
 
 
 def amax(input, dim=(), keepdim=False):
@@ -202,14 +229,25 @@ def amin(input, dim=(), keepdim=False):
 
 
 def aminmax(input, *, dim=None, keepdim=False):
-    return return_types.aminmax(amin(input, dim if dim is not None else (), keepdim),
-                                amax(input, dim if dim is not None else (), keepdim))
+    if input._data.size == 0 and dim is None:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    d = () if dim is None else dim
+    lo = _amax(input, d, keepdim, False, "AminmaxBackward0")
+    hi = _amax(input, d, keepdim, True, "AminmaxBackward0")
+    return return_types.aminmax(lo, hi)
 
 
 def _arg(input, dim, keepdim, largest):
     d = np.asarray(input._data)
     f = np.argmax if largest else np.argmin
+    fname = "argmax" if largest else "argmin"
+    if d.dtype == np.bool_:
+        raise RuntimeError("%s(): does not support bool input" % fname)
     if dim is None:
+        if d.size == 0:
+            raise IndexError("%s(): Expected reduction dim to be specified for input.numel() == 0."
+                             % fname)
         r = f(d.reshape(-1))
         if keepdim:
             r = np.reshape(r, (1,) * d.ndim)
@@ -217,6 +255,8 @@ def _arg(input, dim, keepdim, largest):
     ax = _one_dim(dim, d.ndim)
     if d.ndim == 0:
         return _wrap(np.int64(0), int64)
+    if d.shape[ax] == 0:
+        raise IndexError("%s(): Expected reduction dim %d to have non-zero size." % (fname, ax))
     r = f(d, axis=ax)
     if keepdim:
         r = np.expand_dims(r, ax)
@@ -242,17 +282,20 @@ def _order(d, ax, descending):
     return np.argsort(key, axis=ax, kind="stable")
 
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+def sort(input, dim=-1, descending=False, stable=None, *, out=None):
+    # torch's sort(*, stable, ...) overload (any stable= given) is SortBackward1; its CPU sort
+    # without stable=True may order ties differently (here: always stable)
+    name = "SortBackward0" if stable is None else "SortBackward1"
     d = np.asarray(input._arr())
     if d.ndim == 0:
-        return return_types.sort(_pick(input, np.zeros((), np.int64), (), d, "SortBackward0")
+        return return_types.sort(_pick(input, np.zeros((), np.int64), (), d, name)
                                  if input._dtype._cat == 2 else _wrap(d[()], input._dtype),
                                  _wrap(np.int64(0), int64))
     ax = _one_dim(dim, d.ndim)
     idx = _order(d, ax, descending)
     vals = np.take_along_axis(d, idx, ax)
     pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
-    v = _pick(input, pos, vals.shape, vals, "SortBackward0") if input._dtype._cat == 2 else \
+    v = _pick(input, pos, vals.shape, vals, name) if input._dtype._cat == 2 else \
         _wrap(vals, input._dtype)
     return return_types.sort(v, _wrap(idx.astype(np.int64), int64))
 
@@ -304,13 +347,34 @@ def median(input, dim=None, keepdim=False):
         flat = d.reshape(-1)
         if flat.size == 0:
             return _wrap(_val(np.nan, input._dtype), input._dtype)
-        order = np.argsort(flat, kind="stable")
-        p = order[(flat.size - 1) // 2]
-        if input._dtype._cat < 2:
-            return _wrap(_val(flat[p], input._dtype), input._dtype)
-        return _pick(input, np.array([p]), (), flat[p], "MedianBackward0")
+        if input._dtype._cat == 2 and np.isnan(flat).any():
+            y = flat.dtype.type(np.nan)
+            tied = np.flatnonzero(flat != flat)
+        else:
+            y = np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2]   # the lower one
+            tied = np.flatnonzero(flat == y)
+        if input._dtype._cat < 2 or not _grads(input):
+            return _wrap(_val(y, input._dtype), input._dtype)
+        # torch's evenly_distribute_backward: split over the elements equal to the median
+        return _even_split(input, tied.astype(np.int64), np.zeros(tied.size, np.int64), 1, (), y,
+                           "MedianBackward0")
     ax = _one_dim(dim, d.ndim)
     n = d.shape[ax] if d.ndim else 1
+    if n == 0:
+        raise IndexError("median(): Expected reduction dim %d to have non-zero size." % ax)
+    if d.ndim and input._dtype._cat == 2 and np.isnan(d).any():
+        # a slice holding NaN: the median is NaN, at its first NaN (as torch)
+        isn = np.isnan(d)
+        idx = np.expand_dims(_order(d, ax, False).take((n - 1) // 2, axis=ax), ax)
+        idx = np.where(isn.any(axis=ax, keepdims=True), np.expand_dims(isn.argmax(axis=ax), ax),
+                       idx)
+        vals = np.take_along_axis(d, idx, ax)
+        pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
+        if not keepdim:
+            vals, idx, pos = (np.squeeze(a, ax) for a in (vals, idx, pos))
+        v = _pick(input, pos, vals.shape, vals, "MedianBackward1") if _grads(input) else \
+            _wrap(_val(vals, input._dtype), input._dtype)
+        return return_types.median(v, _wrap(_val(idx, int64), int64))
     r = kthvalue(input, (n - 1) // 2 + 1, ax, keepdim)
     if r.values._tape is not None:
         _rename(r.values, "MedianBackward1")
@@ -325,12 +389,19 @@ def _rename(t, name):
 # ----------------------------------------------------------------------------- any / all
 def _bool_red(input, dim, keepdim, f):
     d = np.asarray(input._data)
+    # uint8 in, uint8 out (torch keeps that legacy); every other dtype gives bool
+    dt = input._dtype if d.dtype == np.uint8 else bool_
     if dim is None:
         r = f(d)
+        if keepdim:
+            r = np.reshape(r, (1,) * d.ndim)
     else:
         dims = _norm_dims(dim, d.ndim) if d.ndim else None
-        r = f(d, axis=dims, keepdims=keepdim)
-    return _wrap(_val(r, bool_), bool_)
+        if dims == ():                       # torch: no dimension reduced, an elementwise test
+            r = d != 0
+        else:
+            r = f(d, axis=dims, keepdims=keepdim)
+    return _wrap(_val(r, dt), dt)
 
 
 def any(input, dim=None, keepdim=False):
@@ -367,7 +438,36 @@ def _tree_prod(x, ax):
     return cur
 
 
-def prod(input, dim=None, keepdim=False, dtype=None):
+def _prod_args(dim, keepdim, axis, keepdims):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
+    if dim is _ND:
+        if keepdim is not _ND:
+            raise TypeError("prod() received an invalid combination of arguments - got "
+                            "(keepdim=bool, ), but expected one of:")
+        return None, False
+    if not isinstance(dim, numbers.Integral):
+        raise TypeError("prod() received an invalid combination of arguments - got (Tensor, "
+                        "dim=%s), but expected one of:" % type(dim).__name__)
+    return dim, (False if keepdim is _ND else bool(keepdim))
+
+
+def _prod_linear(x, d, yk, dims, keepdim, name):
+    """torch's prod gradient when the input holds no zero: g * prod / x (NaN or inf where
+    the tree of products would stay finite: x holds an inf or a NaN). Recorded as
+    sum(x * w) with the constant w = prod / x (its value replaced by numpy's)."""
+    with np.errstate(all="ignore"):
+        w = (yk / d).astype(d.dtype)
+    p = x * _wrap(w, x._dtype)
+    t = p.sum(dims, keepdim=keepdim) if dims is not None else p.sum()
+    hide(p)
+    return named(t, name)
+
+
+def prod(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
+    dim, keepdim = _prod_args(dim, keepdim, axis, keepdims)
     x = input
     if dtype is not None:
         x = x.to(_as_dtype(dtype))
@@ -376,8 +476,12 @@ def prod(input, dim=None, keepdim=False, dtype=None):
     d = np.asarray(x._arr())
     if dim is None:
         y = np.prod(d, dtype=x._dtype.np)
-        if not _grads(x) or d.size == 0:
+        if not _grads(x):
             return _wrap(_val(y, x._dtype), x._dtype)
+        if d.size == 0:
+            return exact(named(x.sum(), "ProdBackward0"), y)
+        if not np.isfinite(d).all() and not (d == 0).any():
+            return exact(_prod_linear(x, d, y, None, False, "ProdBackward0"), y)
         flat = x.reshape(-1)
         hide(flat)
         p = _tree_prod(flat, 0)
@@ -388,8 +492,11 @@ def prod(input, dim=None, keepdim=False, dtype=None):
         if d.ndim == 0 and _grads(x):
             return _final(x, (), "ProdBackward1")
         return _wrap(_val(y, x._dtype), x._dtype)
-    if d.shape[ax] == 0:
-        return _wrap(_val(y, x._dtype), x._dtype)
+    if d.size == 0:
+        return exact(named(x.sum(ax, keepdim=keepdim), "ProdBackward1"), y)
+    if not np.isfinite(d).all() and not (d == 0).any():
+        yk = y if keepdim else np.expand_dims(y, ax)
+        return exact(_prod_linear(x, d, yk, ax, keepdim, "ProdBackward1"), y)
     p = _tree_prod(x, ax)
     return exact(_final(p, np.shape(y), "ProdBackward1"), y)
 
@@ -401,31 +508,67 @@ def _final(t, shape, name):
 
 
 # ----------------------------------------------------------------------------- var / std
-def _var_args(dim, unbiased, keepdim, correction):
+def _var_args(dim, unbiased, keepdim, correction, axis=_ND, keepdims=_ND):
     if isinstance(dim, bool):               # var(x, unbiased)
         unbiased, dim = dim, None
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     if correction is None:
         correction = 1 if (unbiased is None or unbiased) else 0
+    elif unbiased is not None:
+        raise TypeError("var() received an invalid combination of arguments - got (unbiased=bool, "
+                        "correction=Number), but expected one of:")
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        dim = None
     return dim, keepdim, correction
 
 
 def _var_core(input, dim, keepdim, correction, sqrt_, name):
+    """var / std over dims: the value in float64, two passes (the mean, then the squared
+    deviations from it); recorded as (x - mean(x))^2 summed and scaled (std: the square root
+    of its clamp at the dtype's tiny, so a constant slice has gradient 0 as in torch)."""
     x = input
     if x._dtype._cat < 2:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     d = np.asarray(x._arr())
     nd = d.ndim
     dims = tuple(range(nd)) if dim is None else (_norm_dims(dim, nd) if nd else ())
-    n = int(np.prod([d.shape[i] for i in dims], dtype=np.int64)) if nd else 1
+    n = 1
+    for i in dims:
+        n *= d.shape[i]
+    if nd:
+        if d.size:
+            v, _ = _sums.var_dims(d, dims, correction)
+        else:
+            with np.errstate(all="ignore"):
+                v = np.full(tuple(1 if i in dims else s for i, s in enumerate(d.shape)),
+                            0.0 / (n - correction if n > correction else 0) if n else np.nan)
+        if not keepdim:
+            v = v.reshape(tuple(s for i, s in enumerate(d.shape) if i not in dims))
+    else:
+        with np.errstate(all="ignore"):
+            v = np.float64(0.0) / (1 - correction if correction < 1 else 0)
     with np.errstate(all="ignore"):
-        v = np.var(d, axis=dims if nd else None, ddof=correction, keepdims=keepdim and nd > 0,
-                   dtype=np.float64 if x._dtype.np == np.float64 else None)
-        y = np.sqrt(v) if sqrt_ else v
-    y = np.asarray(y, x._dtype.np)
+        y = np.asarray(np.sqrt(v) if sqrt_ else v, x._dtype.np)
     if not _grads(x):
         return _wrap(_val(y, x._dtype), x._dtype)
     den = n - correction
-    c = 1.0 / den if den > 0 else (math.inf if n - correction == 0 else -math.inf)
+    if den <= 0 and nd and d.size:
+        # torch: grad * (inf where x != mean(x), nan where x == mean(x)), as a product with
+        # that constant summed (the value is numpy's)
+        mv = np.asarray(x.detach().mean(dims, keepdim=True)._data)
+        w = np.where(d == mv, np.nan, np.inf).astype(d.dtype)
+        p = x * _wrap(w, x._dtype)
+        s = p.sum(dims, keepdim=keepdim)
+        hide(p)
+        if not sqrt_:
+            return exact(named(s, name), y)
+        cl = unary(s, "clamp_min", c=float(np.finfo(x._dtype.np).tiny))
+        hide(s, cl)
+        return exact(named(cl.sqrt(), name), y)
+    c = 1.0 / den if den > 0 else math.nan
     m = x.mean(dims, keepdim=True) if nd else x
     dv = x - m
     sq = dv * dv
@@ -436,8 +579,9 @@ def _var_core(input, dim, keepdim, correction, sqrt_, name):
         hide(s)
     if sqrt_:
         var_ = scale(s, c, "VarBackward0")
-        hide(var_)
-        out = var_.sqrt()
+        cl = unary(var_, "clamp_min", c=float(np.finfo(x._dtype.np).tiny))
+        hide(var_, cl)
+        out = cl.sqrt()
         return exact(named(out, name), y)
     return exact(scale(s, c, name), y)
 
@@ -446,13 +590,13 @@ def scale(t, c, name):
     return unary(t, "scale", c=c, name=name)
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction)
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=_ND, keepdims=_ND):
+    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction, axis, keepdims)
     return _var_core(input, dim, keepdim, correction, False, "VarBackward0")
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction)
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=_ND, keepdims=_ND):
+    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction, axis, keepdims)
     return _var_core(input, dim, keepdim, correction, True, "StdBackward0")
 
 
@@ -535,7 +679,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if p == math.inf or p == -math.inf:
         ab = x.abs()
         hide(ab)
-        r = _amax(ab, sdims if nd else None, keepdim, p > 0)
+        r = _amax(ab, sdims if nd else None, keepdim, p > 0, nan_grad=False)
         return exact(named(r, _NORM), y)
     if p == 0:
         z = scale(x.sum(sdims, keepdim=keepdim) if nd else x, 0.0, _NORM)
@@ -552,14 +696,31 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         cl = unary(s, "clamp_min", c=tiny)
         out = cl.sqrt()
         hide(sq, s, cl)
-        return exact(named(out, _NORM), y)
+        return exact(named(_nan_slices(out, x, sdims, keepdim, y), _NORM), y)
     ab = x.abs()
     pw = ab ** p
     s = pw.sum(sdims, keepdim=keepdim) if nd else pw
     cl = unary(s, "clamp_min", c=tiny)
     out = cl ** (1.0 / p)
     hide(ab, pw, s, cl)
-    return exact(named(out, _NORM), y)
+    return exact(named(_nan_slices(out, x, sdims, keepdim, y), _NORM), y)
+
+
+def _nan_slices(out, x, dims, keepdim, y):
+    """A norm's gradient is NaN over a slice whose norm is NaN (torch divides by it), where
+    the clamp before the root gives 0: ``out + sum(x * z)`` with z NaN on those slices, 0
+    elsewhere (a hidden term: the value is numpy's)."""
+    nan = np.isnan(y)
+    if not nan.any():
+        return out
+    d = x._data
+    if d.ndim and not keepdim:
+        nan = np.expand_dims(nan, dims)
+    z = np.broadcast_to(np.where(nan, np.nan, 0.0).astype(d.dtype), np.shape(d))
+    p = x * _wrap(np.ascontiguousarray(z) if z.ndim else z[()], x._dtype)
+    t = p.sum(dims, keepdim=keepdim) if d.ndim else p
+    hide(out, p, t)
+    return out + t
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
@@ -576,14 +737,29 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 
 # ----------------------------------------------------------------------------- logsumexp
-def logsumexp(input, dim, keepdim=False):
+def logsumexp(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
+    if dim is _ND:
+        raise TypeError("logsumexp() missing 1 required positional arguments: \"dim\"")
     x = input
     if x._dtype._cat < 2:
         x = _convert(x, _DEFAULT[0])
     d = np.asarray(x._arr())
     nd = d.ndim
     dims = _norm_dims(dim, nd) if nd else ()
-    m = d.max(axis=dims, keepdims=True) if nd and d.size else np.array(d)
+    if nd and dims == () and not keepdim:
+        # torch reduces over everything into a keepdim-shaped buffer, then fails to copy it
+        raise RuntimeError("output with shape [] doesn't match the broadcast shape [%s]"
+                           % ", ".join(["1"] * nd))
+    if nd and dims == ():
+        dims = tuple(range(nd))
+    if d.size == 0:
+        m = np.zeros(tuple(1 if i in dims else s for i, s in enumerate(d.shape)), d.dtype)
+    else:
+        m = d.max(axis=dims, keepdims=True) if nd else np.array(d)
     if m.size == 1 and math.isfinite(m.item()):
         whole = True                      # the common case: no errstate, one shift value
     else:
@@ -623,6 +799,16 @@ def logsumexp(input, dim, keepdim=False):
 
 
 # ----------------------------------------------------------------------------- scans
+def _scan(d, ax, dt, prod):
+    """cumsum / cumprod values: floats accumulated in float64 (torch's CPU scans), integers
+    by numpy in their dtype."""
+    if d.ndim == 0:
+        return d.astype(dt.np)
+    if d.dtype.kind == "f" and d.dtype.itemsize >= 4:
+        return _sums.scan(d, ax, prod)
+    return (np.cumprod if prod else np.cumsum)(d, axis=ax, dtype=dt.np)
+
+
 def cumsum(input, dim, dtype=None, out=None):
     """Hillis-Steele scan: log2(k) steps of y += shift(y, s) (hidden gathers, scatters, adds)."""
     x = input
@@ -633,9 +819,7 @@ def cumsum(input, dim, dtype=None, out=None):
     d = np.asarray(x._arr())
     nd = d.ndim
     ax = _one_dim(dim, nd)
-    y = np.cumsum(d if nd else d.reshape(1), axis=ax, dtype=x._dtype.np)
-    if not nd:
-        y = y.reshape(())
+    y = _scan(d, ax, x._dtype, False)
     if not _grads(x):
         return _wrap(_val(y, x._dtype), x._dtype)
     k = d.shape[ax] if nd else 1
@@ -671,11 +855,22 @@ def cumprod(input, dim, dtype=None, out=None):
     d = np.asarray(x._arr())
     ax = _one_dim(dim, d.ndim)
     if not _grads(x):
-        y = np.cumprod(d if d.ndim else d.reshape(1), axis=ax, dtype=x._dtype.np).reshape(d.shape)
+        y = _scan(d, ax, x._dtype, True)
         return _wrap(_val(y, x._dtype), x._dtype)
     k = d.shape[ax] if d.ndim else 1
     if k <= 1:
         return _final(x, d.shape, "CumprodBackward0")
+    if not np.isfinite(d).all() and not (d == 0).any():
+        # torch's gradient without zeros: reversed_cumsum(g * y) / x, NaN or inf where the
+        # scan of products would stay finite (x holds an inf or a NaN). Recorded as
+        # y * cumsum(x * (1 / x)) with y and 1 / x constants (the value is numpy's)
+        y = _scan(d, ax, x._dtype, True)
+        with np.errstate(all="ignore"):
+            r = (1.0 / d).astype(d.dtype)
+        p = x * _wrap(r, x._dtype)
+        c = cumsum(p, ax)
+        hide(p, c)
+        return exact(named(c * _wrap(y, x._dtype), "CumprodBackward0"), y)
     # tensor-level Hillis-Steele (values tracked by the tensors themselves)
     from ._shape import narrow, cat
     from .creation import ones
@@ -692,12 +887,15 @@ def cumprod(input, dim, dtype=None, out=None):
             hide(nxt)
         cur = nxt
         s *= 2
-    y = np.cumprod(d, axis=ax, dtype=x._dtype.np)
+    y = _scan(d, ax, x._dtype, True)
     return exact(named(cur, "CumprodBackward0"), y)
 
 
 def logcumsumexp(input, dim):
     x = input
+    if x._dtype._cat < 2:
+        raise NotImplementedError("\"logcumsumexp_out_cpu\" not implemented for '%s'"
+                                  % x._dtype._tname)
     d = np.asarray(x._arr())
     ax = _one_dim(dim, d.ndim)
     m = np.amax(d, axis=ax, keepdims=True) if d.ndim else d
