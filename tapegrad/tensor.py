@@ -1356,15 +1356,7 @@ class Tensor:
         return abs(self)
 
     # ---- reductions
-    def sum(self, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
-        if dim is _ND and dtype is None and keepdim is _ND and axis is _ND and keepdims is _ND:
-            return sum(self)
-        dim, keepdim, named1 = _red_args("sum", dim, keepdim, axis, keepdims, True)
-        return _reduce(self, dim, keepdim, dtype, False, named1)
-
-    def mean(self, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
-        dim, keepdim, named1 = _red_args("mean", dim, keepdim, axis, keepdims, True)
-        return _reduce(self, dim, keepdim, dtype, True, named1)
+    # sum, mean: the module functions themselves (set at the end of the module)
 
     # ---- shape
     def view(self, *shape):
@@ -1946,7 +1938,7 @@ def _norm_dims(dim, ndim):
     return tuple(sorted(out))
 
 
-def _red_args(fname, dim, keepdim, axis, keepdims, method):
+def _red_args(fname, dim, keepdim, axis, keepdims):
     """(dims, keepdim, named1) for sum/mean: numpy's ``axis``/``keepdims`` spellings (torch
     accepts them), keepdim only with a dim (torch's signatures), dims None for all of them
     (None, (), []), named1: a dim was given (torch's ``*Backward1`` overload)."""
@@ -1960,9 +1952,8 @@ def _red_args(fname, dim, keepdim, axis, keepdims, method):
         keepdim = keepdims
     if dim is _ND:
         if keepdim is not _ND:
-            raise TypeError("%s() received an invalid combination of arguments - got (%skeepdim=%s, "
-                            "), but expected one of:" % (fname, "" if method else "Tensor, ",
-                                                        type(keepdim).__name__))
+            raise TypeError("%s() received an invalid combination of arguments - got (keepdim=%s, "
+                            "), but expected one of:" % (fname, type(keepdim).__name__))
         return None, False, False
     if keepdim is _ND:
         keepdim = False
@@ -2129,12 +2120,12 @@ def sum(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND, out=
         if input._rg and STATE.enabled:
             return _record_unary_sum(input, y, 1.0, _SUM0_NM)
         return _wrap(y, input._dtype)
-    dim, keepdim, named1 = _red_args("sum", dim, keepdim, axis, keepdims, False)
+    dim, keepdim, named1 = _red_args("sum", dim, keepdim, axis, keepdims)
     return _reduce(input, dim, keepdim, dtype, False, named1)
 
 
 def mean(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND, out=None):
-    dim, keepdim, named1 = _red_args("mean", dim, keepdim, axis, keepdims, False)
+    dim, keepdim, named1 = _red_args("mean", dim, keepdim, axis, keepdims)
     return _reduce(input, dim, keepdim, dtype, True, named1)
 
 
