@@ -21,13 +21,12 @@ import numpy as np
 from . import _sums
 from . import tape as _tp
 from .autograd.grad_mode import STATE
-from .autograd.function import Function
 from .autograd.graph import ONE_INPUT
 from .kernels import F_HIDDEN
 from .ops import OPCODE
 from .tensor import (Tensor, _DEFAULT, _ND, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
                      _tape_for, _wrap, bool_, int64)
-from ._math import exact, hide, named, tap, tap_entry, unary
+from ._math import _NotDifferentiable, exact, hide, named, tap, tap_entry, unary
 
 ONE_INPUT.update({"CumsumBackward0", "CumprodBackward0", "LogcumsumexpBackward0"})
 
@@ -1169,17 +1168,13 @@ def mode(input, dim=-1, keepdim=False):
 
 
 # ----------------------------------------------------------------------------- counting
-class _NoDerivative(Function):
-    """A result that requires grad under torch's node ``name`` whose backward raises."""
-
-    @staticmethod
-    def forward(ctx, value, message, *inputs):
-        ctx.message = message
-        return _wrap(value[0], value[1])
+class _NoDerivative(_NotDifferentiable):
+    """A result that requires grad under torch's node ``name`` whose backward raises
+    NotImplementedError (``opname`` holds the message)."""
 
     @staticmethod
     def backward(ctx, *grads):
-        raise NotImplementedError(ctx.message)
+        raise NotImplementedError(ctx.opname)
 
 
 def _no_derivative(out, name, message, *inputs):
@@ -1339,6 +1334,22 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
+def _cov_check(w, name, nobs, integral):
+    a = np.asarray(w._data)
+    if a.ndim > 1:
+        raise RuntimeError("cov(): expected %s to have one or fewer dimensions but got %s with "
+                           "%d dimensions" % (name, name, a.ndim))
+    if (w._dtype._cat < 2) != integral:
+        raise RuntimeError("cov(): expected %s to have %s dtype but got %s with %s dtype"
+                           % (name, "integral" if integral else "floating point", name,
+                              w._dtype._tname))
+    if a.size != nobs:
+        raise RuntimeError("cov(): expected %s to have the same numel as there are observations "
+                           "in the input but got %d != %d" % (name, a.size, nobs))
+    if (a < 0).any():
+        raise RuntimeError("cov(): %s cannot be negative" % name)
+
+
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """torch's composition (Correlation.cpp): rows are variables, columns observations."""
     d = input._data
@@ -1351,32 +1362,10 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     nobs = x._data.shape[1]
     w = None
     if fweights is not None:
-        fw = np.asarray(fweights._data)
-        if fw.ndim > 1:
-            raise RuntimeError("cov(): expected fweights to have one or fewer dimensions but got "
-                               "fweights with %d dimensions" % fw.ndim)
-        if fw.dtype.kind not in "iu":
-            raise RuntimeError("cov(): expected fweights to have integral dtype but got fweights "
-                               "with %s dtype" % fweights._dtype._tname)
-        if fw.size != nobs:
-            raise RuntimeError("cov(): expected fweights to have the same numel as there are "
-                               "observations in the input but got %d != %d" % (fw.size, nobs))
-        if (fw < 0).any():
-            raise RuntimeError("cov(): fweights cannot be negative")
+        _cov_check(fweights, "fweights", nobs, True)
         w = fweights
     if aweights is not None:
-        aw = np.asarray(aweights._data)
-        if aw.ndim > 1:
-            raise RuntimeError("cov(): expected aweights to have one or fewer dimensions but got "
-                               "aweights with %d dimensions" % aw.ndim)
-        if aweights._dtype._cat < 2:
-            raise RuntimeError("cov(): expected aweights to have floating point dtype but got "
-                               "aweights with %s dtype" % aweights._dtype._tname)
-        if aw.size != nobs:
-            raise RuntimeError("cov(): expected aweights to have the same numel as there are "
-                               "observations in the input but got %d != %d" % (aw.size, nobs))
-        if (aw < 0).any():
-            raise RuntimeError("cov(): aweights cannot be negative")
+        _cov_check(aweights, "aweights", nobs, False)
         w = aweights if w is None else w * aweights
     if w is not None:
         w_sum = w.sum()
