@@ -166,11 +166,19 @@ def _extreme(input, dim, keepdim, other, largest, fname):
     return rt(v, _wrap(_val(idx, int64), int64))
 
 
-def max(input, dim=None, keepdim=False, *, other=None, out=None):
+def max(input, dim=None, keepdim=False, *, other=None, out=None, axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     return _extreme(input, dim, keepdim, other, True, "max")
 
 
-def min(input, dim=None, keepdim=False, *, other=None, out=None):
+def min(input, dim=None, keepdim=False, *, other=None, out=None, axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     return _extreme(input, dim, keepdim, other, False, "min")
 
 
@@ -222,15 +230,27 @@ def _amax(input, dim, keepdim, largest, name=None, nan_grad=True):
     return _even_split(input, tied, oidx[tied], nout, np.shape(y), y, name, nan_out=nan_out)
 
 
-def amax(input, dim=(), keepdim=False):
+def amax(input, dim=(), keepdim=False, *, axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     return _amax(input, dim, keepdim, True)
 
 
-def amin(input, dim=(), keepdim=False):
+def amin(input, dim=(), keepdim=False, *, axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     return _amax(input, dim, keepdim, False)
 
 
-def aminmax(input, *, dim=None, keepdim=False):
+def aminmax(input, *, dim=None, keepdim=False, axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     if input._data.size == 0 and dim is None:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                            "operation has no identity.")
@@ -265,11 +285,19 @@ def _arg(input, dim, keepdim, largest):
     return _wrap(_val(r, int64), int64)
 
 
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     return _arg(input, dim, keepdim, True)
 
 
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     return _arg(input, dim, keepdim, False)
 
 
@@ -284,7 +312,9 @@ def _order(d, ax, descending):
     return np.argsort(key, axis=ax, kind="stable")
 
 
-def sort(input, dim=-1, descending=False, stable=None, *, out=None):
+def sort(input, dim=-1, descending=False, stable=None, *, out=None, axis=_ND):
+    if axis is not _ND:
+        dim = axis
     # torch's sort(*, stable, ...) overload (any stable= given) is SortBackward1; its CPU sort
     # without stable=True may order ties differently (here: always stable)
     name = "SortBackward0" if stable is None else "SortBackward1"
@@ -302,7 +332,9 @@ def sort(input, dim=-1, descending=False, stable=None, *, out=None):
     return return_types.sort(v, _wrap(idx.astype(np.int64), int64))
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
+def argsort(input, dim=-1, descending=False, stable=False, *, axis=_ND):
+    if axis is not _ND:
+        dim = axis
     return sort(input, dim, descending, stable).indices
 
 
@@ -310,7 +342,9 @@ def msort(input):
     return sort(input, 0).values
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=_ND):
+    if axis is not _ND:
+        dim = axis
     d = np.asarray(input._arr())
     ax = _one_dim(dim, d.ndim)
     n = d.shape[ax] if d.ndim else 1
@@ -330,7 +364,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     return return_types.topk(v, _wrap(idx.astype(np.int64), int64))
 
 
-def kthvalue(input, k, dim=-1, keepdim=False):
+def kthvalue(input, k, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     d = np.asarray(input._arr())
     ax = _one_dim(dim, d.ndim)
     idx = np.take(_order(d, ax, False), [k - 1], axis=ax)
@@ -343,7 +381,11 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return return_types.kthvalue(v, _wrap(_val(idx, int64), int64))
 
 
-def median(input, dim=None, keepdim=False):
+def median(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     d = np.asarray(input._arr())
     if dim is None:
         flat = d.reshape(-1)
@@ -406,11 +448,19 @@ def _bool_red(input, dim, keepdim, f):
     return _wrap(_val(r, dt), dt)
 
 
-def any(input, dim=None, keepdim=False):
+def any(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     return _bool_red(input, dim, keepdim, np.any)
 
 
-def all(input, dim=None, keepdim=False):
+def all(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     return _bool_red(input, dim, keepdim, np.all)
 
 
@@ -637,14 +687,16 @@ def _mean_of(input, dim, keepdim):
     return input.mean(dim if dim is not None else tuple(range(input._data.ndim)), keepdim=keepdim)
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction)
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=_ND,
+             keepdims=_ND):
+    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction, axis, keepdims)
     v = _var_core(input, dim, keepdim, correction, False, "VarBackward0")
     return _joint((v, _mean_of(input, dim, keepdim)), "VarMeanBackward0")
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction)
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=_ND,
+             keepdims=_ND):
+    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction, axis, keepdims)
     s = _var_core(input, dim, keepdim, correction, True, "StdBackward0")
     return _joint((s, _mean_of(input, dim, keepdim)), "StdMeanBackward0")
 
@@ -734,7 +786,12 @@ def _nan_slices(out, x, dims, keepdim, y):
     return out + t
 
 
-def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None, *, axis=_ND,
+         keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     if p == "fro" or p is None:
         p = 2
     if isinstance(p, str):
@@ -810,6 +867,11 @@ def logsumexp(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
 
 
 # ----------------------------------------------------------------------------- scans
+def _need_dim(dim, fname):
+    if dim is _ND:
+        raise TypeError("%s() missing 1 required positional arguments: \"dim\"" % fname)
+
+
 def _scan(d, ax, dt, prod):
     """cumsum / cumprod values: floats accumulated in float64 (torch's CPU scans), integers
     by numpy in their dtype."""
@@ -820,8 +882,11 @@ def _scan(d, ax, dt, prod):
     return (np.cumprod if prod else np.cumsum)(d, axis=ax, dtype=dt.np)
 
 
-def cumsum(input, dim, dtype=None, out=None):
+def cumsum(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
     """Hillis-Steele scan: log2(k) steps of y += shift(y, s) (hidden gathers, scatters, adds)."""
+    if axis is not _ND:
+        dim = axis
+    _need_dim(dim, "cumsum")
     x = input
     if dtype is not None:
         x = x.to(_as_dtype(dtype))
@@ -856,8 +921,11 @@ def cumsum(input, dim, dtype=None, out=None):
     return _out(_val(y, x._dtype), x._dtype, tp, node)
 
 
-def cumprod(input, dim, dtype=None, out=None):
+def cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
     """cumprod: Hillis-Steele products; every step's operand values are saved for its VJP."""
+    if axis is not _ND:
+        dim = axis
+    _need_dim(dim, "cumprod")
     x = input
     if dtype is not None:
         x = x.to(_as_dtype(dtype))
@@ -902,7 +970,10 @@ def cumprod(input, dim, dtype=None, out=None):
     return exact(named(cur, "CumprodBackward0"), y)
 
 
-def logcumsumexp(input, dim):
+def logcumsumexp(input, dim=_ND, *, axis=_ND):
+    if axis is not _ND:
+        dim = axis
+    _need_dim(dim, "logcumsumexp")
     x = input
     if x._dtype._cat < 2:
         raise NotImplementedError("\"logcumsumexp_out_cpu\" not implemented for '%s'"
@@ -925,8 +996,8 @@ def logcumsumexp(input, dim):
 def _install():
     T = Tensor
 
-    def _norm_m(self, p="fro", dim=None, keepdim=False, dtype=None):
-        return norm(self, p, dim, keepdim, dtype=dtype)
+    def _norm_m(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=_ND, keepdims=_ND):
+        return norm(self, p, dim, keepdim, dtype=dtype, axis=axis, keepdims=keepdims)
 
     def _cov_m(self, *, correction=1, fweights=None, aweights=None):
         return cov(self, correction=correction, fweights=fweights, aweights=aweights)
@@ -1043,8 +1114,12 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, axis=_ND, keepdims=_N
     return s / _wrap(cnt[()] if cnt.ndim == 0 else cnt, s._dtype)
 
 
-def nanmedian(input, dim=_ND, keepdim=False):
+def nanmedian(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
     """median of the non-NaN elements (NaN when there are none)."""
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     d = np.asarray(input._arr())
     if dim is _ND:
         flat = d.reshape(-1)
@@ -1122,17 +1197,27 @@ def _cumext(input, dim, largest):
     return getattr(return_types, name)(v, _wrap(idx, int64))
 
 
-def cummax(input, dim):
+def cummax(input, dim=_ND, *, axis=_ND):
+    if axis is not _ND:
+        dim = axis
+    _need_dim(dim, "cummax")
     return _cumext(input, dim, True)
 
 
-def cummin(input, dim):
+def cummin(input, dim=_ND, *, axis=_ND):
+    if axis is not _ND:
+        dim = axis
+    _need_dim(dim, "cummin")
     return _cumext(input, dim, False)
 
 
-def mode(input, dim=-1, keepdim=False):
+def mode(input, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
     """The most frequent value of each slice (the smallest of equally frequent ones) and the
     index of its last occurrence, as torch's CPU kernel on slices it sorts stably."""
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     d = np.asarray(input._arr())
     if d.ndim == 0:
         v = _final(input, (), "ModeBackward0") if _grads(input) and input._dtype._cat == 2 \
@@ -1306,9 +1391,11 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 
 
 # ----------------------------------------------------------------------------- diff / cov
-def diff(input, n=1, dim=-1, prepend=None, append=None):
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, axis=_ND):
     """torch's composition: x.narrow(dim, 1, k - 1) - x.narrow(dim, 0, k - 1), n times
     (logical_xor for bool), after prepend / append are concatenated along dim."""
+    if axis is not _ND:
+        dim = axis
     from ._shape import cat, narrow
     from ._math import logical_xor
     d = input._data
@@ -1501,11 +1588,21 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     return exact(_final(r, out_shape, "SqueezeBackward4"), y)
 
 
-def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None, axis=_ND,
+             keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
-def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None,
+                axis=_ND, keepdims=_ND):
+    if axis is not _ND:
+        dim = axis
+    if keepdims is not _ND:
+        keepdim = keepdims
     return _quantile(input, q, dim, keepdim, interpolation, True)
 
 

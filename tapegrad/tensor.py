@@ -1977,15 +1977,16 @@ _IDX = {}                     # (shape, dims) -> the segsum index map's bytes (s
 
 def _seg_index(tp, shape, dims, size):
     """The tape offset of the segsum index map reducing ``shape`` over ``dims``: output
-    number of each input element (cached for shapes of up to 2^16 elements)."""
+    number of each input element (cached for shapes of up to 2^12 elements: at most 128
+    maps of 32 KB)."""
     key = (shape, dims)
     b = _IDX.get(key)
     if b is None:
         kshape = tuple(1 if i in dims else s for i, s in enumerate(shape))
         ysize = _prod(kshape)
         b = np.broadcast_to(np.arange(ysize, dtype=np.int64).reshape(kshape), shape).tobytes()
-        if size <= 1 << 16:
-            if len(_IDX) > 256:
+        if size <= 1 << 12:
+            if len(_IDX) >= 128:
                 _IDX.clear()
             _IDX[key] = b
     off = len(tp.I)

@@ -308,8 +308,24 @@ def _args_prog(L):
             L.var_mean(x, dim=()), x.sum(dim=L.tensor(0)), x.sum(), L.sum(x), x.mean())
 
 
+def _axis_prog(L):
+    x = L.tensor([[3.0, 1.0, 2.0, 2.0], [0.5, 4.0, 1.0, 4.0], [2.0, 2.0, 5.0, 0.0]],
+                 requires_grad=True)
+    return (x.max(axis=1), L.max(x, axis=1, keepdims=True), x.min(axis=0), x.amax(axis=1, keepdims=True),
+            x.amin(axis=0), x.argmax(axis=1), x.argmin(axis=1, keepdims=True), x.median(axis=0),
+            x.nanmedian(axis=0), x.mode(axis=0), x.all(axis=0), x.any(axis=1, keepdims=True),
+            x.sort(axis=0), x.argsort(axis=0), x.topk(1, axis=0), x.kthvalue(1, axis=0),
+            x.cumsum(axis=1), x.cumprod(axis=1), x.logcumsumexp(axis=1), x.cummax(axis=1),
+            x.cummin(axis=1), x.norm(dim=1, keepdim=True), x.quantile(0.5, axis=1), x.diff(axis=0),
+            L.var_mean(x, axis=1, keepdims=True), L.std_mean(x, axis=1), x.aminmax(axis=1),
+            x.logsumexp(axis=1, keepdims=True), x.nansum(axis=0, keepdims=True))
+
+
 ARGS = {
     "dims": _args_prog,
+    "axis_keepdims": _axis_prog,
+    "cumsum_without_dim": lambda L: L.ones(3).cumsum(),
+    "cummax_without_dim": lambda L: L.ones(3).cummax(),
     "sum_keepdim_without_dim": lambda L: L.ones(2, 2).sum(keepdim=True),
     "mean_keepdim_without_dim": lambda L: L.mean(L.ones(2, 2), keepdim=True),
     "sum_repeated_dim": lambda L: L.ones(2, 2).sum((0, 0)),
