@@ -2015,11 +2015,6 @@ def _reduce(input, dim, keepdim, dtype, mean_, named1=True):
             y = _vmath.total(d.reshape(-1))         # in float64 (as sum()), vectorised
             if mean_:
                 y = y / d.size
-        elif d.dtype.kind == "f" and d.ndim > 1 and not d.flags.c_contiguous:
-            # numpy would add a strided array row by row in its own dtype
-            y = _sums.sum_dims(d, tuple(range(d.ndim))).reshape(())[()]
-            if mean_:
-                y = y / d.size if d.size else np.nan
         else:
             y = _add_reduce(d, axis=None)
             if mean_:
