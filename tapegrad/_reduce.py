@@ -18,7 +18,6 @@ import warnings
 
 import numpy as np
 
-from . import _sums
 from . import tape as _tp
 from .autograd.grad_mode import STATE
 from .autograd.graph import ONE_INPUT
@@ -592,6 +591,7 @@ def _var_core(input, dim, keepdim, correction, sqrt_, name):
         n *= d.shape[i]
     if nd:
         if d.size:
+            from . import _sums        # (Numba kernels: imported on first use)
             v, _ = _sums.var_dims(d, dims, correction)
         else:
             with np.errstate(all="ignore"):
@@ -878,6 +878,7 @@ def _scan(d, ax, dt, prod):
     if d.ndim == 0:
         return d.astype(dt.np)
     if d.dtype.kind == "f" and d.dtype.itemsize >= 4:
+        from . import _sums
         return _sums.scan(d, ax, prod)
     return (np.cumprod if prod else np.cumsum)(d, axis=ax, dtype=dt.np)
 

@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from . import _layout, _native, _par, _sums, _vmath
+from . import _layout, _native, _par, _vmath
 from . import tape as _tp
 from .autograd.grad_mode import STATE
 from .kernels import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK, NM, NPROD
@@ -2041,6 +2041,7 @@ def _reduce(input, dim, keepdim, dtype, mean_, named1=True):
         if d.size < _SUMS_MIN:
             y = _add_reduce(d, axis=dims, dtype=np.float64, keepdims=keepdim)
         else:
+            from . import _sums        # (Numba kernels: imported on first use)
             y = _sums.sum_dims(d if d.dtype.itemsize >= 4 else d.astype(np.float32), dims)
             if not keepdim:
                 y = y.reshape(tuple(s for i, s in enumerate(shape) if i not in dims))
