@@ -592,7 +592,8 @@ def _var_core(input, dim, keepdim, correction, sqrt_, name):
     if nd:
         if d.size:
             from . import _sums        # (Numba kernels: imported on first use)
-            v, _ = _sums.var_dims(d, dims, correction)
+            v, _ = _sums.var_dims(d if d.dtype.itemsize >= 4 else d.astype(np.float32), dims,
+                                  correction)
         else:
             with np.errstate(all="ignore"):
                 v = np.full(tuple(1 if i in dims else s for i, s in enumerate(d.shape)),
@@ -1494,7 +1495,7 @@ _INTERP = ("linear", "lower", "higher", "midpoint", "nearest")
 def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     fname = "nanquantile" if ignore_nan else "quantile"
     x = input
-    if x._dtype._cat < 2:
+    if x._dtype.np not in (np.float32, np.float64):
         raise RuntimeError("%s() input tensor must be either float or double dtype" % fname)
     if interpolation not in _INTERP:
         raise RuntimeError("%s() interpolation must be one of linear, lower, higher, midpoint "

@@ -324,6 +324,10 @@ def _axis_prog(L):
 ARGS = {
     "dims": _args_prog,
     "axis_keepdims": _axis_prog,
+    "float16": lambda L: (lambda x: (x.var(0), x.std(), x.cumsum(1), x.sum(0), x.mean(1),
+                                     L.nansum(x, 0), x.prod(0), x.cumprod(0)))(
+        L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]], dtype=L.float16)),
+    "quantile_float16": lambda L: L.quantile(L.ones(3, dtype=L.float16), 0.5),
     "cumsum_without_dim": lambda L: L.ones(3).cumsum(),
     "cummax_without_dim": lambda L: L.ones(3).cummax(),
     "sum_keepdim_without_dim": lambda L: L.ones(2, 2).sum(keepdim=True),
