@@ -58,6 +58,11 @@ def _grads(x):
     return x._rg and STATE.enabled
 
 
+def _alias(dim, keepdim, axis, keepdims):
+    """numpy's spellings ``axis=`` / ``keepdims=``, which torch accepts for dim / keepdim."""
+    return (dim if axis is _ND else axis), (keepdim if keepdims is _ND else keepdims)
+
+
 def _one_dim(dim, nd):
     return _norm_dims(dim, nd)[0] if nd else 0
 
@@ -166,18 +171,12 @@ def _extreme(input, dim, keepdim, other, largest, fname):
 
 
 def max(input, dim=None, keepdim=False, *, other=None, out=None, axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _extreme(input, dim, keepdim, other, True, "max")
 
 
 def min(input, dim=None, keepdim=False, *, other=None, out=None, axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _extreme(input, dim, keepdim, other, False, "min")
 
 
@@ -230,26 +229,17 @@ def _amax(input, dim, keepdim, largest, name=None, nan_grad=True):
 
 
 def amax(input, dim=(), keepdim=False, *, axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _amax(input, dim, keepdim, True)
 
 
 def amin(input, dim=(), keepdim=False, *, axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _amax(input, dim, keepdim, False)
 
 
 def aminmax(input, *, dim=None, keepdim=False, axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     if input._data.size == 0 and dim is None:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                            "operation has no identity.")
@@ -285,18 +275,12 @@ def _arg(input, dim, keepdim, largest):
 
 
 def argmax(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _arg(input, dim, keepdim, True)
 
 
 def argmin(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _arg(input, dim, keepdim, False)
 
 
@@ -364,10 +348,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=_ND):
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     d = np.asarray(input._arr())
     ax = _one_dim(dim, d.ndim)
     idx = np.take(_order(d, ax, False), [k - 1], axis=ax)
@@ -381,10 +362,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
 
 
 def median(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     d = np.asarray(input._arr())
     if dim is None:
         flat = d.reshape(-1)
@@ -448,18 +426,12 @@ def _bool_red(input, dim, keepdim, f):
 
 
 def any(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _bool_red(input, dim, keepdim, np.any)
 
 
 def all(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _bool_red(input, dim, keepdim, np.all)
 
 
@@ -490,10 +462,7 @@ def _tree_prod(x, ax):
 
 
 def _prod_args(dim, keepdim, axis, keepdims):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     if dim is _ND:
         if keepdim is not _ND:
             raise TypeError("prod() received an invalid combination of arguments - got "
@@ -562,10 +531,7 @@ def _final(t, shape, name):
 def _var_args(dim, unbiased, keepdim, correction, axis=_ND, keepdims=_ND):
     if isinstance(dim, bool):               # var(x, unbiased)
         unbiased, dim = dim, None
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     if correction is None:
         correction = 1 if (unbiased is None or unbiased) else 0
     elif unbiased is not None:
@@ -789,10 +755,7 @@ def _nan_slices(out, x, dims, keepdim, y):
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None, *, axis=_ND,
          keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     if p == "fro" or p is None:
         p = 2
     if isinstance(p, str):
@@ -807,10 +770,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None, *, axis=
 
 # ----------------------------------------------------------------------------- logsumexp
 def logsumexp(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     if dim is _ND:
         raise TypeError("logsumexp() missing 1 required positional arguments: \"dim\"")
     x = input
@@ -868,9 +828,13 @@ def logsumexp(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
 
 
 # ----------------------------------------------------------------------------- scans
-def _need_dim(dim, fname):
+def _need_dim(dim, axis, fname):
+    """A scan's dim (or numpy's ``axis=``), which torch requires."""
+    if axis is not _ND:
+        dim = axis
     if dim is _ND:
         raise TypeError("%s() missing 1 required positional arguments: \"dim\"" % fname)
+    return dim
 
 
 def _scan(d, ax, dt, prod):
@@ -886,9 +850,7 @@ def _scan(d, ax, dt, prod):
 
 def cumsum(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
     """Hillis-Steele scan: log2(k) steps of y += shift(y, s) (hidden gathers, scatters, adds)."""
-    if axis is not _ND:
-        dim = axis
-    _need_dim(dim, "cumsum")
+    dim = _need_dim(dim, axis, "cumsum")
     x = input
     if dtype is not None:
         x = x.to(_as_dtype(dtype))
@@ -925,9 +887,7 @@ def cumsum(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
 
 def cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
     """cumprod: Hillis-Steele products; every step's operand values are saved for its VJP."""
-    if axis is not _ND:
-        dim = axis
-    _need_dim(dim, "cumprod")
+    dim = _need_dim(dim, axis, "cumprod")
     x = input
     if dtype is not None:
         x = x.to(_as_dtype(dtype))
@@ -973,9 +933,7 @@ def cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
 
 
 def logcumsumexp(input, dim=_ND, *, axis=_ND):
-    if axis is not _ND:
-        dim = axis
-    _need_dim(dim, "logcumsumexp")
+    dim = _need_dim(dim, axis, "logcumsumexp")
     x = input
     if x._dtype._cat < 2:
         raise NotImplementedError("\"logcumsumexp_out_cpu\" not implemented for '%s'"
@@ -1037,10 +995,7 @@ def _sum_over(x, dim, keepdim, dtype):
 
 
 def _nan_args(dim, keepdim, axis, keepdims):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
     return dim, keepdim
@@ -1118,10 +1073,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, axis=_ND, keepdims=_N
 
 def nanmedian(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
     """median of the non-NaN elements (NaN when there are none)."""
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     d = np.asarray(input._arr())
     if dim is _ND:
         flat = d.reshape(-1)
@@ -1200,26 +1152,19 @@ def _cumext(input, dim, largest):
 
 
 def cummax(input, dim=_ND, *, axis=_ND):
-    if axis is not _ND:
-        dim = axis
-    _need_dim(dim, "cummax")
+    dim = _need_dim(dim, axis, "cummax")
     return _cumext(input, dim, True)
 
 
 def cummin(input, dim=_ND, *, axis=_ND):
-    if axis is not _ND:
-        dim = axis
-    _need_dim(dim, "cummin")
+    dim = _need_dim(dim, axis, "cummin")
     return _cumext(input, dim, False)
 
 
 def mode(input, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
     """The most frequent value of each slice (the smallest of equally frequent ones) and the
     index of its last occurrence, as torch's CPU kernel on slices it sorts stably."""
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     d = np.asarray(input._arr())
     if d.ndim == 0:
         v = _final(input, (), "ModeBackward0") if _grads(input) and input._dtype._cat == 2 \
@@ -1592,19 +1537,13 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None, axis=_ND,
              keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None,
                 axis=_ND, keepdims=_ND):
-    if axis is not _ND:
-        dim = axis
-    if keepdims is not _ND:
-        keepdim = keepdims
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _quantile(input, q, dim, keepdim, interpolation, True)
 
 
