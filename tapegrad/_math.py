@@ -782,7 +782,8 @@ def argwhere(input):
 def count_nonzero(input, dim=None):
     from .tensor import _norm_dims
     d = np.asarray(input._data)
-    axis = _norm_dims(dim, d.ndim)
+    # a 0-d tensor: dim 0 is itself; dim=() counts over all of them (as torch)
+    axis = (_norm_dims(dim, d.ndim) or None) if d.ndim else None
     r = np.count_nonzero(d, axis=axis)
     return _wrap(np.asarray(r, np.int64)[()] if np.ndim(r) == 0 else np.asarray(r, np.int64), int64)
 

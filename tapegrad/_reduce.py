@@ -10,8 +10,11 @@ Intermediate entries are hidden and the last carries torch's grad_fn name.
 Selections (max/min/sort/topk/median, amax ties) are data-dependent: a compiled replay on new
 leaf values reuses the recorded positions (as any traced program does).
 """
+import builtins
 import collections
 import math
+import numbers
+import warnings
 
 import numpy as np
 
@@ -20,9 +23,9 @@ from .autograd.grad_mode import STATE
 from .autograd.graph import ONE_INPUT
 from .kernels import F_HIDDEN
 from .ops import OPCODE
-from .tensor import (Tensor, _DEFAULT, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
+from .tensor import (Tensor, _DEFAULT, _ND, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
                      _tape_for, _wrap, bool_, int64)
-from ._math import exact, hide, named, unary
+from ._math import _NotDifferentiable, exact, hide, named, tap, tap_entry, unary
 
 ONE_INPUT.update({"CumsumBackward0", "CumprodBackward0", "LogcumsumexpBackward0"})
 
@@ -55,6 +58,11 @@ def _grads(x):
     return x._rg and STATE.enabled
 
 
+def _alias(dim, keepdim, axis, keepdims):
+    """numpy's spellings ``axis=`` / ``keepdims=``, which torch accepts for dim / keepdim."""
+    return (dim if axis is _ND else axis), (keepdim if keepdims is _ND else keepdims)
+
+
 def _one_dim(dim, nd):
     return _norm_dims(dim, nd)[0] if nd else 0
 
@@ -81,19 +89,20 @@ def _pick(x, pos, shape, y, name):
 _GATHER = OPCODE["gather"]
 
 
-def _even_split(x, tied, out_index, nout, out_shape, y, name):
+def _even_split(x, tied, out_index, nout, out_shape, y, name, nan_out=None):
     """Extrema with ties: each output's gradient split evenly over its tied inputs.
-    tied: flat positions of tied elements; out_index: their output numbers."""
+    tied: flat positions of tied elements; out_index: their output numbers; nan_out: outputs
+    whose gradient is NaN on all their inputs (amax of a slice holding a NaN, as torch)."""
     if not _grads(x):
         return _wrap(_val(y, x._dtype), x._dtype)
     tp = _tape_for(x)
     node = _src(x, tp)
     dt = x._dtype.slot
-    if nout == 1 and tied.size == 1:            # one extremum (amax of all): one gather
+    if nout == 1 and tied.size == 1 and nan_out is None:   # one extremum: one gather
         e, n = tp.entry(_GATHER, _nm(name), 1, dt, node, -1, p0=tp.index(tied), p1=1)
         return _out(_val(y, x._dtype), x._dtype, tp, n)
     counts = np.bincount(out_index, minlength=nout)
-    if np.all(counts == 1):
+    if nan_out is None and np.all(counts == 1):
         order = np.argsort(out_index, kind="stable")
         e, n = tp.entry(OPCODE["gather"], _nm(name), nout, dt, node, -1,
                         p0=tp.index(tied[order]), p1=tied.size)
@@ -101,12 +110,15 @@ def _even_split(x, tied, out_index, nout, out_shape, y, name):
     e, g = tp.entry(OPCODE["gather"], _nm("IndexBackward0"), tied.size, dt, node, -1,
                     p0=tp.index(tied), p1=tied.size, fl=F_HIDDEN)
     if nout == 1:
-        e, n = tp.entry(OPCODE["sum"], _nm(name), 1, dt, g, -1, ci=tp.const(1.0 / tied.size))
+        c = math.nan if nan_out is not None else 1.0 / tied.size
+        e, n = tp.entry(OPCODE["sum"], _nm(name), 1, dt, g, -1, ci=tp.const(c))
         return _out(_val(y, x._dtype), x._dtype, tp, n)
     from ._shape import _scatter_entry
     s = _scatter_entry(tp, g, np.ascontiguousarray(out_index, np.int64), nout, dt,
                        _nm("SumBackward1"), F_HIDDEN)
     w = (1.0 / np.maximum(counts, 1)).astype(x._dtype.np)
+    if nan_out is not None:
+        w[nan_out] = np.nan
     cw = tp.save(w, dt)
     e, n = tp.entry(OPCODE["mul"], _nm(name), nout, dt, s, -1, sb=cw, p0=1, p1=1, fl=2)
     return _out(_val(y, x._dtype), x._dtype, tp, n)
@@ -127,7 +139,9 @@ def _extreme(input, dim, keepdim, other, largest, fname):
         if input._dtype._cat < 2 or not _grads(input):
             return _wrap(_val(y, input._dtype), input._dtype)
         flat = d.reshape(-1)
-        tied = np.flatnonzero(flat == y) if y == y else np.flatnonzero(flat != flat)[:1]
+        # torch's evenly_distribute_backward: split over the elements equal to the result
+        # (over the NaNs when it is NaN)
+        tied = np.flatnonzero(flat == y) if y == y else np.flatnonzero(flat != flat)
         return _even_split(input, tied.astype(np.int64), np.zeros(tied.size, np.int64), 1, (),
                            y, "MaxBackward1" if largest else "MinBackward1")
     if isinstance(dim, (tuple, list)):
@@ -156,60 +170,95 @@ def _extreme(input, dim, keepdim, other, largest, fname):
     return rt(v, _wrap(_val(idx, int64), int64))
 
 
-def max(input, dim=None, keepdim=False, *, other=None, out=None):
+def max(input, dim=None, keepdim=False, *, other=None, out=None, axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _extreme(input, dim, keepdim, other, True, "max")
 
 
-def min(input, dim=None, keepdim=False, *, other=None, out=None):
+def min(input, dim=None, keepdim=False, *, other=None, out=None, axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _extreme(input, dim, keepdim, other, False, "min")
 
 
-def _amax(input, dim, keepdim, largest):
+def _amax(input, dim, keepdim, largest, name=None, nan_grad=True):
     d = np.asarray(input._arr())
     nd = d.ndim
     dims = tuple(range(nd)) if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0) \
         else _norm_dims(dim, nd) if nd else ()
     fname = "amax" if largest else "amin"
     if d.size == 0:
-        raise IndexError("%s(): Expected reduction dim %s to have non-zero size."
-                         % (fname, dims[0] if dims else 0))
+        if dim is None or not isinstance(dim, int) and len(dim) == 0:
+            raise RuntimeError("%s(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument." % fname)
+        zero = [k for k in dims if d.shape[k] == 0]
+        if zero:
+            raise IndexError("%s(): Expected reduction dim %d to have non-zero size."
+                             % (fname, zero[0]))
     mk = (d.max(axis=dims, keepdims=True) if largest else d.min(axis=dims, keepdims=True)) \
         if nd else d
     y = mk if keepdim else (mk.reshape(()) if nd and len(dims) == nd else
                             np.squeeze(mk, dims) if nd else mk)
-    name = "AmaxBackward0" if largest else "AminBackward0"
+    name = name or ("AmaxBackward0" if largest else "AminBackward0")
     if input._dtype._cat < 2 or not _grads(input):
         return _wrap(_val(y, input._dtype), input._dtype)
+    if d.size == 0:
+        return _final(input, np.shape(y), name)
+    # torch scales the gradient by the count of elements equal to the result: a slice whose
+    # result is NaN (it holds one) matches none, 0/0, and all its elements get NaN (nan_grad;
+    # vector_norm's inf orders split it over the NaNs instead)
+    nanm = mk != mk
     if mk.size == 1:                         # all of it reduced: no output map
         v = mk.item()
-        flat = d.reshape(-1)
-        tied = np.flatnonzero(flat == v) if v == v else np.flatnonzero(flat != flat)
+        if v != v and not nan_grad:
+            flat = d.reshape(-1)
+            tied = np.flatnonzero(flat != flat)
+            return _even_split(input, tied, np.zeros(tied.size, np.int64), 1, np.shape(y), y, name)
+        if v != v:
+            tied = np.arange(d.size, dtype=np.int64)
+            return _even_split(input, tied, np.zeros(tied.size, np.int64), 1, np.shape(y), y,
+                               name, nan_out=True)
+        tied = np.flatnonzero(d.reshape(-1) == v)
         return _even_split(input, tied, np.zeros(tied.size, np.int64), 1, np.shape(y), y, name)
     kshape = np.shape(mk)
     nout = int(np.prod(kshape, dtype=np.int64))
     oidx = np.broadcast_to(np.arange(nout, dtype=np.int64).reshape(kshape), d.shape).reshape(-1)
-    tiedm = (d == mk) | ((d != d) & (mk != mk))
+    tiedm = (d == mk) | (nanm if nan_grad else (d != d))
     tied = np.flatnonzero(tiedm.reshape(-1)).astype(np.int64)
-    return _even_split(input, tied, oidx[tied], nout, np.shape(y), y, name)
+    nan_out = nanm.reshape(-1) if nan_grad and nanm.any() else None
+    return _even_split(input, tied, oidx[tied], nout, np.shape(y), y, name, nan_out=nan_out)
 
 
-def amax(input, dim=(), keepdim=False):
+def amax(input, dim=(), keepdim=False, *, axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _amax(input, dim, keepdim, True)
 
 
-def amin(input, dim=(), keepdim=False):
+def amin(input, dim=(), keepdim=False, *, axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _amax(input, dim, keepdim, False)
 
 
-def aminmax(input, *, dim=None, keepdim=False):
-    return return_types.aminmax(amin(input, dim if dim is not None else (), keepdim),
-                                amax(input, dim if dim is not None else (), keepdim))
+def aminmax(input, *, dim=None, keepdim=False, axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    if input._data.size == 0 and dim is None:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    d = () if dim is None else dim
+    lo = _amax(input, d, keepdim, False, "AminmaxBackward0")
+    hi = _amax(input, d, keepdim, True, "AminmaxBackward0")
+    return return_types.aminmax(lo, hi)
 
 
 def _arg(input, dim, keepdim, largest):
     d = np.asarray(input._data)
     f = np.argmax if largest else np.argmin
+    fname = "argmax" if largest else "argmin"
+    if d.dtype == np.bool_:
+        raise RuntimeError("%s(): does not support bool input" % fname)
     if dim is None:
+        if d.size == 0:
+            raise IndexError("%s(): Expected reduction dim to be specified for input.numel() == 0."
+                             % fname)
         r = f(d.reshape(-1))
         if keepdim:
             r = np.reshape(r, (1,) * d.ndim)
@@ -217,17 +266,21 @@ def _arg(input, dim, keepdim, largest):
     ax = _one_dim(dim, d.ndim)
     if d.ndim == 0:
         return _wrap(np.int64(0), int64)
+    if d.shape[ax] == 0:
+        raise IndexError("%s(): Expected reduction dim %d to have non-zero size." % (fname, ax))
     r = f(d, axis=ax)
     if keepdim:
         r = np.expand_dims(r, ax)
     return _wrap(_val(r, int64), int64)
 
 
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _arg(input, dim, keepdim, True)
 
 
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _arg(input, dim, keepdim, False)
 
 
@@ -242,22 +295,29 @@ def _order(d, ax, descending):
     return np.argsort(key, axis=ax, kind="stable")
 
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+def sort(input, dim=-1, descending=False, stable=None, *, out=None, axis=_ND):
+    if axis is not _ND:
+        dim = axis
+    # torch's sort(*, stable, ...) overload (any stable= given) is SortBackward1; its CPU sort
+    # without stable=True may order ties differently (here: always stable)
+    name = "SortBackward0" if stable is None else "SortBackward1"
     d = np.asarray(input._arr())
     if d.ndim == 0:
-        return return_types.sort(_pick(input, np.zeros((), np.int64), (), d, "SortBackward0")
+        return return_types.sort(_pick(input, np.zeros((), np.int64), (), d, name)
                                  if input._dtype._cat == 2 else _wrap(d[()], input._dtype),
                                  _wrap(np.int64(0), int64))
     ax = _one_dim(dim, d.ndim)
     idx = _order(d, ax, descending)
     vals = np.take_along_axis(d, idx, ax)
     pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
-    v = _pick(input, pos, vals.shape, vals, "SortBackward0") if input._dtype._cat == 2 else \
+    v = _pick(input, pos, vals.shape, vals, name) if input._dtype._cat == 2 else \
         _wrap(vals, input._dtype)
     return return_types.sort(v, _wrap(idx.astype(np.int64), int64))
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
+def argsort(input, dim=-1, descending=False, stable=False, *, axis=_ND):
+    if axis is not _ND:
+        dim = axis
     return sort(input, dim, descending, stable).indices
 
 
@@ -265,7 +325,9 @@ def msort(input):
     return sort(input, 0).values
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=_ND):
+    if axis is not _ND:
+        dim = axis
     d = np.asarray(input._arr())
     ax = _one_dim(dim, d.ndim)
     n = d.shape[ax] if d.ndim else 1
@@ -285,7 +347,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     return return_types.topk(v, _wrap(idx.astype(np.int64), int64))
 
 
-def kthvalue(input, k, dim=-1, keepdim=False):
+def kthvalue(input, k, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     d = np.asarray(input._arr())
     ax = _one_dim(dim, d.ndim)
     idx = np.take(_order(d, ax, False), [k - 1], axis=ax)
@@ -298,19 +361,41 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return return_types.kthvalue(v, _wrap(_val(idx, int64), int64))
 
 
-def median(input, dim=None, keepdim=False):
+def median(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     d = np.asarray(input._arr())
     if dim is None:
         flat = d.reshape(-1)
         if flat.size == 0:
             return _wrap(_val(np.nan, input._dtype), input._dtype)
-        order = np.argsort(flat, kind="stable")
-        p = order[(flat.size - 1) // 2]
-        if input._dtype._cat < 2:
-            return _wrap(_val(flat[p], input._dtype), input._dtype)
-        return _pick(input, np.array([p]), (), flat[p], "MedianBackward0")
+        if input._dtype._cat == 2 and np.isnan(flat).any():
+            y = flat.dtype.type(np.nan)
+            tied = np.flatnonzero(flat != flat)
+        else:
+            y = np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2]   # the lower one
+            tied = np.flatnonzero(flat == y)
+        if input._dtype._cat < 2 or not _grads(input):
+            return _wrap(_val(y, input._dtype), input._dtype)
+        # torch's evenly_distribute_backward: split over the elements equal to the median
+        return _even_split(input, tied.astype(np.int64), np.zeros(tied.size, np.int64), 1, (), y,
+                           "MedianBackward0")
     ax = _one_dim(dim, d.ndim)
     n = d.shape[ax] if d.ndim else 1
+    if n == 0:
+        raise IndexError("median(): Expected reduction dim %d to have non-zero size." % ax)
+    if d.ndim and input._dtype._cat == 2 and np.isnan(d).any():
+        # a slice holding NaN: the median is NaN, at its first NaN (as torch)
+        isn = np.isnan(d)
+        idx = np.expand_dims(_order(d, ax, False).take((n - 1) // 2, axis=ax), ax)
+        idx = np.where(isn.any(axis=ax, keepdims=True), np.expand_dims(isn.argmax(axis=ax), ax),
+                       idx)
+        vals = np.take_along_axis(d, idx, ax)
+        pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
+        if not keepdim:
+            vals, idx, pos = (np.squeeze(a, ax) for a in (vals, idx, pos))
+        v = _pick(input, pos, vals.shape, vals, "MedianBackward1") if _grads(input) else \
+            _wrap(_val(vals, input._dtype), input._dtype)
+        return return_types.median(v, _wrap(_val(idx, int64), int64))
     r = kthvalue(input, (n - 1) // 2 + 1, ax, keepdim)
     if r.values._tape is not None:
         _rename(r.values, "MedianBackward1")
@@ -325,19 +410,28 @@ def _rename(t, name):
 # ----------------------------------------------------------------------------- any / all
 def _bool_red(input, dim, keepdim, f):
     d = np.asarray(input._data)
+    # uint8 in, uint8 out (torch keeps that legacy); every other dtype gives bool
+    dt = input._dtype if d.dtype == np.uint8 else bool_
     if dim is None:
         r = f(d)
+        if keepdim:
+            r = np.reshape(r, (1,) * d.ndim)
     else:
         dims = _norm_dims(dim, d.ndim) if d.ndim else None
-        r = f(d, axis=dims, keepdims=keepdim)
-    return _wrap(_val(r, bool_), bool_)
+        if dims == ():                       # torch: no dimension reduced, an elementwise test
+            r = d != 0
+        else:
+            r = f(d, axis=dims, keepdims=keepdim)
+    return _wrap(_val(r, dt), dt)
 
 
-def any(input, dim=None, keepdim=False):
+def any(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _bool_red(input, dim, keepdim, np.any)
 
 
-def all(input, dim=None, keepdim=False):
+def all(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     return _bool_red(input, dim, keepdim, np.all)
 
 
@@ -367,7 +461,33 @@ def _tree_prod(x, ax):
     return cur
 
 
-def prod(input, dim=None, keepdim=False, dtype=None):
+def _prod_args(dim, keepdim, axis, keepdims):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    if dim is _ND:
+        if keepdim is not _ND:
+            raise TypeError("prod() received an invalid combination of arguments - got "
+                            "(keepdim=bool, ), but expected one of:")
+        return None, False
+    if not isinstance(dim, numbers.Integral):
+        raise TypeError("prod(): argument 'dim' (position 2) must be int, not %s"
+                        % type(dim).__name__)
+    return dim, (False if keepdim is _ND else bool(keepdim))
+
+
+def _prod_linear(x, d, yk, dims, keepdim, name):
+    """torch's prod gradient when the input holds no zero: g * prod / x (NaN or inf where
+    the tree of products would stay finite: x holds an inf or a NaN). Recorded as
+    sum(x * w) with the constant w = prod / x (its value replaced by numpy's)."""
+    with np.errstate(all="ignore"):
+        w = (yk / d).astype(d.dtype)
+    p = x * _wrap(w, x._dtype)
+    t = p.sum(dims, keepdim=keepdim) if dims is not None else p.sum()
+    hide(p)
+    return named(t, name)
+
+
+def prod(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
+    dim, keepdim = _prod_args(dim, keepdim, axis, keepdims)
     x = input
     if dtype is not None:
         x = x.to(_as_dtype(dtype))
@@ -376,8 +496,12 @@ def prod(input, dim=None, keepdim=False, dtype=None):
     d = np.asarray(x._arr())
     if dim is None:
         y = np.prod(d, dtype=x._dtype.np)
-        if not _grads(x) or d.size == 0:
+        if not _grads(x):
             return _wrap(_val(y, x._dtype), x._dtype)
+        if d.size == 0:
+            return exact(named(x.sum(), "ProdBackward0"), y)
+        if not np.isfinite(d).all() and not (d == 0).any():
+            return exact(_prod_linear(x, d, y, None, False, "ProdBackward0"), y)
         flat = x.reshape(-1)
         hide(flat)
         p = _tree_prod(flat, 0)
@@ -388,8 +512,11 @@ def prod(input, dim=None, keepdim=False, dtype=None):
         if d.ndim == 0 and _grads(x):
             return _final(x, (), "ProdBackward1")
         return _wrap(_val(y, x._dtype), x._dtype)
-    if d.shape[ax] == 0:
-        return _wrap(_val(y, x._dtype), x._dtype)
+    if d.size == 0:
+        return exact(named(x.sum(ax, keepdim=keepdim), "ProdBackward1"), y)
+    if not np.isfinite(d).all() and not (d == 0).any():
+        yk = y if keepdim else np.expand_dims(y, ax)
+        return exact(_prod_linear(x, d, yk, ax, keepdim, "ProdBackward1"), y)
     p = _tree_prod(x, ax)
     return exact(_final(p, np.shape(y), "ProdBackward1"), y)
 
@@ -401,31 +528,70 @@ def _final(t, shape, name):
 
 
 # ----------------------------------------------------------------------------- var / std
-def _var_args(dim, unbiased, keepdim, correction):
+def _var_args(dim, unbiased, keepdim, correction, axis=_ND, keepdims=_ND):
     if isinstance(dim, bool):               # var(x, unbiased)
         unbiased, dim = dim, None
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     if correction is None:
         correction = 1 if (unbiased is None or unbiased) else 0
+    elif unbiased is not None:
+        raise TypeError("var() received an invalid combination of arguments - got (unbiased=bool, "
+                        "correction=Number), but expected one of:")
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        dim = None
     return dim, keepdim, correction
 
 
 def _var_core(input, dim, keepdim, correction, sqrt_, name):
+    """var / std over dims: the value in float64, two passes (the mean, then the squared
+    deviations from it); recorded as (x - mean(x))^2 summed and scaled (std: the square root
+    of its clamp at the dtype's tiny, so a constant slice has gradient 0 as in torch)."""
     x = input
     if x._dtype._cat < 2:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     d = np.asarray(x._arr())
     nd = d.ndim
     dims = tuple(range(nd)) if dim is None else (_norm_dims(dim, nd) if nd else ())
-    n = int(np.prod([d.shape[i] for i in dims], dtype=np.int64)) if nd else 1
+    n = 1
+    for i in dims:
+        n *= d.shape[i]
+    if nd:
+        if d.size:
+            from . import _sums        # (Numba kernels: imported on first use)
+            v, _ = _sums.var_dims(d if d.dtype.itemsize >= 4 else d.astype(np.float32), dims,
+                                  correction)
+        else:
+            with np.errstate(all="ignore"):
+                v = np.full(tuple(1 if i in dims else s for i, s in enumerate(d.shape)),
+                            0.0 / (n - correction if n > correction else 0) if n else np.nan)
+        if not keepdim:
+            v = v.reshape(tuple(s for i, s in enumerate(d.shape) if i not in dims))
+    else:
+        with np.errstate(all="ignore"):
+            v = np.float64(0.0) / (1 - correction if correction < 1 else 0)
     with np.errstate(all="ignore"):
-        v = np.var(d, axis=dims if nd else None, ddof=correction, keepdims=keepdim and nd > 0,
-                   dtype=np.float64 if x._dtype.np == np.float64 else None)
-        y = np.sqrt(v) if sqrt_ else v
-    y = np.asarray(y, x._dtype.np)
+        y = np.asarray(np.sqrt(v) if sqrt_ else v, x._dtype.np)
+    den = n - correction
+    if den <= 0:
+        warnings.warn("%s(): degrees of freedom is <= 0. Correction should be strictly less than "
+                      "the reduction factor (input numel divided by output numel)."
+                      % ("std" if sqrt_ else "var"), stacklevel=3)
     if not _grads(x):
         return _wrap(_val(y, x._dtype), x._dtype)
-    den = n - correction
-    c = 1.0 / den if den > 0 else (math.inf if n - correction == 0 else -math.inf)
+    if den <= 0 and nd and d.size:
+        # torch: grad * (inf where x != mean(x), nan where x == mean(x)), as a product with
+        # that constant summed (the value is numpy's)
+        mv = np.asarray(x.detach().mean(dims, keepdim=True)._data)
+        w = np.where(d == mv, np.nan, np.inf).astype(d.dtype)
+        p = x * _wrap(w, x._dtype)
+        s = p.sum(dims, keepdim=keepdim)
+        hide(p)
+        if not sqrt_:
+            return exact(named(s, name), y)
+        cl = unary(s, "clamp_min", c=float(np.finfo(x._dtype.np).tiny))
+        hide(s, cl)
+        return exact(named(cl.sqrt(), name), y)
+    c = 1.0 / den if den > 0 else math.nan
     m = x.mean(dims, keepdim=True) if nd else x
     dv = x - m
     sq = dv * dv
@@ -436,8 +602,9 @@ def _var_core(input, dim, keepdim, correction, sqrt_, name):
         hide(s)
     if sqrt_:
         var_ = scale(s, c, "VarBackward0")
-        hide(var_)
-        out = var_.sqrt()
+        cl = unary(var_, "clamp_min", c=float(np.finfo(x._dtype.np).tiny))
+        hide(var_, cl)
+        out = cl.sqrt()
         return exact(named(out, name), y)
     return exact(scale(s, c, name), y)
 
@@ -446,13 +613,13 @@ def scale(t, c, name):
     return unary(t, "scale", c=c, name=name)
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction)
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=_ND, keepdims=_ND):
+    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction, axis, keepdims)
     return _var_core(input, dim, keepdim, correction, False, "VarBackward0")
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction)
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=_ND, keepdims=_ND):
+    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction, axis, keepdims)
     return _var_core(input, dim, keepdim, correction, True, "StdBackward0")
 
 
@@ -487,14 +654,16 @@ def _mean_of(input, dim, keepdim):
     return input.mean(dim if dim is not None else tuple(range(input._data.ndim)), keepdim=keepdim)
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction)
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=_ND,
+             keepdims=_ND):
+    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction, axis, keepdims)
     v = _var_core(input, dim, keepdim, correction, False, "VarBackward0")
     return _joint((v, _mean_of(input, dim, keepdim)), "VarMeanBackward0")
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction)
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=_ND,
+             keepdims=_ND):
+    dim, keepdim, correction = _var_args(dim, unbiased, keepdim, correction, axis, keepdims)
     s = _var_core(input, dim, keepdim, correction, True, "StdBackward0")
     return _joint((s, _mean_of(input, dim, keepdim)), "StdMeanBackward0")
 
@@ -509,6 +678,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if x._dtype._cat < 2:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            "Got %s" % x._dtype._tname)
+    if not isinstance(ord, numbers.Number):
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not %s"
+                        % type(ord).__name__)
     d = np.asarray(x._arr())
     nd = d.ndim
     dims = None if dim is None else (_norm_dims(dim, nd) if nd else None)
@@ -535,11 +707,13 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if p == math.inf or p == -math.inf:
         ab = x.abs()
         hide(ab)
-        r = _amax(ab, sdims if nd else None, keepdim, p > 0)
+        r = _amax(ab, sdims if nd else None, keepdim, p > 0, nan_grad=False)
         return exact(named(r, _NORM), y)
     if p == 0:
-        z = scale(x.sum(sdims, keepdim=keepdim) if nd else x, 0.0, _NORM)
-        return exact(z, y)
+        s = x.sum(sdims, keepdim=keepdim) if nd else x
+        if nd:
+            hide(s)
+        return exact(scale(s, 0.0, _NORM), y)
     if p == 1:
         ab = x.abs()
         s = ab.sum(sdims, keepdim=keepdim) if nd else ab
@@ -552,17 +726,36 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         cl = unary(s, "clamp_min", c=tiny)
         out = cl.sqrt()
         hide(sq, s, cl)
-        return exact(named(out, _NORM), y)
+        return exact(named(_nan_slices(out, x, sdims, keepdim, y), _NORM), y)
     ab = x.abs()
     pw = ab ** p
     s = pw.sum(sdims, keepdim=keepdim) if nd else pw
     cl = unary(s, "clamp_min", c=tiny)
     out = cl ** (1.0 / p)
     hide(ab, pw, s, cl)
-    return exact(named(out, _NORM), y)
+    return exact(named(_nan_slices(out, x, sdims, keepdim, y), _NORM), y)
 
 
-def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+def _nan_slices(out, x, dims, keepdim, y):
+    """A norm's gradient is NaN over a slice whose norm is NaN (torch divides by it), where
+    the clamp before the root gives 0: ``out + sum(x * z)`` with z NaN on those slices, 0
+    elsewhere (a hidden term: the value is numpy's)."""
+    nan = np.isnan(y)
+    if not nan.any():
+        return out
+    d = x._data
+    if d.ndim and not keepdim:
+        nan = np.expand_dims(nan, dims)
+    z = np.broadcast_to(np.where(nan, np.nan, 0.0).astype(d.dtype), np.shape(d))
+    p = x * _wrap(np.ascontiguousarray(z) if z.ndim else z[()], x._dtype)
+    t = p.sum(dims, keepdim=keepdim) if d.ndim else p
+    hide(out, p, t)
+    return out + t
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None, *, axis=_ND,
+         keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
     if p == "fro" or p is None:
         p = 2
     if isinstance(p, str):
@@ -576,14 +769,26 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 
 # ----------------------------------------------------------------------------- logsumexp
-def logsumexp(input, dim, keepdim=False):
+def logsumexp(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    if dim is _ND:
+        raise TypeError("logsumexp() missing 1 required positional arguments: \"dim\"")
     x = input
     if x._dtype._cat < 2:
         x = _convert(x, _DEFAULT[0])
     d = np.asarray(x._arr())
     nd = d.ndim
     dims = _norm_dims(dim, nd) if nd else ()
-    m = d.max(axis=dims, keepdims=True) if nd and d.size else np.array(d)
+    if nd and dims == () and not keepdim:
+        # torch reduces over everything into a keepdim-shaped buffer, then fails to copy it
+        raise RuntimeError("output with shape [] doesn't match the broadcast shape [%s]"
+                           % ", ".join(["1"] * nd))
+    if nd and dims == ():
+        dims = tuple(range(nd))
+    if d.size == 0:
+        m = np.zeros(tuple(1 if i in dims else s for i, s in enumerate(d.shape)), d.dtype)
+    else:
+        m = d.max(axis=dims, keepdims=True) if nd else np.array(d)
     if m.size == 1 and math.isfinite(m.item()):
         whole = True                      # the common case: no errstate, one shift value
     else:
@@ -623,8 +828,29 @@ def logsumexp(input, dim, keepdim=False):
 
 
 # ----------------------------------------------------------------------------- scans
-def cumsum(input, dim, dtype=None, out=None):
+def _need_dim(dim, axis, fname):
+    """A scan's dim (or numpy's ``axis=``), which torch requires."""
+    if axis is not _ND:
+        dim = axis
+    if dim is _ND:
+        raise TypeError("%s() missing 1 required positional arguments: \"dim\"" % fname)
+    return dim
+
+
+def _scan(d, ax, dt, prod):
+    """cumsum / cumprod values: floats accumulated in float64 (torch's CPU scans), integers
+    by numpy in their dtype."""
+    if d.ndim == 0:
+        return d.astype(dt.np)
+    if d.dtype.kind == "f" and d.dtype.itemsize >= 4:
+        from . import _sums
+        return _sums.scan(d, ax, prod)
+    return (np.cumprod if prod else np.cumsum)(d, axis=ax, dtype=dt.np)
+
+
+def cumsum(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
     """Hillis-Steele scan: log2(k) steps of y += shift(y, s) (hidden gathers, scatters, adds)."""
+    dim = _need_dim(dim, axis, "cumsum")
     x = input
     if dtype is not None:
         x = x.to(_as_dtype(dtype))
@@ -633,9 +859,7 @@ def cumsum(input, dim, dtype=None, out=None):
     d = np.asarray(x._arr())
     nd = d.ndim
     ax = _one_dim(dim, nd)
-    y = np.cumsum(d if nd else d.reshape(1), axis=ax, dtype=x._dtype.np)
-    if not nd:
-        y = y.reshape(())
+    y = _scan(d, ax, x._dtype, False)
     if not _grads(x):
         return _wrap(_val(y, x._dtype), x._dtype)
     k = d.shape[ax] if nd else 1
@@ -661,8 +885,9 @@ def cumsum(input, dim, dtype=None, out=None):
     return _out(_val(y, x._dtype), x._dtype, tp, node)
 
 
-def cumprod(input, dim, dtype=None, out=None):
+def cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
     """cumprod: Hillis-Steele products; every step's operand values are saved for its VJP."""
+    dim = _need_dim(dim, axis, "cumprod")
     x = input
     if dtype is not None:
         x = x.to(_as_dtype(dtype))
@@ -671,11 +896,22 @@ def cumprod(input, dim, dtype=None, out=None):
     d = np.asarray(x._arr())
     ax = _one_dim(dim, d.ndim)
     if not _grads(x):
-        y = np.cumprod(d if d.ndim else d.reshape(1), axis=ax, dtype=x._dtype.np).reshape(d.shape)
+        y = _scan(d, ax, x._dtype, True)
         return _wrap(_val(y, x._dtype), x._dtype)
     k = d.shape[ax] if d.ndim else 1
     if k <= 1:
         return _final(x, d.shape, "CumprodBackward0")
+    if not np.isfinite(d).all() and not (d == 0).any():
+        # torch's gradient without zeros: reversed_cumsum(g * y) / x, NaN or inf where the
+        # scan of products would stay finite (x holds an inf or a NaN). Recorded as
+        # y * cumsum(x * (1 / x)) with y and 1 / x constants (the value is numpy's)
+        y = _scan(d, ax, x._dtype, True)
+        with np.errstate(all="ignore"):
+            r = (1.0 / d).astype(d.dtype)
+        p = x * _wrap(r, x._dtype)
+        c = cumsum(p, ax)
+        hide(p, c)
+        return exact(named(c * _wrap(y, x._dtype), "CumprodBackward0"), y)
     # tensor-level Hillis-Steele (values tracked by the tensors themselves)
     from ._shape import narrow, cat
     from .creation import ones
@@ -692,12 +928,16 @@ def cumprod(input, dim, dtype=None, out=None):
             hide(nxt)
         cur = nxt
         s *= 2
-    y = np.cumprod(d, axis=ax, dtype=x._dtype.np)
+    y = _scan(d, ax, x._dtype, True)
     return exact(named(cur, "CumprodBackward0"), y)
 
 
-def logcumsumexp(input, dim):
+def logcumsumexp(input, dim=_ND, *, axis=_ND):
+    dim = _need_dim(dim, axis, "logcumsumexp")
     x = input
+    if x._dtype._cat < 2:
+        raise NotImplementedError("\"logcumsumexp_out_cpu\" not implemented for '%s'"
+                                  % x._dtype._tname)
     d = np.asarray(x._arr())
     ax = _one_dim(dim, d.ndim)
     m = np.amax(d, axis=ax, keepdims=True) if d.ndim else d
@@ -716,19 +956,676 @@ def logcumsumexp(input, dim):
 def _install():
     T = Tensor
 
-    def _norm_m(self, p="fro", dim=None, keepdim=False, dtype=None):
-        return norm(self, p, dim, keepdim, dtype=dtype)
+    def _norm_m(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=_ND, keepdims=_ND):
+        return norm(self, p, dim, keepdim, dtype=dtype, axis=axis, keepdims=keepdims)
+
+    def _cov_m(self, *, correction=1, fweights=None, aweights=None):
+        return cov(self, correction=correction, fweights=fweights, aweights=aweights)
     methods = dict(max=max, min=min, amax=amax, amin=amin, aminmax=aminmax, argmax=argmax,
                    argmin=argmin, sort=sort, argsort=argsort, msort=msort, topk=topk,
                    kthvalue=kthvalue, median=median, any=any, all=all, prod=prod, var=var, std=std,
                    norm=_norm_m, logsumexp=logsumexp, cumsum=cumsum, cumprod=cumprod,
-                   logcumsumexp=logcumsumexp)
+                   logcumsumexp=logcumsumexp, nansum=nansum, nanmean=nanmean,
+                   nanmedian=nanmedian, cummax=cummax, cummin=cummin, mode=mode,
+                   bincount=bincount, unique=unique, unique_consecutive=unique_consecutive,
+                   diff=diff, histc=histc, quantile=quantile, nanquantile=nanquantile, dist=dist,
+                   cov=_cov_m, corrcoef=corrcoef)
     for k, f in methods.items():
         setattr(T, k, f)
 
     def _cumsum_(self, dim, dtype=None):
         return self._inplace(None, lambda s, o: cumsum(s, dim))
     T.cumsum_ = _cumsum_
+
+
+
+# ----------------------------------------------------------------------------- NaN-aware
+def _float_only(x, fname):
+    if x._dtype._cat < 2:
+        raise RuntimeError("%s(): expected input to have floating point or complex dtype but "
+                           "got %s" % (fname, x._dtype._tname))
+
+
+def _sum_over(x, dim, keepdim, dtype):
+    """x.sum over dim (None / () / []: all of them, keepdim honoured), SumBackward1."""
+    from .tensor import _reduce
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        dim = None
+    return _reduce(x, dim, keepdim, dtype, False, True)
+
+
+def _nan_args(dim, keepdim, axis, keepdims):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        dim = None
+    return dim, keepdim
+
+
+def _nansum(x, dim, keepdim, dtype, empty_nan=False):
+    """sum treating NaN as 0 (NansumBackward0). Recorded, when x holds NaNs, as a gather of
+    the other elements added into their outputs: torch's gradient g * ~isnan(x). empty_nan
+    (nanmean): the slices holding only NaNs get all their elements and a NaN weight, so
+    their gradient is NaN as torch's (g / 0) * 0."""
+    if dtype is not None:
+        x = x.to(_as_dtype(dtype))
+    d = x._data
+    isn = np.isnan(d) if x._dtype._cat == 2 else None
+    if isn is None or not isn.any():
+        return named(_sum_over(x, dim, keepdim, None), "NansumBackward0")
+    d = np.asarray(d)
+    y = _sum_over(_wrap(np.where(isn, 0, d).astype(d.dtype), x._dtype), dim, keepdim, None)
+    if not _grads(x):
+        return y
+    nd = d.ndim
+    dims = tuple(range(nd)) if dim is None else (_norm_dims(dim, nd) if nd else ())
+    kshape = tuple(1 if i in dims else n for i, n in enumerate(d.shape))
+    nout = int(np.prod(kshape, dtype=np.int64))
+    oidx = np.broadcast_to(np.arange(nout, dtype=np.int64).reshape(kshape), d.shape).reshape(-1)
+    keepm = ~isn.reshape(-1)
+    empty = None
+    if empty_nan:
+        empty = isn.all(axis=dims, keepdims=True).reshape(-1) if nd else isn.reshape(-1)
+        if empty.any():
+            keepm = keepm | empty[oidx]
+        else:
+            empty = None
+    keep = np.flatnonzero(keepm).astype(np.int64)
+    tp = _tape_for(x)
+    node = _src(x, tp)
+    dt = x._dtype.slot
+    e, g = tp.entry(_GATHER, _nm("IndexBackward0"), keep.size, dt, node, -1, p0=tp.index(keep),
+                    p1=keep.size, fl=F_HIDDEN)
+    nm = _nm("NansumBackward0")
+    if nout == 1:
+        c = math.nan if empty is not None else 1.0
+        e, n = tp.entry(OPCODE["sum"], nm, 1, dt, g, -1, ci=tp.const(c))
+    elif empty is None:
+        e, n = tp.entry(OPCODE["segsum"], nm, nout, dt, g, -1, p0=tp.index(oidx[keep]),
+                        p1=keep.size, ci=tp.const(1.0))
+    else:
+        from ._shape import _scatter_entry
+        sc = _scatter_entry(tp, g, np.ascontiguousarray(oidx[keep]), nout, dt,
+                            _nm("SumBackward1"), F_HIDDEN)
+        w = np.where(empty, np.nan, 1.0).astype(x._dtype.np)
+        e, n = tp.entry(OPCODE["mul"], nm, nout, dt, sc, -1, sb=tp.save(w, dt), p0=1, p1=1, fl=2)
+    return _out(y._data, x._dtype, tp, n)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=_ND, keepdims=_ND):
+    dim, keepdim = _nan_args(dim, keepdim, axis, keepdims)
+    return _nansum(input, dim, keepdim, dtype)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, axis=_ND, keepdims=_ND):
+    """torch's composition: nansum(x) / count of non-NaN elements (DivBackward0)."""
+    _float_only(input, "nanmean")
+    dim, keepdim = _nan_args(dim, keepdim, axis, keepdims)
+    s = _nansum(input, dim, keepdim, dtype, empty_nan=True)
+    ok = ~np.isnan(np.asarray(input._data))
+    nd = ok.ndim
+    dims = None if dim is None else (_norm_dims(dim, nd) if nd else None)
+    cnt = np.sum(ok, axis=dims, keepdims=keepdim and nd > 0)
+    if keepdim and dims is None and nd:
+        cnt = np.reshape(cnt, (1,) * nd)
+    cnt = np.asarray(cnt, s._dtype.np)
+    return s / _wrap(cnt[()] if cnt.ndim == 0 else cnt, s._dtype)
+
+
+def nanmedian(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
+    """median of the non-NaN elements (NaN when there are none)."""
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    d = np.asarray(input._arr())
+    if dim is _ND:
+        flat = d.reshape(-1)
+        ok = flat == flat
+        if flat.size == 0 or not ok.any():
+            if flat.size == 0 or input._dtype._cat < 2 or not _grads(input):
+                return _wrap(_val(np.nan, input._dtype), input._dtype)
+            tied = np.flatnonzero(~ok)
+            return _even_split(input, tied, np.zeros(tied.size, np.int64), 1, (),
+                               flat.dtype.type(np.nan), "NanmedianBackward0")
+        vals = flat[ok]
+        y = np.partition(vals, (vals.size - 1) // 2)[(vals.size - 1) // 2]
+        if input._dtype._cat < 2 or not _grads(input):
+            return _wrap(_val(y, input._dtype), input._dtype)
+        tied = np.flatnonzero(flat == y)
+        return _even_split(input, tied.astype(np.int64), np.zeros(tied.size, np.int64), 1, (), y,
+                           "NanmedianBackward0")
+    ax = _one_dim(dim, d.ndim)
+    if d.ndim == 0:
+        r = kthvalue(input, 1, 0, keepdim)
+        _rename(r.values, "NanmedianBackward1")
+        return return_types.nanmedian(r.values, r.indices)
+    n = d.shape[ax]
+    if n == 0:
+        raise IndexError("nanmedian(): Expected reduction dim %d to have non-zero size." % ax)
+    order = _order(d, ax, False)                      # NaNs last, stable
+    valid = (d == d).sum(axis=ax, keepdims=True)
+    k = np.maximum((valid - 1) // 2, 0)
+    idx = np.take_along_axis(order, k, ax)
+    vals = np.take_along_axis(d, idx, ax)
+    pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
+    if not keepdim:
+        vals, idx, pos = (np.squeeze(a, ax) for a in (vals, idx, pos))
+    v = _pick(input, pos, vals.shape, vals, "NanmedianBackward1") \
+        if input._dtype._cat == 2 and _grads(input) else \
+        _wrap(_val(vals, input._dtype), input._dtype)
+    return return_types.nanmedian(v, _wrap(_val(idx, int64), int64))
+
+
+return_types.nanmedian = _rt("nanmedian")
+return_types.cummax = _rt("cummax")
+return_types.cummin = _rt("cummin")
+
+
+# ----------------------------------------------------------------------------- cummax / cummin / mode
+def _cumext(input, dim, largest):
+    name = "cummax" if largest else "cummin"
+    d = np.asarray(input._arr())
+    if d.ndim == 0:
+        v = _final(input, (), "CummaxBackward0" if largest else "CumminBackward0") \
+            if _grads(input) else _wrap(d[()], input._dtype)
+        return getattr(return_types, name)(v, _wrap(np.int64(0), int64))
+    ax = _one_dim(dim, d.ndim)
+    if d.size == 0:
+        return getattr(return_types, name)(
+            _final(input, d.shape, "CummaxBackward0" if largest else "CumminBackward0")
+            if _grads(input) else _wrap(d.copy(), input._dtype),
+            _wrap(np.zeros(d.shape, np.int64), int64))
+    with np.errstate(invalid="ignore"):
+        vals = (np.maximum if largest else np.minimum).accumulate(d, axis=ax)
+    # torch updates the index on ties and at every NaN: the last position at which the
+    # running extremum was attained
+    at = d == vals
+    if d.dtype.kind == "f":
+        at |= d != d
+    k = d.shape[ax]
+    ar = np.arange(k, dtype=np.int64).reshape((k,) + (1,) * (d.ndim - ax - 1))
+    idx = np.maximum.accumulate(np.where(at, ar, 0), axis=ax)
+    if input._dtype._cat == 2 and _grads(input):
+        pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
+        v = _pick(input, pos, vals.shape, vals, "CummaxBackward0" if largest else
+                  "CumminBackward0")
+    else:
+        v = _wrap(vals, input._dtype)
+    return getattr(return_types, name)(v, _wrap(idx, int64))
+
+
+def cummax(input, dim=_ND, *, axis=_ND):
+    dim = _need_dim(dim, axis, "cummax")
+    return _cumext(input, dim, True)
+
+
+def cummin(input, dim=_ND, *, axis=_ND):
+    dim = _need_dim(dim, axis, "cummin")
+    return _cumext(input, dim, False)
+
+
+def mode(input, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
+    """The most frequent value of each slice (the smallest of equally frequent ones) and the
+    index of its last occurrence, as torch's CPU kernel on slices it sorts stably."""
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    d = np.asarray(input._arr())
+    if d.ndim == 0:
+        v = _final(input, (), "ModeBackward0") if _grads(input) and input._dtype._cat == 2 \
+            else _wrap(d[()], input._dtype)
+        return return_types.mode(v, _wrap(np.int64(0), int64))
+    ax = _one_dim(dim, d.ndim)
+    k = d.shape[ax]
+    if k == 0:
+        raise IndexError("mode(): Expected reduction dim %d to have non-zero size." % ax)
+    m = np.moveaxis(d, ax, -1).reshape(-1, k)
+    order = np.argsort(m, axis=1, kind="stable")
+    s = np.take_along_axis(m, order, 1)
+    rows = m.shape[0]
+    vi = np.empty(rows, np.int64)
+    for r in range(rows):               # runs of equal values in the sorted slice
+        sr = s[r]
+        brk = np.flatnonzero(sr[1:] != sr[:-1]) + 1
+        starts = np.concatenate(([0], brk))
+        ends = np.concatenate((brk, [k]))
+        j = int(np.argmax(ends - starts))          # the first (smallest) most frequent run
+        vi[r] = order[r, ends[j] - 1]              # its last element: the last occurrence
+    out_shape = np.moveaxis(d, ax, -1).shape[:-1]
+    idx = vi.reshape(out_shape)
+    vals = np.take_along_axis(m, vi[:, None], 1).reshape(out_shape)
+    pos = np.moveaxis(np.arange(d.size, dtype=np.int64).reshape(d.shape), ax, -1).reshape(
+        -1, k)[np.arange(rows), vi].reshape(out_shape)
+    if keepdim:
+        vals, idx, pos = (np.expand_dims(a, ax) for a in (vals, idx, pos))
+    v = _pick(input, pos, vals.shape, vals, "ModeBackward0") \
+        if input._dtype._cat == 2 and _grads(input) else \
+        _wrap(_val(vals, input._dtype), input._dtype)
+    return return_types.mode(v, _wrap(_val(idx, int64), int64))
+
+
+# ----------------------------------------------------------------------------- counting
+class _NoDerivative(_NotDifferentiable):
+    """A result that requires grad under torch's node ``name`` whose backward raises
+    NotImplementedError (``opname`` holds the message)."""
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError(ctx.opname)
+
+
+def _no_derivative(out, name, message, *inputs):
+    if not (STATE.enabled and builtins.any(isinstance(t, Tensor) and t._rg for t in inputs)) \
+            or out._dtype._cat < 2:
+        return out
+    return named(_NoDerivative.apply((out._data, out._dtype), message, *inputs), name)
+
+
+def bincount(input, weights=None, minlength=0):
+    d = np.asarray(input._data)
+    if d.dtype.kind not in "biu":
+        raise NotImplementedError("\"bincount_cpu\" not implemented for '%s'" % input._dtype._tname)
+    if d.ndim != 1 or (d.size and d.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return _wrap(np.bincount(d, minlength=minlength).astype(np.int64), int64)
+    w = np.asarray(weights._data)
+    if w.shape != d.shape:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    # float32 weights keep their dtype, any other weights give float64 (as torch)
+    dt = weights._dtype if weights._dtype.np == np.float32 else _as_dtype("float64")
+    out = _wrap(np.bincount(d, weights=w.astype(np.float64), minlength=minlength).astype(dt.np),
+                dt)
+    from ._math import not_differentiable
+    return not_differentiable(out, "bincount", weights)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """Sorted unique elements (dim None) or slices along dim; NaNs are all distinct, as in
+    torch. Not differentiable (torch's Unique2Backward0 / UniqueDimBackward0 raise)."""
+    d = np.asarray(input._data)
+    if dim is None:
+        flat = d.reshape(-1)
+        kw = {"equal_nan": False} if flat.dtype.kind == "f" else {}
+        u, inv, cnt = np.unique(flat, return_inverse=True, return_counts=True, **kw)
+        inv = inv.reshape(d.shape)
+        name, msg = "Unique2Backward0", "the derivative for '_unique2' is not implemented."
+    else:
+        ax = _one_dim(dim, d.ndim) if d.ndim else _norm_dims(dim, 0)[0]
+        if d.size == 0 and d.shape[ax] != 0:
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                               "unique cannot be applied")
+        if d.ndim == 0:
+            u, inv, cnt = d.reshape(1), np.zeros(1, np.int64), np.ones(1, np.int64)
+        elif d.size == 0:
+            u, inv, cnt = d, np.zeros(0, np.int64), np.zeros(0, np.int64)
+        else:
+            u, inv, cnt = np.unique(d, return_inverse=True, return_counts=True, axis=ax)
+        name, msg = "UniqueDimBackward0", "the derivative for 'unique_dim' is not implemented."
+    out = _no_derivative(_wrap(np.ascontiguousarray(u), input._dtype), name, msg, input)
+    res = [out]
+    if return_inverse:
+        res.append(_wrap(np.asarray(inv, np.int64).reshape(np.shape(inv)), int64))
+    if return_counts:
+        res.append(_wrap(np.asarray(cnt, np.int64), int64))
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def histc(input, bins=100, min=0, max=0):
+    d = np.asarray(input._data)
+    if input._dtype._cat < 2:
+        raise NotImplementedError("\"histogram_cpu\" not implemented for '%s'" % input._dtype._tname)
+    if bins <= 0:
+        raise RuntimeError("torch.histc(): bins must be > 0, but got %d for dim 0" % bins)
+    lo, hi = float(min), float(max)
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if lo == hi and d.size:
+        lo, hi = float(d.min()), float(d.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError("torch.histc: range of [%s, %s] is not finite" % (lo, hi))
+    v = d.reshape(-1).astype(np.float64)
+    v = v[(v >= lo) & (v <= hi)]
+    pos = np.floor((v - lo) * bins / (hi - lo)).astype(np.int64)
+    pos = np.minimum(pos, bins - 1)
+    return _wrap(np.bincount(pos, minlength=bins).astype(d.dtype), input._dtype)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None,
+                 out=None):
+    s = np.asarray(sorted_sequence._data)
+    scalar = not isinstance(input, Tensor)
+    v = np.asarray(input if scalar else input._data)
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError("torch.searchsorted(): side can only be 'left' or 'right' but "
+                               "got %s" % side)
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
+                               "got side of left while right was True")
+        right = side == "right"
+    how = "right" if right else "left"
+    if sorter is not None:
+        so = np.asarray(sorter._data)
+        if so.shape != s.shape:
+            raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, "
+                               "but got boundary tensor %s and got sorter tensor %s"
+                               % (list(s.shape), list(so.shape)))
+        s = np.take_along_axis(s, so, -1) if s.ndim else s
+    if s.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
+                           "dimension, but got 0 dimension")
+    if s.ndim == 1:
+        r = np.searchsorted(s, v, side=how)
+    else:
+        if scalar or v.shape[:-1] != s.shape[:-1]:
+            raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or "
+                               "the first N-1 dimensions of boundaries tensor and input value "
+                               "tensor must match, but we got boundaries tensor %s and input "
+                               "value tensor %s" % (list(s.shape), list(v.shape)))
+        s2 = s.reshape(-1, s.shape[-1])
+        v2 = v.reshape(-1, v.shape[-1])
+        r = np.stack([np.searchsorted(s2[i], v2[i], side=how) for i in range(s2.shape[0])]) \
+            .reshape(v.shape) if s2.shape[0] else np.zeros(v.shape, np.int64)
+    dt = _as_dtype("int32") if out_int32 else int64
+    return _wrap(np.asarray(r, dt.np)[()] if np.ndim(r) == 0 else np.asarray(r, dt.np), dt)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    if np.ndim(boundaries._data) != 1:
+        raise RuntimeError("boundaries tensor must be 1 dimension, but got dim(%d)"
+                           % np.ndim(boundaries._data))
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+# ----------------------------------------------------------------------------- diff / cov
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, axis=_ND):
+    """torch's composition: x.narrow(dim, 1, k - 1) - x.narrow(dim, 0, k - 1), n times
+    (logical_xor for bool), after prepend / append are concatenated along dim."""
+    if axis is not _ND:
+        dim = axis
+    from ._shape import cat, narrow
+    from ._math import logical_xor
+    d = input._data
+    if np.ndim(d) == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError("order must be non-negative but got %d" % n)
+    ax = _one_dim(dim, d.ndim)
+    x = input
+    parts = [t for t in (prepend, x, append) if t is not None]
+    for t in parts:
+        if np.ndim(t._data) != d.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    if len(parts) > 1:
+        x = cat(parts, ax)
+    for _ in range(n):
+        k = x._data.shape[ax]
+        if k == 0:
+            break
+        hi = narrow(x, ax, 1, k - 1)
+        lo = narrow(x, ax, 0, k - 1)
+        x = logical_xor(hi, lo) if x._dtype is bool_ else hi - lo
+    return x
+
+
+def _cov_check(w, name, nobs, integral):
+    a = np.asarray(w._data)
+    if a.ndim > 1:
+        raise RuntimeError("cov(): expected %s to have one or fewer dimensions but got %s with "
+                           "%d dimensions" % (name, name, a.ndim))
+    if (w._dtype._cat < 2) != integral:
+        raise RuntimeError("cov(): expected %s to have %s dtype but got %s with %s dtype"
+                           % (name, "integral" if integral else "floating point", name,
+                              w._dtype._tname))
+    if a.size != nobs:
+        raise RuntimeError("cov(): expected %s to have the same numel as there are observations "
+                           "in the input but got %d != %d" % (name, a.size, nobs))
+    if (a < 0).any():
+        raise RuntimeError("cov(): %s cannot be negative" % name)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """torch's composition (Correlation.cpp): rows are variables, columns observations."""
+    d = input._data
+    if np.ndim(d) > 2:
+        raise RuntimeError("cov(): expected input to have two or fewer dimensions but got an "
+                           "input with %d dimensions" % np.ndim(d))
+    x = input if np.ndim(d) == 2 else input.reshape(1, -1)
+    if x._dtype._cat < 2:
+        x = _convert(x, _DEFAULT[0])
+    nobs = x._data.shape[1]
+    w = None
+    if fweights is not None:
+        _cov_check(fweights, "fweights", nobs, True)
+        w = fweights
+    if aweights is not None:
+        _cov_check(aweights, "aweights", nobs, False)
+        w = aweights if w is None else w * aweights
+    if w is not None:
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+    else:
+        w_sum = float(nobs)
+        avg = x.sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm = w_sum - correction
+    nv = float(norm._data) if isinstance(norm, Tensor) else norm
+    if nv <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.")
+        norm = norm * 0.0 if isinstance(norm, Tensor) else 0.0
+    xc = x - avg.unsqueeze(1)
+    c = xc @ (xc * w if w is not None else xc).t()
+    return (c / norm).squeeze()
+
+
+def corrcoef(input):
+    c = cov(input)
+    if c._data.ndim == 0:
+        return c / c
+    dg = c.diagonal()
+    sd = dg.sqrt()
+    c = c / sd.reshape(-1, 1)
+    c = c / sd.reshape(1, -1)
+    from ._math import clamp
+    return clamp(c, -1, 1)
+
+
+# ----------------------------------------------------------------------------- quantile
+_INTERP = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    fname = "nanquantile" if ignore_nan else "quantile"
+    x = input
+    if x._dtype.np not in (np.float32, np.float64):
+        raise RuntimeError("%s() input tensor must be either float or double dtype" % fname)
+    if interpolation not in _INTERP:
+        raise RuntimeError("%s() interpolation must be one of linear, lower, higher, midpoint "
+                           "or nearest, but got %s" % (fname, interpolation))
+    d = np.asarray(x._arr())
+    if isinstance(q, Tensor):
+        if q._dtype is not x._dtype:
+            raise RuntimeError("%s() q tensor must be same dtype as the input tensor" % fname)
+        qv = np.asarray(q._data, np.float64)
+        if qv.ndim > 1:
+            raise RuntimeError("%s() q must be a scalar or 1D tensor" % fname)
+        if ((qv < 0) | (qv > 1)).any():
+            raise RuntimeError("%s() q values must be in the range [0, 1]" % fname)
+        qs = qv.reshape(-1)
+        qshape = qv.shape
+    else:
+        qf = float(q)
+        if not 0 <= qf <= 1:
+            raise RuntimeError("%s() q must be in the range [0, 1] but got %s" % (fname, q))
+        qs, qshape = np.array([qf]), ()
+    if d.size == 0:
+        raise RuntimeError("%s() input tensor must be non-empty" % fname)
+    nd = d.ndim
+    # slices along the last axis of s (k elements each), out_shape: the result's shape
+    if dim is None:
+        s = d.reshape(1, -1)
+        pos_all = np.arange(d.size, dtype=np.int64).reshape(1, -1)
+        red_shape = (1,) * nd if keepdim else ()
+    else:
+        ax = _one_dim(dim, nd)
+        if nd == 0:
+            s = d.reshape(1, 1)
+            pos_all = np.zeros((1, 1), np.int64)
+            red_shape = ()
+        else:
+            s = np.moveaxis(d, ax, -1).reshape(-1, d.shape[ax])
+            pos_all = np.moveaxis(np.arange(d.size, dtype=np.int64).reshape(d.shape), ax,
+                                  -1).reshape(s.shape)
+            red_shape = tuple(1 if i == ax else n for i, n in enumerate(d.shape)) if keepdim \
+                else tuple(n for i, n in enumerate(d.shape) if i != ax)
+    k = s.shape[1]
+    order = np.argsort(s, axis=1, kind="stable")                 # NaNs last
+    isn = np.isnan(s)
+    if ignore_nan:
+        last = (k - isn.sum(axis=1, keepdims=True) - 1).astype(np.float64)
+    else:
+        last = np.where(isn.any(axis=1, keepdims=True), np.nan, k - 1.0)
+    ranks = qs[None, :] * last                                    # (rows, nq)
+    if not ignore_nan:                                            # NaN slices: the last one
+        ranks = np.where(np.isnan(ranks), k - 1.0, ranks)
+    ranks = np.maximum(ranks, 0.0)                                 # all-NaN slices (nanquantile)
+    if interpolation == "lower":
+        ranks = np.floor(ranks)
+    elif interpolation == "higher":
+        ranks = np.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = np.round(ranks)                                    # half to even, as torch
+    below = np.floor(ranks).astype(np.int64)
+    above = np.ceil(ranks).astype(np.int64)
+    w = np.full(ranks.shape, 0.5) if interpolation == "midpoint" else ranks - below
+    rows = np.arange(s.shape[0])[:, None]
+    ib = order[rows, below]
+    ia = order[rows, above]
+    vb, va = s[rows, ib].astype(np.float64), s[rows, ia].astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        val = np.where(w < 0.5, vb + w * (va - vb), va - (va - vb) * (1 - w))
+    # result layout: q first (when q is a 1-D tensor), then the reduced shape
+    def lay(a):
+        a = a.T.reshape((qs.size,) + red_shape)
+        return a.reshape(red_shape) if qshape == () else a
+    out_shape = (() if qshape == () else (qs.size,)) + red_shape
+    y = np.asarray(lay(val), x._dtype.np)
+    if not _grads(x):
+        return _wrap(_val(y, x._dtype), x._dtype)
+    pb, pa = lay(pos_all[rows, ib]), lay(pos_all[rows, ia])
+    # torch's graph: SqueezeBackward4 over (TransposeBackward1 over UnsqueezeBackward1 when q
+    # is a 1-D tensor, over) LerpBackward1 of two GatherBackward0 (one gather without lerp)
+    gb = _pick(x, pb, out_shape, lay(vb), "GatherBackward0")
+    if interpolation in ("linear", "midpoint"):
+        ga = _pick(x, pa, out_shape, lay(va), "GatherBackward0")
+        wt = _wrap(np.asarray(lay(w), x._dtype.np)[()] if not out_shape else
+                   np.asarray(lay(w), x._dtype.np), x._dtype)
+        a, b = tap(gb, 0), tap(ga, 1)
+        dv = b - a
+        st = dv * wt
+        r = named(a + st, "LerpBackward1", 3)
+        hide(dv, st)
+    else:
+        r = gb
+    if qshape != ():
+        r = _final(_final(r, out_shape, "UnsqueezeBackward1"), out_shape, "TransposeBackward1")
+    return exact(_final(r, out_shape, "SqueezeBackward4"), y)
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None, axis=_ND,
+             keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    return _quantile(input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None,
+                axis=_ND, keepdims=_ND):
+    dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    return _quantile(input, q, dim, keepdim, interpolation, True)
+
+
+# ----------------------------------------------------------------------------- distances
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Distances between the rows of x1 (..., P, M) and x2 (..., R, M): the p-norm of their
+    differences (..., P, R, M) over the last dimension."""
+    a, b = x1._data, x2._data
+    if np.ndim(a) < 2 or np.ndim(b) < 2:
+        raise RuntimeError("cdist only supports at least 2D tensors, X%d got: %dD"
+                           % ((1, np.ndim(a)) if np.ndim(a) < 2 else (2, np.ndim(b))))
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError("X1 and X2 must have the same number of columns. X1: %d X2: %d"
+                           % (a.shape[-1], b.shape[-1]))
+    if x1._dtype._cat < 2 or x2._dtype._cat < 2:
+        raise RuntimeError("cdist only supports floating-point dtypes, X1 got: %s"
+                           % x1._dtype._tname)
+    p = float(p)
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if compute_mode not in (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
+        raise ValueError("%s is not a valid value for compute_mode" % compute_mode)
+    u1, u2 = tap_entry(x1.unsqueeze(-2), 0), tap_entry(x2.unsqueeze(-3), 1)
+    df = u1 - u2
+    P, R = a.shape[-2], b.shape[-2]
+    mm = p == 2 and (compute_mode == "use_mm_for_euclid_dist" or (
+        compute_mode in (None, "use_mm_for_euclid_dist_if_necessary") and (P > 25 or R > 25)))
+    if p == math.inf and _grads(df):
+        # torch: every element at the maximum gets the whole gradient (not a share)
+        ab = df.abs()
+        y = np.amax(np.asarray(ab._data), axis=-1) if a.shape[-1] else \
+            np.zeros(np.shape(ab._data)[:-1], a.dtype)
+        mask = (np.asarray(ab._data) == y[..., None]).astype(a.dtype)
+        t = ab * _wrap(mask, ab._dtype)
+        out = t.sum(-1)
+        hide(df, ab, t)
+        return exact(named(out, "CdistBackward0", 2), y)
+    out = vector_norm(df, p, dim=-1)
+    hide(df)
+    if not mm or out._tape is None:
+        return named(out, "CdistBackward0", 2)
+    named(out, "EuclideanDistBackward0", 2)
+    from ._shape import _reshape_view
+    return _reshape_view(out, out._data.shape, "ViewBackward0")
+
+
+def dist(input, other, p=2):
+    df = tap(input, 0) - tap(other, 1)
+    out = vector_norm(df, p)
+    hide(df)
+    return named(out, "DistBackward0", 2)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Drops every element (slice along dim) equal to the one before it."""
+    d = np.asarray(input._data)
+    if dim is None:
+        v = d.reshape(-1)
+        new = np.ones(v.size, bool)
+        new[1:] = v[1:] != v[:-1]
+        u = v[new]
+        name, msg = "UniqueConsecutiveBackward0", \
+            "the derivative for 'unique_consecutive' is not implemented."
+    else:
+        ax = _one_dim(dim, d.ndim)
+        m = np.moveaxis(d, ax, 0).reshape(d.shape[ax], -1) if d.ndim else d.reshape(1, 1)
+        new = np.ones(m.shape[0], bool)
+        new[1:] = (m[1:] != m[:-1]).any(axis=1)
+        u = np.compress(new, d, axis=ax) if d.ndim else d.reshape(1)
+        name, msg = "UniqueConsecutiveBackward0", \
+            "the derivative for 'unique_consecutive' is not implemented."
+    inv = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    cnt = np.diff(np.append(starts, new.size))
+    out = _no_derivative(_wrap(np.ascontiguousarray(u), input._dtype), name, msg, input)
+    res = [out]
+    if return_inverse:
+        res.append(_wrap(inv.astype(np.int64).reshape(d.shape if dim is None else (-1,)), int64))
+    if return_counts:
+        res.append(_wrap(cnt.astype(np.int64), int64))
+    return res[0] if len(res) == 1 else tuple(res)
 
 
 _install()

@@ -671,13 +671,11 @@ def _gdot(n, G, go, X, xo, sx):
     return s
 
 
-# d(c sum x) = c dx  (c = 1 for sum, 1/n for mean)
+# d(c sum x) = c dx  (c = 1 for sum, 1/n for mean). Summed in float64 (as the eager
+# x.sum(): float32 added in float32 one after the other stops growing at 2^24)
 @_jit
 def fwd_sum(n, X, xo, c, Y, yo):
-    s = X.dtype.type(0)
-    for i in range(n):
-        s += X[_u(xo + i)]
-    Y[yo] = s * c
+    Y[yo] = _gsum(n, X, xo) * c
 
 
 @_jit
@@ -695,21 +693,35 @@ def fwd_gather(n, m, X, xo, I, io, c, Y, yo):
         Y[_u(yo + i)] = X[_u(xo + I[_u(io + i)])]
 
 
+# More outputs than inputs (n > m: an expand, whose VJP is the un-broadcasting sum) adds
+# the cotangents up in float64 first, as the segment sums below do
 @_jit
 def vjp_gather(n, m, G, go, I, io, c, GX, gxo):
-    for i in range(n):
-        GX[_u(gxo + I[_u(io + i)])] += G[_u(go + i)]
+    if n <= m:
+        for i in range(n):
+            GX[_u(gxo + I[_u(io + i)])] += G[_u(go + i)]
+    elif m == 1:
+        GX[gxo] += _gsum(n, G, go)
+    else:
+        acc = np.zeros(m, np.float64)
+        for i in range(n):
+            acc[_u(I[_u(io + i)])] += G[_u(go + i)]
+        for j in range(m):
+            GX[_u(gxo + j)] += acc[j]
 
 
-# segment sum: y[idx[i]] += c x[i];  d: gx[i] += c g[idx[i]]   (sum/mean over dims)
+# segment sum: y[idx[i]] += c x[i];  d: gx[i] += c g[idx[i]]   (sum/mean over dims).
+# Accumulated in float64 (as the eager sums over dims, _sums.py)
 @_jit
 def fwd_segsum(n, m, X, xo, I, io, c, Y, yo):
-    for j in range(m):
-        Y[yo + j] = 0
+    if m == 1:
+        Y[yo] = _gsum(n, X, xo) * c
+        return
+    acc = np.zeros(m, np.float64)
     for i in range(n):
-        Y[_u(yo + I[_u(io + i)])] += X[_u(xo + i)]
+        acc[_u(I[_u(io + i)])] += X[_u(xo + i)]
     for j in range(m):
-        Y[yo + j] *= c
+        Y[_u(yo + j)] = acc[j] * c
 
 
 @_jit
@@ -1542,14 +1554,13 @@ def bvjp_log_softmax(n, G, go, X, xo, Y, yo, c, GX, gxo, B):
 @_jit
 def bfwd_sum(n, X, xo, c, Y, yo, B):
     y = Y[yo:yo + B]
-    for j in range(B):
-        y[j] = 0
+    acc = np.zeros(B, np.float64)
     for i in range(n):
         x = X[xo + i * B:]
         for j in range(B):
-            y[j] += x[j]
+            acc[j] += x[j]
     for j in range(B):
-        y[j] *= c
+        y[j] = acc[j] * c
 
 
 @_jit
@@ -1572,25 +1583,35 @@ def bfwd_gather(n, m, X, xo, I, io, c, Y, yo, B):
 
 @_jit
 def bvjp_gather(n, m, G, go, I, io, c, GX, gxo, B):
+    if n <= m:
+        for i in range(n):
+            gx = GX[gxo + I[io + i] * B:]
+            g = G[go + i * B:]
+            for j in range(B):
+                gx[j] += g[j]
+        return
+    acc = np.zeros(m * B, np.float64)
     for i in range(n):
-        gx = GX[gxo + I[io + i] * B:]
+        a = acc[I[io + i] * B:]
         g = G[go + i * B:]
         for j in range(B):
-            gx[j] += g[j]
+            a[j] += g[j]
+    gx = GX[gxo:gxo + m * B]
+    for t in range(m * B):
+        gx[t] += acc[t]
 
 
 @_jit
 def bfwd_segsum(n, m, X, xo, I, io, c, Y, yo, B):
     y = Y[yo:yo + m * B]
-    for t in range(m * B):
-        y[t] = 0
+    acc = np.zeros(m * B, np.float64)
     for i in range(n):
-        yi = Y[yo + I[io + i] * B:]
+        a = acc[I[io + i] * B:]
         x = X[xo + i * B:]
         for j in range(B):
-            yi[j] += x[j]
+            a[j] += x[j]
     for t in range(m * B):
-        y[t] *= c
+        y[t] = acc[t] * c
 
 
 @_jit

@@ -11,6 +11,7 @@ import builtins
 import math
 import numbers
 import sys
+from math import prod as _prod
 import warnings
 import weakref
 
@@ -410,6 +411,18 @@ def _nm(name):
         from .autograd.graph import name_id
         _NM = name_id
     return _NM(name)
+
+
+class _NoArg:
+    """The default of an argument torch tells apart from None (``sum(dim=None)`` is
+    ``SumBackward1``, ``sum()`` ``SumBackward0``)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "None"
+
+
+_ND = _NoArg()
 
 
 def _nm_default(op):
@@ -1647,11 +1660,7 @@ class Tensor:
         return abs(self)
 
     # ---- reductions
-    def sum(self, dim=None, keepdim=False, dtype=None):
-        return sum(self, dim, keepdim, dtype=dtype)
-
-    def mean(self, dim=None, keepdim=False, dtype=None):
-        return mean(self, dim, keepdim, dtype=dtype)
+    # sum, mean: the module functions themselves (set at the end of the module)
 
     # ---- shape
     def view(self, *shape):
@@ -2759,20 +2768,79 @@ def _norm_dims(dim, ndim):
         return (dim % ndim,)
     dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
     out = []
+    r = max(ndim, 1)
     for d in dims:
+        if not isinstance(d, numbers.Integral):
+            raise TypeError("dim must be an int or a tuple of ints, but got an element of type %s"
+                            % type(d).__name__)
         d = int(d)
-        if not -max(ndim, 1) <= d < max(ndim, 1):
+        if not -r <= d < r:
             raise IndexError("Dimension out of range (expected to be in range of [%d, %d], but "
-                             "got %d)" % (-max(ndim, 1), max(ndim, 1) - 1, d))
-        out.append(d % max(ndim, 1))
-    return tuple(sorted(set(out)))
+                             "got %d)" % (-r, r - 1, d))
+        d %= r
+        if d in out:
+            raise RuntimeError("dim %d appears multiple times in the list of dims" % d)
+        out.append(d)
+    return tuple(sorted(out))
+
+
+def _red_args(fname, dim, keepdim, axis, keepdims):
+    """(dims, keepdim, named1) for sum/mean: numpy's ``axis``/``keepdims`` spellings (torch
+    accepts them), keepdim only with a dim (torch's signatures), dims None for all of them
+    (None, (), []), named1: a dim was given (torch's ``*Backward1`` overload)."""
+    if axis is not _ND:
+        if dim is not _ND:
+            raise TypeError("%s() got multiple values for argument 'dim'" % fname)
+        dim = axis
+    if keepdims is not _ND:
+        if keepdim is not _ND:
+            raise TypeError("%s() got multiple values for argument 'keepdim'" % fname)
+        keepdim = keepdims
+    if dim is _ND:
+        if keepdim is not _ND:
+            raise TypeError("%s() received an invalid combination of arguments - got (keepdim=%s, "
+                            "), but expected one of:" % (fname, type(keepdim).__name__))
+        return None, False, False
+    if keepdim is _ND:
+        keepdim = False
+    if type(dim) is not int and dim is not None and not isinstance(dim, numbers.Integral):
+        if isinstance(dim, Tensor):
+            dim = int(dim.item())
+        elif isinstance(dim, (tuple, list, Size)):
+            if len(dim) == 0:
+                dim = None
+        else:
+            raise TypeError("%s() received an invalid combination of arguments - got (dim=%s, ), "
+                            "but expected one of:" % (fname, type(dim).__name__))
+    return dim, bool(keepdim), True
 
 
 _add_reduce = np.add.reduce
 _intp = np.intp
+_SUMS_MIN = 1 << 10            # from this many elements _sums' kernels sum over dims
+_IDX = {}                     # (shape, dims) -> the segsum index map's bytes (small shapes)
 
 
-def _reduce(input, dim, keepdim, dtype, mean_):
+def _seg_index(tp, shape, dims, size):
+    """The tape offset of the segsum index map reducing ``shape`` over ``dims``: output
+    number of each input element (cached for shapes of up to 2^12 elements: at most 128
+    maps of 32 KB)."""
+    key = (shape, dims)
+    b = _IDX.get(key)
+    if b is None:
+        kshape = tuple(1 if i in dims else s for i, s in enumerate(shape))
+        ysize = _prod(kshape)
+        b = np.broadcast_to(np.arange(ysize, dtype=np.int64).reshape(kshape), shape).tobytes()
+        if size <= 1 << 12:
+            if len(_IDX) >= 128:
+                _IDX.clear()
+            _IDX[key] = b
+    off = len(tp.I)
+    tp.I.frombytes(b)
+    return off
+
+
+def _reduce(input, dim, keepdim, dtype, mean_, named1=True):
     d = input._data
     dt = input._dtype
     if dtype is not None:
@@ -2798,29 +2866,48 @@ def _reduce(input, dim, keepdim, dtype, mean_):
             if mean_:
                 y = y.dtype.type(y / _intp(d.size)) if d.size else d.mean()
         y = dt.np.type(y)
-        if keepdim and dims is not None:
+        if keepdim:
             y = np.reshape(y, (1,) * d.ndim)
         if input._rg and STATE.enabled:
             n = max(d.size, 1)
             c = 1.0 / n if mean_ else 1.0
-            name = "MeanBackward0" if mean_ else "SumBackward0"
-            if dims is not None:
-                name = "MeanBackward1" if mean_ else "SumBackward1"
+            name = ("MeanBackward1" if mean_ else "SumBackward1") if named1 else \
+                ("MeanBackward0" if mean_ else "SumBackward0")
             if dtype is not None and dt is not input._dtype:
                 input = _convert(input, dt)
             return _record_unary_sum(input, y, c, _nm(name))
         return _wrap(y, dt)
-    y = (np.mean if mean_ else np.sum)(d, axis=dims, keepdims=keepdim, dtype=dt.np)
+    shape = d.shape
+    red = 1
+    for i in dims:
+        red *= shape[i]
+    if d.dtype.kind == "f":
+        # accumulated in float64 (numpy adds along an outer dimension row by row in d's
+        # dtype); from _SUMS_MIN elements by _sums' kernels
+        if d.size < _SUMS_MIN:
+            y = _add_reduce(d, axis=dims, dtype=np.float64, keepdims=keepdim)
+        else:
+            from . import _sums        # (Numba kernels: imported on first use)
+            y = _sums.sum_dims(d if d.dtype.itemsize >= 4 else d.astype(np.float32), dims)
+            if not keepdim:
+                y = y.reshape(tuple(s for i, s in enumerate(shape) if i not in dims))
+        if mean_:
+            if red:
+                y *= 1.0 / red
+            else:
+                y.fill(np.nan)
+        y = y.astype(dt.np, copy=False)
+    else:
+        y = (np.mean if mean_ else np.sum)(d, axis=dims, keepdims=keepdim, dtype=dt.np)
     if input._rg and STATE.enabled:
-        kshape = tuple(1 if i in dims else s for i, s in enumerate(d.shape))
-        ysize = int(np.prod(kshape, dtype=np.int64))
-        idx = np.broadcast_to(np.arange(ysize, dtype=np.int64).reshape(kshape), d.shape).ravel()
-        red = d.size // max(ysize, 1)
-        c = 1.0 / red if (mean_ and red) else 1.0
+        c = 1.0 / red if (mean_ and red) else (float("nan") if mean_ else 1.0)
         if dtype is not None and dt is not input._dtype:
             input = _convert(input, dt)
-        tp, e, n = _record_index(input, "segsum", idx, y, c=c,
-                                 nm=_nm("MeanBackward1" if mean_ else "SumBackward1"))
+        tp = _tape_for(input)
+        a = _src(input, tp)
+        off = _seg_index(tp, shape, dims, d.size)
+        e, n = tp.entry(_SEGSUM_OPCODE, _nm("MeanBackward1" if mean_ else "SumBackward1"),
+                        y.size, dt.slot, a, -1, p0=off, p1=d.size, ci=tp.const(c))
         return _out(y, dt, tp, n)
     return _wrap(y, dt)
 
@@ -2860,11 +2947,13 @@ def _record_unary_sum(x, y, c, nm):
 
 
 _SUM_OPCODE = OPCODE["sum"]
+_SEGSUM_OPCODE = OPCODE["segsum"]
 _SUM0_NM = _name_id("SumBackward0")
 
 
-def sum(input, dim=None, keepdim=False, dtype=None):
-    if dim is None and dtype is None and input._dtype._cat == 2:
+def sum(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND, out=None):
+    if dim is _ND and dtype is None and keepdim is _ND and axis is _ND and keepdims is _ND \
+            and input._dtype._cat == 2:
         # x.sum() of a floating tensor (_reduce's first branch, without its dispatch)
         d = input._data
         if d.size >= _vmath.MIN and _vmath.OK and d.flags.c_contiguous:
@@ -2874,11 +2963,13 @@ def sum(input, dim=None, keepdim=False, dtype=None):
         if input._rg and STATE.enabled:
             return _record_unary_sum(input, y, 1.0, _SUM0_NM)
         return _wrap(y, input._dtype)
-    return _reduce(input, dim, keepdim, dtype, False)
+    dim, keepdim, named1 = _red_args("sum", dim, keepdim, axis, keepdims)
+    return _reduce(input, dim, keepdim, dtype, False, named1)
 
 
-def mean(input, dim=None, keepdim=False, dtype=None):
-    return _reduce(input, dim, keepdim, dtype, True)
+def mean(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND, out=None):
+    dim, keepdim, named1 = _red_args("mean", dim, keepdim, axis, keepdims)
+    return _reduce(input, dim, keepdim, dtype, True, named1)
 
 
 def _shape_arg(shape):
