@@ -24,7 +24,7 @@ from .autograd.graph import ONE_INPUT
 from .kernels import F_HIDDEN
 from .ops import OPCODE
 from .tensor import (Tensor, _DEFAULT, _ND, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
-                     _tape_for, _wrap, bool_, int64)
+                     _tape_for, _wrap, bool_, float64, int32, int64)
 from ._math import _NotDifferentiable, exact, hide, named, tap, tap_entry, unary
 
 ONE_INPUT.update({"CumsumBackward0", "CumprodBackward0", "LogcumsumexpBackward0"})
@@ -1230,7 +1230,7 @@ def bincount(input, weights=None, minlength=0):
     if w.shape != d.shape:
         raise RuntimeError("weights should be 1-d and have the same length as input")
     # float32 weights keep their dtype, any other weights give float64 (as torch)
-    dt = weights._dtype if weights._dtype.np == np.float32 else _as_dtype("float64")
+    dt = weights._dtype if weights._dtype.np == np.float32 else float64
     out = _wrap(np.bincount(d, weights=w.astype(np.float64), minlength=minlength).astype(dt.np),
                 dt)
     from ._math import not_differentiable
@@ -1326,7 +1326,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         v2 = v.reshape(-1, v.shape[-1])
         r = np.stack([np.searchsorted(s2[i], v2[i], side=how) for i in range(s2.shape[0])]) \
             .reshape(v.shape) if s2.shape[0] else np.zeros(v.shape, np.int64)
-    dt = _as_dtype("int32") if out_int32 else int64
+    dt = int32 if out_int32 else int64
     return _wrap(np.asarray(r, dt.np)[()] if np.ndim(r) == 0 else np.asarray(r, dt.np), dt)
 
 
