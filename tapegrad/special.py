@@ -106,24 +106,31 @@ def _erfinv_np(x):
     return y
 
 
-def _special_funcs():
+def _pointwise_fn(name, np_fn, fn, deriv):
+    """A custom Function for the elementwise ``fn``: the value from ``np_fn`` (numpy, float64
+    inside), the gradient ``g * deriv(x, y)`` written with tapegrad ops of x and y = fn(x), so
+    higher order works (y is recomputed through ``fn`` when the backward is recorded)."""
     from .autograd.function import Function
 
-    class Erfinv(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            y = _erfinv_np(x._data)
-            ctx.y = y
-            return _wrap(np.asarray(y, x._dtype.np) if y.ndim else x._dtype.np.type(y), x._dtype)
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        y = np.asarray(np_fn(np.asarray(x._data)))
+        ctx.y = y
+        return _wrap(np.asarray(y, x._dtype.np) if y.ndim else x._dtype.np.type(y), x._dtype)
 
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            y = erfinv(x) if STATE.enabled else _wrap(np.asarray(ctx.y, x._dtype.np), x._dtype)
-            # d erfinv(x) = sqrt(pi) / 2 exp(erfinv(x)^2) dx
-            return g * ((y * y).exp() * (math.sqrt(math.pi) / 2))
-    return {"Erfinv": Erfinv}
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        y = fn(x) if STATE.enabled else _wrap(np.asarray(ctx.y, x._dtype.np), x._dtype)
+        return g * deriv(x, y)
+
+    return type(name, (Function,), {"forward": staticmethod(forward),
+                                    "backward": staticmethod(backward)})
+
+
+def _special_funcs():
+    # d erfinv(x) = sqrt(pi) / 2 exp(erfinv(x)^2) dx
+    return {"Erfinv": _pointwise_fn("Erfinv", _erfinv_np, erfinv,
+                                    lambda x, y: (y * y).exp() * (math.sqrt(math.pi) / 2))}
 
 
 _SF = {}
@@ -256,35 +263,12 @@ def _special_funcs2():
                 gy = _sum_to(g * x / (y + 1 if l1p else y), y.shape)
             return gx, gy, None
 
-    class LogNdtr(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            y = _log_ndtr_np(vals(x))
-            ctx.y = y
-            return _wrap(np.asarray(y, x._dtype.np) if y.ndim else x._dtype.np.type(y), x._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            ly = log_ndtr(x) if STATE.enabled else _wrap(np.asarray(ctx.y, x._dtype.np), x._dtype)
-            # d log Phi(x) = phi(x) / Phi(x) dx = exp(-x^2 / 2 - log Phi(x)) / sqrt(2 pi) dx
-            return g * (x * x * -0.5 - ly).exp() * (1 / math.sqrt(2 * math.pi))
-
-    class Ndtri(Function):
-        @staticmethod
-        def forward(ctx, p):
-            ctx.save_for_backward(p)
-            y = _ndtri_np(vals(p))
-            ctx.y = y
-            return _wrap(np.asarray(y, p._dtype.np) if y.ndim else p._dtype.np.type(y), p._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            (p,) = ctx.saved_tensors
-            y = ndtri(p) if STATE.enabled else _wrap(np.asarray(ctx.y, p._dtype.np), p._dtype)
-            # d ndtri(p) = sqrt(2 pi) exp(ndtri(p)^2 / 2) dp
-            return g * (y * y * 0.5).exp() * math.sqrt(2 * math.pi)
+    # d log Phi(x) = phi(x) / Phi(x) dx = exp(-x^2 / 2 - log Phi(x)) / sqrt(2 pi) dx
+    LogNdtr = _pointwise_fn("LogNdtr", _log_ndtr_np, log_ndtr, lambda x, ly: (
+        x * x * -0.5 - ly).exp() * (1 / math.sqrt(2 * math.pi)))
+    # d ndtri(p) = sqrt(2 pi) exp(ndtri(p)^2 / 2) dp
+    Ndtri = _pointwise_fn("Ndtri", _ndtri_np, ndtri,
+                          lambda p, y: (y * y * 0.5).exp() * math.sqrt(2 * math.pi))
 
     class Entr(Function):
         @staticmethod
