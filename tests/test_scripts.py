@@ -13,9 +13,11 @@ expected file, so a script edited without re-recording is caught.
     python tests/test_scripts.py [NAME ...]            # run under tapegrad, show differences
     python tests/test_scripts.py --record [NAME ...]   # (re)write expected/ from real torch
 """
+import atexit
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,10 +49,13 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path=None, target=None):
         if not fullname.startswith("torch."):
             return None
+        name = "tapegrad." + fullname[len("torch."):]
         try:
-            mod = importlib.import_module("tapegrad." + fullname[len("torch."):])
-        except ModuleNotFoundError:
-            return None
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if not (name + ".").startswith("%s." % exc.name):
+                raise  # a dependency missing inside tapegrad: surface it
+            return None  # tapegrad has no such module: No module named 'torch.<sub>'
         spec = importlib.machinery.ModuleSpec(fullname, self, is_package=hasattr(mod, "__path__"))
         spec.alias_of, spec.orig_spec = mod, mod.__spec__
         return spec
@@ -119,6 +124,7 @@ def _shim():
     global _shim_dir
     if _shim_dir is None:
         _shim_dir = tempfile.mkdtemp(prefix="tapegrad-torch-shim-")
+        atexit.register(shutil.rmtree, _shim_dir, ignore_errors=True)
         os.makedirs(os.path.join(_shim_dir, "torch"))
         with open(os.path.join(_shim_dir, "torch", "__init__.py"), "w") as fh:
             fh.write(SHIM)
