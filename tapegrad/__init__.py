@@ -100,3 +100,7 @@ absolute = abs
 globals().update(_LEGACY)             # FloatTensor, LongTensor ... (legacy constructors)
 from math import e, inf, nan, pi  # noqa: F401,E402
 
+
+# real tensors only: conjugation and the real part are the tensor itself (as torch's)
+conj = conj_physical = resolve_conj = resolve_neg = real = Tensor.conj
+is_conj = is_complex = Tensor.is_conj

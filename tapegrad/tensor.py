@@ -1023,6 +1023,26 @@ class Tensor:
     def is_signed(self):
         return self._dtype.is_signed
 
+    # tapegrad has no complex dtypes: on real tensors torch's conjugation and real part are the
+    # tensor itself (``x.conj() is x``), its imaginary part an error
+    def conj(self):
+        return self
+
+    conj_physical = resolve_conj = resolve_neg = conj
+
+    def is_conj(self):
+        return False
+
+    is_neg = is_complex = is_conj
+
+    @property
+    def real(self):
+        return self
+
+    @property
+    def imag(self):
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
     def is_floating_point(self):
         return self._dtype.is_floating_point
 

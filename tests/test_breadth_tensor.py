@@ -231,3 +231,19 @@ def test_tensor_of_numpy_scalars_keeps_their_dtype(data, name):
     except ImportError:
         return
     assert str(torch.tensor(data).dtype) == str(t.dtype)
+
+
+# ---------------------------------------------------------------- real tensors: conj, real, imag
+@pytest.mark.parametrize("name", ["conj", "conj_physical", "resolve_conj", "resolve_neg"])
+def test_conjugation_of_a_real_tensor_is_the_tensor(name):
+    def f(lib):
+        x = lib.tensor([1.0, -2.0], requires_grad=True)
+        y = x * 3
+        return (getattr(y, name)() is y, getattr(lib, name)(y) is y, y.is_conj(), y.is_neg(),
+                y.is_complex(), lib.is_complex(y), y.real is y, lib.real(y) is y)
+    same(f)
+
+
+def test_imag_of_a_real_tensor_raises():
+    same(lambda lib: lib.ones(2).imag, phrases=("imag is not implemented for tensors with "
+                                                "non-complex dtypes",))

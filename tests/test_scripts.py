@@ -34,9 +34,7 @@ RTOL, ATOL = 1e-4, 1e-5
 TIMEOUT = 900  # seconds; the first script to use a Numba kernel compiles it
 
 # scripts that fail because of a tapegrad bug: name -> reason (strict xfail: remove when fixed)
-XFAIL = {
-    "rosenbrock_adam": "Tensor.conj() is missing (torch.optim.Adam's update calls grad.conj())",
-}
+XFAIL = {}
 
 # <shim>/torch/__init__.py: `torch` *is* tapegrad, and `torch.<sub>` is the module tapegrad.<sub>
 # (the same module object, so classes and state are shared).
