@@ -164,9 +164,38 @@ def diag(input, diagonal=0):
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    if input._data.ndim == 1 and offset == 0:
-        return named(diag(input), "DiagEmbedBackward0")
-    raise NotImplementedError("diag_embed beyond 1-D input is not supported yet")
+    """torch.diag_embed: the last dimension of ``input`` becomes the ``offset`` diagonal of the
+    matrices spanned by dims ``dim1``, ``dim2`` of the output (zeros elsewhere); recorded as a
+    scatter of the input's elements (DiagEmbedBackward0)."""
+    d = np.asarray(input._data)
+    if d.ndim == 0:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got -1)")
+    nd = d.ndim + 1
+    for dm in (dim1, dim2):
+        if not -nd <= dm < nd:
+            raise IndexError("Dimension out of range (expected to be in range of [%d, %d], but "
+                             "got %d)" % (-nd, nd - 1, dm))
+    a1, a2 = dim1 % nd, dim2 % nd
+    if a1 == a2:
+        raise RuntimeError("diagonal dimensions cannot be identical %d, %d" % (dim1, dim2))
+    m = d.shape[-1] + abs(int(offset))
+    shape = list(d.shape[:-1])
+    for ax in sorted((a1, a2)):
+        shape.insert(ax, m)
+    # the output positions of the input's elements: the chosen diagonal of an arange, whose
+    # layout (batch dims in order, the diagonal last) is the input's
+    pos = np.ascontiguousarray(np.diagonal(np.arange(int(np.prod(shape)), dtype=np.int64)
+                                           .reshape(shape), int(offset), a1, a2)).reshape(-1)
+    y = np.zeros(shape, d.dtype)
+    y.reshape(-1)[pos] = d.reshape(-1)
+    if not (STATE.enabled and input._rg):
+        return _wrap(y, input._dtype)
+    from ._shape import _scatter_entry
+    from .tensor import _out, _src, _tape_for, _nm
+    tp = _tape_for(input)
+    nn = _scatter_entry(tp, _src(input, tp), pos, y.size, input._dtype.slot,
+                        _nm("DiagEmbedBackward0"), 0)
+    return _out(y, input._dtype, tp, nn)
 
 
 def cross(input, other, dim=None):

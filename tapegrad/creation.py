@@ -109,7 +109,7 @@ def _finish(data, dt, requires_grad):
         if not dt.is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
-        t._rg = True
+        t.requires_grad = True          # (float16: tapegrad's NotImplementedError)
     return t
 
 

@@ -10,6 +10,7 @@ here from the primitive core of ``ops.py``.
 import builtins
 import math
 import numbers
+import operator
 import sys
 from math import prod as _prod
 import warnings
@@ -226,9 +227,22 @@ def _result_dtype(a, b):
 
 
 # ----------------------------------------------------------------------------- Size
+_new_size = tuple.__new__       # a Size from a shape known to hold ints (no checks)
+
+
 class Size(tuple):
     """torch.Size: a tuple of ints; slicing, concatenating and repeating one gives a Size."""
     __slots__ = ()
+
+    def __new__(cls, sizes=()):
+        out = []
+        for i, v in enumerate(sizes):
+            try:
+                out.append(operator.index(v))
+            except TypeError:
+                raise TypeError("torch.Size() takes an iterable of 'int' (item %d is '%s')"
+                                % (i, type(v).__name__)) from None
+        return tuple.__new__(cls, out)
 
     def __repr__(self):
         return "torch.Size([%s])" % ", ".join(str(int(s)) for s in self)
@@ -980,11 +994,11 @@ class Tensor:
 
     @property
     def shape(self):
-        return Size(self._data.shape)
+        return _new_size(Size, self._data.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._data.shape)
+            return _new_size(Size, self._data.shape)
         try:
             return int(self._data.shape[dim])
         except IndexError:
@@ -1061,6 +1075,8 @@ class Tensor:
                                "differentiation use var_no_grad = var.detach().")
         if flag and not self._dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if flag and self._dtype.slot < 0:
+            raise NotImplementedError(_NO_HALF_GRAD)
         self._rg = bool(flag)
 
     def requires_grad_(self, requires_grad=True):
@@ -1238,6 +1254,13 @@ class Tensor:
         return _share(self)
 
     def detach_(self):
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                "function in torch/optim/optimizer.py as the solution.")
         if self._tape is not None:
             self._tape = None
             self._node = -1
@@ -2046,7 +2069,9 @@ def _setitem_grad(t, key, nk, value):
         name = "FillBackward3" if vshape != target and not vshape else "CopyBackwards"
         own = None
     else:
-        name = "IndexPutBackward0" if advanced and t._base is None else "CopySlices"
+        # torch: index_put_ on the tensor itself; a key with basic steps (an int, a partial
+        # slice, None) indexes a view first, so the write is a CopySlices
+        name = "IndexPutBackward0" if advanced and t._base is None and not k.names else "CopySlices"
         own = own.reshape(-1) if own.ndim else own.reshape(1)
     if vt is not None and vt._rg and vshape != target and vt._data.ndim and not advanced:
         # torch views the value without its leading 1s and expands it (both visible)
@@ -2771,8 +2796,14 @@ def _rename_last(t, name):
     tp.E[tp.N[node * NK + NPROD] * K + NM] = _nm(name)    # array.array items: no numpy views
 
 
+_NO_HALF_GRAD = ("tapegrad does not differentiate float16 tensors (its tape holds float32 and "
+                 "float64 values): use float32 or float64 for tensors that require grad")
+
+
 def _convert(t, dt):
     y = t._data.astype(dt.np)
+    if t._rg and STATE.enabled and dt.slot < 0 and dt.is_floating_point:
+        raise NotImplementedError(_NO_HALF_GRAD)      # (never a silently detached result)
     if t._rg and STATE.enabled and dt.slot >= 0:
         tp = _tape_for(t)
         a = _src(t, tp)

@@ -304,3 +304,40 @@ def test_matrix_norms_match_numpy():
     for o in (1, -1, 2, -2, INF, -INF, "fro", "nuc"):
         np.testing.assert_allclose(tg.linalg.matrix_norm(tg.tensor(b), o).numpy(),
                                    np.linalg.norm(b, o, axis=(-2, -1)), rtol=1e-5)
+
+
+# ---------------------------------------------------------------- diag_embed (batched, offsets, dims)
+_DIAG_EMBED = [((3,), {}), ((2, 3), {}), ((2, 3), dict(offset=1)),
+               ((2, 3), dict(offset=-2, dim1=0, dim2=2)), ((2, 3, 4), dict(dim1=1, dim2=0)),
+               ((4,), dict(offset=2, dim1=-1, dim2=0))]
+
+
+@pytest.mark.parametrize("shape,kw", _DIAG_EMBED)
+def test_diag_embed_as_torch(shape, kw):
+    a = data(shape, seed=4)
+
+    def f(lib):
+        x = leaf(lib, a)
+        y = lib.diag_embed(x, **kw)
+        (y * lib.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+        return y, x.grad
+    same(f)
+
+
+@pytest.mark.parametrize("shape,kw", _DIAG_EMBED)
+def test_diag_embed_fd(shape, kw):
+    fdcheck(lambda x: tg.diag_embed(x, **kw), [data(shape, seed=4)])
+
+
+def test_diag_embed_against_numpy():
+    a = np.arange(6.0).reshape(2, 3)
+    y = tg.diag_embed(tg.tensor(a), offset=1).numpy()
+    want = np.zeros((2, 4, 4))
+    for b in range(2):
+        want[b] = np.diag(a[b], 1)
+    np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize("kw", [dict(dim1=1, dim2=1), dict(dim1=3), dict(dim2=-4)])
+def test_diag_embed_errors(kw):
+    same(lambda lib: lib.diag_embed(lib.ones(2, 3), **kw))

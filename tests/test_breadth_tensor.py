@@ -34,7 +34,7 @@ def test_conversions():
     def prog(lib):
         x = lib.tensor([1.7, -2.2, 0.0], requires_grad=True)
         out = [x.double(), x.float(), x.long(), x.int(), x.bool(), x.to(lib.float64),
-               x.to(dtype=lib.int32), x.type(lib.float64), x.type(), x.half().dtype,
+               x.to(dtype=lib.int32), x.type(lib.float64), x.type(), x.detach().half().dtype,
                x.to("cpu") is x, x.to(lib.float32) is x, x.cpu() is x, x.type_as(lib.ones(1, dtype=lib.int64)),
                x.double().grad_fn.name(), x.to(lib.ones(1, dtype=lib.float64)).dtype,
                lib.get_default_dtype(), x.dtype.is_floating_point, lib.int64.is_floating_point,
@@ -247,3 +247,26 @@ def test_conjugation_of_a_real_tensor_is_the_tensor(name):
 def test_imag_of_a_real_tensor_raises():
     same(lambda lib: lib.ones(2).imag, phrases=("imag is not implemented for tensors with "
                                                 "non-complex dtypes",))
+
+
+# ---------------------------------------------------------------- torch.Size construction
+def test_size_takes_ints_only():
+    same(lambda lib: lib.Size([2.0]), phrases=("torch.Size() takes an iterable of 'int'",))
+    same(lambda lib: (lib.Size([2, 3]), [int(v) for v in lib.Size([np.int64(3), lib.tensor(4)])],
+                      lib.Size(), repr(lib.Size([1]) + (2,))))
+
+
+# ---------------------------------------------------------------- float16 and gradients
+def test_float16_never_silently_detaches():
+    # torch differentiates float16; tapegrad's tape holds float32/float64 values only, so asking
+    # for a float16 tensor that requires grad raises instead of returning a detached result
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    for f in (lambda: x.half(), lambda: x.to(tg.float16), lambda: x.type(tg.float16),
+              lambda: tg.tensor([1.0], dtype=tg.float16, requires_grad=True),
+              lambda: tg.ones(2, dtype=tg.float16).requires_grad_()):
+        with pytest.raises(NotImplementedError, match="float16"):
+            f()
+    with tg.no_grad():
+        h = x.half()
+    assert h.dtype is tg.float16 and not h.requires_grad
+    assert x.detach().half().tolist() == [1.0, 2.0]

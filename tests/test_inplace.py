@@ -685,3 +685,45 @@ def test_second_order_through_writes():
         (g * g).sum().backward()
         return g, x.grad
     same(f)
+
+
+# ---------------------------------------------------------------- setitem node: index_put_ or CopySlices
+# torch writes an advanced key straight into the tensor (index_put_: IndexPutBackward0) unless the
+# key has a basic step (an int, a partial slice, None, a bool), which indexes a view first
+# (CopySlices); full slices and ... are no step.
+_MIXED_KEYS = {
+    "idx": lambda L: (L.tensor([0, 2]),),
+    "full,idx": lambda L: (slice(None), L.tensor([0, 2])),
+    "idx,full": lambda L: (L.tensor([0, 2]), slice(None)),
+    "idx,partial": lambda L: (L.tensor([0, 2]), slice(1, None)),
+    "None,idx": lambda L: (None, L.tensor([0, 2])),
+    "ellipsis,idx": lambda L: (Ellipsis, L.tensor([0, 2])),
+    "mask,int": lambda L: (L.tensor([True, False, True]), 1),
+    "True": lambda L: True,
+    "int,idx": lambda L: (0, L.tensor([0, 2])),
+    "idx,idx": lambda L: (L.tensor([0, 2]), L.tensor([1, 1])),
+}
+
+
+@pytest.mark.parametrize("key", sorted(_MIXED_KEYS))
+def test_setitem_node_of_mixed_keys_as_torch(key):
+    def f(lib):
+        x = lib.tensor(np.arange(9.0).reshape(3, 3), requires_grad=True)
+        y = x * 1
+        y[_MIXED_KEYS[key](lib)] = 0.5
+        (y * lib.tensor(np.arange(9.0).reshape(3, 3))).sum().backward()
+        return y, x.grad
+    same(f)
+
+
+def test_detach_in_place_of_a_view_raises():
+    def f(lib):
+        x = lib.ones(3, requires_grad=True)
+        return (x * 2)[1:].detach_()
+    same(f, phrases=("Can't detach views in-place. Use detach() instead",))
+
+
+def test_detach_in_place_of_a_non_view():
+    x = tg.ones(3, requires_grad=True)
+    y = x * 2
+    assert y.detach_() is y and not y.requires_grad and y.grad_fn is None
