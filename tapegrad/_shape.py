@@ -868,11 +868,12 @@ def masked_fill(input, mask, value):
         if value._data.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                "tensor with %d dimension(s)." % value._data.ndim)
-        if not value._rg:
-            v = value.item()
-    if not isinstance(v, Tensor):
+        if value._dtype is not input._dtype:
+            v = _wrap(np.asarray(value._data, input._dtype.np)[()], input._dtype) \
+                if not value._rg else value.to(input._dtype)
+    else:
         v = _wrap(np.asarray(v, input._dtype.np)[()], input._dtype)
-    if isinstance(v, Tensor) and v._rg:
+    if isinstance(value, Tensor):
         # masked_fill.Tensor: torch's MaskedFillBackward1 lists (input, value)
         from ._math import tap
         out = where(m, tap(v, 1), tap(input, 0))

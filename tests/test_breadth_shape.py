@@ -633,3 +633,17 @@ def test_cat_of_mixed_dtypes_lists_the_inputs():
         b = leaf(L, X34, "float64")
         return [graph(L.cat([a, b]).grad_fn), graph(L.stack([b, a]).grad_fn)]
     same(f)
+
+
+# ---------------------------------------------------------------- masked_fill with a value tensor
+@pytest.mark.parametrize("value", ["t", "t_rg", "number", "t_int", "t_f64"])
+def test_masked_fill_value_kinds_as_torch(value):
+    def f(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        v = {"t": lambda: lib.tensor(9.0), "t_rg": lambda: lib.tensor(9.0, requires_grad=True),
+             "number": lambda: 9.0, "t_int": lambda: lib.tensor(9),
+             "t_f64": lambda: lib.tensor(9.0, dtype=lib.float64)}[value]()
+        y = x.masked_fill(lib.tensor([True, False, True]), v)
+        (y * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return y, x.grad, [None if n is None else n.name() for n, _ in y.grad_fn.next_functions]
+    same(f)
