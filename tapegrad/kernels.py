@@ -1249,24 +1249,54 @@ def _psi_pos(k, x):
 
 
 @_jit
+def _cot_pi(x):
+    """cot(pi x) for a non-integer x, through the exact offset r = x - round(x) in
+    [-1/2, 1/2]: cos(pi r) / sin(pi r), cos(pi r) = sin(pi (1/2 - |r|)) (exact 0 at 1/2)."""
+    r = x - np.round(x)
+    return math.sin(math.pi * (0.5 - abs(r))) / math.sin(math.pi * r)
+
+
+@_jit
+def _cot_deriv(k, c):
+    """d^k/dy^k cot(y) at cot(y) = c: the polynomial P_k(c), P_0 = c,
+    P_(j+1) = -(1 + c^2) P_j'(c)."""
+    a = np.zeros(k + 2)
+    a[1] = 1.0
+    for j in range(k):
+        b = np.zeros(k + 2)
+        for d in range(1, j + 2):
+            b[d - 1] -= d * a[d]
+            b[d + 1] -= d * a[d]
+        a = b
+    r = 0.0
+    for d in range(k + 1, -1, -1):
+        r = r * c + a[d]
+    return r
+
+
+@_jit
 def _polygamma(k, x):
+    """psi^(k)(x) in float64. Poles (x <= 0 an integer, -inf included): digamma nan (-0 / +0:
+    +inf / -inf), inf for odd k, -inf for even k >= 2, as torch; psi^(1)(-inf) and
+    psi^(k >= 2)(+inf) nan, as torch. No loop depends on |x|."""
+    x = np.float64(x)
     if x != x:
         return np.nan
+    if x == math.inf:
+        return np.nan if k >= 2 else _psi_pos(k, x)
     if x <= 0.0:
-        if x == math.floor(x):              # poles, as torch
+        if x == np.floor(x):                # poles (and -inf), as torch
             if k == 0:
                 return -math.copysign(math.inf, x) if x == 0.0 else np.nan
+            if k == 1 and x == -math.inf:
+                return np.nan
             return math.inf if k % 2 == 1 else -math.inf
-        if k == 0:
-            return _psi_pos(0, 1.0 - x) - math.pi / math.tan(math.pi * x)   # reflection
-        # psi^(k)(x) = psi^(k)(x + 1) - (-1)^k k! / x^(k+1), up to x > 0
-        acc = 0.0
-        fk = math.gamma(k + 1.0)
-        sgn = 1.0 if k % 2 == 0 else -1.0
-        while x <= 0.0:
-            acc -= sgn * fk / x ** (k + 1)
-            x += 1.0
-        return acc + _psi_pos(k, x)
+        if k == 0:      # reflection, torch's form (tan of the fractional part)
+            return _psi_pos(0, 1.0 - x) - math.pi / math.tan(math.pi * (x - np.trunc(x)))
+        # the reflection differentiated k times:
+        # psi^(k)(x) = (-1)^k psi^(k)(1 - x) - pi^(k+1) cot^(k)(pi x)
+        s = 1.0 if k % 2 == 0 else -1.0
+        return s * _psi_pos(k, 1.0 - x) - math.pi ** (k + 1) * _cot_deriv(k, _cot_pi(x))
     return _psi_pos(k, x)
 
 
