@@ -127,19 +127,6 @@ def _fmt_ord(o):
     return ("%g" % o) if isinstance(o, float) else str(o)
 
 
-def svdvals(A, *, driver=None, out=None):
-    """The singular values (descending) of the matrices in A; gradient U diag(g) V^H (torch's
-    LinalgSvdBackward0; the singular vectors are constants of the backward, so second-order
-    derivatives through svdvals are not exact)."""
-    if A._data.ndim < 2:
-        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
-    if not A._dtype.is_floating_point:
-        raise RuntimeError("linalg.svd: Expected a floating point or complex tensor as input. "
-                           "Got %s" % A._dtype._tname)
-    u, s_, vh = _fn(3).apply(A)
-    return _name(s_, "LinalgSvdBackward0")
-
-
 def cross(input, other, *, dim=-1):
     from ._matrix import linalg_cross
     if input._data.ndim != other._data.ndim:
@@ -446,6 +433,7 @@ def _funcs():
             a = A._data
             lam, V = np.linalg.eigh(a, UPLO=uplo)
             ctx.save_for_backward(A)
+            ctx.set_materialize_grads(False)    # no eigenvector gradient: no 1 / (l_j - l_i)
             ctx.uplo = uplo
             ctx.lv = (lam, V)
             return _w(lam, A._dtype), _w(V, A._dtype)
@@ -504,6 +492,7 @@ def _funcs():
         def forward(ctx, A):
             u, sv, vh = np.linalg.svd(A._data, full_matrices=False)
             ctx.save_for_backward(A)
+            ctx.set_materialize_grads(False)    # S alone: U diag(gS) Vh, no 1 / (s_j^2 - s_i^2)
             ctx.usv = (u, sv, vh)
             return _w(u, A._dtype), _w(sv, A._dtype), _w(vh, A._dtype)
 
@@ -908,22 +897,138 @@ def matrix_power(A, n, *, out=None):
     return result.clone() if result is A else result
 
 
+def _chain_order(dims):
+    """torch's matrix_chain_order: split[i][j] of the cheapest product of matrices i..j,
+    matrix i being dims[i] x dims[i + 1]."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for ln in range(1, n):
+        for i in range(n - ln):
+            j = i + ln
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
 def multi_dot(tensors, *, out=None):
-    if len(tensors) < 2:
-        raise RuntimeError("multi_dot(): expected at least 2 tensors but got %d" % len(tensors))
-    y = tensors[0]
-    for t in tensors[1:]:
-        y = y @ t
-    return y
+    """torch's multi_dot: a 1-D first (last) tensor as a row (column), the product in torch's
+    order (the cheaper of the two for three matrices, the optimal chain order for more), then
+    a view to the result's shape (ViewBackward0)."""
+    from .tensor import mm
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError("multi_dot(): expected at least 2 tensors but got %d" % n)
+    ts = list(tensors)
+    shape = []
+    nd0, nd1 = ts[0]._data.ndim, ts[-1]._data.ndim
+    if nd0 == 1:
+        ts[0] = ts[0].unsqueeze(0)
+    elif nd0 == 2:
+        shape.append(ts[0].shape[0])
+    else:
+        raise RuntimeError("multi_dot(): the first tensor must be 1D or 2D but got %dD" % nd0)
+    if nd1 == 1:
+        ts[-1] = ts[-1].unsqueeze(-1)
+    elif nd1 == 2:
+        shape.append(ts[-1].shape[1])
+    else:
+        raise RuntimeError("multi_dot(): the last tensor must be 1D or 2D but got %dD" % nd1)
+    for i in range(1, n - 1):
+        if ts[i]._data.ndim != 2:
+            raise RuntimeError("multi_dot(): tensor %d must be 2D but got %dD"
+                               % (i, ts[i]._data.ndim))
+    for i in range(1, n):
+        if ts[i]._dtype is not ts[0]._dtype:
+            raise RuntimeError("multi_dot(): all tensors must have be the same dtype but tensor 0 "
+                               "is %s and tensor %d %s" % (ts[0]._dtype._cname, i,
+                                                           ts[i]._dtype._cname))
+        if ts[i - 1].shape[-1] != ts[i].shape[0]:
+            raise RuntimeError("multi_dot(): tensors %d and %d with shapes %s and %s cannot be "
+                               "multiplied" % (i - 1, i, list(tensors[i - 1].shape),
+                                               list(tensors[i].shape)))
+    if n == 2:
+        y = mm(ts[0], ts[1])
+    elif n == 3:
+        a, b = ts[0].shape[0], ts[1].shape[0]
+        c, d = ts[2].shape[0], ts[2].shape[1]
+        if (a * c) * (b + d) > (b * d) * (a + c):
+            y = mm(ts[0], mm(ts[1], ts[2]))
+        else:
+            y = mm(mm(ts[0], ts[1]), ts[2])
+    else:
+        split = _chain_order([t.shape[0] for t in ts] + [ts[-1].shape[1]])
+
+        def chain(i, j):
+            if i == j:
+                return ts[i]
+            k = split[i][j]
+            return mm(chain(i, k), chain(k + 1, j))
+        y = chain(0, n - 1)
+    return y.view(shape)
+
+
+def _cond_ord_error(p):
+    return RuntimeError("linalg.cond got an invalid norm type: %s"
+                        % (p if isinstance(p, str) else _fmt_ord(float(p))))
 
 
 def cond(A, p=None, *, out=None):
-    _matrix(A, "cond")
-    if p is None or p == 2 or p == -2:
+    """torch's linalg.cond: for p None / 2 / -2 the ratio of the extreme singular values
+    (narrow, div, squeeze: SqueezeBackward1); 'nuc': sum(s) sum(1 / s); else
+    norm(A) norm(A^-1), an exactly singular matrix's inverse taken as inf, nan_to_num(inf)
+    (NanToNumBackward0). Empty matrices give 0."""
+    nd = A._data.ndim
+    tag = "linalg.cond(ord=%s)" % (p if isinstance(p, str) else _fmt_ord(float(p))) \
+        if p is not None else "linalg.cond"
+    if isinstance(p, str):
+        if nd < 2:
+            raise RuntimeError("%s: The input tensor A must have at least 2 dimensions." % tag)
+        if A.shape[-1] != A.shape[-2]:
+            raise RuntimeError("%s: A must be batches of square matrices, but they are %d by %d "
+                               "matrices" % (tag, A.shape[-2], A.shape[-1]))
+        if p not in ("fro", "nuc"):
+            raise _cond_ord_error(p)
+        two = False
+    else:
+        if nd < 2:
+            raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+        o = 2.0 if p is None else float(p)
+        if abs(o) not in (1.0, 2.0, float("inf")):
+            raise _cond_ord_error(p)
+        two = abs(o) == 2.0
+        if not two and A.shape[-1] != A.shape[-2]:
+            raise RuntimeError("%s: A must be batches of square matrices, but they are %d by %d "
+                               "matrices" % (tag, A.shape[-2], A.shape[-1]))
+    _floating(A, "svd" if two or p == "nuc" else "inv")
+    if A._data.size == 0:
+        return _w(np.zeros(A.shape[:-2]), A._dtype)
+    if two:
         s = svdvals(A)
-        r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
-        return r
-    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+        hi, lo = s.narrow(-1, 0, 1), s.narrow(-1, -1, 1)
+        return (lo / hi if o < 0 else hi / lo).squeeze(-1)
+    if p == "nuc":
+        s = svdvals(A)
+        return s.sum(-1) * s.reciprocal().sum(-1)
+    n = A.shape[-1]
+    sing = np.array([_lu_zero_pivot(m) != 0 for m in A._data.reshape((-1, n, n))],
+                    bool).reshape(A.shape[:-2] + (1, 1))
+    if sing.any():          # torch: inv_ex's result masked to inf where info > 0
+        from ._math import where
+        from .tensor import _wrap, bool_
+        m = _wrap(sing, bool_)
+        safe = where(m, _eye_like(n, A._dtype), A)
+        Ai = inv(safe)
+        Ainv = Ai.masked_fill(m, float("inf"))
+    else:
+        Ainv = inv(A)
+    r = matrix_norm(A, p) * matrix_norm(Ainv, p)
+    from ._math import nan_to_num
+    inf = float("inf")
+    return nan_to_num(r, inf, inf, -inf)
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
