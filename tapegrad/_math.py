@@ -1057,13 +1057,6 @@ def logaddexp2(input, other):
     return _logaddexp(input, other, "logaddexp2", "Logaddexp2Backward0", True)
 
 
-def _log_rise(u):
-    """log(u + sqrt(u * u + 1)) for u >= 0 (asinh there; no cancellation in its gradient)."""
-    from .tensor import log, sqrt
-    s = sqrt(u * u + 1.0)
-    return log(u + s)
-
-
 def _inverse_hyperbolic(input, name, npf, build):
     """numpy's value of ``npf``, the gradient through the composition ``build(x)`` (its
     entries hidden below the one named ``name``)."""
@@ -1077,33 +1070,36 @@ def _inverse_hyperbolic(input, name, npf, build):
     return exact(named(out, name.capitalize() + "Backward0", arity=arity), y)
 
 
-def _asinh_graph(x):
-    # L(max(x, 0)) - L(max(-x, 0)), L(u) = log(u + sqrt(u^2 + 1)): each branch free of
-    # singularities, the derivative 1 / sqrt(x^2 + 1) at 0 too
-    zero = _wrap(np.zeros((), x._dtype.np), x._dtype)
-    xt = tap(x, 0)
-    xp = where(_wrap(np.asarray(x._data >= 0), bool_), xt, zero)
-    xn = where(_wrap(np.asarray(x._data < 0), bool_), -xt, zero)
-    return _log_rise(xp) - _log_rise(xn), 1
-
-
-def _acosh_graph(x):
-    # log(x + sqrt(x - 1) sqrt(x + 1)): nan below 1, the gradient inf at 1 (as torch)
-    from .tensor import log, sqrt
-    return log(x + sqrt(x - 1.0) * sqrt(x + 1.0)), None
-
-
 def _atanh_graph(x):
     # (log1p(x) - log1p(-x)) / 2
     return scale(unary(x, "log1p") - unary(-x, "log1p"), 0.5), None
 
 
 def asinh(input):
-    return _inverse_hyperbolic(input, "asinh", np.arcsinh, _asinh_graph)
+    return _rsqrt_derivative(input, "asinh", np.arcsinh, 1.0)
 
 
 def acosh(input):
-    return _inverse_hyperbolic(input, "acosh", np.arccosh, _acosh_graph)
+    return _rsqrt_derivative(input, "acosh", np.arccosh, -1.0)
+
+
+_RSQ = {}
+
+
+def _rsqrt_derivative(input, name, npf, c):
+    """numpy's value of ``npf``; the gradient torch's g * rsqrt(x^2 + c) written with tapegrad
+    ops (higher order works): nan at nan, 0 at +-inf, real below 1 for acosh, as torch's."""
+    x = _float_operand(input, name)
+    if not _grads(x):
+        with np.errstate(all="ignore"):
+            y = npf(x._data)
+        return _wrap(_val0(y, x._dtype), x._dtype)
+    fn = _RSQ.get(name)
+    if fn is None:
+        from .special import _pointwise_fn
+        fn = _RSQ[name] = _pointwise_fn(name.capitalize(), npf, globals()[name],
+                                        lambda x, y: (x * x + c).rsqrt())
+    return named(fn.apply(x), name.capitalize() + "Backward0")
 
 
 def atanh(input):

@@ -55,8 +55,9 @@ def multigammaln(input, p):
         raise RuntimeError("p has to be greater than or equal to 1")
     c = p * (p - 1) / 4.0 * math.log(math.pi)
     from .creation import arange
-    shifts = arange(p, dtype=x._dtype) / 2.0
-    z = x.unsqueeze(-1) - shifts
+    # torch: x + arange(-(p - 1) / 2, 1/2, 1/2) (so -0.0 + 0.0 = +0.0: digamma(+0) at -0.0)
+    offs = (arange(p, dtype=x._dtype) - (p - 1)) / 2.0
+    z = x.unsqueeze(-1) + offs
     lg = gammaln(z)
     s = lg.sum(-1)
     out = s + c
@@ -202,7 +203,7 @@ def _log_ndtr_np(x):
             term = term * -(2 * k - 1) * z
             ser = ser + term
         low = -0.5 * xl * xl - np.log(-xl) - 0.5 * math.log(2 * math.pi) + np.log(ser)
-    return np.where(x > 0, hi, np.where(x >= -37.0, mid, low))
+    return np.where(x > 0, hi, np.where(x >= -37.0, mid, np.where(np.isnan(x), np.nan, low)))
 
 
 def _tensor_pair(input, other, fname):
@@ -303,6 +304,8 @@ def _special_funcs2():
             (x,) = ctx.saved_tensors
             xd = vals(x)
             eps = ctx.eps
+            if eps is None and np.any(np.signbit(xd) & (xd == 0)):
+                x = x + 0.0        # -0.0 -> +0.0: the gradient +inf at -0.0, as torch
             r = g / (x * (1 - x))
             # torch: nan outside [0, 1] (no eps); 0 outside [eps, 1 - eps]
             if eps is None:
@@ -314,7 +317,17 @@ def _special_funcs2():
             if np.any(bad):
                 r = where(_wrap(np.broadcast_to(bad, r.shape).copy(), _bool()), fill, r)
             return r, None
-    return {c.__name__: c for c in (XlogyFn, LogNdtr, Ndtri, Entr, Logit)}
+    class Sinc(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x)
+            return _wrap(y if y.ndim else y[()], x._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return _sinc_backward(g, x), None
+    return {c.__name__: c for c in (XlogyFn, LogNdtr, Ndtri, Entr, Logit, Sinc)}
 
 
 def _bool():
@@ -377,23 +390,27 @@ def _math_scale(x, c, name="MulBackward0"):
 
 
 def sinc(input):
-    """sin(pi x) / (pi x), 1 at 0 (SincBackward0; gradient 0 at 0, as torch)."""
+    """sin(pi x) / (pi x), 1 at 0 (SincBackward0). The gradient is torch's formula in the input's
+    dtype, (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 where pi x^2 is 0 (float32 cancels near 0
+    as torch's does: exactly 0 for |x| below ~1e-4)."""
     x = _floatify(input)
     d = np.asarray(x._data)
-    zero = d == 0
+    with np.errstate(all="ignore"):
+        px = d * x._dtype.np.type(math.pi)
+        y = np.where(d == 0, 1, np.sin(px) / px).astype(x._dtype.np)
     if not (x._rg and STATE.enabled):
-        with np.errstate(all="ignore"):
-            px = d * x._dtype.np.type(math.pi)
-            y = np.where(zero, 1, np.sin(px) / px).astype(x._dtype.np)
         return _wrap(y if y.ndim else y[()], x._dtype)
-    z = _wrap(zero, _bool())
-    xs = where(z, 1.0, x)                  # a safe operand where x == 0
-    pix = xs * math.pi
-    sn = pix.sin()
-    q = sn / pix
-    out = where(z, 1.0, q)
-    hide(xs, pix, sn, q)
-    return named(out, "SincBackward0")
+    return named(_sf2("Sinc").apply(x, y), "SincBackward0")
+
+
+def _sinc_backward(g, x):
+    sp = x * math.pi
+    ssp = x * x * math.pi
+    out = g * (sp * sp.cos() - sp.sin()) / ssp
+    zero = np.asarray(ssp._data) == 0
+    if np.any(zero):
+        out = where(_wrap(np.broadcast_to(zero, out.shape).copy(), _bool()), 0.0, out)
+    return out
 
 
 def _install():

@@ -209,3 +209,118 @@ def test_multi_dot_errors_vs_torch():
     same(lambda lib: lib.linalg.multi_dot([lib.ones(2, 2), lib.ones(2, 2, dtype=lib.float64)]),
          phrases=("must have be the same dtype but tensor 0 is float and tensor 1 double",))
     same(lambda lib: lib.linalg.multi_dot([lib.ones(2, 2, dtype=lib.long)] * 3))
+
+
+# ----------------------------------------------------------------------------- sinc near 0
+SINC_X = [0.0, -0.0, 1e-20, -1e-20, 1e-30, -1e-5, 3e-5, 1e-8, 0.1, -0.3, 1.0, 2.5, -7.0, 0.75]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sinc_gradient_near_zero_vs_torch(dtype):
+    def prog(lib):
+        x = leaf(lib, SINC_X, dtype)
+        y = lib.sinc(x)
+        g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+        # second order off the cancellation zone (there both are rounding: the order in which
+        # the engines accumulate cos(pi x) - cos(pi x))
+        return y, g, lib.autograd.grad(g.sum(), x)[0][8:]
+    same(prog)
+
+
+def test_sinc_gradient_without_torch():
+    # float32: torch's formula in float32 cancels to exactly 0 near 0 (never garbage)
+    x = tg.tensor([1e-20, -1e-20, 1e-30, -1e-5, 3e-5, 1e-38], requires_grad=True)
+    tg.sinc(x).sum().backward()
+    assert x.grad.tolist() == [0.0] * 6
+    xs = np.array([0.1, -0.3, 1.0, 2.5, -7.0, 0.75, 1e-3])
+    fdcheck(lambda x: tg.sinc(x), [xs], rtol=1e-6, atol=1e-8)
+    x = tg.tensor(xs, dtype=tg.float64, requires_grad=True)
+    tg.sinc(x).sum().backward()
+    px = np.pi * xs
+    np.testing.assert_allclose(x.grad.numpy(), (np.cos(px) * px - np.sin(px)) / (px * xs),
+                               rtol=1e-9)
+
+
+# ----------------------------------------------------------------------------- edge values
+EDGE = {
+    "asinh": (lambda lib, x: lib.asinh(x), [NAN, INF, -INF, 0.0, -0.0, 1e-30, 1e30, -1e30, 2.0]),
+    "acosh": (lambda lib, x: lib.acosh(x), [NAN, INF, -INF, -50.0, 1.0, 0.5, 1e30, 3.0]),
+    "hardswish": (lambda lib, x: lib.nn.functional.hardswish(x), [NAN, INF, -INF, 3.0, -3.0, 0.0,
+                                                                   1.0, -2.0, 5.0]),
+    "hardsigmoid": (lambda lib, x: lib.nn.functional.hardsigmoid(x),
+                    [NAN, INF, -INF, 3.0, -3.0, 0.0, 1.0, 5.0]),
+    "log_ndtr": (lambda lib, x: lib.special.log_ndtr(x), [NAN, INF, -INF, -40.0, 0.0, 3.0]),
+    "elu": (lambda lib, x: lib.nn.functional.elu(x, 0.7), [NAN, INF, -INF, 0.0, -1.0, 2.0]),
+    "selu": (lambda lib, x: lib.nn.functional.selu(x), [NAN, INF, -INF, 0.0, -1.0, 2.0]),
+    "celu": (lambda lib, x: lib.nn.functional.celu(x, 0.5), [NAN, INF, -INF, 0.0, -1.0, 2.0]),
+    "logit": (lambda lib, x: lib.logit(x), [NAN, -0.0, 0.0, 1.0, 0.5, 0.25, 2.0, -1.0]),
+    "mvlgamma1": (lambda lib, x: lib.mvlgamma(x, 1), [NAN, INF, -0.0, 0.0, 1.0, 0.5]),
+    "mvlgamma3": (lambda lib, x: lib.special.multigammaln(x, 3), [NAN, INF, 1.01, 2.0, 3.5]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(EDGE))
+def test_edge_values_vs_torch(name, dtype):
+    f, xs = EDGE[name]
+
+    def prog(lib):
+        x = leaf(lib, xs, dtype)
+        y = f(lib, x)
+        return y, _grad(lib, y, x)
+    # torch's digamma (mvlgamma's gradient) is computed in float32 for float32 inputs
+    same(prog, tol=dict(rtol=1e-5, atol=1e-6) if dtype == "float32" and "mvlgamma" in name
+         else None)
+
+
+def test_edge_values_inplace_and_second_order_vs_torch():
+    def prog(lib):
+        F = lib.nn.functional
+        x = leaf(lib, [NAN, -1.0, 2.0, INF])
+        out = []
+        for f in (lambda h: F.elu(h, inplace=True), lambda h: F.selu(h, inplace=True),
+                  lambda h: F.celu(h, 2.0, inplace=True), lambda h: F.hardswish(h, inplace=True)):
+            h = x * 1.0
+            y = f(h)
+            out += [y, _grad(lib, y, x)]
+        z = leaf(lib, [0.5, -2.0, 3.0], "float64")
+        for f in (lib.asinh, lambda v: lib.acosh(v * v + 1.5)):
+            g, = lib.autograd.grad(f(z).sum(), z, create_graph=True)
+            out += [g, lib.autograd.grad(g.sum(), z)[0]]
+        return out
+    same(prog)
+
+
+def test_edge_values_without_torch():
+    t = tg.tensor([NAN, INF, -INF, 2.0], dtype=tg.float64, requires_grad=True)
+    tg.asinh(t).sum().backward()
+    g = t.grad.tolist()
+    assert math.isnan(g[0]) and g[1] == 0.0 and g[2] == 0.0 and abs(g[3] - 5 ** -0.5) < 1e-15
+    t = tg.tensor([-50.0, INF, -INF, 3.0], dtype=tg.float64, requires_grad=True)
+    tg.acosh(t).sum().backward()      # torch's rsqrt(x^2 - 1), real below 1
+    np.testing.assert_allclose(t.grad.numpy(), [2499 ** -0.5, 0.0, 0.0, 8 ** -0.5], rtol=1e-14)
+    fdcheck(lambda x: tg.asinh(x), [np.array([-3.0, -0.2, 0.0, 0.7, 40.0])], rtol=1e-6)
+    fdcheck(lambda x: tg.acosh(x), [np.array([1.2, 3.0, 40.0])], rtol=1e-6)
+    F = tg.nn.functional
+    x = tg.tensor([NAN, INF, -INF], requires_grad=True)
+    F.hardswish(x).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 0.0]
+    assert math.isnan(float(F.hardsigmoid(tg.tensor(NAN))))
+    assert math.isnan(float(tg.special.log_ndtr(tg.tensor(NAN))))
+    for f, c in ((lambda v: F.elu(v), 1.0), (lambda v: F.selu(v), 1.0507009873554805),
+                 (lambda v: F.celu(v, 2.0), 1.0)):
+        x = tg.tensor([NAN, 1.0, -1.0], dtype=tg.float64, requires_grad=True)
+        y = f(x)
+        assert math.isnan(y.tolist()[0])
+        y.sum().backward()
+        assert x.grad.tolist()[:2] == [c, c]
+    for f in (lambda v: F.elu(v), lambda v: F.selu(v), lambda v: F.celu(v, 2.0),
+              lambda v: F.hardswish(v)):
+        fdcheck(f, [np.array([-2.0, -0.5, 0.5, 1.5, 4.0])], rtol=1e-6)
+    x = tg.tensor([-0.0, 0.0], requires_grad=True)
+    tg.logit(x).sum().backward()
+    assert x.grad.tolist() == [INF, INF]
+    x = tg.tensor([-0.0], requires_grad=True)
+    tg.mvlgamma(x, 1).sum().backward()
+    assert x.grad.tolist() == [-INF]          # digamma(+0): x + 0.0 as torch
+    fdcheck(lambda x: tg.special.multigammaln(x, 3), [np.array([1.3, 2.0, 4.5])], rtol=1e-6)

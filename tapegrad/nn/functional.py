@@ -133,9 +133,26 @@ def leaky_relu_(input, negative_slope=0.01):
     return leaky_relu(input, negative_slope, True)
 
 
+def _nan_passes(x, f, coef, name):
+    """``f(x)``, with torch's elu-family gradient ``coef`` at nan inputs (its backward's
+    ``x <= 0`` test fails there): nan entries are routed around ``f`` (rare path only)."""
+    d = x._data
+    if not (x._rg and STATE.enabled) or not np.isnan(d).any():
+        return f(x)
+    m = _wrap(np.asarray(np.isnan(d)), bool_)
+    xs = _math.where(m, 0.0, x)
+    e = f(xs)
+    p = _math.scale(x, coef)
+    out = _math.where(m, p, e)
+    hide(xs, e, p)
+    return named(out, name)
+
+
 def elu(input, alpha=1.0, inplace=False):
     _float_only(input, "elu_cpu")
-    return _act(input, inplace, lambda x: unary(x, "elu", c=float(alpha)), iname="EluBackward1")
+    return _act(input, inplace, lambda x: _nan_passes(x, lambda v: unary(v, "elu", c=float(alpha)),
+                                                      1.0, "EluBackward0"),
+                iname="EluBackward1")
 
 
 def elu_(input, alpha=1.0):
@@ -155,7 +172,8 @@ def celu(input, alpha=1.0, inplace=False):
         b = unary(a, "elu", c=1.0)
         hide(a, b)
         return _math.scale(b, alpha)
-    return _act(input, inplace, f, "CeluBackward0", "CeluBackward1")
+    return _act(input, inplace, lambda x: _nan_passes(x, f, 1.0, "CeluBackward0"),
+                "CeluBackward0", "CeluBackward1")
 
 
 def celu_(input, alpha=1.0):
@@ -173,7 +191,8 @@ def selu(input, inplace=False):
         b = unary(x, "elu", c=_SELU_ALPHA)
         hide(b)
         return _math.scale(b, _SELU_SCALE)
-    return _act(input, inplace, f, "EluBackward0", "EluBackward1")
+    return _act(input, inplace, lambda x: _nan_passes(x, f, _SELU_SCALE, "EluBackward0"),
+                "EluBackward0", "EluBackward1")
 
 
 def selu_(input):
@@ -205,14 +224,22 @@ def mish(input, inplace=False):
     return _act(input, inplace, f, "MishBackward0")
 
 
+_SIXTH_F32 = float(np.float32(1.0 / 6.0))
+
+
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6 (HardsigmoidBackward0: gradient 1/6 on -3 < x < 3)."""
     _float_only(input, "hardsigmoid_cpu")
 
     def f(x):
         d = x._data
-        return _masked_linear(x, (d > -3) & (d < 3), 1.0 / 6.0, 0.5,
-                              np.where(d >= 3, 1, 0).astype(x._dtype.np), "HardsigmoidBackward0")
+        dt = x._dtype.np
+        y = np.asarray(np.minimum(np.maximum(d + dt.type(3), 0), 6) / dt.type(6), dt)
+        if not (x._rg and STATE.enabled):
+            return _wrap(y if y.ndim else y[()], x._dtype)
+        # torch's gradient constant is the float 1/6 (also for double); the value (x + 3) / 6
+        return exact(_masked_linear(x, (d > -3) & (d < 3), _SIXTH_F32, 0.5,
+                                    np.where(d >= 3, 1, 0).astype(dt), "HardsigmoidBackward0"), y)
     return _act(input, inplace, f)
 
 
@@ -226,11 +253,15 @@ def hardswish(input, inplace=False):
         y = np.asarray(d * np.minimum(np.maximum(d + dt.type(3), 0), 6) / dt.type(6), dt)
         if not (x._rg and STATE.enabled):
             return _wrap(y if y.ndim else y[()], x._dtype)
-        q = x * (x + 3.0)
+        mid = np.asarray((d > -3) & (d < 3))
+        # torch's backward: 0 for x <= -3, x / 3 + 1/2 below 3, else 1 (nan and +inf too)
+        xm = x if np.isfinite(d).all() else _math.where(_wrap(mid, bool_), x, 0.0)
+        p3 = xm + 3.0
+        q = xm * p3
         m = _math.scale(q, 1.0 / 6.0)
-        hi = _math.where(_wrap(np.asarray(d >= 3), bool_), x, 0.0)
-        out = _math.where(_wrap(np.asarray((d > -3) & (d < 3)), bool_), m, hi)
-        hide(q, m, hi)
+        hi = _math.where(_wrap(np.asarray(~mid & ~(d <= -3)), bool_), x, 0.0)
+        out = _math.where(_wrap(mid, bool_), m, hi)
+        hide(*[t for t in (xm, p3, q, m, hi) if t is not x])
         return exact(out, y)
     return _act(input, inplace, f, "HardswishBackward0")
 
