@@ -324,3 +324,93 @@ def test_edge_values_without_torch():
     tg.mvlgamma(x, 1).sum().backward()
     assert x.grad.tolist() == [-INF]          # digamma(+0): x + 0.0 as torch
     fdcheck(lambda x: tg.special.multigammaln(x, 3), [np.array([1.3, 2.0, 4.5])], rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- validation
+VALIDATE = {
+    "linear_1d_weight_0d_bias": lambda L, F: F.linear(L.ones(4, 3), L.ones(3), L.tensor(0.5)),
+    "linear_1d_weight_1d_bias": lambda L, F: F.linear(L.ones(4, 3), L.ones(3), L.ones(4)),
+    "linear_1d_input_1d_bias": lambda L, F: F.linear(L.ones(3), L.ones(3), L.ones(1)),
+    "linear_3d_input_1d_bias": lambda L, F: F.linear(L.ones(2, 4, 3), L.ones(3), L.ones(1, 1)),
+    "linear_3d_weight": lambda L, F: F.linear(L.ones(4, 3), L.ones(2, 2, 3)),
+    "linear_0d_weight": lambda L, F: F.linear(L.ones(4, 3), L.tensor(2.0)),
+    "linear_1d_0d": lambda L, F: F.linear(L.ones(3), L.tensor(2.0)),
+    "bcel_long_target": lambda L, F: F.binary_cross_entropy_with_logits(L.zeros(3),
+                                                                        L.tensor([0, 1, 1])),
+    "bcel_int32_target_double": lambda L, F: F.binary_cross_entropy_with_logits(
+        L.zeros(3, dtype=L.float64), L.tensor([0, 1, 1], dtype=L.int32), reduction="none"),
+    "bcel_uint8_target_pos_weight": lambda L, F: F.binary_cross_entropy_with_logits(
+        L.zeros(3), L.tensor([0, 1, 1], dtype=L.uint8), pos_weight=L.ones(3)),
+    "bcel_bool_target": lambda L, F: F.binary_cross_entropy_with_logits(
+        L.zeros(3), L.tensor([False, True, True])),
+    "bcel_long_input": lambda L, F: F.binary_cross_entropy_with_logits(
+        L.zeros(3, dtype=L.long), L.tensor([0.0, 1.0, 1.0])),
+    "bcel_float_target": lambda L, F: F.binary_cross_entropy_with_logits(L.zeros(3), 1.0),
+    "bce_long_target": lambda L, F: F.binary_cross_entropy(L.full((3,), 0.5), L.tensor([0, 1, 1])),
+    "bce_double_target": lambda L, F: F.binary_cross_entropy(
+        L.full((3,), 0.5), L.tensor([0.0, 1.0, 1.0], dtype=L.float64)),
+    "bce_long_input": lambda L, F: F.binary_cross_entropy(L.zeros(3, dtype=L.long),
+                                                          L.tensor([0, 1, 1])),
+    "bce_float_target": lambda L, F: F.binary_cross_entropy(L.zeros(3), 1.0),
+    "mse_float_target": lambda L, F: F.mse_loss(L.zeros(3), 1.0),
+    "mse_float_input": lambda L, F: F.mse_loss(1.0, L.zeros(3)),
+    "mse_list_target": lambda L, F: F.mse_loss(L.zeros(3), [1.0, 2.0, 3.0]),
+    "l1_float_target": lambda L, F: F.l1_loss(L.zeros(3), 1.0),
+    "smooth_l1_float_target": lambda L, F: F.smooth_l1_loss(L.zeros(3), 1.0),
+    "huber_float_target": lambda L, F: F.huber_loss(L.zeros(3), 1.0),
+}
+PHRASE = {"linear_1d_weight_0d_bias": "mat2 must be a matrix, got 1-D tensor",
+          "linear_3d_weight": "t() expects a tensor with <= 2 dimensions, but self is 3D",
+          "linear_0d_weight": "but they are 2D and 0D",
+          "bcel_long_target": "result type Float can't be cast to the desired output type Long",
+          "bcel_int32_target_double": "result type Double can't be cast to the desired output type Int",
+          "bcel_bool_target": "with two bool tensors is not supported",
+          "bce_long_target": "Found dtype Long but expected Float",
+          "mse_float_target": "'float' object has no attribute 'size'",
+          "mse_list_target": "'list' object has no attribute 'size'"}
+
+
+@pytest.mark.parametrize("name", sorted(VALIDATE))
+def test_validation_as_torch(name):
+    same(lambda lib: VALIDATE[name](lib, lib.nn.functional),
+         phrases=(PHRASE[name],) if name in PHRASE else ())
+
+
+VALID_OK = {
+    "linear_1d_input_0d_bias": lambda L, F, x: F.linear(x[0], x[1], L.tensor(0.5)),
+    "linear_3d_input_0d_bias": lambda L, F, x: F.linear(x.reshape(1, 3, 3), x[0],
+                                                        L.tensor(0.25)),
+    "linear_1d_weight": lambda L, F, x: F.linear(x, x[1]),
+    "linear_noncontiguous_1d_bias": lambda L, F, x: F.linear(x.reshape(1, 3, 3).transpose(1, 2),
+                                                             x[0], L.ones(1)),
+    "bcel_double_input_float_target": lambda L, F, x: F.binary_cross_entropy_with_logits(
+        x.double(), L.tensor([[0.0, 1, 1], [1, 0, 1], [0.5, 0.5, 0]]), reduction="none"),
+    "bcel_double_input_float_target_mean": lambda L, F, x: F.binary_cross_entropy_with_logits(
+        x.double(), L.tensor([[0.0, 1, 1], [1, 0, 1], [0.5, 0.5, 0]]),
+        pos_weight=L.tensor([1.0, 2, 3])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALID_OK))
+def test_accepted_argument_forms_vs_torch(name):
+    def prog(lib):
+        x = leaf(lib, [[0.5, -1.0, 2.0], [1.5, 0.25, -0.75], [0.1, 0.2, 0.3]])
+        y = VALID_OK[name](lib, lib.nn.functional, x)
+        return y, _grad(lib, y, x)
+    same(prog)
+
+
+def test_validation_without_torch():
+    F = tg.nn.functional
+    with pytest.raises(RuntimeError, match="mat2 must be a matrix"):
+        F.linear(tg.ones(4, 3), tg.ones(3), tg.tensor(0.5))
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        F.binary_cross_entropy_with_logits(tg.zeros(3), tg.tensor([0, 1, 1]))
+    with pytest.raises(AttributeError, match="'float' object has no attribute 'size'"):
+        F.mse_loss(tg.zeros(3), 1.0)
+    x = tg.zeros(3, dtype=tg.float64, requires_grad=True)
+    y = F.binary_cross_entropy_with_logits(x, tg.tensor([0.0, 1.0, 1.0]))
+    assert y.dtype == tg.float32                  # the target's dtype, as torch's in-place ops
+    y.backward()
+    assert x.grad.dtype == tg.float64
+    np.testing.assert_allclose(x.grad.numpy(), [0.5 / 3, -0.5 / 3, -0.5 / 3], rtol=1e-6)

@@ -469,10 +469,12 @@ def linear(input, weight, bias=None):
     from .._shape import t as _t
     x = input
     nd = x._data.ndim
-    if nd == 0:
-        raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D and %dD"
-                           % weight._data.ndim)
-    if weight._data.ndim == 1:
+    wd = weight._data.ndim
+    if nd == 0 or wd == 0:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are %dD and "
+                           "%dD" % (nd, wd))
+    if wd != 2:
+        _linear_weight_check(x, weight, bias)
         y = x @ weight
         return y + bias if bias is not None else y
     if nd == 2:
@@ -497,6 +499,20 @@ def linear(input, weight, bias=None):
     if bias is None:        # torch: mm then squeeze (1-D input) / _unsafe_view
         named(out, "SqueezeBackward4" if nd == 1 else "UnsafeViewBackward0")
     return out
+
+
+def _linear_weight_check(x, weight, bias):
+    """torch's linear with a weight that is not a matrix: t() refuses > 2 dims; a 1-D weight
+    with a bias goes through addmm (2-D input, or a 1-D-like bias and a contiguous input),
+    which wants a matrix."""
+    wd = weight._data.ndim
+    if wd > 2:
+        raise RuntimeError("t() expects a tensor with <= 2 dimensions, but self is %dD" % wd)
+    if bias is None:
+        return
+    fusable = bias._data.ndim == 1 or sum(1 for n in bias._data.shape if n != 1) == 1
+    if x._data.ndim == 2 or (fusable and x.is_contiguous()):
+        raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -555,12 +571,21 @@ def _reduce(t, reduction, name, hidden=(), arity=2):
     return _wrap(y, t._dtype)
 
 
+def _sizes(input, target):
+    """(target.size(), input.size()) as torch's Python losses read them: a non-tensor operand
+    raises AttributeError (target first)."""
+    for v in (target, input):
+        if not isinstance(v, Tensor):
+            raise AttributeError("'%s' object has no attribute 'size'" % type(v).__name__)
+    return target._data.shape, input._data.shape
+
+
 def _check_target_shape(input, target, fname):
-    if input._data.shape != np.shape(_np(target)):
+    ts, xs = _sizes(input, target)
+    if xs != ts:
         warnings.warn("Using a target size (%s) that is different to the input size (%s). This will "
                       "likely lead to incorrect results due to broadcasting. Please ensure they have "
-                      "the same size." % (tuple(np.shape(_np(target))), tuple(input._data.shape)),
-                      UserWarning, stacklevel=3)
+                      "the same size." % (_size(ts), _size(xs)), UserWarning, stacklevel=3)
 
 
 def _np(t):
@@ -603,6 +628,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     red = _reduction(None, None, reduction)
+    _check_target_shape(input, target, "huber_loss")
     d = tap_entry(input - target, 0, 1)
     e = unary(d, "smooth_l1", c=float(delta))
     h = _math.scale(e, float(delta))
@@ -850,11 +876,18 @@ _BCE = []
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     red = _reduction(size_average, reduce, reduction)
-    if input._data.shape != np.shape(_np(target)):
+    ts, xs = _sizes(input, target)
+    if xs != ts:
         raise ValueError("Using a target size (%s) that is different to the input size (%s) is "
                          "deprecated. Please ensure they have the same size."
-                         % (_size(np.shape(_np(target))), _size(input._data.shape)))
+                         % (_size(ts), _size(xs)))
     _not_differentiable_arg("binary_cross_entropy", "weight", weight)
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError("\"binary_cross_entropy\" not implemented for '%s'"
+                                  % input._dtype._tname)
+    if target._dtype is not input._dtype:
+        raise RuntimeError("Found dtype %s but expected %s" % (target._dtype._tname,
+                                                               input._dtype._tname))
     d = np.asarray(input._data)
     if not np.all((d >= 0) & (d <= 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -871,8 +904,6 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                                "argument at index 1 had %s; but expected shape should be "
                                "broadcastable to %s" % (w.shape[-1] if w.ndim else 1,
                                                         _size(w.shape), list(d.shape)))
-    if not isinstance(target, Tensor):
-        target = _wrap(td.astype(d.dtype), input._dtype)
     if not _BCE:
         _BCE.append(_bce_funcs())
     out = _BCE[0].apply(input, target, w, red)
@@ -882,11 +913,25 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     red = _reduction(size_average, reduce, reduction)
-    if input._data.shape != np.shape(_np(target)):
+    ts, xs = _sizes(input, target)
+    if xs != ts:
         raise ValueError("Target size (%s) must be the same as input size (%s)"
-                         % (_size(np.shape(_np(target))), _size(input._data.shape)))
+                         % (_size(ts), _size(xs)))
     _not_differentiable_arg("binary_cross_entropy_with_logits", "weight", weight)
     _not_differentiable_arg("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
+    # torch: log_sigmoid(input), then (1 - target).mul_(input): a target dtype the result can't
+    # be written into raises; a floating target's dtype is the loss's
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError("\"log_sigmoid_cpu\" not implemented for '%s'"
+                                  % input._dtype._tname)
+    tdt = target._dtype
+    if not tdt.is_floating_point:
+        if tdt.name == "bool":
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.")
+        from ..tensor import _result_dtype
+        raise RuntimeError("result type %s can't be cast to the desired output type %s"
+                           % (_result_dtype(input, target)._tname, tdt._tname))
     # (1 - y) x - w_p log sigmoid(x),  w_p = 1 + (pos_weight - 1) y
     input, target = tap(input, 0), tap(target, 1)
     tc = 1 - target
@@ -903,6 +948,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if weight is not None:
         hidden.append(loss)
         loss = loss * weight
+    if loss._dtype is not tdt:          # float64 input, float32 target: a float32 loss
+        hidden.append(loss)
+        loss = loss.to(tdt)
     return _reduce(loss, red, "BinaryCrossEntropyWithLogitsBackward0", hidden=hidden)
 
 
