@@ -272,7 +272,8 @@ def _np_polygamma(k, x):
     """numpy polygamma (the kernels' algorithm through their scalar helper)."""
     from .kernels import _polygamma
     xs = np.asarray(x, np.float64)
-    return np.vectorize(lambda v: _polygamma(int(k), float(v)), otypes=[np.float64])(xs)
+    with np.errstate(all="ignore"):     # poles and overflow are values (inf), as torch's
+        return np.vectorize(lambda v: _polygamma(int(k), float(v)), otypes=[np.float64])(xs)
 
 
 def _log_sigmoid_ref(x, c=None):

@@ -414,3 +414,12 @@ def test_validation_without_torch():
     y.backward()
     assert x.grad.dtype == tg.float64
     np.testing.assert_allclose(x.grad.numpy(), [0.5 / 3, -0.5 / 3, -0.5 / 3], rtol=1e-6)
+
+
+def test_polygamma_poles_are_values_not_warnings():
+    import warnings
+    x = tg.tensor([-1.0, -2.0, -0.0, 0.0, -1e-300, -1e-200], dtype=tg.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tg.polygamma(1, x).tolist() == [INF] * 6
+        assert tg.polygamma(2, x).tolist() == [-INF, -INF, -INF, -INF, INF, INF]
