@@ -135,11 +135,9 @@ def leaky_relu_(input, negative_slope=0.01):
 
 def _nan_passes(x, f, coef, name):
     """``f(x)``, with torch's elu-family gradient ``coef`` at nan inputs (its backward's
-    ``x <= 0`` test fails there): nan entries are routed around ``f`` (rare path only)."""
-    d = x._data
-    if not (x._rg and STATE.enabled) or not np.isnan(d).any():
-        return f(x)
-    m = _wrap(np.asarray(np.isnan(d)), bool_)
+    ``x <= 0`` test fails there): nan entries are routed around ``f``. Called when recording
+    and the input's sum is nan (a nan entry, or inf - inf)."""
+    m = _wrap(np.asarray(np.isnan(x._data)), bool_)
     xs = _math.where(m, 0.0, x)
     e = f(xs)
     p = _math.scale(x, coef)
@@ -148,11 +146,19 @@ def _nan_passes(x, f, coef, name):
     return named(out, name)
 
 
+def _nan_sum(x):
+    return x._rg and STATE.enabled and math.isnan(np.add.reduce(x._data, None))
+
+
 def elu(input, alpha=1.0, inplace=False):
     _float_only(input, "elu_cpu")
-    return _act(input, inplace, lambda x: _nan_passes(x, lambda v: unary(v, "elu", c=float(alpha)),
-                                                      1.0, "EluBackward0"),
-                iname="EluBackward1")
+    c = float(alpha)
+
+    def f(x):
+        if _nan_sum(x):
+            return _nan_passes(x, lambda v: unary(v, "elu", c=c), 1.0, "EluBackward0")
+        return unary(x, "elu", c=c)
+    return _act(input, inplace, f, iname="EluBackward1")
 
 
 def elu_(input, alpha=1.0):
@@ -172,8 +178,8 @@ def celu(input, alpha=1.0, inplace=False):
         b = unary(a, "elu", c=1.0)
         hide(a, b)
         return _math.scale(b, alpha)
-    return _act(input, inplace, lambda x: _nan_passes(x, f, 1.0, "CeluBackward0"),
-                "CeluBackward0", "CeluBackward1")
+    return _act(input, inplace, lambda x: _nan_passes(x, f, 1.0, "CeluBackward0") if _nan_sum(x)
+                else f(x), "CeluBackward0", "CeluBackward1")
 
 
 def celu_(input, alpha=1.0):
@@ -191,8 +197,8 @@ def selu(input, inplace=False):
         b = unary(x, "elu", c=_SELU_ALPHA)
         hide(b)
         return _math.scale(b, _SELU_SCALE)
-    return _act(input, inplace, lambda x: _nan_passes(x, f, _SELU_SCALE, "EluBackward0"),
-                "EluBackward0", "EluBackward1")
+    return _act(input, inplace, lambda x: _nan_passes(x, f, _SELU_SCALE, "EluBackward0")
+                if _nan_sum(x) else f(x), "EluBackward0", "EluBackward1")
 
 
 def selu_(input):
