@@ -199,7 +199,14 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 
 
 def cross(input, other, dim=None):
+    if input._data.ndim != other._data.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if dim is None:
+        import warnings
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                      "default value of dim will change to agree with that of linalg.cross in a "
+                      "future release.", UserWarning, stacklevel=2)
         dims = [i for i, s in enumerate(np.broadcast_shapes(input._data.shape, other._data.shape))
                 if s == 3]
         if not dims:

@@ -341,3 +341,11 @@ def test_diag_embed_against_numpy():
 @pytest.mark.parametrize("kw", [dict(dim1=1, dim2=1), dict(dim1=3), dict(dim2=-4)])
 def test_diag_embed_errors(kw):
     same(lambda lib: lib.diag_embed(lib.ones(2, 3), **kw))
+
+
+def test_torch_cross_checks_ranks_and_warns_without_dim():
+    same(lambda lib: lib.cross(lib.ones(2, 3), lib.ones(3), dim=-1),
+         phrases=("inputs must have the same number of dimensions",))
+    with pytest.warns(UserWarning, match="without specifying the dim arg is deprecated"):
+        y = tg.cross(tg.ones(2, 3), tg.tensor([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
+    assert y.tolist() == [[-1.0, 0.0, 1.0], [1.0, -1.0, 0.0]]
