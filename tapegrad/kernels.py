@@ -1252,7 +1252,7 @@ def _psi_pos(k, x):
 def _cot_pi(x):
     """cot(pi x) for a non-integer x, through the exact offset r = x - round(x) in
     [-1/2, 1/2]: cos(pi r) / sin(pi r), cos(pi r) = sin(pi (1/2 - |r|)) (exact 0 at 1/2)."""
-    r = x - np.round(x)
+    r = x - np.floor(x + 0.5)        # (np.round would pull numba.np.arraymath into the cache)
     return math.sin(math.pi * (0.5 - abs(r))) / math.sin(math.pi * r)
 
 
