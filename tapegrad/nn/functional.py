@@ -990,7 +990,10 @@ def _pad_index(n, lo, hi, mode):
     if mode == "reflect":
         j = np.abs(j)
         return np.where(j > n - 1, 2 * (n - 1) - j, j)
-    return j % n                                            # circular
+    # circular, as torch: crop the negative pads first, then wrap around the cropped part
+    base = np.arange(max(-lo, 0), n - max(-hi, 0))
+    j = np.arange(-max(lo, 0), base.size + max(hi, 0))
+    return base[j % base.size] if base.size else base
 
 
 def _pad_nonconstant(input, pad, mode, value):
