@@ -822,9 +822,8 @@ _install()
 
 # ----------------------------------------------------------------------------- gather & co
 def gather(input, dim, index, *, sparse_grad=False):
-    from .tensor import int64 as _i64
-    if not isinstance(index, Tensor) or index._dtype is not _i64:
-        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if not isinstance(index, Tensor) or index._dtype.name not in ("int64", "int32"):
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     nd = input._data.ndim
     ax = _dim(dim, nd) if nd else 0
     idx = np.asarray(index._data)
@@ -844,6 +843,8 @@ def gather(input, dim, index, *, sparse_grad=False):
 
 
 def index_select(input, dim, index):
+    if isinstance(index, Tensor) and index._dtype.name not in ("int64", "int32"):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     idx = np.asarray(index._data).reshape(-1).astype(np.int64)
     ax = _dim(dim, input._data.ndim) if input._data.ndim else 0
     return index_map(input, lambda a: np.take(a, idx, axis=ax), "IndexSelectBackward0", view=False)
@@ -1028,6 +1029,9 @@ def index_add(input, dim, index, source, *, alpha=1):
 
 
 def index_copy(input, dim, index, source):
+    if isinstance(index, Tensor) and index._dtype.name != "int64":
+        raise RuntimeError("index_copy_(): Expected a long tensor for index, but got %s"
+                           % index._dtype._tname)
     d, idx, P = _index_op_setup(input, dim, index, source, "index_copy_")
     y = np.array(input._data, copy=True)
     y.reshape(-1)[P] = np.asarray(source._data).reshape(-1)
@@ -1040,6 +1044,8 @@ def index_fill(input, dim, index, value):
     shp = input._data.shape
     nd = len(shp)
     d = _dim(dim, nd) if nd else 0
+    if isinstance(index, Tensor) and index._dtype.name != "int64":
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
     idx = _index_vector(index, "index_fill_", shp[d] if nd else 1, d, IndexError)
     if isinstance(value, Tensor) and value._data.ndim != 0:
         raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor "
@@ -1095,7 +1101,9 @@ def _scatter_setup(input, dim, index, src, fname):
     shp = input._data.shape
     nd = len(shp)
     if not isinstance(index, Tensor) or index._dtype.name not in ("int64", "int32"):
-        raise RuntimeError("%s(): Expected dtype int64 for index" % fname)
+        # torch names scatter() for scatter_add too
+        raise RuntimeError("%s(): Expected dtype int32/int64 for index"
+                           % ("gather" if fname == "gather" else "scatter"))
     ish = index._data.shape
     if len(ish) != nd and not (nd == 0 and len(ish) <= 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")

@@ -374,6 +374,25 @@ def _post_accumulate(leaf):
             raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
+_CYCLE_WARNED = []
+
+
+def _warn_create_graph_cycle():
+    """torch's engine warns once per process (TORCH_WARN_ONCE) when backward() accumulates
+    into .grad with create_graph=True (autograd.grad does not)."""
+    if not _CYCLE_WARNED:
+        _CYCLE_WARNED.append(True)
+        import warnings
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after use "
+            "to break the cycle and avoid the leak. (Triggered internally at "
+            "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)", UserWarning,
+            stacklevel=4)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None):
     """Accumulate d(tensors)/d(leaves) into the leaves' ``.grad`` (torch.autograd.backward).
@@ -388,6 +407,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None:
         only = {id(t) for t in _as_tuple(inputs)}
     if create_graph:
+        _warn_create_graph_cycle()
         _backward_create_graph(tensors, grads, only, grad_tensors)
         return
     # leaf roots accumulate directly

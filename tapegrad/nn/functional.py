@@ -978,9 +978,81 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return input / _math.clamp(n, min=eps).expand_as(input)
 
 
+_PAD_NAMES = {"reflect": "ReflectionPad%dDBackward0", "replicate": "ReplicationPad%dDBackward0",
+              "circular": "CopySlices"}
+
+
+def _pad_index(n, lo, hi, mode):
+    """Source positions along one dim of size n padded by (lo, hi) (negative: cropped)."""
+    j = np.arange(-lo, n + hi)
+    if mode == "replicate":
+        return np.clip(j, 0, n - 1)
+    if mode == "reflect":
+        j = np.abs(j)
+        return np.where(j > n - 1, 2 * (n - 1) - j, j)
+    # circular, as torch: crop the negative pads first, then wrap around the cropped part
+    base = np.arange(max(-lo, 0), n - max(-hi, 0))
+    j = np.arange(-max(lo, 0), base.size + max(hi, 0))
+    return base[j % base.size] if base.size else base
+
+
+def _pad_nonconstant(input, pad, mode, value):
+    """reflect / replicate / circular padding of the last 1-3 dims (as torch's _pad_enum): one
+    gather of the input's positions."""
+    nd, npad = input._data.ndim, len(pad)
+    if value is not None and value != 0:
+        raise RuntimeError('Padding mode "%s" doesn\'t take in value argument' % mode)
+    k = npad // 2
+    if not (k in (1, 2, 3) and nd in (k + 1, k + 2)):
+        raise NotImplementedError(
+            "Padding size %d is not supported for %dD input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)" % (npad, nd))
+    shape = tuple(input._data.shape)
+    sizes = ", ".join(str(n) for n in shape)
+    idxs, out_shape = [], list(shape)
+    for i in range(k):
+        dim = nd - 1 - i
+        n, lo, hi = shape[dim], int(pad[2 * i]), int(pad[2 * i + 1])
+        if mode == "reflect" and not (lo < n and hi < n):
+            raise RuntimeError("Argument #%d: Padding size should be less than the corresponding "
+                               "input dimension, but got: padding (%d, %d) at dimension %d of "
+                               "input [%s]" % (4 + 2 * i, lo, hi, dim, sizes))
+        if mode == "circular" and not (lo <= n and hi <= n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        m = n + lo + hi
+        if mode == "circular" and m < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        if k == 1 and m < 1 and mode != "circular":
+            raise RuntimeError("input (W: %d) is too small. Calculated output W: %d" % (n, m))
+        out_shape[dim] = m
+        idxs.append((dim, _pad_index(n, lo, hi, mode)))
+    if min(out_shape) < 0:
+        raise RuntimeError("Trying to create tensor with negative dimension %d: [%s]"
+                           % (min(out_shape), ", ".join(str(n) for n in out_shape)))
+
+    def fn(a):
+        for dim, ix in idxs:
+            a = np.take(a, ix, axis=dim)
+        return a
+    from .._shape import index_map
+    name = _PAD_NAMES[mode]
+    return index_map(input, fn, name % k if "%" in name else name, view=False)
+
+
 def pad(input, pad, mode="constant", value=None):
     if mode != "constant":
-        raise NotImplementedError("pad(mode=%r) is not supported yet" % mode)
+        if mode not in _PAD_NAMES:
+            raise NotImplementedError("Unrecognised padding mode %s" % mode)
+        if len(pad) % 2:
+            raise RuntimeError("Padding length must be divisible by 2")
+        if len(pad) // 2 > input._data.ndim:
+            raise RuntimeError("Padding length should be less than or equal to two times the "
+                               "input dimension but got padding length %d and input of dimension "
+                               "%d" % (len(pad), input._data.ndim))
+        return _pad_nonconstant(input, pad, mode, value)
     from ..creation import full
     x = input
     v = 0.0 if value is None else value
