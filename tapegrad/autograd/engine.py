@@ -388,8 +388,7 @@ def _warn_create_graph_cycle():
             "parameter and its gradient which can cause a memory leak. We recommend using "
             "autograd.grad when creating the graph to avoid this. If you have to use this "
             "function, make sure to reset the .grad fields of your parameters to None after use "
-            "to break the cycle and avoid the leak. (Triggered internally at "
-            "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)", UserWarning,
+            "to break the cycle and avoid the leak.", UserWarning,
             stacklevel=4)
 
 
