@@ -38,7 +38,7 @@ from ._reduce import (all, amax, amin, aminmax, any, argmax, argmin, argsort, cu
                       prod, return_types, sort, std, std_mean, topk, var, var_mean,
                       bincount, bucketize, cdist, corrcoef, cov, cummax, cummin, diff, dist,
                       histc, mode, nanmean, nanmedian, nanquantile, nansum, quantile,
-                      searchsorted, unique, unique_consecutive)
+                      searchsorted, trapezoid, trapz, unique, unique_consecutive)
 from ._matrix import (bmm, cross, diag, diag_embed, einsum, ger, matmul, outer,  # noqa: F401,F811
                       tensordot, trace, addmm)
 from .creation import (bernoulli, get_rng_state, initial_seed, multinomial, normal,  # noqa: F401

@@ -8,7 +8,7 @@ torch does.
 import numpy as np
 
 from .autograd.grad_mode import STATE
-from .tensor import Tensor, _mm_core, _wrap, matmul as _matmul2
+from .tensor import Tensor, _matmul_dtype_error, _mm_core, _wrap, matmul as _matmul2
 from ._math import exact, hide, named, tap_entry
 from ._shape import _concat, _reshape_view, expand, index_map, permute
 
@@ -19,8 +19,7 @@ def _rv(t, shape, name):
 
 def _check_dtypes(a, b):
     if a._dtype is not b._dtype:
-        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: %s != %s"
-                           % (a._dtype._cname, b._dtype._cname))
+        raise _matmul_dtype_error(a, b)
 
 
 def _bmm3(a, b, name):

@@ -1368,6 +1368,57 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, axis=_ND):
     return x
 
 
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """torch's composition (Integration.cpp): with a spacing ``dx``,
+    (y.sum(dim) - (y[0] + y[-1]) * 0.5) * dx; with sample points ``x``,
+    ((y[1:] + y[:-1]) * diff(x)).sum(dim) / 2 (x of one dimension lies along ``dim``)."""
+    from ._shape import narrow, select
+    if x is not None and (dx is not None or not isinstance(x, Tensor)):
+        got = ["Tensor", type(x).__name__ if not isinstance(x, Tensor) else "Tensor"]
+        if dx is not None:
+            got.append("dx=%s" % type(dx).__name__)
+        raise TypeError("trapezoid() received an invalid combination of arguments - got "
+                        "(%s), but expected one of:\n"
+                        " * (Tensor y, Tensor x, *, int dim = -1)\n"
+                        " * (Tensor y, *, Number dx = 1, int dim = -1)\n" % ", ".join(got))
+    d = y._data
+    ax = _one_dim(dim, np.ndim(d))
+    k = d.shape[ax]
+    if isinstance(x, Tensor):
+        xd = x._data
+        if np.ndim(xd) == 1:
+            if xd.shape[0] != k:
+                raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+            shape = [1] * d.ndim
+            shape[ax] = k
+            xv = x.view(*shape)
+        elif np.ndim(xd) < d.ndim:
+            xv = x.view(*((1,) * (d.ndim - np.ndim(xd)) + tuple(xd.shape)))
+        else:
+            xv = x
+        if k == 0:
+            return _zeros_except(y, ax)
+        kx = xv._data.shape[ax]
+        step = narrow(xv, ax, 1, kx - 1) - narrow(xv, ax, 0, kx - 1)
+        return named(((narrow(y, ax, 1, k - 1) + narrow(y, ax, 0, k - 1)) * step).sum(ax) / 2.0,
+                     "DivBackward1")
+    if dx is None:
+        dx = 1
+    if k == 0:
+        return _zeros_except(y, ax)
+    ends = named((select(y, ax, 0) + select(y, ax, -1)) * 0.5, "MulBackward1")
+    return named((y.sum(ax) - ends) * dx, "MulBackward1")
+
+
+def _zeros_except(y, ax):
+    from .creation import zeros
+    shape = tuple(s for i, s in enumerate(y._data.shape) if i != ax)
+    return zeros(shape, dtype=y._dtype)
+
+
+trapz = trapezoid
+
+
 def _cov_check(w, name, nobs, integral):
     a = np.asarray(w._data)
     if a.ndim > 1:

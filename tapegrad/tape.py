@@ -740,6 +740,29 @@ def sweep_one(tp, node, retain_graph):
     return adj, nreach
 
 
+def _set_aside(tp):
+    """Before a Python callback of a sweep of ``tp`` (custom Function backward, hook): when
+    ``tp`` is this thread's current tape, make new leaf-only ops in the callback record on a
+    fresh tape instead (``with enable_grad(): x = x.detach().requires_grad_() ...`` in a
+    backward, as torch allows). ``tp`` cannot grow now: the sweep holds views of its buffers.
+    Returns what ``_restore`` puts back, or None when nothing was set aside."""
+    d = _tls.__dict__
+    if d.get("tape") is not tp:
+        return None
+    consumed = d.pop("consumed", None)
+    d["tape"] = None
+    return tp, consumed
+
+
+def _restore(aside):
+    d = _tls.__dict__
+    d["tape"] = aside[0]
+    if aside[1] is not None:
+        d["consumed"] = aside[1]
+    else:
+        d.pop("consumed", None)
+
+
 def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=False):
     """The sweep proper (see ``sweep``): compiled runs from entry ``start`` down, Python for
     the entries that need it (custom Functions, hooks, big nodes), then the freeing."""
@@ -768,7 +791,12 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
                 while True:
                     start = e - 1
                     if E[e * K + FL] & F_HOOK:
-                        _hooks.run_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
+                        aside = _set_aside(tp)
+                        try:
+                            _hooks.run_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
+                        finally:
+                            if aside is not None:
+                                _restore(aside)
                     else:
                         # a run of elementwise entries: one kernel call (not in anomaly mode,
                         # which checks each entry's gradients)
@@ -793,10 +821,15 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
                         break
                     e = start
             elif status == 1:
-                if E[e * K + FL] & F_HOOK:
-                    _hooks.run_pyfunc(tp, e, adj, N, nreach, ereach)
-                else:
-                    tp.pyfuncs[int(E[e * K + P0])].backward(adj, N, nreach, ereach)
+                aside = _set_aside(tp)
+                try:
+                    if E[e * K + FL] & F_HOOK:
+                        _hooks.run_pyfunc(tp, e, adj, N, nreach, ereach)
+                    else:
+                        tp.pyfuncs[int(E[e * K + P0])].backward(adj, N, nreach, ereach)
+                finally:
+                    if aside is not None:
+                        _restore(aside)
                 start = e - 1
             elif status == 2:
                 err = e

@@ -3272,13 +3272,29 @@ from . import _blas  # noqa: E402
 from . import _index  # noqa: E402
 
 
+def _matmul_dtype_error(a, b):
+    """torch's error for a product of two dtypes: the message names the kernel matmul
+    dispatches to (dot, addmv, mm/addmm, bmm)."""
+    na, nb = a._data.ndim, b._data.ndim
+    ta, tb = a._dtype._tname, b._dtype._tname
+    if na == 1 and nb == 1:
+        return RuntimeError("dot : expected both vectors to have same dtype, but found %s and %s"
+                            % (ta, tb))
+    if nb == 1 and na >= 2:
+        return RuntimeError("addmv input tensors must have the same dtype, but got %s, %s, and %s"
+                            % (tb, ta, tb))
+    if nb >= 3:
+        return RuntimeError("expected scalar type %s but found %s" % (ta, tb))
+    return RuntimeError("expected m1 and m2 to have the same dtype, but got: %s != %s"
+                        % (a._dtype._cname, b._dtype._cname))
+
+
 def matmul(input, other):
     if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
         raise TypeError("matmul(): argument 'other' (position 2) must be Tensor")
     a, b = input, other
     if a._dtype is not b._dtype:
-        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: %s != %s"
-                           % (a._dtype._cname, b._dtype._cname))
+        raise _matmul_dtype_error(a, b)
     da, db = a._data, b._data
     if da.ndim == 0 or db.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are %dD "

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from oracle import fdcheck, leaf, same
+from oracle import fdcheck, graph, leaf, same
 
 INF, NAN = math.inf, math.nan
 
@@ -578,3 +578,158 @@ def test_backward_create_graph_warns_once_as_torch():
                        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["0", "1", "UserWarning", "True"]
+
+# ----------------------------------------------------------------------------- scientific scripts audit
+def _implicit_fixed_point(lib, hook=False):
+    """A custom Function whose backward records a fresh graph under enable_grad (implicit
+    differentiation of z = tanh(W z + b), tests/scripts/implicit_fixed_point.py)."""
+    W0 = np.array([[0.2, -0.1, 0.05], [0.1, 0.3, -0.2], [0.0, 0.15, 0.1]])
+    W = lib.tensor(W0, requires_grad=True)
+    b = lib.tensor([0.3, -0.2, 0.5], dtype=lib.float64, requires_grad=True)
+
+    def f(z, W, b):
+        return lib.tanh(W @ z + b)
+
+    class FP(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, W, b):
+            z = lib.zeros(3, dtype=lib.float64)
+            with lib.no_grad():
+                for _ in range(100):
+                    z = f(z, W, b)
+            ctx.save_for_backward(z, W, b)
+            return z
+
+        @staticmethod
+        def backward(ctx, g):
+            z, W, b = ctx.saved_tensors
+            with lib.enable_grad():
+                Wd, bd = W.detach().requires_grad_(), b.detach().requires_grad_()
+                fz = f(z.detach(), Wd, bd)
+                J = (1 - fz.detach() ** 2)[:, None] * W.detach()
+                w = lib.linalg.solve((lib.eye(3, dtype=lib.float64) - J).T, g)
+                gW, gb = lib.autograd.grad(fz, (Wd, bd), grad_outputs=w)
+            return gW, gb
+
+    z = FP.apply(W, b)
+    if hook:      # a tensor hook that itself records and differentiates a fresh graph
+        def h(g):
+            with lib.enable_grad():
+                t = g.detach().requires_grad_()
+                (gt,) = lib.autograd.grad((t ** 3).sum(), t)
+            return gt
+        z.register_hook(h)
+    loss = ((z - lib.tensor([0.1, 0.2, 0.3], dtype=lib.float64)) ** 2).sum()
+    loss.backward()
+    # the current tape keeps working after the backward: record and differentiate again
+    y = (W * 2).sum()
+    y.backward()
+    return z, W.grad, b.grad
+
+
+@pytest.mark.parametrize("hook", [False, True])
+def test_function_backward_recording_under_enable_grad_vs_torch(hook):
+    # used to raise BufferError: the fresh leaves went onto the tape being swept
+    same(lambda lib: _implicit_fixed_point(lib, hook))
+
+
+def test_function_backward_recording_under_enable_grad_without_torch():
+    z, gW, gb = _implicit_fixed_point(tg)
+    # unrolled differentiation through the iteration gives the implicit gradient
+    W = tg.tensor(np.array([[0.2, -0.1, 0.05], [0.1, 0.3, -0.2], [0.0, 0.15, 0.1]]),
+                  requires_grad=True)
+    b = tg.tensor([0.3, -0.2, 0.5], dtype=tg.float64, requires_grad=True)
+    zu = tg.zeros(3, dtype=tg.float64)
+    for _ in range(100):
+        zu = tg.tanh(W @ zu + b)
+    ((zu - tg.tensor([0.1, 0.2, 0.3], dtype=tg.float64)) ** 2).sum().backward()
+    np.testing.assert_allclose(gb.numpy(), b.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(gW.numpy() - 2, W.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+MATMUL_DTYPE_SHAPES = [((3, 4), (4,)), ((4,), (4, 3)), ((4,), (4,)), ((3, 4), (4, 2)),
+                       ((2, 3, 4), (4,)), ((2, 3, 4), (4, 2)), ((2, 3, 4), (2, 4, 2)),
+                       ((4,), (2, 4, 3)), ((2, 3), (2, 3, 4))]
+MATMUL_DTYPE_PHRASE = {1: "dot : expected both vectors to have same dtype, but found",
+                       2: "addmv input tensors must have the same dtype, but got",
+                       3: "expected m1 and m2 to have the same dtype, but got:",
+                       4: "expected scalar type"}
+
+
+def _matmul_kind(sa, sb):
+    if len(sa) == 1 and len(sb) == 1:
+        return 1
+    if len(sb) == 1:
+        return 2
+    return 4 if len(sb) >= 3 else 3
+
+
+@pytest.mark.parametrize("order", ["fd", "df", "fl"])
+@pytest.mark.parametrize("shapes", MATMUL_DTYPE_SHAPES, ids=str)
+def test_matmul_dtype_mismatch_messages_vs_torch(shapes, order):
+    sa, sb = shapes
+    dts = {"f": "float32", "d": "float64", "l": "int64"}
+    rt, rg = same(lambda lib: lib.ones(sa, dtype=getattr(lib, dts[order[0]]))
+                  @ lib.ones(sb, dtype=getattr(lib, dts[order[1]])),
+                  phrases=(MATMUL_DTYPE_PHRASE[_matmul_kind(sa, sb)],))
+    assert rt.msg == rg.msg
+
+
+@pytest.mark.parametrize("fn,sa,sb", [("mv", (3, 4), (4,)), ("mm", (3, 4), (4, 2)),
+                                      ("dot", (4,), (4,)), ("bmm", (2, 3, 4), (2, 4, 2))])
+def test_matrix_product_functions_dtype_messages_vs_torch(fn, sa, sb):
+    rt, rg = same(lambda lib: getattr(lib, fn)(lib.ones(sa), lib.ones(sb, dtype=lib.float64)),
+                  phrases=(MATMUL_DTYPE_PHRASE[_matmul_kind(sa, sb)],))
+    assert rt.msg == rg.msg
+
+
+def test_matmul_dtype_messages_without_torch():
+    with pytest.raises(RuntimeError, match="addmv input tensors must have the same dtype, but "
+                                           "got Double, Float, and Double"):
+        tg.ones(3, 4) @ tg.ones(4, dtype=tg.float64)
+    with pytest.raises(RuntimeError, match="dot : expected both vectors to have same dtype, but "
+                                           "found Double and Float"):
+        tg.dot(tg.ones(4, dtype=tg.float64), tg.ones(4))
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        tg.bmm(tg.ones(2, 3, 4), tg.ones(2, 4, 2, dtype=tg.float64))
+
+
+TRAPEZOID = {
+    "dx_default": lambda L, y: L.trapezoid(y),
+    "dx_dim0": lambda L, y: L.trapezoid(y, dx=0.5, dim=0),
+    "dx_positional": lambda L, y: L.trapezoid(y, 0.25),          # TypeError, as torch
+    "x_1d": lambda L, y: L.trapezoid(y, L.tensor([0.0, 1.0, 3.0, 3.5], dtype=y.dtype)),
+    "x_1d_dim0": lambda L, y: L.trapezoid(y, L.tensor([0.0, 2.0, 2.5], dtype=y.dtype), dim=0),
+    "x_2d": lambda L, y: L.trapezoid(y, y.detach().cumsum(1).exp()),
+    "x_requires_grad": lambda L, y: L.trapezoid(y, (y * 0 + 1).cumsum(1) ** 2),
+    "trapz": lambda L, y: L.trapz(y, dx=2.0),
+    "int_input": lambda L, y: L.trapezoid(L.tensor([1, 2, 4])),
+    "int_input_dx": lambda L, y: L.trapezoid(L.tensor([1, 2, 4]), dx=2),
+    "empty_dim": lambda L, y: L.trapezoid(L.ones(3, 0)),
+    "one_sample": lambda L, y: L.trapezoid(y[:, :1]),
+    "x_wrong_length": lambda L, y: L.trapezoid(y, L.ones(2)),
+    "x_and_dx": lambda L, y: L.trapezoid(y, L.ones(4), dx=1.0),
+    "zero_dim": lambda L, y: L.trapezoid(L.tensor(1.0)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(TRAPEZOID))
+def test_trapezoid_vs_torch(name, dtype):
+    def prog(lib):
+        y = leaf(lib, [[1.0, 2.0, 4.0, -1.0], [3.0, 5.0, 9.0, 0.5], [0.0, -2.0, 1.0, 1.0]], dtype)
+        out = TRAPEZOID[name](lib, y)
+        if out.requires_grad:
+            return out, graph(out.grad_fn), _grad(lib, out, y)
+        return out
+    same(prog, phrases={"x_wrong_length": ("There must be one `x` value for each sample point",),
+                        "x_and_dx": ("received an invalid combination of arguments",)}.get(name, ()))
+
+
+def test_trapezoid_without_torch():
+    ys = np.random.default_rng(1).normal(size=(3, 5))
+    xs = np.cumsum(np.random.default_rng(2).uniform(0.1, 1.0, size=5))
+    np.testing.assert_allclose(tg.trapezoid(tg.tensor(ys), tg.tensor(xs)).numpy(),
+                               np.trapezoid(ys, xs) if hasattr(np, "trapezoid") else np.trapz(ys, xs))
+    fdcheck(lambda y: tg.trapezoid(y, dx=0.3, dim=0), [ys])
+    fdcheck(lambda y, x: tg.trapezoid(y, x), [ys, xs])
