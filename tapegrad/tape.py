@@ -763,6 +763,16 @@ def _restore(aside):
         d.pop("consumed", None)
 
 
+def _grown_in_sweep():
+    """The error for an op recorded, inside a backward callback, on a tensor of the graph being
+    swept (its tape's buffers are held by the sweep and cannot grow)."""
+    return NotImplementedError(
+        "tapegrad cannot record an operation on a non-leaf tensor of the graph being "
+        "differentiated from inside its backward (a custom Function's backward or a hook "
+        "running under enable_grad). Differentiate a detached copy instead: "
+        "x = x.detach().requires_grad_()")
+
+
 def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=False):
     """The sweep proper (see ``sweep``): compiled runs from entry ``start`` down, Python for
     the entries that need it (custom Functions, hooks, big nodes), then the freeing."""
@@ -794,6 +804,8 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
                         aside = _set_aside(tp)
                         try:
                             _hooks.run_entry(tp, e, adj, E, N, V4, V8, nreach, ereach)
+                        except BufferError as exc:
+                            raise _grown_in_sweep() from exc
                         finally:
                             if aside is not None:
                                 _restore(aside)
@@ -827,6 +839,8 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
                         _hooks.run_pyfunc(tp, e, adj, N, nreach, ereach)
                     else:
                         tp.pyfuncs[int(E[e * K + P0])].backward(adj, N, nreach, ereach)
+                except BufferError as exc:
+                    raise _grown_in_sweep() from exc
                 finally:
                     if aside is not None:
                         _restore(aside)

@@ -647,6 +647,54 @@ def test_function_backward_recording_under_enable_grad_without_torch():
     np.testing.assert_allclose(gW.numpy() - 2, W.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
+def test_recording_on_the_swept_graph_in_a_backward_raises_clearly():
+    # torch lets a backward differentiate a saved non-leaf under enable_grad; tapegrad cannot
+    # grow the tape it is sweeping: a NotImplementedError naming the problem and the detach()
+    # rewrite (which gives torch's result), never a BufferError from the tape's buffers
+    class Cube(tg.autograd.Function):
+        detach = False
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @classmethod
+        def backward(cls, ctx, g):
+            (x,) = ctx.saved_tensors
+            with tg.enable_grad():
+                if cls.detach:
+                    x = x.detach().requires_grad_()
+                gx, = tg.autograd.grad((x ** 3).sum(), x)
+            return g * gx
+
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="non-leaf tensor of the graph being "
+                                                  "differentiated.*detach"):
+        Cube.apply(a * 1.5).sum().backward()
+
+    class CubeDetached(Cube):
+        detach = True
+
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    CubeDetached.apply(a * 1.5).sum().backward()
+    # the backward returns g * 3 x^2 with x = 1.5 a, times 1.5 through x = a * 1.5 (torch:
+    # tensor([10.1250, 40.5000]))
+    np.testing.assert_allclose(a.grad.numpy(), 3 * 1.5 ** 2 * 1.5 * np.array([1.0, 4.0]),
+                               rtol=1e-6)
+
+    b = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = b * 3
+
+    def hook(g):
+        with tg.enable_grad():
+            return g * (y ** 2).sum()
+
+    y.register_hook(hook)
+    with pytest.raises(NotImplementedError, match="non-leaf tensor of the graph"):
+        (y * y).sum().backward()
+
+
 MATMUL_DTYPE_SHAPES = [((3, 4), (4,)), ((4,), (4, 3)), ((4,), (4,)), ((3, 4), (4, 2)),
                        ((2, 3, 4), (4,)), ((2, 3, 4), (4, 2)), ((2, 3, 4), (2, 4, 2)),
                        ((4,), (2, 4, 3)), ((2, 3), (2, 3, 4))]
