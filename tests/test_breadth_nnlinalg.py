@@ -91,21 +91,27 @@ def test_inplace_elu_gradient_without_torch():
     np.testing.assert_allclose(x.grad.numpy(), [2 * math.exp(-2.0), 2, 2], rtol=1e-6)
 
 
+def _outcomes(fs):
+    """Each call's result, or the name of the exception it raised (compared with torch)."""
+    out = []
+    for f in fs:
+        try:
+            out.append(f())
+        except Exception as e:  # noqa: BLE001 - compared
+            out.append(type(e).__name__)
+    return out
+
+
 def test_activation_errors_and_integer_inputs():
     def prog(lib):
         F = lib.nn.functional
-        out = []
         i = lib.tensor([-1, 2])
-        for f in (lambda: F.relu(i), lambda: lib.relu(i), lambda: F.hardtanh(i),
-                  lambda: F.relu6(i), lambda: F.leaky_relu(i), lambda: F.elu(i),
-                  lambda: F.silu(i), lambda: F.gelu(i), lambda: F.softplus(i),
-                  lambda: F.leaky_relu(leaf(lib, [1.0]) * 1, -0.1, inplace=True).sum().backward(),
-                  lambda: F.relu(leaf(lib, [1.0]), inplace=True)):
-            try:
-                out.append(f())
-            except Exception as e:  # noqa: BLE001 - compared
-                out.append(type(e).__name__)
-        return out
+        return _outcomes((
+            lambda: F.relu(i), lambda: lib.relu(i), lambda: F.hardtanh(i),
+            lambda: F.relu6(i), lambda: F.leaky_relu(i), lambda: F.elu(i),
+            lambda: F.silu(i), lambda: F.gelu(i), lambda: F.softplus(i),
+            lambda: F.leaky_relu(leaf(lib, [1.0]) * 1, -0.1, inplace=True).sum().backward(),
+            lambda: F.relu(leaf(lib, [1.0]), inplace=True)))
     same(prog)
 
 
@@ -365,17 +371,12 @@ def test_linalg_second_order_finite_differences(name):
 
 def test_linalg_misc_as_torch():
     def prog(lib):
-        out = []
-        for f in (lambda: lib.linalg.cross(lib.ones(4, 3), lib.ones(3)),
-                  lambda: lib.linalg.vector_norm(lib.ones(2, 2), dim=()),
-                  lambda: lib.linalg.vector_norm(lib.ones(2, 2), ord="fro"),
-                  lambda: lib.linalg.inv_ex(lib.tensor([[1.0, 2.0], [2.0, 4.0]])).info,
-                  lambda: lib.linalg.eigh(lib.tensor([[2.0, 1.0], [1.0, 2.0]])).eigenvalues):
-            try:
-                out.append(f())
-            except Exception as e:  # noqa: BLE001 - compared
-                out.append(type(e).__name__)
-        return out
+        return _outcomes((
+            lambda: lib.linalg.cross(lib.ones(4, 3), lib.ones(3)),
+            lambda: lib.linalg.vector_norm(lib.ones(2, 2), dim=()),
+            lambda: lib.linalg.vector_norm(lib.ones(2, 2), ord="fro"),
+            lambda: lib.linalg.inv_ex(lib.tensor([[1.0, 2.0], [2.0, 4.0]])).info,
+            lambda: lib.linalg.eigh(lib.tensor([[2.0, 1.0], [1.0, 2.0]])).eigenvalues))
     same(prog)
 
 
