@@ -52,11 +52,11 @@ def bmm(input, mat2):
         raise RuntimeError("batch1 must be a 3D tensor")
     if b._data.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    _check_dtypes(a, b)
     if a._data.shape[0] != b._data.shape[0] or a._data.shape[2] != b._data.shape[1]:
         raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: [%d, %d] "
                            "but got: [%d, %d]." % (a._data.shape[0], a._data.shape[2],
                                                    b._data.shape[0], b._data.shape[1]))
+    _check_dtypes(a, b)
     return _bmm3(a, b, "BmmBackward0")
 
 
@@ -68,16 +68,19 @@ def matmul(input, other):
     da, db = a._data.ndim, b._data.ndim
     if da <= 2 and db <= 2:
         return _matmul2(a, b)
-    _check_dtypes(a, b)
     sa, sb = a._data.shape, b._data.shape
     if db <= 2 and da >= 3:
         # fold the batch into the rows: one mm
         k = sa[-1]
         kb = sb[0]
         if k != kb:
-            raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (%dx%d and %s)"
-                               % (int(np.prod(sa[:-1])), k, "x".join(map(str, sb)) if db == 2
-                                  else "%dx1" % sb[0]))
+            rows = int(np.prod(sa[:-1]))
+            if db == 1:
+                raise RuntimeError("size mismatch, got input (%d), mat (%dx%d), vec (%d)"
+                                   % (rows, rows, k, kb))
+            raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)"
+                               % (rows, k, sb[0], sb[1]))
+        _check_dtypes(a, b)                     # torch: shapes first, then dtypes
         a2 = a.reshape(-1, k)
         y2 = _matmul2(a2, b)
         hide(a2, y2)
@@ -101,6 +104,7 @@ def matmul(input, other):
     if k != k2:
         raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: [%d, %d] "
                            "but got: [%d, %d]." % (int(np.prod(batch)), k, int(np.prod(batch)), k2))
+    _check_dtypes(a, b)
     B = int(np.prod(batch, dtype=np.int64))
     ae = expand(a_, batch + (m, k)) if sa_[:-2] != batch else a_
     be = expand(b_, batch + (k, n)) if sb_[:-2] != batch else b_

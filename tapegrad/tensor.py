@@ -3289,18 +3289,24 @@ def _matmul_dtype_error(a, b):
                         % (a._dtype._cname, b._dtype._cname))
 
 
+def _mm_fits(da, db):
+    """Whether a 1-D/2-D product's inner sizes agree."""
+    return (da.shape[-1] if da.ndim == 2 else da.shape[0]) == db.shape[0]
+
+
 def matmul(input, other):
     if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
         raise TypeError("matmul(): argument 'other' (position 2) must be Tensor")
     a, b = input, other
-    if a._dtype is not b._dtype:
-        raise _matmul_dtype_error(a, b)
     da, db = a._data, b._data
     if da.ndim == 0 or db.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are %dD "
                            "and %dD" % (da.ndim, db.ndim))
     if da.ndim > 2 or db.ndim > 2:
         raise NotImplementedError("matmul of tensors with more than 2 dimensions is not supported yet")
+    # torch: dot checks the dtypes first, mv / mm the shapes
+    if a._dtype is not b._dtype and (da.ndim == 1 and db.ndim == 1 or _mm_fits(da, db)):
+        raise _matmul_dtype_error(a, b)
     if da.ndim == 1 and db.ndim == 1:
         if da.shape[0] != db.shape[0]:
             raise RuntimeError("inconsistent tensor size, expected tensor [%d] and src [%d] to "
@@ -3329,8 +3335,10 @@ def matmul(input, other):
 
 
 def mm(input, mat2):
-    if input._data.ndim != 2 or mat2._data.ndim != 2:
+    if input._data.ndim != 2:
         raise RuntimeError("self must be a matrix")
+    if mat2._data.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
     return matmul(input, mat2)
 
 
@@ -3343,7 +3351,10 @@ def dot(input, other):
 
 def mv(input, vec):
     if input._data.ndim != 2 or vec._data.ndim != 1:
-        raise RuntimeError("vector + matrix @ vector expected")
+        if input._data.ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        raise RuntimeError("vector + matrix @ vector expected, got 1, %d, %d"
+                           % (input._data.ndim, vec._data.ndim))
     return matmul(input, vec)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from oracle import fdcheck, graph, leaf, same
+from oracle import Raised, fdcheck, graph, leaf, same
 
 INF, NAN = math.inf, math.nan
 
@@ -781,3 +781,40 @@ def test_trapezoid_without_torch():
                                np.trapezoid(ys, xs) if hasattr(np, "trapezoid") else np.trapz(ys, xs))
     fdcheck(lambda y: tg.trapezoid(y, dx=0.3, dim=0), [ys])
     fdcheck(lambda y, x: tg.trapezoid(y, x), [ys, xs])
+
+
+PRODUCT_ERROR_SHAPES = [((3, 4), (5,)), ((5,), (4, 3)), ((4,), (5,)), ((3, 4), (5, 2)),
+                        ((2, 3, 4), (5,)), ((2, 3, 4), (5, 2)), ((2, 3, 4), (2, 5, 2)),
+                        ((5,), (2, 4, 3)), ((2, 3, 4), (2, 3)), ((3, 2, 4), (2, 4, 3)),
+                        ((), (3,)), ((3,), ()), ((2, 3), (3,)), ((1, 3, 4), (2, 4, 2))]
+
+
+@pytest.mark.parametrize("fn", ["matmul", "mm", "mv", "dot", "bmm"])
+@pytest.mark.parametrize("dtypes", ["ff", "fd"])
+@pytest.mark.parametrize("shapes", PRODUCT_ERROR_SHAPES, ids=str)
+def test_product_errors_shapes_before_dtypes_vs_torch(shapes, dtypes, fn):
+    # torch checks a product's shapes before its dtypes (dot: dtypes first); mm/mv/bmm name
+    # the argument that is not a matrix / the ranks they got
+    sa, sb = shapes
+    dts = {"f": "float32", "d": "float64"}
+    rt, rg = same(lambda lib: getattr(lib, fn)(lib.ones(sa, dtype=getattr(lib, dts[dtypes[0]])),
+                                               lib.ones(sb, dtype=getattr(lib, dts[dtypes[1]]))))
+    if isinstance(rt, Raised):
+        assert rt.msg == rg.msg
+
+
+def test_product_errors_shapes_before_dtypes_without_torch():
+    f32, f64 = tg.float32, tg.float64
+    cases = [(tg.matmul, (3, 4), (5,), "size mismatch, got input (3), mat (3x4), vec (5)"),
+             (tg.matmul, (2, 3, 4), (5,), "size mismatch, got input (6), mat (6x4), vec (5)"),
+             (tg.matmul, (2, 3, 4), (2, 3), "mat1 and mat2 shapes cannot be multiplied (6x4 and 2x3)"),
+             (tg.bmm, (1, 3, 4), (2, 4, 2), "Expected size for first two dimensions of batch2"),
+             (tg.mm, (2, 3), (3,), "mat2 must be a matrix"),
+             (tg.mv, (3,), (), "vector + matrix @ vector expected, got 1, 1, 0"),
+             (tg.dot, (4,), (5,), "dot : expected both vectors to have same dtype")]
+    for fn, sa, sb, msg in cases:
+        with pytest.raises(RuntimeError) as ei:
+            fn(tg.ones(sa, dtype=f32), tg.ones(sb, dtype=f64))
+        assert msg in str(ei.value), (fn, sa, sb, str(ei.value))
+    with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no dimensions"):
+        tg.mv(tg.ones(()), tg.ones(3))
