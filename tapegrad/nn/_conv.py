@@ -27,6 +27,7 @@ from ..autograd.graph import ONE_INPUT
 from ..kernels import F_HIDDEN
 from ..tensor import Tensor, _nm, _out, _record_index, _src, _tape_for, _wrap
 from .._math import hide, named, tap_entry, exact
+from .._shape import _flat
 
 ONE_INPUT.update({"AvgPool2DBackward0"})
 
@@ -53,7 +54,7 @@ def _gather(x, idx, shape, name="ConvolutionBackward0", hidden=True):
     return out
 
 
-def _pad_zero(x, pads, fill=0.0):
+def _pad_zero(x, pads, fill=0.0, hidden=True):
     """x (N, C, *S) padded by pads [(lo, hi) per spatial dim] with ``fill``: one hidden segsum
     (scatter of x into the padded buffer) when x records."""
     if not any(lo or hi for lo, hi in pads):
@@ -70,7 +71,7 @@ def _pad_zero(x, pads, fill=0.0):
     from .._shape import _scatter_entry
     tp = _tape_for(x)
     nn = _scatter_entry(tp, _src(x, tp), np.ascontiguousarray(pos), y.size, x._dtype.slot,
-                        _nm("ConstantPadNdBackward0"), F_HIDDEN)
+                        _nm("ConstantPadNdBackward0"), F_HIDDEN if hidden else 0)
     return _out(y, x._dtype, tp, nn)
 
 
@@ -136,8 +137,8 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     wd = weight._data.ndim
     k = max(wd - 2, 1)
     groups = int(groups)
-    stride = _tuple(stride, k, "stride")
-    dilation = _tuple(dilation, k, "dilation")
+    stride = _tuple(_tuple(stride, nd, "stride"), k, "stride")
+    dilation = _tuple(_tuple(dilation, nd, "dilation"), k, "dilation")
     pad_str = None
     if isinstance(padding, str):
         if padding not in ("same", "valid"):
@@ -147,7 +148,7 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
         if padding == "same" and any(s != 1 for s in stride):
             raise RuntimeError("padding='same' is not supported for strided convolutions")
     else:
-        pp = _tuple(padding, k, "padding")
+        pp = _tuple(_tuple(padding, nd, "padding"), k, "padding")
         pads = [(p, p) for p in pp]
     if any(p < 0 for lo_hi in pads for p in lo_hi):
         raise RuntimeError("negative padding is not supported")
@@ -189,6 +190,15 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
         for kk, dd in zip(K, dilation):
             tot = dd * (kk - 1)
             pads.append((tot // 2, tot - tot // 2))
+        if any(lo != hi for lo, hi in pads):
+            # torch: a zero-padded copy for the odd part (ConstantPadNdBackward0), then the
+            # symmetric padding inside the convolution
+            import warnings
+            warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
+                          "require a zero-padded copy of the input be created", UserWarning)
+            x = _pad_zero(x, [(0, hi - lo) for lo, hi in pads], hidden=False)
+            pads = [(lo, lo) for lo, _ in pads]
+    xs = tuple(x._data.shape)
     S = xs[2:]
     P = tuple(s + lo + hi for s, (lo, hi) in zip(S, pads))
     eff = tuple(dd * (kk - 1) + 1 for kk, dd in zip(K, dilation))
@@ -204,11 +214,29 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     xp = _pad_zero(x, pads)
     padded = xp is not x
     cols = _gather(xp, idx, idx.shape)                             # (g, C/g K, N L)
-    w3 = weight.reshape(g, Oc // g, -1)                            # (g, O/g, C/g K)
+    # one mm per group (no batched matmul: its own tap marks would shadow ours), the
+    # products scattered to (N, O, *L) by hidden entries
     from .._matrix import matmul
-    y3 = matmul(w3, cols)                                          # (g, O/g, N L)
-    y = _gather(y3, _nol_index(Oc, N, L), (N, Oc) + Os, hidden=False)
-    hide(y3)
+    from .._shape import _merge
+    Og, CKg = Oc // g, idx.shape[1]
+    w2 = weight.reshape(Oc, CKg)                                   # (O, C/g K)
+    c2 = cols.reshape(g * CKg, N * L) if g > 1 else cols.reshape(CKg, N * L)
+    parts, vals = [], []
+    dst_all = _nol_index(Oc, N, L)           # position in (N, O, L) of (o, n, l)... inverse below
+    pos = np.empty_like(dst_all)
+    pos[dst_all] = np.arange(dst_all.size, dtype=np.int64)
+    pos = pos.reshape(Oc, N * L)
+    for gi in range(g):
+        wg = w2[gi * Og:(gi + 1) * Og] if g > 1 else w2
+        cg = c2[gi * CKg:(gi + 1) * CKg] if g > 1 else c2
+        yg = matmul(wg, cg)                                        # (O/g, N L)
+        hide(wg if g > 1 else None, cg if g > 1 else None, yg)
+        vals.append(np.asarray(yg._data))
+        parts.append((yg, _flat(yg._data.size), pos[gi * Og:(gi + 1) * Og].reshape(-1), 1.0, 0))
+    yv = np.concatenate(vals, 0).reshape(-1)[dst_all].reshape((N, Oc) + Os) if vals else None
+    y = _merge(yv, x._dtype, "ConvolutionBackward0", parts)
+    if c2 is not cols:
+        hide(c2)
     if bias is not None:
         b = bias.reshape((Oc,) + (1,) * len(Os))
         out = y + b
@@ -217,8 +245,8 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
         b, out = None, y
     if out._tape is not None:
         tap_entry(xp if padded else cols, 0)
-        if w3 is not weight:
-            tap_entry(w3, 1)
+        if w2 is not weight:
+            tap_entry(w2, 1)
         if b is not None:
             tap_entry(b, 2)
         named(out, "ConvolutionBackward0", 3)
@@ -377,10 +405,10 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     Ph, Pw = H + 2 * Pd[0] + ex[0], W + 2 * Pd[1] + ex[1]
     pos = _windows(H, W, K, S, Pd, D, Ho, Wo, ex)
     idx = pos[None] + (np.arange(B, dtype=np.int64) * (Ph * Pw))[:, None, None, None]
-    win = _gather(xp, idx.reshape(-1), (B, Ho, Wo, K[0] * K[1]))
+    win = _gather(xp, idx.reshape(-1), lead + (Ho, Wo, K[0] * K[1]))
     s = win.sum(-1)
-    inv = _wrap((1.0 / div).astype(d.dtype), x._dtype)
-    out = (s * inv).reshape(lead + (Ho, Wo))
+    inv = _wrap(np.broadcast_to((1.0 / div).astype(d.dtype), s._data.shape).copy(), x._dtype)
+    out = s * inv
     val = (np.asarray(s._data) / div.astype(d.dtype)).astype(d.dtype).reshape(lead + (Ho, Wo))
     if out._tape is not None:
         hide(x3 if x3 is not x else None, s)
@@ -453,13 +481,16 @@ _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     from .._shape import _scatter_setup, _merge, _flat
+    if reduce in ("max", "min"):
+        raise NotImplementedError("scatter_reduce(reduce=%r) is not supported by tapegrad (use "
+                                  "'a%s')" % (reduce, reduce))
     if reduce not in _REDUCES:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got %s"
                            % reduce)
     if not isinstance(src, Tensor):
         raise TypeError("scatter_reduce(): argument 'src' (position 3) must be Tensor, not %s"
                         % type(src).__name__)
-    P, spos = _scatter_setup(input, dim, index, src, "scatter_reduce")
+    P, spos = _scatter_setup(input, dim, index, src, "scatter")
     x = np.asarray(input._data)
     dt = x.dtype
     xf = x.reshape(-1)
