@@ -104,3 +104,6 @@ from math import e, inf, nan, pi  # noqa: F401,E402
 # real tensors only: conjugation and the real part are the tensor itself (as torch's)
 conj = conj_physical = resolve_conj = resolve_neg = real = Tensor.conj
 is_conj = is_complex = Tensor.is_conj
+
+# ---- convolution / scatter_reduce (feat/conv)
+from .nn._conv import conv1d, conv2d, scatter_reduce  # noqa: F401,E402

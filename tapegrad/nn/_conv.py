@@ -1,0 +1,598 @@
+"""Convolutions, pooling and scatter_reduce, composed from the index rows and ``mm``.
+
+* ``conv1d``/``conv2d``: zero padding is one hidden ``segsum`` (scatter into the padded
+  buffer), im2col one hidden ``gather`` laid out as (groups, C/g * K, N * L), the product one
+  batched matmul with the weight viewed as (groups, O/g, C/g * K), a hidden ``gather`` back to
+  (N, O, *L) and the bias added on top; the top entry is named ``ConvolutionBackward0`` with
+  three input slots (input, weight, bias) marked by taps, as torch lists them. Unbatched
+  inputs go through ``unsqueeze(0)`` / ``squeeze(0)`` as in torch.
+* ``max_pool2d``: the maxima's positions are found in numpy (padding with -inf); the result
+  is one ``gather`` of the input named ``MaxPool2DWithIndicesBackward0``.
+* ``avg_pool2d``: padding scatter, window gather, sum over the window, times the reciprocal
+  divisors (a constant), named ``AvgPool2DBackward0``.
+* the 1-d pools are torch's composition: ``unsqueeze(-2)``, the 2-d pool, ``squeeze(-2)``.
+* ``scatter_reduce``: the value is numpy's; the gradient is linear in the cotangent given the
+  saved coefficients of torch's ``scatter_reduce_backward`` (sum, prod with zeros, mean,
+  amax/amin split evenly between ties), recorded as hidden products by constant coefficient
+  tensors feeding ``_merge`` (``ScatterReduceBackward0``). The coefficients are constants, so
+  a second derivative (``create_graph``) through prod/amax/amin is not supported.
+"""
+import functools
+import math
+
+import numpy as np
+
+from ..autograd.grad_mode import STATE
+from ..autograd.graph import ONE_INPUT
+from ..kernels import F_HIDDEN
+from ..tensor import Tensor, _nm, _out, _record_index, _src, _tape_for, _wrap
+from .._math import hide, named, tap_entry, exact
+from .._shape import _flat
+
+ONE_INPUT.update({"AvgPool2DBackward0"})
+
+_TNAME = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
+          "int64": "torch.LongTensor", "int32": "torch.IntTensor"}
+_SCALAR = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+           "float16": "Half", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _recording(x):
+    return isinstance(x, Tensor) and x._rg and STATE.enabled
+
+
+def _gather(x, idx, shape, name="ConvolutionBackward0", hidden=True):
+    """y = x.flat[idx] (of ``shape``), one gather entry when x records."""
+    y = np.asarray(x._data).reshape(-1)[idx].reshape(shape)
+    if not _recording(x):
+        return _wrap(y, x._dtype)
+    tp, e, n = _record_index(x, "gather", np.ascontiguousarray(idx, np.int64).reshape(-1), y,
+                             nm=_nm(name))
+    out = _out(y, x._dtype, tp, n)
+    if hidden:
+        hide(out)
+    return out
+
+
+def _pad_zero(x, pads, fill=0.0, hidden=True):
+    """x (N, C, *S) padded by pads [(lo, hi) per spatial dim] with ``fill``: one hidden segsum
+    (scatter of x into the padded buffer) when x records."""
+    if not any(lo or hi for lo, hi in pads):
+        return x
+    d = np.asarray(x._data)
+    k = len(pads)
+    shape = d.shape[:-k] + tuple(s + lo + hi for s, (lo, hi) in zip(d.shape[-k:], pads))
+    y = np.full(shape, fill, d.dtype)
+    sl = (Ellipsis,) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(d.shape[-k:], pads))
+    y[sl] = d
+    if not _recording(x):
+        return _wrap(y, x._dtype)
+    pos = np.arange(y.size, dtype=np.int64).reshape(shape)[sl].reshape(-1)
+    from .._shape import _scatter_entry
+    tp = _tape_for(x)
+    nn = _scatter_entry(tp, _src(x, tp), np.ascontiguousarray(pos), y.size, x._dtype.slot,
+                        _nm("ConstantPadNdBackward0"), F_HIDDEN if hidden else 0)
+    return _out(y, x._dtype, tp, nn)
+
+
+# ----------------------------------------------------------------------------- convolution
+def _tuple(v, k, name):
+    if isinstance(v, (tuple, list)):
+        v = tuple(int(a) for a in v)
+    else:
+        v = (int(v),)
+    if len(v) == 1:
+        v = v * k
+    if len(v) != k:
+        raise RuntimeError("expected %s to be a single integer value or a list of %d values to "
+                           "match the convolution dimensions, but got %s=%s"
+                           % (name, k, name, list(v)))
+    return v
+
+
+@functools.lru_cache(maxsize=64)
+def _im2col_index(N, C, P, O, K, s, d, g):
+    """Flat positions in the padded input (N, C, *P) of im2col laid out as
+    (g, C/g * prod(K), N * prod(O))."""
+    k = len(P)
+    pstr = [int(np.prod(P[j + 1:], dtype=np.int64)) for j in range(k)]
+    plane = np.zeros((1, 1), np.int64)
+    for j in range(k):
+        pos = (np.arange(O[j], dtype=np.int64)[None, :] * s[j]
+               + np.arange(K[j], dtype=np.int64)[:, None] * d[j]) * pstr[j]      # (K_j, O_j)
+        plane = (plane[:, None, :, None] + pos[None, :, None, :]).reshape(
+            plane.shape[0] * K[j], plane.shape[1] * O[j])
+    Pn = int(np.prod(P, dtype=np.int64))
+    Cg = C // g
+    idx = (np.arange(N, dtype=np.int64)[None, None, None, :, None] * (C * Pn)
+           + (np.arange(g, dtype=np.int64)[:, None, None, None, None] * Cg
+              + np.arange(Cg, dtype=np.int64)[None, :, None, None, None]) * Pn
+           + plane[None, None, :, None, :])
+    idx = idx.reshape(g, Cg * plane.shape[0], N * plane.shape[1])
+    idx.setflags(write=False)
+    return idx
+
+
+@functools.lru_cache(maxsize=64)
+def _nol_index(O, N, L):
+    """Positions in (O, N, L) of its (N, O, L) transpose."""
+    idx = np.arange(O * N * L, dtype=np.int64).reshape(O, N, L).transpose(1, 0, 2).reshape(-1)
+    idx = np.ascontiguousarray(idx)
+    idx.setflags(write=False)
+    return idx
+
+
+def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
+    fname = "conv%dd" % nd
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        raise TypeError("%s(): argument 'input' (position 1) must be Tensor" % fname)
+    x = input
+    if x._data.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError("Expected %dD (unbatched) or %dD (batched) input to %s, but got input of "
+                           "size: %s" % (nd + 1, nd + 2, fname, list(x._data.shape)))
+    if x._data.ndim == nd + 1:
+        from .._shape import squeeze, unsqueeze
+        y = _conv(nd, unsqueeze(x, 0), weight, bias, stride, padding, dilation, groups)
+        return squeeze(y, 0)
+    wd = weight._data.ndim
+    k = max(wd - 2, 1)
+    groups = int(groups)
+    stride = _tuple(_tuple(stride, nd, "stride"), k, "stride")
+    dilation = _tuple(_tuple(dilation, nd, "dilation"), k, "dilation")
+    pad_str = None
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError("Invalid padding string: '%s'" % padding)
+        pad_str = padding
+        pads = [(0, 0)] * k
+        if padding == "same" and any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+    else:
+        pp = _tuple(_tuple(padding, nd, "padding"), k, "padding")
+        pads = [(p, p) for p in pp]
+    if any(p < 0 for lo_hi in pads for p in lo_hi):
+        raise RuntimeError("negative padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(v <= 0 for v in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    xs, ws = tuple(x._data.shape), tuple(weight._data.shape)
+    if wd != x._data.ndim:
+        raise RuntimeError("Expected %d-dimensional input for %d-dimensional weight %s, but got "
+                           "%d-dimensional input of size %s instead"
+                           % (wd, wd, list(ws), x._data.ndim, list(xs)))
+    if ws[0] < groups or ws[0] % groups:
+        raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at dimension 0, "
+                           "but got weight of size [%s] instead" % (groups, groups, list(ws)))
+    if xs[1] != ws[1] * groups:
+        raise RuntimeError("Given groups=%d, weight of size %s, expected input%s to have %d "
+                           "channels, but got %d channels instead"
+                           % (groups, list(ws), list(xs), ws[1] * groups, xs[1]))
+    if bias is not None and (bias._data.ndim != 1 or bias._data.shape[0] != ws[0]):
+        raise RuntimeError("Given weight of size %s, expected bias to be 1-dimensional with %d "
+                           "elements, but got bias of size %s instead"
+                           % (list(ws), ws[0], list(bias._data.shape)))
+    if x._dtype is not weight._dtype or (bias is not None and bias._dtype is not x._dtype):
+        other = weight if x._dtype is not weight._dtype else bias
+        if x._dtype.name == "float32":
+            raise RuntimeError("Input type (%s) and %s type (%s) should be the same or input should "
+                               "be a MKLDNN tensor and weight is a dense tensor"
+                               % (_TNAME.get(x._dtype.name, x._dtype.name),
+                                  "weight" if other is weight else "bias",
+                                  _TNAME.get(other._dtype.name, other._dtype.name)))
+        raise RuntimeError("expected scalar type %s but found %s"
+                           % (_SCALAR.get(x._dtype.name), _SCALAR.get(other._dtype.name)))
+    K = ws[2:]
+    if pad_str == "same":
+        pads = []
+        for kk, dd in zip(K, dilation):
+            tot = dd * (kk - 1)
+            pads.append((tot // 2, tot - tot // 2))
+        if any(lo != hi for lo, hi in pads):
+            # torch: a zero-padded copy for the odd part (ConstantPadNdBackward0), then the
+            # symmetric padding inside the convolution
+            import warnings
+            warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
+                          "require a zero-padded copy of the input be created", UserWarning)
+            x = _pad_zero(x, [(0, hi - lo) for lo, hi in pads], hidden=False)
+            pads = [(lo, lo) for lo, _ in pads]
+    xs = tuple(x._data.shape)
+    S = xs[2:]
+    P = tuple(s + lo + hi for s, (lo, hi) in zip(S, pads))
+    eff = tuple(dd * (kk - 1) + 1 for kk, dd in zip(K, dilation))
+    if any(e > p for e, p in zip(eff, P)):
+        raise RuntimeError("Calculated padded input size per channel: (%s). Kernel size: (%s). "
+                           "Kernel size can't be greater than actual input size"
+                           % (" x ".join(map(str, P)), " x ".join(map(str, eff))))
+    Os = tuple((p - e) // s + 1 for p, e, s in zip(P, eff, stride))
+    N, C, Oc = xs[0], xs[1], ws[0]
+    g = groups
+    L = int(np.prod(Os, dtype=np.int64))
+    idx = _im2col_index(N, C, P, Os, K, stride, dilation, g)
+    xp = _pad_zero(x, pads)
+    padded = xp is not x
+    cols = _gather(xp, idx, idx.shape)                             # (g, C/g K, N L)
+    # one mm per group (no batched matmul: its own tap marks would shadow ours), the
+    # products scattered to (N, O, *L) by hidden entries
+    from .._matrix import matmul
+    from .._shape import _merge
+    Og, CKg = Oc // g, idx.shape[1]
+    w2 = weight.reshape(Oc, CKg)                                   # (O, C/g K)
+    c2 = cols.reshape(g * CKg, N * L) if g > 1 else cols.reshape(CKg, N * L)
+    parts, vals = [], []
+    dst_all = _nol_index(Oc, N, L)           # position in (N, O, L) of (o, n, l)... inverse below
+    pos = np.empty_like(dst_all)
+    pos[dst_all] = np.arange(dst_all.size, dtype=np.int64)
+    pos = pos.reshape(Oc, N * L)
+    for gi in range(g):
+        wg = w2[gi * Og:(gi + 1) * Og] if g > 1 else w2
+        cg = c2[gi * CKg:(gi + 1) * CKg] if g > 1 else c2
+        yg = matmul(wg, cg)                                        # (O/g, N L)
+        hide(wg if g > 1 else None, cg if g > 1 else None, yg)
+        vals.append(np.asarray(yg._data))
+        parts.append((yg, _flat(yg._data.size), pos[gi * Og:(gi + 1) * Og].reshape(-1), 1.0, 0))
+    yv = np.concatenate(vals, 0).reshape(-1)[dst_all].reshape((N, Oc) + Os) if vals else None
+    y = _merge(yv, x._dtype, "ConvolutionBackward0", parts)
+    if c2 is not cols:
+        hide(c2)
+    if bias is not None:
+        b = bias.reshape((Oc,) + (1,) * len(Os))
+        out = y + b
+        hide(y)
+    else:
+        b, out = None, y
+    if out._tape is not None:
+        tap_entry(xp if padded else cols, 0)
+        if w2 is not weight:
+            tap_entry(w2, 1)
+        if b is not None:
+            tap_entry(b, 2)
+        named(out, "ConvolutionBackward0", 3)
+    return out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(2, input, weight, bias, stride, padding, dilation, groups)
+
+
+# ----------------------------------------------------------------------------- pooling
+def _pair(v, name, k=2):
+    if isinstance(v, (tuple, list)):
+        v = tuple(int(a) for a in v)
+        if len(v) == 1:
+            v = v * k
+    else:
+        v = (int(v),) * k
+    if len(v) != k:
+        raise RuntimeError("%s must either be a single int, or a tuple of %d ints" % (name, k))
+    return v
+
+
+def _pool_out(n, k, p, s, d, ceil):
+    num = n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)
+    o = num // s + 1
+    if ceil and (o - 1) * s >= n + p:
+        o -= 1
+    return o
+
+
+def _pool_setup(x, kernel_size, stride, padding, dilation, ceil_mode, fname):
+    if fname == "max_pool2d":
+        kname, sname = "max_pool2d: kernel_size", "max_pool2d: stride"
+    else:
+        kname, sname = "avg_pool2d: kernel_size", "avg_pool2d: stride"
+    K = _pair(kernel_size, kname)
+    S = K if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) \
+        else _pair(stride, sname)
+    Pd = _pair(padding, fname + ": padding")
+    D = _pair(dilation, fname + ": dilation")
+    nd = x._data.ndim
+    if nd not in (3, 4) or (nd == 4 and 0 in x._data.shape[1:]) or (nd == 3 and 0 in x._data.shape):
+        if fname == "max_pool2d":
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if any(k <= 0 for k in K):
+        raise RuntimeError("kernel size should be greater than zero, but got kH: %d kW: %d" % K)
+    if any(s <= 0 for s in S):
+        raise RuntimeError("stride should not be zero")
+    if any(d <= 0 for d in D):
+        raise RuntimeError("dilation should be greater than zero, but got dilationH: %d "
+                           "dilationW: %d" % D)
+    for k, p, d in zip(K, Pd, D):
+        if fname == "max_pool2d" and p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError("pad should be at most half of effective kernel size, but got "
+                               "pad=%d, kernel_size=%d and dilation=%d" % (p, k, d))
+        if fname != "max_pool2d" and p > k // 2:
+            raise RuntimeError("pad should be at most half of effective kernel size, but got "
+                               "pad=%d, kernel_size=%d and dilation=%d" % (p, k, d))
+    H, W = x._data.shape[-2:]
+    Ho = _pool_out(H, K[0], Pd[0], S[0], D[0], ceil_mode)
+    Wo = _pool_out(W, K[1], Pd[1], S[1], D[1], ceil_mode)
+    if Ho < 1 or Wo < 1:
+        C = x._data.shape[-3]
+        raise RuntimeError("Given input size: (%dx%dx%d). Calculated output size: (%dx%dx%d). "
+                           "Output size is too small" % (C, H, W, C, Ho, Wo))
+    return K, S, Pd, D, Ho, Wo
+
+
+def _windows(H, W, K, S, Pd, D, Ho, Wo, ceil_pad):
+    """Positions (Ho, Wo, kh*kw) in the padded plane (H + 2p + extra, W + ...)."""
+    Pw = W + 2 * Pd[1] + ceil_pad[1]
+    r = (np.arange(Ho)[:, None] * S[0] + np.arange(K[0])[None, :] * D[0])     # (Ho, kh)
+    c = (np.arange(Wo)[:, None] * S[1] + np.arange(K[1])[None, :] * D[1])     # (Wo, kw)
+    pos = r[:, None, :, None] * Pw + c[None, :, None, :]
+    return pos.reshape(Ho, Wo, K[0] * K[1]).astype(np.int64)
+
+
+def _extra(n, k, p, s, d, o):
+    """Padding past the high end that the last window (ceil_mode) reaches."""
+    return max(0, (o - 1) * s + d * (k - 1) + 1 - (n + 2 * p))
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    x = input
+    K, S, Pd, D, Ho, Wo = _pool_setup(x, kernel_size, stride, padding, dilation, ceil_mode,
+                                      "max_pool2d")
+    d = np.asarray(x._data)
+    H, W = d.shape[-2:]
+    ex = (_extra(H, K[0], Pd[0], S[0], D[0], Ho), _extra(W, K[1], Pd[1], S[1], D[1], Wo))
+    lead = d.shape[:-2]
+    B = int(np.prod(lead, dtype=np.int64))
+    fill = -np.inf if d.dtype.kind == "f" else np.iinfo(d.dtype).min
+    Ph, Pw = H + 2 * Pd[0] + ex[0], W + 2 * Pd[1] + ex[1]
+    xp = np.full((B, Ph, Pw), fill, d.dtype)
+    xp[:, Pd[0]:Pd[0] + H, Pd[1]:Pd[1] + W] = d.reshape(B, H, W)
+    pos = _windows(H, W, K, S, Pd, D, Ho, Wo, ex)
+    win = xp.reshape(B, -1)[:, pos]                                       # (B, Ho, Wo, kk)
+    if d.dtype.kind == "f":
+        isn = np.isnan(win)
+        # torch keeps the last NaN of a window, otherwise the first maximum
+        am = np.where(isn.any(-1), win.shape[-1] - 1 - np.argmax(isn[..., ::-1], -1),
+                      np.argmax(np.where(isn, -np.inf, win), -1))
+    else:
+        am = np.argmax(win, -1)
+    ppos = np.take_along_axis(np.broadcast_to(pos, win.shape), am[..., None], -1)[..., 0]
+    pr, pc = ppos // Pw - Pd[0], ppos % Pw - Pd[1]
+    plane = pr * W + pc                                                  # (B, Ho, Wo)
+    flat = plane + (np.arange(B, dtype=np.int64) * (H * W))[:, None, None]
+    out = _gather(x, flat.reshape(-1), lead + (Ho, Wo), "MaxPool2DWithIndicesBackward0",
+                  hidden=False)
+    if return_indices:
+        from ..tensor import int64
+        return out, _wrap(plane.reshape(lead + (Ho, Wo)).astype(np.int64), int64)
+    return out
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    x = input
+    if x._data.ndim < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-%d, %d], but got -3)"
+                         % (max(x._data.ndim, 1), max(x._data.ndim, 1) - 1))
+    if x._data.ndim == 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-2, 1], but got -3)")
+    K, S, Pd, D, Ho, Wo = _pool_setup(x, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
+    if divisor_override is not None and int(divisor_override) == 0:
+        raise RuntimeError("divisor must be not zero")
+    if x._dtype._cat < 2:
+        raise NotImplementedError("avg_pool2d of integer tensors is not supported by tapegrad")
+    d = np.asarray(x._data)
+    H, W = d.shape[-2:]
+    ex = (_extra(H, K[0], Pd[0], S[0], 1, Ho), _extra(W, K[1], Pd[1], S[1], 1, Wo))
+    lead = d.shape[:-2]
+    B = int(np.prod(lead, dtype=np.int64))
+    # divisors as torch's kernel: windows clipped to the padded input (count_include_pad) or
+    # to the input
+    hs = np.arange(Ho) * S[0] - Pd[0]
+    ws = np.arange(Wo) * S[1] - Pd[1]
+    he, we = np.minimum(hs + K[0], H + Pd[0]), np.minimum(ws + K[1], W + Pd[1])
+    if divisor_override is not None:
+        div = np.full((Ho, Wo), float(divisor_override))
+    elif count_include_pad:
+        div = (he - hs)[:, None] * (we - ws)[None, :]
+    else:
+        div = ((np.minimum(he, H) - np.maximum(hs, 0))[:, None]
+               * (np.minimum(we, W) - np.maximum(ws, 0))[None, :])
+    x3 = x.reshape(B, H, W) if x._data.ndim != 3 or B != lead[0] else x
+    xp = _pad_zero(x3, [(Pd[0], Pd[0] + ex[0]), (Pd[1], Pd[1] + ex[1])])
+    Ph, Pw = H + 2 * Pd[0] + ex[0], W + 2 * Pd[1] + ex[1]
+    pos = _windows(H, W, K, S, Pd, D, Ho, Wo, ex)
+    idx = pos[None] + (np.arange(B, dtype=np.int64) * (Ph * Pw))[:, None, None, None]
+    win = _gather(xp, idx.reshape(-1), lead + (Ho, Wo, K[0] * K[1]))
+    s = win.sum(-1)
+    inv = _wrap(np.broadcast_to((1.0 / div).astype(d.dtype), s._data.shape).copy(), x._dtype)
+    out = s * inv
+    val = (np.asarray(s._data) / div.astype(d.dtype)).astype(d.dtype).reshape(lead + (Ho, Wo))
+    if out._tape is not None:
+        hide(x3 if x3 is not x else None, s)
+        named(out, "AvgPool2DBackward0")
+    return exact(out, val)
+
+
+def _pool1d_dims(x, fname):
+    nd = x._data.ndim
+    if fname == "max_pool1d" and (nd not in (2, 3) or 0 in x._data.shape[-2:]):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim "
+                           "batch size for input, but got:%s" % list(x._data.shape))
+    if fname == "avg_pool1d" and nd not in (2, 3):
+        raise RuntimeError("Expected 2 to 3 dimensions, but got %d-dimensional tensor for argument "
+                           "#1 'self' (while checking arguments for avg_pool1d)" % nd)
+
+
+def _one(v, name):
+    if isinstance(v, (tuple, list)):
+        if len(v) != 1:
+            raise RuntimeError("%s must be an int or a tuple of 1 int" % name)
+        return int(v[0])
+    return int(v)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    from .._shape import squeeze, unsqueeze
+    _pool1d_dims(input, "max_pool1d")
+    k = _one(kernel_size, "max_pool1d() kernel_size")
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) \
+        else _one(stride, "max_pool1d() stride")
+    p, dl = _one(padding, "max_pool1d() padding"), _one(dilation, "max_pool1d() dilation")
+    if k <= 0:
+        raise RuntimeError("max_pool1d() kernel_size must be greater than zero, but got %d" % k)
+    if s <= 0:
+        raise RuntimeError("max_pool1d() stride must be greater than zero, but got %d" % s)
+    if p < 0:
+        raise RuntimeError("max_pool1d() padding must be non-negative, but got %d" % p)
+    if p > k // 2:
+        raise RuntimeError("max_pool1d() padding should be at most half of kernel size, but got "
+                           "padding=%d and kernel_size=%d" % (p, k))
+    if dl <= 0:
+        raise RuntimeError("max_pool1d() dilation must be greater than zero, but got %d" % dl)
+    L = input._data.shape[-1]
+    if _pool_out(L, k, p, s, dl, ceil_mode) < 1:
+        raise RuntimeError("max_pool1d() Invalid computed output size: %d"
+                           % _pool_out(L, k, p, s, dl, ceil_mode))
+    r = max_pool2d(unsqueeze(input, -2), (1, k), (1, s), (0, p), (1, dl), ceil_mode, return_indices)
+    if return_indices:
+        return squeeze(r[0], -2), squeeze(r[1], -2)
+    return squeeze(r, -2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    from .._shape import squeeze, unsqueeze
+    _pool1d_dims(input, "avg_pool1d")
+    k = _one(kernel_size, "avg_pool1d() kernel_size")
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) \
+        else _one(stride, "avg_pool1d() stride")
+    p = _one(padding, "avg_pool1d() padding")
+    y = avg_pool2d(unsqueeze(input, -2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad)
+    return squeeze(y, -2)
+
+
+# ----------------------------------------------------------------------------- scatter_reduce
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    from .._shape import _scatter_setup, _merge, _flat
+    if reduce in ("max", "min"):
+        raise NotImplementedError("scatter_reduce(reduce=%r) is not supported by tapegrad (use "
+                                  "'a%s')" % (reduce, reduce))
+    if reduce not in _REDUCES:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got %s"
+                           % reduce)
+    if not isinstance(src, Tensor):
+        raise TypeError("scatter_reduce(): argument 'src' (position 3) must be Tensor, not %s"
+                        % type(src).__name__)
+    P, spos = _scatter_setup(input, dim, index, src, "scatter")
+    x = np.asarray(input._data)
+    dt = x.dtype
+    xf = x.reshape(-1)
+    sv = np.asarray(src._data).reshape(-1)[spos]
+    n = xf.size
+    cnt = np.bincount(P, minlength=n)
+    touched = cnt > 0
+    y = xf.copy()
+    if reduce in ("sum", "mean"):
+        if not include_self:
+            y[touched] = 0
+        np.add.at(y, P, sv)
+        if reduce == "mean":
+            N = cnt + (1 if include_self else 0)
+            N = np.where(N == 0, 1, N)
+            if dt.kind == "f":
+                y = (y / N).astype(dt)
+            else:
+                y = np.floor_divide(y, N).astype(dt)
+    elif reduce == "prod":
+        if not include_self:
+            y[touched] = 1
+        np.multiply.at(y, P, sv)
+    else:
+        ufn = np.maximum if reduce == "amax" else np.minimum
+        if not include_self:
+            if dt.kind == "f":
+                y[touched] = -np.inf if reduce == "amax" else np.inf
+            else:
+                y[touched] = np.iinfo(dt).min if reduce == "amax" else np.iinfo(dt).max
+        ufn.at(y, P, sv)
+    y = y.reshape(x.shape)
+    live = STATE.enabled and (input._rg or src._rg)
+    if not live:
+        return _wrap(y if y.ndim else y[()], input._dtype)
+    if reduce == "mean" and dt.kind != "f":
+        raise RuntimeError("only floating point tensors can be differentiated")
+    yf = y.reshape(-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if reduce == "sum":
+            cs, cr = np.ones(n, dt), np.ones(P.size, dt)
+        elif reduce == "mean":
+            N = cnt + (1 if include_self else 0)
+            N = np.where(N == 0, 1, N).astype(dt)
+            cs, cr = (1 / N).astype(dt), (1 / N[P]).astype(dt)
+        elif reduce == "prod":
+            ms = np.where(xf == 0, 1, xf).astype(dt)
+            msr = ms.copy()
+            if not include_self:
+                msr[touched] = 1
+            np.multiply.at(msr, P, sv)
+            cs = (msr / ms).astype(dt)
+            sz = sv == 0
+            nz = np.bincount(P, weights=sz.astype(np.float64), minlength=n)[P]
+            single = sz & (nz == 1)
+            msrc = np.where(single, 1, sv).astype(dt)
+            mres = xf.copy()
+            if not include_self:
+                mres[touched] = 1
+            np.multiply.at(mres, P, msrc)
+            cr = np.where(single, mres[P], yf[P] / np.where(sz, 1, sv)).astype(dt)
+        else:
+            selfr = (xf == yf).astype(dt)
+            srcr = (sv == yf[P]).astype(dt)
+            nd = selfr.copy()
+            np.add.at(nd, P, srcr)
+            cs = (selfr / nd).astype(dt)
+            cr = (srcr / nd[P]).astype(dt)
+    if not include_self:
+        cs = cs.copy()
+        cs[touched] = 0
+    parts = []
+    if input._rg:
+        a = input if reduce == "sum" and include_self else input * _wrap(cs.reshape(x.shape),
+                                                                           input._dtype)
+        if a is not input:
+            hide(a)
+        keep = _flat(n) if include_self or reduce != "sum" else np.flatnonzero(~touched)
+        parts.append((a, keep, keep, 1.0, 0))
+    if src._rg:
+        s = src
+        sshape = src._data.shape
+        if reduce != "sum":
+            cfull = np.zeros(src._data.size, dt)
+            cfull[spos] = cr
+            s = src * _wrap(cfull.reshape(sshape), src._dtype)
+            hide(s)
+        parts.append((s, spos, P, 1.0, 1))
+    return _merge(y, input._dtype, "ScatterReduceBackward0", parts, 2)
+
+
+def _install():
+    from .._shape import _install_index_family  # noqa: F401 (scatter family already there)
+
+    def scatter_reduce_m(self, dim, index, src, reduce, *, include_self=True):
+        return scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        return self._inplace(src, lambda s, o: scatter_reduce(s, dim, index, src, reduce,
+                                                              include_self=include_self))
+    Tensor.scatter_reduce = scatter_reduce_m
+    Tensor.scatter_reduce_ = scatter_reduce_
+
+
+_install()
