@@ -741,24 +741,32 @@ def sweep_one(tp, node, retain_graph):
 
 
 def _set_aside(tp):
-    """Before a Python callback of a sweep of ``tp`` (custom Function backward, hook): when
-    ``tp`` is this thread's current tape, make new leaf-only ops in the callback record on a
-    fresh tape instead (``with enable_grad(): x = x.detach().requires_grad_() ...`` in a
-    backward, as torch allows). ``tp`` cannot grow now: the sweep holds views of its buffers.
-    Returns what ``_restore`` puts back, or None when nothing was set aside."""
+    """Before a Python callback of a sweep of ``tp`` (custom Function backward, hook): grad mode
+    off, as torch's engine runs a first-order backward (``is_grad_enabled()`` is False in hooks
+    and backward functions; ``enable_grad`` turns it back on); and when ``tp`` is this thread's
+    current tape, new leaf-only ops in the callback record on a fresh tape instead (``with
+    enable_grad(): x = x.detach().requires_grad_() ...`` in a backward, as torch allows): ``tp``
+    cannot grow now, the sweep holds views of its buffers. Returns what ``_restore`` puts back."""
+    from .autograd.grad_mode import STATE
+    prev = STATE.enabled
+    STATE.enabled = False
     d = _tls.__dict__
     if d.get("tape") is not tp:
-        return None
+        return STATE, prev, None
     consumed = d.pop("consumed", None)
     d["tape"] = None
-    return tp, consumed
+    return STATE, prev, (tp, consumed)
 
 
 def _restore(aside):
+    state, prev, cur = aside
+    state.enabled = prev
+    if cur is None:
+        return
     d = _tls.__dict__
-    d["tape"] = aside[0]
-    if aside[1] is not None:
-        d["consumed"] = aside[1]
+    d["tape"] = cur[0]
+    if cur[1] is not None:
+        d["consumed"] = cur[1]
     else:
         d.pop("consumed", None)
 
@@ -807,8 +815,7 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
                         except BufferError as exc:
                             raise _grown_in_sweep() from exc
                         finally:
-                            if aside is not None:
-                                _restore(aside)
+                            _restore(aside)
                     else:
                         # a run of elementwise entries: one kernel call (not in anomaly mode,
                         # which checks each entry's gradients)
@@ -842,8 +849,7 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
                 except BufferError as exc:
                     raise _grown_in_sweep() from exc
                 finally:
-                    if aside is not None:
-                        _restore(aside)
+                    _restore(aside)
                 start = e - 1
             elif status == 2:
                 err = e

@@ -818,3 +818,71 @@ def test_product_errors_shapes_before_dtypes_without_torch():
         assert msg in str(ei.value), (fn, sa, sb, str(ei.value))
     with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no dimensions"):
         tg.mv(tg.ones(()), tg.ones(3))
+
+
+def _grad_modes_seen(lib):
+    """is_grad_enabled() inside every kind of backward callback, first order and create_graph."""
+    seen = []
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.grad_fn.register_prehook(lambda g: seen.append(("node pre", lib.is_grad_enabled())))
+    y.grad_fn.register_hook(lambda gi, go: seen.append(("node post", lib.is_grad_enabled())))
+    z = x * 2
+    z.register_hook(lambda g: seen.append(("tensor", lib.is_grad_enabled())))
+    x.register_hook(lambda g: seen.append(("leaf", lib.is_grad_enabled())))
+    x.register_post_accumulate_grad_hook(lambda t: seen.append(("post acc",
+                                                                lib.is_grad_enabled())))
+
+    class F(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(("Function", lib.is_grad_enabled()))
+            return g
+    w = y + z.sum() + F.apply(x).sum()
+    w.backward(retain_graph=True)
+    seen.append("grad")
+    lib.autograd.grad(w, x, retain_graph=True)
+    seen.append("create_graph")
+    lib.autograd.grad(w, x, create_graph=True)
+    seen.append("no_grad")
+    with lib.no_grad():
+        w.backward()
+    return seen
+
+
+def test_grad_mode_in_backward_callbacks_vs_torch():
+    # torch's engine runs a backward with grad mode = create_graph: hooks of every kind see
+    # is_grad_enabled() False in a first-order backward (they used to see True)
+    same(_grad_modes_seen)
+
+
+def test_grad_mode_in_backward_callbacks_without_torch():
+    seen = _grad_modes_seen(tg)
+    first = seen[:seen.index("grad")]
+    assert first and all(m is False for _, m in first), first
+    cg = seen[seen.index("create_graph") + 1:seen.index("no_grad")]
+    assert cg and all(m is True for _, m in cg), cg
+    # a hook can now use a non-leaf of the graph being swept (nothing records)
+    b = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = b * 3
+    y.register_hook(lambda g: g * (y ** 2).sum())
+    (y * y).sum().backward()
+    # d/db sum(y^2) = 2 y * 3, scaled by sum(y^2) = 45 in the hook
+    np.testing.assert_allclose(b.grad.numpy(), 45 * 2 * 3 * np.array([3.0, 6.0]))
+
+
+def test_scatter_reduce_prod_is_first_order_only():
+    src = tg.tensor(np.array([1.5, 2.0, 3.0, 0.5]), requires_grad=True)
+    inp = tg.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    idx = tg.tensor([0, 0, 1, 2])
+    assert tg.autograd.gradcheck(lambda a, b: a.scatter_reduce(0, idx, b, "prod"), (inp, src))
+    out = inp.scatter_reduce(0, idx, src, "prod")
+    with pytest.raises(NotImplementedError, match="scatter_reduce.*prod.*create_graph"):
+        tg.autograd.grad(out.sum(), src, create_graph=True)
+    for red in ("sum", "mean", "amax", "amin"):
+        assert tg.autograd.gradgradcheck(lambda a, b: a.scatter_reduce(0, idx, b, red),
+                                         (inp, src)), red

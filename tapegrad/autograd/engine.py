@@ -9,6 +9,7 @@ import numpy as np
 from .. import tape as _tp
 from ..kernels import F_HIDDEN, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
 from ..ops import OPCODE
+from .grad_mode import STATE
 
 _PYFUNC = OPCODE["pyfunc"]
 _COPY = OPCODE["copy"]
@@ -366,12 +367,20 @@ def backward_one(t, retain_graph):
         _retained_grads(tp, adj, nreach)
 
 
-def _post_accumulate(leaf):
+def _post_accumulate(leaf, mode=False):
     """Run the leaf's post-accumulate-grad hooks (``hook(tensor)``, after ``.grad`` is
-    updated; they must return None)."""
-    for fn in list(leaf.__dict__.get("_posthooks", {}).values()):
-        if fn(leaf) is not None:
-            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+    updated; they must return None), in grad mode ``mode`` (torch's: ``create_graph``)."""
+    hooks = leaf.__dict__.get("_posthooks")
+    if not hooks:
+        return
+    prev = STATE.enabled
+    STATE.enabled = mode
+    try:
+        for fn in list(hooks.values()):
+            if fn(leaf) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+    finally:
+        STATE.enabled = prev
 
 
 _CYCLE_WARNED = []
@@ -521,7 +530,7 @@ def _accumulate_graph(t, g):
     else:
         t._grad = g
     if leaf and "_posthooks" in t.__dict__:
-        _post_accumulate(t)
+        _post_accumulate(t, True)
 
 
 def _graph_copy(g, leaf):
@@ -616,10 +625,15 @@ def _input_hooks(t, g, tp, nodes, cut, graph):
     if not table:
         return g
     gt = g if graph else _tensor_mod()._wrap(g, t._dtype)
-    for fn, _ in list(table.values()):
-        r = fn(gt)
-        if r is not None:
-            gt = r
+    prev = STATE.enabled
+    STATE.enabled = bool(graph)
+    try:
+        for fn, _ in list(table.values()):
+            r = fn(gt)
+            if r is not None:
+                gt = r
+    finally:
+        STATE.enabled = prev
     return gt if graph else gt._data
 
 

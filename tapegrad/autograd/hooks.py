@@ -16,6 +16,7 @@ import numpy as np
 from .. import tape as _tp
 from ..kernels import F_BIG, F_HOOK, FL, IA, IB, K, NDT, NK, NPROD, NSIZE, OP, P0
 from ..ops import BINARY, MM, OPCODE, OPS, PYFUNC, UNARY
+from .grad_mode import STATE
 
 _ids = itertools.count()
 _PYFUNC = OPCODE["pyfunc"]
@@ -166,10 +167,15 @@ def leaf_hooks(t, g):
         return g
     T = _T()
     gt = T._wrap(g, t._dtype)
-    for fn in list(hooks.values()):
-        r = fn(gt)
-        if r is not None:
-            gt = r
+    prev = STATE.enabled
+    STATE.enabled = False                # a first-order backward runs with grad mode off
+    try:
+        for fn in list(hooks.values()):
+            r = fn(gt)
+            if r is not None:
+                gt = r
+    finally:
+        STATE.enabled = prev
     return gt._data
 
 

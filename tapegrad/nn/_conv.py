@@ -579,7 +579,20 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
             s = src * _wrap(cfull.reshape(sshape), src._dtype)
             hide(s)
         parts.append((s, spos, P, 1.0, 1))
-    return _merge(y, input._dtype, "ScatterReduceBackward0", parts, 2)
+    out = _merge(y, input._dtype, "ScatterReduceBackward0", parts, 2)
+    if reduce == "prod":
+        # prod's gradient coefficients are recorded as constants (exact to first order only):
+        # a create_graph backward through the node (grad mode on in its hooks) raises instead
+        # of giving wrong second derivatives
+        out.grad_fn.register_prehook(_prod_first_order_only)
+    return out
+
+
+def _prod_first_order_only(grads):
+    if STATE.enabled:
+        raise NotImplementedError(
+            "tapegrad differentiates scatter_reduce(reduce='prod') once only: a backward with "
+            "create_graph=True through it is not supported")
 
 
 def _install():
