@@ -929,7 +929,9 @@ def _merge(y, rdt, name, parts, arity=None):
     add nothing to the graph (their values are in y). Hidden gathers and scatters; the top
     entry is named ``name``, its node listing ``arity`` inputs (taps) when given."""
     live = [p for p in parts if isinstance(p[0], Tensor) and p[0]._rg] if STATE.enabled else []
-    y = np.ascontiguousarray(y, rdt.np)
+    y = np.asarray(y, rdt.np)          # (not ascontiguousarray: it makes a 0-d array 1-d)
+    if not y.flags.c_contiguous:
+        y = y.copy()
     if not live:
         return _wrap(y if y.ndim else y[()], rdt)
     if rdt.slot < 0:

@@ -468,6 +468,41 @@ def test_pad_nonconstant_modes_fd(mode):
     fdcheck(lambda t: tg.nn.functional.pad(t, (2, 3, -1, 2), mode=mode), [x])
 
 
+CONST_PAD_CASES = [((4,), (1, 2)), ((2, 3, 4), (1, 1)), ((2, 3, 4), (1, 1, 1, 1)),
+                   ((2, 3, 4), (0, 0, 1, 1)), ((2, 3, 4), (1, 0, 0, 0, 2, 1)), ((2, 3, 4), (-1, 2)),
+                   ((2, 3, 4), (-2, -2)), ((2, 3, 4), (2, -1, -1, 1)), ((2, 3, 4), (0, 0)),
+                   ((2, 3, 4), ()), ((3, 4), (-5, 1)), ((3, 4), (2, -7)), ((3, 4), (1,)),
+                   ((3, 4), (1,) * 6), ((), ()), ((), (1, 1))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", CONST_PAD_CASES, ids=str)
+def test_pad_constant_vs_torch(case, dtype):
+    # one ConstantPadNdBackward0 node over the input (it listed an extra None slot, and a
+    # CatBackward0 below it when two dims were padded); negative pads crop; torch's errors
+    shape, pad = case
+    x0 = np.random.default_rng(0).normal(size=shape)
+
+    def prog(lib):
+        x = lib.tensor(x0, dtype=getattr(lib, dtype), requires_grad=True)
+        out = []
+        for src in (x, x * 2):
+            y = lib.nn.functional.pad(src, pad, value=1.5)
+            w = lib.tensor(np.arange(y.numel(), dtype=np.float64).reshape(tuple(y.shape)) * 0.1,
+                           dtype=y.dtype)
+            (y * w).sum().backward()
+            out += [y, graph(y.grad_fn), x.grad]
+        out.append(lib.nn.functional.pad(lib.tensor(x0).long(), pad, value=2.5))
+        return out
+    same(prog)
+
+
+def test_pad_constant_fd():
+    x = np.random.default_rng(1).normal(size=(2, 3, 4))
+    for pad in [(2, 3, -1, 2), (1, 1), (0, 0, 0, 0, 1, 2), (-1, -1, 1, 0)]:
+        fdcheck(lambda t: tg.nn.functional.pad(t, pad, value=0.5), [x])
+
+
 def _clip_params(lib, dtype="float32"):
     rng = np.random.default_rng(1)
     dt = getattr(lib, dtype)

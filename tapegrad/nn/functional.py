@@ -1053,31 +1053,39 @@ def pad(input, pad, mode="constant", value=None):
                                "input dimension but got padding length %d and input of dimension "
                                "%d" % (len(pad), input._data.ndim))
         return _pad_nonconstant(input, pad, mode, value)
-    from ..creation import full
     x = input
     v = 0.0 if value is None else value
     nd = x._data.ndim
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > nd:
+        raise RuntimeError("Padding length should be less than or equal to two times the input "
+                           "dimension but got padding length %d and input of dimension %d"
+                           % (len(pad), nd))
     y = _pad_block(x, pad, v)
     if y is not None:
         return y
+    # one scatter of the input's kept block into a tensor of the value (negative pads crop)
+    shape = tuple(x._data.shape)
+    out_shape, src_sl, dst_sl = list(shape), [slice(None)] * nd, [slice(None)] * nd
     for i in range(len(pad) // 2):
         dim = nd - 1 - i
-        lo, hi = int(pad[2 * i]), int(pad[2 * i + 1])
-        if lo < 0 or hi < 0:
-            raise NotImplementedError("negative padding is not supported yet")
-        parts = []
-        shp = list(x._data.shape)
-        if lo:
-            shp[dim] = lo
-            parts.append(full(tuple(shp), v, dtype=x._dtype))
-        parts.append(x)
-        if hi:
-            shp[dim] = hi
-            parts.append(full(tuple(shp), v, dtype=x._dtype))
-        if len(parts) > 1:
-            from .._shape import cat
-            x = cat(parts, dim)
-    return named(x, "ConstantPadNdBackward0") if x is not input else x
+        n, lo, hi = shape[dim], int(pad[2 * i]), int(pad[2 * i + 1])
+        if n + min(lo, 0) < 0 or n + min(lo, 0) + min(hi, 0) < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        out_shape[dim] = n + lo + hi
+        src_sl[dim] = slice(max(-lo, 0), n - max(-hi, 0))
+        dst_sl[dim] = slice(max(lo, 0), max(lo, 0) + n - max(-lo, 0) - max(-hi, 0))
+    from ..creation import full
+    y = np.array(full(tuple(out_shape), v, dtype=x._dtype)._data)
+    src_sl, dst_sl = tuple(src_sl), tuple(dst_sl)
+    y[dst_sl] = np.asarray(x._data)[src_sl]
+    if not (x._rg and STATE.enabled):
+        return _wrap(y if y.ndim else y[()], x._dtype)
+    from .._shape import _merge
+    src = np.arange(x._data.size, dtype=np.int64).reshape(shape)[src_sl].reshape(-1)
+    dst = np.arange(y.size, dtype=np.int64).reshape(y.shape)[dst_sl].reshape(-1)
+    return _merge(y, x._dtype, "ConstantPadNdBackward0", [(x, src, dst, 1.0, 0)], 1)
 
 
 def _pad_block(x, pad, v):
