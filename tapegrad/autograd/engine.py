@@ -647,10 +647,20 @@ def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_gr
     if tp is not None:
         per = input_nodes(tp, inputs)
         paths = needed_entries(tp, [n for ns in per for n in ns], [n for n, _ in seeds])
-        cot = differentiable_sweep(tp, seeds, paths)
-        if paths is not None:
+        if paths is not None:   # before the sweep: it may merge tp into another tape
             cut = [n for ns in per for n in ns
                    if tp.N[n * NK + NPROD] >= 0 and not paths.needed[tp.N[n * NK + NPROD]]]
+        cot = differentiable_sweep(tp, seeds, paths)
+        if tp.into is not None:
+            # a custom backward recorded on a tape that absorbed tp: the cotangents are keyed
+            # by tp's node numbers; the hooks now live on the absorbing tape, shifted by dn
+            dn = 0
+            while tp.into is not None:
+                dn += tp.dn
+                tp = tp.into
+            per = [[n + dn for n in ns] for ns in per]
+            cot = {n + dn: c for n, c in cot.items()}
+            cut = None if cut is None else [n + dn for n in cut]
     res = []
     for i, t in enumerate(inputs):
         g = None

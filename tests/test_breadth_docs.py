@@ -1,0 +1,48 @@
+"""Patterns from PyTorch's own autograd documentation (tutorials, notes, docstrings) that
+tapegrad got wrong: one test per fixed difference (see tests/scripts/ for the whole scripts)."""
+import numpy as np
+
+import tapegrad as tg
+from oracle import same
+
+
+def _sinh_function(lib):
+    """The Sinh of the "Double Backward with Custom Functions" tutorial: intermediates
+    returned as extra outputs so that the backward is differentiable."""
+    class Sinh(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            expx = lib.exp(x)
+            expnegx = lib.exp(-x)
+            ctx.save_for_backward(expx, expnegx)
+            return (expx - expnegx) / 2, expx, expnegx
+
+        @staticmethod
+        def backward(ctx, grad_out, _grad_out_exp, _grad_out_negexp):
+            expx, expnegx = ctx.saved_tensors
+            grad_input = grad_out * (expx + expnegx) / 2
+            grad_input += _grad_out_exp * expx
+            grad_input -= _grad_out_negexp * expnegx
+            return grad_input
+    return Sinh
+
+
+def test_create_graph_grad_through_custom_function_backward_on_a_0dim_input():
+    # the custom backward records on a tape that absorbs the graph's tape mid-sweep;
+    # autograd.grad(create_graph=True) then read the absorbed tape's (freed) node table
+    Sinh = _sinh_function(tg)
+    x = tg.tensor(0.5, dtype=tg.float64, requires_grad=True)
+    go = tg.tensor(2.0, dtype=tg.float64, requires_grad=True)
+    out = Sinh.apply(x)[0]
+    gx, = tg.autograd.grad(out, x, go, create_graph=True)
+    np.testing.assert_allclose(gx.item(), 2 * np.cosh(0.5), rtol=1e-12)
+    d2x, d2g = tg.autograd.grad(gx, (x, go))
+    np.testing.assert_allclose(d2x.item(), 2 * np.sinh(0.5), rtol=1e-12)
+    np.testing.assert_allclose(d2g.item(), np.cosh(0.5), rtol=1e-12)
+
+
+def test_gradgradcheck_of_the_tutorial_sinh_on_a_0dim_input():
+    Sinh = _sinh_function(tg)
+    x = tg.tensor(0.5, dtype=tg.float64, requires_grad=True)
+    assert tg.autograd.gradgradcheck(lambda t: Sinh.apply(t)[0], x)
+
