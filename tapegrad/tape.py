@@ -261,9 +261,12 @@ class Tape:
         self.nbytes += other.nbytes
         for (kind, k), hs in other.hooks.items():
             self.hooks[(kind, k + (dn if kind == "t" else de))] = hs
-        for rec in other.pyfuncs:
-            rec.shift(dn)
-            self.pyfuncs.append(rec)
+        if other.pyfuncs:
+            wr = weakref.ref(self)
+            for rec in other.pyfuncs:
+                rec.shift(dn)
+                rec.wtape = wr
+                self.pyfuncs.append(rec)
         if other.sv:
             if self.mark is None or (other.mark is not None and other.mark < self.mark):
                 self.mark = other.mark

@@ -46,3 +46,39 @@ def test_gradgradcheck_of_the_tutorial_sinh_on_a_0dim_input():
     x = tg.tensor(0.5, dtype=tg.float64, requires_grad=True)
     assert tg.autograd.gradgradcheck(lambda t: Sinh.apply(t)[0], x)
 
+
+
+def _saved_output_second_order(lib, warm):
+    """Second derivative through a custom Function that saves its own output, after ``warm``
+    first-order backwards (from the third tape on, the current tape takes the previous one's
+    leaf rows and identity token: the saved output's binding followed that token to the old,
+    dead tape, and the create_graph gradient silently had no graph)."""
+    Sinh = _sinh_function(lib)
+    x = lib.tensor([0.5, 1.0, -0.3], dtype=lib.float64, requires_grad=True)
+    for _ in range(warm):
+        o = Sinh.apply(x)[0]
+        lib.autograd.grad([o], [x], [lib.ones(3, dtype=lib.float64)])
+    o = Sinh.apply(x)[0]
+    gx, = lib.autograd.grad(o.sum(), x, create_graph=True)
+    name = None if gx.grad_fn is None else gx.grad_fn.name()
+    ggx, = lib.autograd.grad(gx.sum(), x)
+    return gx, name, ggx
+
+
+def test_saved_outputs_keep_their_graph_after_earlier_backwards_vs_torch():
+    for warm in (0, 1, 2, 5):
+        same(lambda lib: _saved_output_second_order(lib, warm))
+
+
+def test_saved_outputs_keep_their_graph_after_earlier_backwards_without_torch():
+    xs = np.array([0.5, 1.0, -0.3])
+    for warm in (0, 2, 5):
+        gx, name, ggx = _saved_output_second_order(tg, warm)
+        assert name == "SubBackward0", (warm, name)
+        np.testing.assert_allclose(gx.detach().numpy(), np.cosh(xs), rtol=1e-12)
+        np.testing.assert_allclose(ggx.numpy(), np.sinh(xs), rtol=1e-12)
+    Sinh = _sinh_function(tg)
+    x = tg.tensor(np.array([[0.5, 1.0, 0.2], [0.1, 0.3, 0.4], [1.0, 2.0, 3.0]]),
+                  requires_grad=True)
+    assert tg.autograd.gradcheck(lambda t: Sinh.apply(t)[0], x)
+    assert tg.autograd.gradgradcheck(lambda t: Sinh.apply(t)[0], x)

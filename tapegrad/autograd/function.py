@@ -27,7 +27,7 @@ class FunctionCtx:
         self.materialize_grads = True
         self._dirty = ()
         self._non_diff = ()
-        self._saved_outs = None     # (output number per saved tensor, weakrefs: record, tape)
+        self._saved_outs = None     # (output number per saved tensor, weakref to the record)
 
     def save_for_backward(self, *tensors):
         self._saved = tensors
@@ -53,8 +53,9 @@ class FunctionCtx:
         are: differentiating through them runs this Function's backward again. (The ctx
         keeps weak references: the record holds the ctx.)"""
         from ..tensor import _out, _vcof
-        rec, tp = self._saved_outs[1](), self._saved_outs[2]()
-        if rec is None or tp is None:
+        rec = self._saved_outs[1]()
+        tp = rec.wtape() if rec is not None else None
+        if tp is None:
             return self._saved
         while tp.into is not None:
             tp = tp.into
@@ -79,10 +80,12 @@ class FunctionCtx:
 
 class PyFuncRecord:
     """What a ``pyfunc`` tape entry needs to call back into Python."""
-    __slots__ = ("cls", "ctx", "in_nodes", "out_nodes", "out_meta", "in_meta", "__weakref__")
+    __slots__ = ("cls", "ctx", "in_nodes", "out_nodes", "out_meta", "in_meta", "wtape",
+                 "__weakref__")
 
     def __init__(self, cls, ctx, in_nodes, out_nodes, out_meta, in_meta):
         self.cls, self.ctx = cls, ctx
+        self.wtape = None       # weakref to the tape whose pyfuncs hold this record (absorb moves it)
         self.in_nodes, self.out_nodes = in_nodes, out_nodes
         self.out_meta, self.in_meta = out_meta, in_meta
 
@@ -266,12 +269,13 @@ class Function(metaclass=FunctionMeta):
             res._vc = _vcof(o)
             results[i] = res
         rec = PyFuncRecord(cls, ctx, in_nodes, tuple(out_nodes), tuple(out_meta), in_meta)
+        rec.wtape = weakref.ref(tp)
         tp.pyfuncs.append(rec)
         if ctx._saved:
             outk = {id(o): k for k, (_, o) in enumerate(touts)}
             ks = tuple(outk.get(id(t), -1) for t in ctx._saved)
             if any(k >= 0 for k in ks):
-                ctx._saved_outs = (ks, weakref.ref(rec), tp.wself)
+                ctx._saved_outs = (ks, weakref.ref(rec))
         return results[0] if single else tuple(results)
 
 

@@ -6,10 +6,10 @@ Covers: Square saving an input, Exp saving its output, Sinh returning its interm
 extra outputs (and the "what NOT to do" Sinh whose grad has no graph), Cube whose backward is a
 second custom Function (CubeBackward), gradcheck / gradgradcheck of each, grad with
 create_graph=True on a cloned 0-dim leaf, second derivatives via a second autograd.grad.
-Data: numpy with a fixed seed instead of torch.rand. Edited for tapegrad: the Sinh section
-comes first, its gradcheck after its double backward, and without gradgradcheck (after a
-gradcheck, create_graph through Sinh's saved outputs lost its graph in tapegrad); cloned
-leaves are kept in a variable (tapegrad shows a dropped leaf's AccumulateGrad as None).
+Data: numpy with a fixed seed instead of torch.rand. The Sinh section comes first and is run
+again at the end, after the other sections' gradchecks (earlier backwards once made tapegrad
+lose the graph of Sinh's saved outputs under create_graph). Edited for tapegrad: cloned leaves
+are kept in a variable (tapegrad shows a dropped leaf's AccumulateGrad as None).
 """
 import numpy as np
 import torch
@@ -49,8 +49,7 @@ def sinh(x):
 
 
 x = torch.tensor(X33, requires_grad=True, dtype=torch.double)
-# (the tutorial also runs gradgradcheck(sinh, x) here, and shows Sinh after Square and Exp;
-# see the module docstring)
+# (the tutorial shows Sinh after Square and Exp; see the module docstring)
 outs = Sinh.apply(x)
 print("Sinh outputs", [o.grad_fn.name() for o in outs], [o.requires_grad for o in outs])
 out = sinh(x)
@@ -62,6 +61,7 @@ g2, = torch.autograd.grad(grad_x.sum(), x)
 print("d2 sinh (== sinh)", g2)
 print("matches", torch.allclose(g2, torch.sinh(x)))
 print("Sinh gradcheck", torch.autograd.gradcheck(sinh, x))
+print("Sinh gradgradcheck", torch.autograd.gradgradcheck(sinh, x))
 
 
 class Square(torch.autograd.Function):
@@ -200,3 +200,12 @@ g2, = torch.autograd.grad(grad_x, x, create_graph=True)
 print("g2", g2)
 g3, = torch.autograd.grad(g2, x)
 print("g3", g3)
+
+
+# Sinh again, after every other section's backwards and checks
+x = torch.tensor(X33[::-1].copy(), requires_grad=True, dtype=torch.double)
+grad_x, = torch.autograd.grad(sinh(x).sum(), x, create_graph=True)
+print("Sinh again: grad_x graph", graph(grad_x.grad_fn))
+g2, = torch.autograd.grad(grad_x.sum(), x)
+print("Sinh again: d2 sinh", g2)
+print("Sinh again: gradgradcheck", torch.autograd.gradgradcheck(sinh, x))
