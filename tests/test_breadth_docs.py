@@ -82,3 +82,24 @@ def test_saved_outputs_keep_their_graph_after_earlier_backwards_without_torch():
                   requires_grad=True)
     assert tg.autograd.gradcheck(lambda t: Sinh.apply(t)[0], x)
     assert tg.autograd.gradgradcheck(lambda t: Sinh.apply(t)[0], x)
+
+
+def test_dropped_leaf_still_shows_as_accumulate_grad_vs_torch():
+    # the tape holds leaves weakly: a leaf nobody references any more used to show as None
+    same(lambda lib: [graph_names(lib.tensor(1.0, requires_grad=True).clone()),
+                      graph_names(lib.ones(2, requires_grad=True) * 2),
+                      graph_names(lib.ones(2, requires_grad=True) * lib.ones(2))])
+
+
+def graph_names(t):
+    return [None if f is None else f.name() for f, _ in t.grad_fn.next_functions]
+
+
+def test_dropped_leaf_accumulate_grad_without_torch():
+    y = tg.ones(2, requires_grad=True) * 2
+    (acc, k), (none, _) = y.grad_fn.next_functions
+    assert acc.name() == "torch::autograd::AccumulateGrad" and k == 0 and none is None
+    assert acc.variable is None          # (torch's keeps the leaf alive; see docs/api.md)
+    x = tg.ones(2, requires_grad=True)
+    z = x * 2
+    assert z.grad_fn.next_functions[0][0].variable is x

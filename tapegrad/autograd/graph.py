@@ -260,7 +260,9 @@ def _producer(tp, E, N, node):
             for n, ref in tp.leaf_pairs:
                 if n == node:
                     leaf = ref()
-                    return (accumulate_grad(leaf) if leaf is not None else None), 0
+                    # a dropped leaf (the tape holds leaves weakly; torch's AccumulateGrad
+                    # keeps its variable alive): still an AccumulateGrad, its variable None
+                    return (accumulate_grad(leaf) if leaf is not None else AccumulateGrad(None)), 0
             return None, 0
         if E[prod, FL] & F_HIDDEN:
             node = int(E[prod, IA])

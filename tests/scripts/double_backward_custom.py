@@ -8,8 +8,7 @@ second custom Function (CubeBackward), gradcheck / gradgradcheck of each, grad w
 create_graph=True on a cloned 0-dim leaf, second derivatives via a second autograd.grad.
 Data: numpy with a fixed seed instead of torch.rand. The Sinh section comes first and is run
 again at the end, after the other sections' gradchecks (earlier backwards once made tapegrad
-lose the graph of Sinh's saved outputs under create_graph). Edited for tapegrad: cloned leaves
-are kept in a variable (tapegrad shows a dropped leaf's AccumulateGrad as None).
+lose the graph of Sinh's saved outputs under create_graph).
 """
 import numpy as np
 import torch
@@ -80,8 +79,7 @@ x = torch.tensor(X33, requires_grad=True, dtype=torch.double)
 print("Square gradcheck", torch.autograd.gradcheck(Square.apply, x))
 print("Square gradgradcheck", torch.autograd.gradgradcheck(Square.apply, x))
 
-x0 = torch.tensor(1., requires_grad=True)  # the tutorial writes torch.tensor(...).clone()
-x = x0.clone()
+x = torch.tensor(1., requires_grad=True).clone()
 print("x", x, x.is_leaf, x.requires_grad)
 out = Square.apply(x)
 print("out", out)
@@ -106,8 +104,7 @@ class Exp(torch.autograd.Function):
         return result * grad_out
 
 
-x0 = torch.tensor(1., requires_grad=True, dtype=torch.double)
-x = x0.clone()
+x = torch.tensor(1., requires_grad=True, dtype=torch.double).clone()
 print("Exp gradcheck", torch.autograd.gradcheck(Exp.apply, x))
 print("Exp gradgradcheck", torch.autograd.gradgradcheck(Exp.apply, x))
 out = Exp.apply(x)
