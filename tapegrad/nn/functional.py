@@ -1337,3 +1337,15 @@ from ._conv import (avg_pool1d, avg_pool2d, conv1d, conv2d, max_pool1d,  # noqa:
                     max_pool2d)
 
 __all__ += ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
+
+# ----------------------------------------------------------------------------- more losses,
+# distances and normalizations (nn/_losses2.py)
+from ._losses2 import (cosine_embedding_loss, group_norm, gumbel_softmax,  # noqa: E402,F401
+                       hinge_embedding_loss, instance_norm, margin_ranking_loss, multi_margin_loss,
+                       multilabel_soft_margin_loss, pdist, prelu, rms_norm, soft_margin_loss,
+                       triplet_margin_loss, triplet_margin_with_distance_loss)
+
+__all__ += ["cosine_embedding_loss", "group_norm", "gumbel_softmax", "hinge_embedding_loss",
+            "instance_norm", "margin_ranking_loss", "multi_margin_loss",
+            "multilabel_soft_margin_loss", "pdist", "prelu", "rms_norm", "soft_margin_loss",
+            "triplet_margin_loss", "triplet_margin_with_distance_loss"]
