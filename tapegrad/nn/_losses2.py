@@ -19,8 +19,27 @@ from .. import _math
 from .._math import hide, named, tap
 from ..autograd.grad_mode import STATE, no_grad
 from ..tensor import Tensor, _wrap, bool_, int64
+from ..autograd.graph import ONE_INPUT
+
+# aten's Tensor-Scalar overloads (x + 1e-12, x - margin inside a C++ composition): one input
+ONE_INPUT.update({"AddBackward1", "SubBackward1"})
 
 _RED = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _adds(t, c):
+    """t + c as aten's add(Tensor, Scalar): AddBackward1."""
+    return named(t + c, "AddBackward1")
+
+
+def _subs(t, c):
+    """t - c as aten's sub(Tensor, Scalar): SubBackward1."""
+    return named(t - c, "SubBackward1")
+
+
+def _rsub(c, t):
+    """c - t as C++'s Scalar - Tensor (the scalar wrapped in a tensor): SubBackward0(None, t)."""
+    return _wrap(np.asarray(c, t._dtype.np), t._dtype) - t
 
 
 def _F():
@@ -56,7 +75,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
                            "got sizes: input1: %s, input2: %s, target: %s "
                            % (_F()._size(input1.shape), _F()._size(input2.shape),
                               _F()._size(target.shape)))
-    out = (-target * (input1 - input2) + margin).clamp_min(0)
+    out = _adds(-target * (input1 - input2), margin).clamp_min(0)
     return _apply_reduction(out, red)
 
 
@@ -67,7 +86,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     red = _red(size_average, reduce, reduction)
     t = np.asarray(target._data)
     zeros = _zeros_like(input)
-    margin_clamp = (margin - input).clamp_min(0)
+    margin_clamp = _rsub(margin, input).clamp_min(0)
     out_margin = _math.where(_mask(t != 1), margin_clamp, zeros)
     out_self = _math.where(_mask(t != -1), input, zeros)
     return _apply_reduction(out_margin + out_self, red)
@@ -90,13 +109,13 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
         raise RuntimeError("0D target tensor expects 1D input tensors, but found inputs with sizes "
                            "%s and %s." % (list(input1.shape), list(input2.shape)))
     prod_sum = (input1 * input2).sum(td)
-    m1 = (input1 * input1).sum(td) + _EPS
-    m2 = (input2 * input2).sum(td) + _EPS
+    m1 = _adds((input1 * input1).sum(td), _EPS)
+    m2 = _adds((input2 * input2).sum(td), _EPS)
     cos = prod_sum / (m1 * m2).sqrt()
     zeros = _zeros_like(cos)
     t = np.asarray(target._data)
-    pos = 1 - cos
-    neg = (cos - margin).clamp_min(0)
+    pos = _rsub(1, cos)
+    neg = _subs(cos, margin).clamp_min(0)
     out = _math.where(_mask(t == 1), pos, zeros) + _math.where(_mask(t == -1), neg, zeros)
     return _apply_reduction(out, red)
 
@@ -106,16 +125,17 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     red = _red(size_average, reduce, reduction)
     F = _F()
     F._check_target_shape(input, target, "soft_margin_loss")
-    x, y = tap(input, 0), tap(target, 1)
-    z = -y * x
-    sp = F.softplus(z)           # log(1 + exp(z)), stable
-    hidden = [z] if red == "none" else [z]
-    if red == "none":
-        hide(*[h for h in hidden if h._tape is not None])
-        return named(sp, "SoftMarginLossBackward0", 2) if sp._tape is not None else sp
-    out = sp.mean() if red == "mean" else sp.sum()
-    hide(*[h for h in hidden + [sp] if h._tape is not None])
-    return named(out, "SoftMarginLossBackward0", 2) if out._tape is not None else out
+    # torch's node lists the input only (the target is not differentiable in aten)
+    z = -target * tap(input, 0)
+    out = F.softplus(z)          # log(1 + exp(z)), stable
+    hidden = [z]
+    if red != "none":
+        hidden.append(out)
+        out = out.mean() if red == "mean" else out.sum()
+    if out._tape is None:
+        return out
+    hide(*[h for h in hidden if h._tape is not None])
+    return named(out, "SoftMarginLossBackward0", 1)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -161,9 +181,11 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     from ..creation import tensor as _tensor
     idx = _tensor(t.astype(np.int64).reshape(N, 1))
     xy = x.gather(1, idx)                                  # (N, 1)
-    z = (margin - xy + x).clamp_min(0)
+    m = margin - xy
+    z0 = m + x
+    z = z0.clamp_min(0)
     h = z if p == 1 else z * z
-    hidden = [x, xy, z]
+    hidden = [x, xy, m, z0, z]
     if weight is not None:
         w = _wrap(np.asarray(weight._data)[t].reshape(N, 1).astype(input._dtype.np), input._dtype)
         hidden.append(h)
@@ -171,9 +193,11 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     keep = np.ones((N, C), bool)
     keep[np.arange(N), t] = False
     hidden.append(h)
-    h = _math.where(_mask(keep), h, _zeros_like(h))
+    h = h * _wrap(keep.astype(input._dtype.np), input._dtype)     # the i != y terms
     hidden.append(h)
-    per = h.sum(1) / C
+    s1 = h.sum(1)
+    hidden.append(s1)
+    per = s1 / C
     if red == "none":
         out = per if nd == 2 else per.reshape(())
     else:
@@ -202,7 +226,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     dist_neg = F.pairwise_distance(anchor, negative, p, eps)
     if swap:
         dist_neg = _math.minimum(dist_neg, F.pairwise_distance(positive, negative, p, eps))
-    out = (margin + dist_pos - dist_neg).clamp_min(0)
+    out = (_adds(dist_pos, margin) - dist_neg).clamp_min(0)
     return _apply_reduction(out, red)
 
 
@@ -281,22 +305,25 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError("Expected %s to be a vector of size equal to the number of channels "
                                "in input, but got %s of shape %s and input of shape %s"
                                % (name, name, list(v.shape), list(shp)))
-    g = input.reshape(N, num_groups, -1)
+    x = tap(input, 0)
+    g = x.reshape(N, num_groups, -1)
     mu, xc, var, rs = _norm_stats(g, (2,), eps)
     yn = xc * rs
     y = yn.reshape(shp)
     hidden = [g, mu, xc, var, rs, yn]
     bshape = (1, C) + (1,) * (len(shp) - 2)
     if weight is not None:
-        hidden.append(y)
-        y = y * weight.reshape(bshape)
+        wv = tap(weight, 1).reshape(bshape)
+        hidden += [y, wv]
+        y = y * wv
     if bias is not None:
-        hidden.append(y)
-        y = y + bias.reshape(bshape)
+        bv = tap(bias, 2).reshape(bshape)
+        hidden += [y, bv]
+        y = y + bv
     if y._tape is None:
         return y
     hide(*[h for h in hidden if h._tape is not None])
-    return named(y, "NativeGroupNormBackward0")
+    return named(y, "NativeGroupNormBackward0", 3)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -339,7 +366,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps is None:
         eps = float(np.finfo(input._dtype.np).eps)
     dims = tuple(range(len(shp) - len(ns), len(shp)))
-    r = (input * input).mean(dims, keepdim=True).add(eps).rsqrt()
+    r = _adds(input.pow(2).mean(dims, keepdim=True), eps).rsqrt()
     y = input * r
     if weight is not None:
         y = y * weight
@@ -364,17 +391,20 @@ def prelu(input, weight):
         if ch != n:
             raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter "
                                "numbers = %d and channel size = %d." % (n, ch))
-    x, w = tap(input, 0), tap(weight, 1)
-    if n == 1 or input.dim() < 2:
-        wb = w.reshape(()) if n == 1 else w
-    else:
-        wb = w.reshape((1, n) + (1,) * (len(shp) - 2))
-    pos = np.asarray(input._data) > 0
-    wx = x * wb
-    y = _math.where(_mask(pos), x, wx)
+    # torch views the weight to broadcast over dim 1 of an input of 2 or more dims
+    x = tap(input, 0)
+    wb = tap(weight.reshape((1, n) + (1,) * (len(shp) - 2)) if input.dim() >= 2 else weight, 1)
+    pos = _wrap((np.asarray(input._data) > 0).astype(input._dtype.np), input._dtype)
+    # where(x > 0, x, w x) as x pos + w x (1 - pos): binary entries the node's taps are found through
+    a, wx = x * pos, wb * x
+    b = wx * (1 - pos)
+    y = a + b
+    d, wd = np.asarray(input._data), np.asarray(weight._data).reshape(np.shape(wb._data))
+    with np.errstate(all="ignore"):
+        _math.exact(y, np.where(d > 0, d, wd * d))     # (inf * 0 would give nan)
     if y._tape is None:
         return y
-    hide(*[h for h in (wb, wx) if isinstance(h, Tensor) and h._tape is not None and h is not w])
+    hide(*[h for h in (a, wx, b) if h._tape is not None])
     return named(y, "PreluKernelBackward0", 2)
 
 
