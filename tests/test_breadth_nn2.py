@@ -620,3 +620,44 @@ def test_torch_namespace_graph_vs_torch(name):
 
 def test_pdist_graph_vs_torch():
     same(lambda lib: graph(lib.pdist(leaf(lib, A)).grad_fn, 3))
+
+
+# ============================================================================ edges
+S4 = [1.0, -1.0, 1.0, -1.0]
+EDGES = {
+    "soft_margin_target_requires_grad": lambda lib: lib.nn.functional.soft_margin_loss(
+        leaf(lib, A), leaf(lib, A)),
+    "margin_ranking_target_grad": lambda lib: (lambda x, t: lib.autograd.grad(
+        lib.nn.functional.margin_ranking_loss(x[:, 0], x[:, 1], t), (x, t)))(leaf(lib, A),
+                                                                            leaf(lib, S4)),
+    "multi_margin_float_target": lambda lib: lib.nn.functional.multi_margin_loss(
+        leaf(lib, A), lib.tensor([0.0, 1, 2, 0])),
+    "triplet_1d": lambda lib: lib.nn.functional.triplet_margin_loss(
+        leaf(lib, A)[0], leaf(lib, A)[1], leaf(lib, A)[2]),
+    "cosine_embedding_mixed_dtypes": lambda lib: lib.nn.functional.cosine_embedding_loss(
+        leaf(lib, A, "float64"), leaf(lib, A), lib.tensor(S4)),
+    "hinge_int_target": lambda lib: lib.nn.functional.hinge_embedding_loss(
+        leaf(lib, A), lib.tensor([[1, -1, 1]] * 4)),
+    "pdist_one_row": lambda lib: lib.pdist(leaf(lib, [[1.0, 2.0]])),
+    "pdist_int": lambda lib: lib.pdist(lib.tensor([[1, 2], [3, 4]])),
+    "group_norm_int": lambda lib: lib.nn.functional.group_norm(lib.ones(2, 4, 3, dtype=lib.int64),
+                                                               2),
+    "rms_norm_int": lambda lib: lib.nn.functional.rms_norm(lib.ones(2, 3, dtype=lib.int64), (3,)),
+    "prelu_int": lambda lib: lib.nn.functional.prelu(lib.ones(2, 3, dtype=lib.int64),
+                                                     lib.ones(1, dtype=lib.int64)),
+    "prelu_0d": lambda lib: (lambda x, w: (lambda y: (y, lib.autograd.grad(y, (x, w))))(
+        lib.nn.functional.prelu(x, w)))(leaf(lib, -1.5), leaf(lib, [0.2])),
+    "instance_norm_2d": lambda lib: lib.nn.functional.instance_norm(leaf(lib, A)),
+    "multilabel_soft_margin_1d": lambda lib: lib.nn.functional.multilabel_soft_margin_loss(
+        leaf(lib, A)[0], lib.tensor([1.0, 0, 1])),
+    "rms_norm_tiny_float64": lambda lib: lib.nn.functional.rms_norm(
+        leaf(lib, [[1e-9, 2e-9, 0.0]], "float64"), (3,)),
+    "kaiming_bool_slope": lambda lib: _init(lib).kaiming_uniform_(lib.empty(3, 3), a=True),
+    "orthogonal_gain_float64": lambda lib: (lambda w: (w @ w.T).diagonal())(
+        _init(lib).orthogonal_(lib.empty(3, 5, dtype=lib.float64), 3.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_edges_vs_torch(name):
+    same(EDGES[name])

@@ -10,14 +10,13 @@ torch has one kernel (SoftMarginLossBackward0, MultiMarginLossBackward0, PdistBa
 NativeGroupNormBackward0, PreluKernelBackward0) the intermediate entries are hidden and the
 last one carries its name.
 """
-import math
 import warnings
 
 import numpy as np
 
 from .. import _math
 from .._math import hide, named, tap
-from ..autograd.grad_mode import STATE, no_grad
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor, _wrap, bool_, int64
 from ..autograd.graph import ONE_INPUT
 
@@ -125,6 +124,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     red = _red(size_average, reduce, reduction)
     F = _F()
     F._check_target_shape(input, target, "soft_margin_loss")
+    F._not_differentiable_arg("soft_margin_loss", "target", target)
     # torch's node lists the input only (the target is not differentiable in aten)
     z = -target * tap(input, 0)
     out = F.softplus(z)          # log(1 + exp(z)), stable
@@ -171,6 +171,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if nd > 2 or (nd == 2 and shp[1] == 0):
         raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, but "
                            "got: %s" % (list(shp),))
+    if target._dtype is not int64:
+        raise RuntimeError("expected scalar type Long but found %s" % target._dtype._tname)
     t = np.asarray(target._data).reshape(-1)
     if t.size != N or (nd == 2 and target.dim() > 1) or (nd < 2 and target.dim() > 1):
         raise RuntimeError("inconsistent target size, expected %d but got %s"
@@ -293,6 +295,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            % input.dim())
     shp = tuple(input.shape)
     N, C = shp[0], shp[1]
+    _F()._float_only(input, "GroupNormKernelImpl")
     size = [N * C // num_groups, num_groups] + list(shp[2:])
     if int(np.prod(size[:1] + size[2:])) == 1:
         raise ValueError("Expected more than 1 value per channel when training, got input size %s"
@@ -363,6 +366,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise RuntimeError("Given normalized_shape=%s, expected input with shape [*, %s], but got "
                            "input of size%s" % (list(ns), ", ".join(str(n) for n in ns),
                                                 list(shp)))
+    _F()._float_only(input, "rms_norm")
     if eps is None:
         eps = float(np.finfo(input._dtype.np).eps)
     dims = tuple(range(len(shp) - len(ns), len(shp)))
@@ -391,6 +395,7 @@ def prelu(input, weight):
         if ch != n:
             raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter "
                                "numbers = %d and channel size = %d." % (n, ch))
+    _F()._float_only(input, "prelu_cpu")
     # torch views the weight to broadcast over dim 1 of an input of 2 or more dims
     x = tap(input, 0)
     wb = tap(weight.reshape((1, n) + (1,) * (len(shp) - 2)) if input.dim() >= 2 else weight, 1)
@@ -399,12 +404,16 @@ def prelu(input, weight):
     a, wx = x * pos, wb * x
     b = wx * (1 - pos)
     y = a + b
+    hidden = [a, wx, b]
+    if input.dim() == 0:            # a 0-d input keeps its shape (the weight has one element)
+        hidden.append(y)
+        y = y.sum(0)
     d, wd = np.asarray(input._data), np.asarray(weight._data).reshape(np.shape(wb._data))
     with np.errstate(all="ignore"):
-        _math.exact(y, np.where(d > 0, d, wd * d))     # (inf * 0 would give nan)
+        _math.exact(y, np.where(d > 0, d, wd * d).reshape(np.shape(y._data)))  # (inf*0: nan)
     if y._tape is None:
         return y
-    hide(*[h for h in (a, wx, b) if h._tape is not None])
+    hide(*[h for h in hidden if h._tape is not None])
     return named(y, "PreluKernelBackward0", 2)
 
 
