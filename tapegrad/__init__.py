@@ -107,3 +107,11 @@ is_conj = is_complex = Tensor.is_conj
 
 # ---- convolution / scatter_reduce (feat/conv)
 from .nn._conv import conv1d, conv2d, scatter_reduce  # noqa: F401,E402
+
+# ---- breadth gaps (feat/gaps): torch functions, in-place variants and Tensor methods
+from . import _extra  # noqa: E402
+_extra._install()
+globals().update(_extra.namespace())
+linalg.matrix_exp = _extra.matrix_exp
+special.i0 = _extra.i0
+special.i1 = _extra.i1

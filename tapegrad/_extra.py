@@ -1,0 +1,908 @@
+"""Breadth: torch functions and Tensor methods composed from existing primitives.
+
+matrix_exp (a custom Function, its backward the exp of a 2n x 2n block matrix, so higher order
+works), diagflat, cartesian_prod, combinations, vander, cumulative_trapezoid, gradient, i0/i1,
+renorm, sum_to_size, the *_scatter family, put/put_, fill_diagonal_, index_reduce, ldexp, frexp,
+gcd/lcm, rsub, torch.fill/detach/zero_, the in-place variants torch has (comparisons keep self's
+dtype), aliases, and small introspection methods (nbytes, itemsize, output_nr ...).
+
+Nothing here adds an op row: scatters go through ``_shape._merge`` (hidden gathers and
+segment sums under one named entry), compositions are hidden under torch's grad_fn name with
+``_math._hide_below``/``named``, and in-place variants through ``Tensor._inplace``.
+"""
+import builtins
+import itertools
+import math
+import warnings
+
+import numpy as np
+
+from .autograd.grad_mode import STATE
+from .autograd.graph import multi_name_id
+from .tensor import Tensor, _wrap, _convert, _DEFAULT, _result_dtype, _is_number, _type_name
+
+
+def _T():
+    import tapegrad
+    return tapegrad
+
+
+# ----------------------------------------------------------------------------- matrix_exp
+def _expm_np(a):
+    """exp of (a batch of) square matrices: scaling and squaring with a degree-18 Taylor
+    polynomial on A / 2^s, ||A / 2^s||_1 <= 1/2 (remainder < 1e-22 relative), in float64."""
+    a = np.asarray(a, np.float64)
+    n = a.shape[-1]
+    if a.size == 0:
+        return a.copy()
+    nrm = np.abs(a).sum(-2).max(-1)               # 1-norm per matrix
+    nrm = np.max(nrm) if nrm.ndim else nrm
+    if not np.isfinite(nrm):
+        return np.full(a.shape, np.nan)
+    s = int(max(0, math.ceil(math.log2(nrm / 0.5)))) if nrm > 0.5 else 0
+    b = a / (2.0 ** s)
+    eye = np.broadcast_to(np.eye(n), a.shape)
+    term = eye.copy()
+    out = eye.copy()
+    for k in range(1, 19):
+        term = term @ b / k
+        out = out + term
+    for _ in range(s):
+        out = out @ out
+    return out
+
+
+def _matrix_exp_check(A):
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 dimensions.")
+    if A._data.shape[-1] != A._data.shape[-2]:
+        raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they are "
+                           "%d by %d matrices" % A._data.shape[-2:])
+    if not A._dtype.is_floating_point:
+        raise RuntimeError("linalg.matrix_exp: Expected a floating point or complex tensor as "
+                           "input. Got %s" % A._dtype._tname)
+
+
+_FN = {}
+
+
+def _matrix_exp_fn():
+    f = _FN.get("mexp")
+    if f is None:
+        from .autograd.function import Function
+
+        class LinalgMatrixExp(Function):
+            @staticmethod
+            def forward(ctx, A):
+                ctx.save_for_backward(A)
+                return _wrap(np.asarray(_expm_np(A._data), A._dtype.np), A._dtype)
+
+            @staticmethod
+            def backward(ctx, g):
+                # d exp(A) adjoint: the top-right block of exp([[A^T, G], [0, A^T]])
+                (A,) = ctx.saved_tensors
+                T = _T()
+                n = A._data.shape[-1]
+                At = A.transpose(-2, -1)
+                z = T.zeros_like(At)
+                big = T.cat([T.cat([At, g], -1), T.cat([z, At], -1)], -2)
+                return matrix_exp(big)[..., :n, n:]
+
+        f = _FN["mexp"] = LinalgMatrixExp
+    return f
+
+
+def matrix_exp(A):
+    from ._math import named
+    if not isinstance(A, Tensor):
+        raise TypeError("linalg_matrix_exp(): argument 'input' (position 1) must be Tensor, not %s"
+                        % _type_name(A))
+    _matrix_exp_check(A)
+    return named(_matrix_exp_fn().apply(A), "LinalgMatrixExpBackward0")
+
+
+# ----------------------------------------------------------------------------- construction
+def diagflat(input, offset=0):
+    from ._matrix import diag_embed
+    return diag_embed(input.reshape(-1), offset)
+
+
+def cartesian_prod(*tensors):
+    T = _T()
+    for t in tensors:
+        if t._data.ndim != 1:
+            raise RuntimeError("Expect a 1D vector, but got shape %s" % list(t._data.shape))
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = T.meshgrid(*tensors, indexing="ij")
+    return T.stack([g.flatten() for g in grids], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    T = _T()
+    if input._data.ndim != 1:
+        raise RuntimeError("Expect a 1D vector, but got shape %s" % list(input._data.shape))
+    if r < 0:
+        raise RuntimeError("Expect a non-negative number, but got %d" % r)
+    if r == 0:
+        return T.empty(0, dtype=input.dtype)
+    n = input._data.shape[0]
+    # torch's composition: an r-fold ij meshgrid, each grid masked by i1 < i2 < ... (<=)
+    grids = T.meshgrid(*([input] * r), indexing="ij")
+    ix = np.indices((n,) * r)
+    mask = np.ones((n,) * r, bool)
+    for j in range(r - 1):
+        mask &= (ix[j] <= ix[j + 1]) if with_replacement else (ix[j] < ix[j + 1])
+    m = T.from_numpy(mask)
+    return T.stack([g.masked_select(m) for g in grids], 1)
+
+
+def vander(x, N=None, increasing=False):
+    from ._math import named, _hide_below
+    T = _T()
+    if x._data.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x._data.shape[0]
+    if N is None:
+        N = n
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    rdt = x._dtype if x._dtype.is_floating_point else T.int64
+    xc = x if x._dtype is rdt else x.to(rdt)
+    ones = T.ones(n, 1, dtype=rdt)
+    if N == 0:
+        res = T.empty(n, 0, dtype=rdt)
+    elif N == 1:
+        res = ones
+    else:
+        pw = xc.unsqueeze(1).expand(n, N - 1).cumprod(1)
+        res = T.cat([ones, pw], 1)
+        if res.requires_grad:
+            _hide_below(res, x)
+            named(res, "CopySlices")
+    if not increasing:
+        res = res.flip(1)
+    return res
+
+
+# ----------------------------------------------------------------------------- calculus
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    nd = y._data.ndim
+    if nd == 0:
+        raise IndexError("cumulative_trapezoid: Dimension specified as -1 but tensor has no "
+                         "dimensions")
+    d = dim % nd if -nd <= dim < nd else None
+    if d is None:
+        raise IndexError("Dimension out of range (expected to be in range of [%d, %d], but got %d)"
+                         % (-nd, nd - 1, dim))
+    L = y._data.shape[d]
+    left = y.narrow(d, 0, max(L - 1, 0))
+    right = y.narrow(d, min(1, L), max(L - 1, 0))
+    if x is not None:
+        if dx is not None:
+            raise RuntimeError("cumulative_trapezoid: received both x and dx")
+        if x._data.ndim == 1:
+            if x._data.shape[0] != L:
+                raise RuntimeError("cumulative_trapezoid: There must be one `x` value for each "
+                                   "sample point")
+            shp = [1] * nd
+            shp[d] = max(L - 1, 0)
+            dxs = (x[1:] - x[:-1]).reshape(shp)
+        else:
+            xd = x._data.ndim
+            xdim = dim % xd
+            Lx = x._data.shape[xdim]
+            dxs = x.narrow(xdim, 1, Lx - 1) - x.narrow(xdim, 0, Lx - 1)
+        return _div_scalar((dxs * (left + right)).cumsum(d), 2.0)
+    h = 1.0 if dx is None else dx
+    return _mul_scalar(left + right, h / 2.0).cumsum(d)
+
+
+def _mul_scalar(t, c):
+    """t * c as torch's C++ composites record it (the Scalar overload: MulBackward1)."""
+    from ._math import scale
+    return scale(t, c, name="MulBackward1") if t.requires_grad else t * c
+
+
+def _div_scalar(t, c):
+    """t / c recorded as DivBackward1 (torch's Scalar overload)."""
+    from ._math import scale
+    if not t.requires_grad:
+        return t / c
+    out = scale(t, 1.0 / c, name="DivBackward1")
+    from ._math import exact
+    return exact(out, np.asarray(t._data) / np.asarray(c, t._dtype.np))
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    T = _T()
+    nd = input._data.ndim
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if dim is None:
+        dims = list(range(nd))
+    elif isinstance(dim, int):
+        dims = [dim % nd]
+    else:
+        dims = [d % nd for d in dim]
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+                "equal to 'self.dim() = %d', since dim argument was not given, but got a list of "
+                "length %d" % (len(dims), len(spacing)))
+        sp = list(spacing)
+    else:
+        sp = [spacing] * len(dims)
+    for d in dims:
+        if input._data.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+    f = input if input._dtype.is_floating_point else input.to(_DEFAULT[0])
+    outs = []
+    for d, h in zip(dims, sp):
+        if isinstance(h, Tensor):
+            if h._data.ndim == 0:
+                h = h.item()
+            else:
+                outs.append(_gradient_coords(f, d, h, edge_order))
+                continue
+        L = f._data.shape[d]
+        a = f.narrow(d, 0, L - 2)
+        b = f.narrow(d, 2, L - 2)
+        mid = _div_scalar(b - a, 2.0 * h)
+        if edge_order == 1:
+            first = _div_scalar(f.narrow(d, 1, 1) - f.narrow(d, 0, 1), h)
+            last = _div_scalar(f.narrow(d, L - 1, 1) - f.narrow(d, L - 2, 1), h)
+        else:
+            first = _div_scalar(_mul_scalar(f.narrow(d, 0, 1), -1.5)
+                                + _mul_scalar(f.narrow(d, 1, 1), 2.0)
+                                - _mul_scalar(f.narrow(d, 2, 1), 0.5), h)
+            last = _div_scalar(_mul_scalar(f.narrow(d, L - 3, 1), 0.5)
+                               - _mul_scalar(f.narrow(d, L - 2, 1), 2.0)
+                               + _mul_scalar(f.narrow(d, L - 1, 1), 1.5), h)
+        outs.append(T.cat([first, mid, last], d))
+    return tuple(outs)
+
+
+def _gradient_coords(f, d, x, edge_order):
+    """Second-order accurate differences on the coordinates ``x`` (1-D, one per sample)."""
+    T = _T()
+    nd = f._data.ndim
+    L = f._data.shape[d]
+    x = x.to(f.dtype)
+    shp = [1] * nd
+    shp[d] = -1
+    hx = (x[1:] - x[:-1])
+    h0, h1 = hx[:-1].reshape(shp), hx[1:].reshape(shp)
+    a = f.narrow(d, 0, L - 2)
+    b = f.narrow(d, 1, L - 2)
+    c = f.narrow(d, 2, L - 2)
+    mid = (-h1 / (h0 * (h0 + h1))) * a + ((h1 - h0) / (h0 * h1)) * b + (h0 / (h1 * (h0 + h1))) * c
+    if edge_order == 1:
+        first = (f.narrow(d, 1, 1) - f.narrow(d, 0, 1)) / hx[0]
+        last = (f.narrow(d, L - 1, 1) - f.narrow(d, L - 2, 1)) / hx[-1]
+    else:
+        g0, g1 = hx[0], hx[1]
+        # torch's sums of three products a*f0 + b*f1 + c*f2 (ReduceOps.cpp)
+        first = (-(2 * g0 + g1) / (g0 * (g0 + g1)) * f.narrow(d, 0, 1)
+                 + (g0 + g1) / (g0 * g1) * f.narrow(d, 1, 1)
+                 + (-g0 / (g1 * (g0 + g1))) * f.narrow(d, 2, 1))
+        e0, e1 = hx[-2], hx[-1]
+        last = (e1 / (e0 * (e0 + e1)) * f.narrow(d, L - 3, 1)
+                + (-(e1 + e0) / (e0 * e1)) * f.narrow(d, L - 2, 1)
+                + (2 * e1 + e0) / (e1 * (e0 + e1)) * f.narrow(d, L - 1, 1))
+    return T.cat([first, mid, last], d)
+
+
+# ----------------------------------------------------------------------------- Bessel i0 / i1
+def _i1_np(x):
+    """Modified Bessel I1 by its power series (all terms of one sign: no cancellation)."""
+    x = np.asarray(x, np.float64)
+    ax = np.abs(x)
+    q = (ax / 2.0) ** 2
+    term = ax / 2.0
+    tot = term.copy()
+    kmax = int(np.max(ax, initial=0.0)) + 60 if np.all(np.isfinite(ax)) else 800
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k in range(1, builtins.min(kmax, 900)):
+            term = term * q / (k * (k + 1))
+            tot = tot + term
+        tot = np.where(np.isinf(ax) | (ax > 713.0), np.inf, tot)
+    return np.where(np.isnan(x), np.nan, np.sign(x) * tot)
+
+
+def _i0_np(x):
+    x = np.asarray(x, np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = np.i0(np.where(np.isfinite(x), x, 0.0))
+    return np.where(np.isinf(x), np.inf, np.where(np.isnan(x), np.nan, y))
+
+
+def _bessel_fns():
+    if "i0" not in _FN:
+        from .special import _pointwise_fn
+        # d i0(x) = i1(x) dx;  d i1(x) = (i0(x) - i1(x) / x) dx  (1/2 at 0)
+        _FN["i0"] = _pointwise_fn("I0", _i0_np, i0, lambda x, y: i1(x))
+        _FN["i1"] = _pointwise_fn("SpecialI1", _i1_np, i1, _di1)
+    return _FN
+
+
+def _di1(x, y):
+    T = _T()
+    safe = T.where(x == 0, T.ones_like(x), x)
+    return T.where(x == 0, T.full_like(x, 0.5), i0(x) - y / safe)
+
+
+def _float_unary(input, name):
+    from ._math import _floatify
+    if not isinstance(input, Tensor):
+        raise TypeError("%s(): argument 'input' (position 1) must be Tensor, not %s"
+                        % (name, _type_name(input)))
+    return _floatify(input)
+
+
+def i0(input):
+    from ._math import named
+    x = _float_unary(input, "i0")
+    return named(_bessel_fns()["i0"].apply(x), "I0Backward0")
+
+
+def i1(input):
+    from ._math import named
+    x = _float_unary(input, "special_i1")
+    return named(_bessel_fns()["i1"].apply(x), "SpecialI1Backward0")
+
+
+# ----------------------------------------------------------------------------- reductions
+def renorm(input, p, dim, maxnorm):
+    from ._math import named, _hide_below, tap
+    T = _T()
+    nd = input._data.ndim
+    if nd < 2:
+        raise RuntimeError("renorm: input needs at least 2 dimensions, got %d dimensions" % nd)
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError("renorm: expected maxnorm to be >= 0 but got %s" % maxnorm)
+    d = dim % nd
+    others = [i for i in range(nd) if i != d]
+    x = tap(input, 0)
+    norms = T.linalg.vector_norm(x, p, dim=others, keepdim=True)
+    big = norms > maxnorm
+    factor = T.where(big, maxnorm / (norms + 1e-7), T.ones_like(norms))
+    out = x * factor
+    if out.requires_grad:
+        _hide_below(out, input)
+        named(out, "RenormBackward0", arity=1)
+    return out
+
+
+def sum_to_size(self, *size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)) or (
+            len(size) == 1 and type(size[0]).__name__ == "Size"):
+        size = tuple(size[0])
+    size = tuple(int(s) for s in size)
+    shape = self._data.shape
+    lead = len(shape) - len(size)
+    ok = lead >= 0 and all(s == 1 or s == shape[lead + i] for i, s in enumerate(size))
+    if not ok:
+        raise RuntimeError("size {%s} is not expandable to size {%s}."
+                           % (list(size), list(shape)))
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
+                                if s == 1 and shape[lead + i] != 1]
+    out = self
+    if dims:
+        out = out.sum(dims, keepdim=True)
+    if lead > 0:
+        out = out.view(size)
+    return out
+
+
+# ----------------------------------------------------------------------------- scatters
+def _place(input, src, P, name):
+    """``input`` with ``src`` written at the flat positions ``P`` (src's shape), recorded as
+    one node ``name`` over (input, src)."""
+    from ._shape import _merge, _flat, _kept
+    rdt = input._dtype
+    y = np.array(input._data, copy=True)
+    P = np.asarray(P, np.int64).reshape(-1)
+    y.reshape(-1)[P] = np.asarray(src._data, rdt.np).reshape(-1)
+    kept = _kept(y.size, P)
+    return _merge(y, rdt, name, [(input, kept, kept, 1.0, 0),
+                                 (src, _flat(P.size), P, 1.0, 1)], 2)
+
+
+def _pos(shape):
+    return np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+
+
+def _check_src(input, src, P, fname):
+    if not isinstance(src, Tensor):
+        raise TypeError("%s(): argument 'src' (position 2) must be Tensor, not %s"
+                        % (fname, _type_name(src)))
+    if tuple(src._data.shape) != tuple(P.shape):
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           "%s, slice size = %s" % (list(src._data.shape), list(P.shape)))
+
+
+def select_scatter(input, src, dim, index):
+    nd = input._data.ndim
+    d = dim % nd
+    n = input._data.shape[d]
+    if not -n <= index < n:
+        raise IndexError("select(): index %d out of range for tensor of size %s at dimension %d"
+                         % (index, list(input._data.shape), dim))
+    P = np.take(_pos(input._data.shape), index % n, axis=d)
+    _check_src(input, src, P, "select_scatter")
+    return _place(input, src, P, "SelectScatterBackward0")
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    nd = input._data.ndim
+    d = dim % nd
+    sl = [slice(None)] * nd
+    sl[d] = slice(start, end, step)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    P = _pos(input._data.shape)[tuple(sl)]
+    _check_src(input, src, P, "slice_scatter")
+    return _place(input, src, P, "SliceScatterBackward0")
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    P = np.diagonal(_pos(input._data.shape), offset, dim1, dim2)
+    _check_src(input, src, P, "diagonal_scatter")
+    return _place(input, src, P, "DiagonalScatterBackward0")
+
+
+def _put_positions(input, index):
+    if not isinstance(index, Tensor) or index._dtype.name != "int64":
+        raise RuntimeError("put_(): Expected a long tensor for index, but got %s"
+                           % (index._dtype._tname if isinstance(index, Tensor)
+                              else type(index).__name__))
+    n = input._data.size
+    iv = np.asarray(index._data, np.int64).reshape(-1)
+    bad = (iv < -n) | (iv >= n)
+    if bad.any():
+        raise IndexError("out of range: tried to access index %d on a tensor of %d elements."
+                         % (iv[np.argmax(bad)], n))
+    return np.where(iv < 0, iv + n, iv)
+
+
+def put(input, index, source, accumulate=False):
+    from ._shape import _merge, _flat, _kept
+    P = _put_positions(input, index)
+    if not isinstance(source, Tensor):
+        raise TypeError("put(): argument 'source' (position 2) must be Tensor, not %s"
+                        % _type_name(source))
+    if source._data.size != P.size:
+        raise RuntimeError("put_(): Expected source and index to have the same number of elements, "
+                           "but got source.numel() = %d, index.numel() = %d"
+                           % (source._data.size, P.size))
+    if source._dtype is not input._dtype:
+        raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
+                           "self.dtype = %s and source.dtype = %s"
+                           % (input._dtype._tname, source._dtype._tname))
+    rdt = input._dtype
+    y = np.array(input._data, copy=True)
+    sv = np.asarray(source._data).reshape(-1)
+    if accumulate:
+        np.add.at(y.reshape(-1), P, sv)
+        keep = _flat(y.size)
+    else:
+        y.reshape(-1)[P] = sv
+        keep = _kept(y.size, P)
+    return _merge(y, rdt, "PutBackward0", [(input, keep, keep, 1.0, 0),
+                                           (source, _flat(P.size), P, 1.0, 1)], 2)
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    from ._shape import _merge, _kept
+    shape = self._data.shape
+    nd = len(shape)
+    if nd < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if nd > 2 and any(s != shape[0] for s in shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if nd == 2:
+        h, w = shape
+        step = w + 1
+        P = np.arange(0, builtins.min(h, w) * w, step, dtype=np.int64)
+        if wrap and h > w + 1:
+            # torch fills the main diagonal, then the wrapped rest: two writes
+            _fill_diagonal_(self, fill_value)
+            P = np.arange(0, self._data.size, step, dtype=np.int64)[builtins.min(h, w):]
+            if P.size == 0:
+                return self
+    else:
+        step = sum(int(np.prod(shape[i + 1:])) for i in range(nd))
+        P = np.arange(0, self._data.size, step, dtype=np.int64)[:shape[0]]
+
+    def f(s, _o):
+        y = np.array(s._data, copy=True)
+        y.reshape(-1)[P] = fill_value
+        kept = _kept(y.size, P)
+        return _merge(y, s._dtype, "CopySlices", [(s, kept, kept, 1.0, 0)], 1)
+    return self._inplace(None, f)
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    from .nn._conv import scatter_reduce
+    from ._math import _set_name_id
+    warnings.warn("index_reduce() is in beta and the API may change at any time.")
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or amin "
+                           "but got %s." % reduce)
+    nd = source._data.ndim
+    d = dim % builtins.max(input._data.ndim, 1)
+    iv = np.asarray(index._data, np.int64).reshape(-1)
+    if iv.size != (source._data.shape[d] if nd else 1):
+        raise IndexError("index_reduce_(): Number of indices (%d) should be equal to "
+                         "source.size(dim) (%d)" % (iv.size, source._data.shape[d] if nd else 1))
+    shp = [1] * nd
+    if nd:
+        shp[d] = -1
+    full = np.broadcast_to(iv.reshape(shp), source._data.shape).copy()
+    T = _T()
+    out = scatter_reduce(input, d, T.from_numpy(full), source, reduce, include_self=include_self)
+    if out._tape is not None:
+        from ._math import entry_of
+        from .autograd.graph import node_class
+        _set_name_id(out, multi_name_id("IndexReduceBackward0", 2))
+        tp, e = entry_of(out)
+        v = tp.views.get(e)            # (prod's node view exists already: it holds a hook)
+        if v is not None:
+            v.__class__ = node_class("IndexReduceBackward0")
+    return out
+
+
+# ----------------------------------------------------------------------------- elementwise
+def ldexp(input, other):
+    """input * 2^other (LdexpBackward0: d input = 2^other, d other = ln 2 * input * 2^other)."""
+    from ._math import tap, _hide_below, named
+    T = _T()
+    if not isinstance(other, Tensor):
+        raise TypeError("ldexp(): argument 'other' (position 2) must be Tensor, not %s"
+                        % _type_name(other))
+    rdt = _result_dtype(input, other)
+    if not rdt.is_floating_point:
+        rdt = _DEFAULT[0]
+    a = input if input._dtype is rdt else input.to(rdt)
+    b = other if other._dtype is rdt else other.to(rdt)
+    out = tap(a, 0) * T.exp2(tap(b, 1))
+    if out.requires_grad:
+        _hide_below(out, a, b)
+        named(out, "LdexpBackward0", arity=2)
+    return out
+
+
+def frexp(input):
+    from ._math import named
+    T = _T()
+    if not input._dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = np.frexp(np.asarray(input._data))
+    e_t = _wrap(np.asarray(e, np.int32), T.int32)
+    if STATE.enabled and input._rg:
+        # d mantissa = dx / 2^exponent
+        from ._math import tap, _hide_below, exact
+        mant = tap(input, 0) * _wrap(np.asarray(np.ldexp(1.0, -e), input._dtype.np),
+                                     input._dtype)
+        _hide_below(mant, input)
+        exact(named(mant, "FrexpBackward0", arity=1), m)
+    else:
+        mant = _wrap(np.asarray(m, input._dtype.np), input._dtype)
+    return T.return_types.frexp((mant, e_t)) if hasattr(T.return_types, "frexp") else (mant, e_t)
+
+
+def _int_binary(npf, name):
+    def f(input, other):
+        T = _T()
+        a = input if isinstance(input, Tensor) else T.tensor(input)
+        b = other if isinstance(other, Tensor) else T.tensor(other)
+        rdt = _result_dtype(a, b)
+        if rdt.is_floating_point or rdt.name == "bool":
+            raise NotImplementedError('"%s_cpu" not implemented for \'%s\'' % (name, rdt._tname))
+        y = npf(np.asarray(a._data, rdt.np), np.asarray(b._data, rdt.np))
+        return _wrap(np.asarray(y, rdt.np), rdt)
+    f.__name__ = name
+    return f
+
+
+gcd = _int_binary(np.gcd, "gcd")
+lcm = _int_binary(np.lcm, "lcm")
+
+
+def rsub(input, other, *, alpha=1):
+    from ._math import named
+    T = _T()
+    if isinstance(other, Tensor):
+        from ._math import tap, _hide_below
+        a = tap(input, 0)
+        out = tap(other, 1) - (a if alpha == 1 else _mul_scalar(a, alpha))
+        if out.requires_grad:
+            _hide_below(out, input, other)
+            named(out, "RsubBackward0", arity=2)
+        return out
+    return named(other - (input if alpha == 1 else input * alpha), "RsubBackward1")
+
+
+def fill(input, value):
+    from ._math import named
+    T = _T()
+    y = T.full_like(input, value.item() if isinstance(value, Tensor) else value)
+    if STATE.enabled and input._rg:
+        out = input * 0.0 + y.detach()
+        from ._math import _hide_below
+        _hide_below(out, input)
+        return named(out, "FillBackward0", arity=1)
+    return y
+
+
+def detach(input):
+    return input.detach()
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False):
+    T = _T()
+    a = np.asarray(input._data, np.float64).reshape(-1)
+    w = None if weight is None else np.asarray(weight._data, np.float64).reshape(-1)
+    if isinstance(bins, Tensor):
+        edges = np.asarray(bins._data, np.float64)
+        h, e = np.histogram(a, edges, weights=w, density=density)
+    else:
+        lo, hi = (float(a.min()), float(a.max())) if range is None and a.size else (
+            range if range is not None else (0.0, 1.0))
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5     # torch's widening of an empty range
+        # float32 bin edges as torch computes them (linspace in the input's dtype)
+        e = np.linspace(lo, hi, int(bins) + 1).astype(input._dtype.np).astype(np.float64)
+        h, e = np.histogram(a, e, weights=w, density=density)
+    rdt = input._dtype
+    return T.return_types.histogram((_wrap(np.asarray(h, rdt.np), rdt),
+                                     _wrap(np.asarray(e, rdt.np), rdt)))
+
+
+def unravel_index(indices, shape):
+    T = _T()
+    if not isinstance(indices, Tensor):
+        indices = T.tensor(indices)
+    if indices._dtype.is_floating_point or indices._dtype.name == "bool":
+        raise TypeError("expected 'indices' to be integer dtype, but got %s" % indices.dtype)
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got %s" % (shape,))
+    n = int(np.prod(shape))
+    iv = np.asarray(indices._data, np.int64)
+    if ((iv < -n) | (iv >= n)).any():
+        raise ValueError("'indices' must be in range [-%d, %d)" % (n, n))
+    iv = np.where(iv < 0, iv + n, iv)
+    parts = np.unravel_index(iv, shape)
+    return tuple(_wrap(np.asarray(p, np.int64), T.int64) for p in parts)
+
+
+def typename(obj):
+    if isinstance(obj, Tensor):
+        return "torch." + obj._dtype._tname + "Tensor"
+    t = type(obj)
+    mod = t.__module__
+    if mod in ("builtins", "__builtin__") or mod is None:
+        return t.__qualname__
+    return mod + "." + t.__qualname__
+
+
+def _range(start=0, end=None, step=1, *, dtype=None, requires_grad=False, **kw):
+    T = _T()
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its "
+                  "behavior is inconsistent with Python's range builtin. Instead, use torch.arange,"
+                  " which produces values in [start, end).", UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    dt = dtype or _DEFAULT[0]
+    n = int(math.floor((end - start) / step)) + 1
+    vals = start + np.arange(builtins.max(n, 0), dtype=np.float64) * step
+    return T.tensor(vals, dtype=dt, requires_grad=requires_grad)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    T = _T()
+    if isinstance(obj, Tensor):
+        out = obj
+        if dtype is not None and dtype is not obj._dtype:
+            out = obj.to(dtype)
+        elif copy:
+            out = obj.clone()
+        if requires_grad and not out.requires_grad:
+            out = out.detach().requires_grad_(True) if out is obj else out.requires_grad_(True)
+        return out
+    if isinstance(obj, np.ndarray) and not copy and (dtype is None or
+                                                       obj.dtype == dtype.np):
+        try:
+            t = T.from_numpy(obj)
+        except TypeError:
+            t = T.tensor(obj, dtype=dtype)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+    return T.tensor(obj, dtype=dtype, requires_grad=requires_grad)
+
+
+def is_same_size(a, b):
+    return tuple(a._data.shape) == tuple(b._data.shape)
+
+
+def is_inference(t):
+    return bool(getattr(t, "_inference", False))
+
+
+# ----------------------------------------------------------------------------- in-place variants
+def _cmp_inplace(fn, name):
+    """self.eq_(other) ...: the comparison's 0/1 written in self's dtype; with gradients a node
+    ``name`` whose gradient is zero, as torch's."""
+    def f(self, other):
+        from ._math import named, _hide_below, tap
+
+        def op(s, o):
+            val = fn(s, o)
+            if not (STATE.enabled and s._rg):
+                return val
+            if isinstance(o, Tensor):       # (the Tensor overload: a node over both)
+                out = tap(s, 0) * 0.0 + tap(o, 1) * 0.0 + val.to(s.dtype).detach()
+                _hide_below(out, s, o)
+                return named(out, name + "1", arity=2)
+            out = tap(s, 0) * 0.0 + val.to(s.dtype).detach()
+            _hide_below(out, s)
+            return named(out, name + "0", arity=1)
+        return self._inplace(other, op)
+    f.__name__ = name
+    return f
+
+
+def _owned(s):
+    """The in-place target's stand-in (``tensor._proxy``) with a value of its own: custom
+    Functions (erfinv, i0, ...) save their input Tensor itself, which the write would change."""
+    if isinstance(s._data, np.ndarray):
+        s._data = s._data.copy()
+    return s
+
+
+def _install():
+    T = _T()
+    Tn = Tensor
+    _math = __import__("tapegrad._math", fromlist=["x"])
+
+    def inplace_of(fn):
+        def g(self, *args, **kw):
+            return self._inplace(args[0] if args else None,
+                                 lambda s, o: fn(_owned(s), *args, **kw))
+        return g
+
+    # methods
+    Tn.matrix_exp = matrix_exp
+    Tn.diagflat = diagflat
+    Tn.i0 = i0
+    Tn.renorm = renorm
+    Tn.renorm_ = inplace_of(renorm)
+    Tn.sum_to_size = sum_to_size
+    Tn.select_scatter = select_scatter
+    Tn.slice_scatter = slice_scatter
+    Tn.diagonal_scatter = diagonal_scatter
+    Tn.split_with_sizes = lambda self, split_sizes, dim=0: T.split(self, list(split_sizes), dim)
+    Tn.index_reduce = index_reduce
+    Tn.index_reduce_ = lambda self, dim, index, source, reduce, *, include_self=True: \
+        self._inplace(source, lambda s, o: index_reduce(s, dim, index, o, reduce,
+                                                        include_self=include_self))
+    Tn.fill_diagonal_ = _fill_diagonal_
+    Tn.put = put
+    Tn.put_ = lambda self, index, source, accumulate=False: self._inplace(
+        source, lambda s, o: put(s, index, o, accumulate))
+    Tn.ldexp = ldexp
+    Tn.ldexp_ = inplace_of(ldexp)
+    Tn.frexp = frexp
+    Tn.gcd, Tn.lcm = gcd, lcm
+    Tn.gcd_, Tn.lcm_ = inplace_of(gcd), inplace_of(lcm)
+    Tn.histogram = histogram
+    Tn.is_same_size = is_same_size
+    Tn.is_nonzero = lambda self: T.is_nonzero(self)
+    Tn.is_inference = is_inference
+    Tn.isreal = lambda self: T.isreal(self)
+    Tn.nbytes = property(lambda self: self._data.size * self._dtype.itemsize)
+    Tn.itemsize = property(lambda self: self._dtype.itemsize)
+    Tn.output_nr = property(_output_nr)
+    Tn.adjoint = lambda self: self.transpose(-2, -1)
+    # aliases
+    Tn.multiply = lambda self, other: T.mul(self, other)
+    Tn.multiply_ = lambda self, other: self.mul_(other)
+    Tn.subtract = lambda self, other, *, alpha=1: T.sub(self, other, alpha=alpha)
+    Tn.subtract_ = lambda self, other, *, alpha=1: self.sub_(other, alpha=alpha)
+    Tn.absolute = lambda self: T.abs(self)
+    Tn.absolute_ = lambda self: self.abs_()
+    Tn.negative_ = lambda self: self.neg_()
+    Tn.fix_ = lambda self: self.trunc_()
+    Tn.positive = lambda self: T.positive(self)
+    Tn.true_divide_ = lambda self, other: self.div_(other)
+    Tn.divide_ = lambda self, other, *, rounding_mode=None: self._inplace(
+        other, lambda s, o: T.div(s, o, rounding_mode=rounding_mode))
+    Tn.arccos_, Tn.arcsin_, Tn.arctan_ = Tn.acos_, Tn.asin_, Tn.atan_
+    Tn.arctan2_ = Tn.atan2_
+    for nm, fn in (("eq", T.eq), ("ne", T.ne), ("lt", T.lt), ("le", T.le), ("gt", T.gt),
+                   ("ge", T.ge)):
+        setattr(Tn, nm + "_", _cmp_inplace(fn, nm.capitalize() + "Backward"))
+    Tn.not_equal_, Tn.less_, Tn.less_equal_ = Tn.ne_, Tn.lt_, Tn.le_
+    Tn.greater_, Tn.greater_equal_ = Tn.gt_, Tn.ge_
+    for nm in ("logical_and", "logical_or", "logical_xor"):
+        setattr(Tn, nm + "_", inplace_of(getattr(T, nm)))
+    Tn.logical_not_ = lambda self: self._inplace(None, lambda s, o: T.logical_not(s))
+    sp = T.special
+    for nm, fn in (("lgamma", sp.lgamma), ("digamma", sp.digamma), ("erfc", sp.erfc),
+                   ("erfinv", sp.erfinv), ("logit", sp.logit), ("sinc", sp.sinc),
+                   ("xlogy", sp.xlogy), ("mvlgamma", sp.mvlgamma), ("i0", i0),
+                   ("heaviside", _math.heaviside), ("nextafter", _math.nextafter)):
+        setattr(Tn, nm + "_", inplace_of(fn))
+    Tn.polygamma_ = lambda self, n: self._inplace(None, lambda s, o: _named1(
+        sp.polygamma(n, _owned(s)), "PolygammaBackward1"))
+    Tn.cumprod_ = lambda self, dim, *, dtype=None: self._inplace(
+        None, lambda s, o: T.cumprod(s, dim, dtype=dtype))
+    Tn.new = _legacy_new
+
+
+def _named1(t, name):
+    from ._math import named
+    return named(t, name)
+
+
+def _output_nr(self):
+    """Which output of its grad_fn this tensor is (0 for leaves and single-output nodes)."""
+    if self._tape is None:
+        return 0
+    from . import tape as _tp
+    from .kernels import NK, NNR
+    tp, node = _tp.resolve(self)
+    return int(tp.N[node * NK + NNR])
+
+
+def _legacy_new(self, *args, **kw):
+    T = _T()
+    dev = kw.pop("device", None)  # noqa: F841 - cpu only
+    if kw:
+        raise TypeError("new() received an invalid combination of arguments")
+    if not args:
+        return T.empty(0, dtype=self.dtype)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return args[0]
+    if all(isinstance(a, int) for a in args):
+        return T.empty(*args, dtype=self.dtype)
+    if len(args) == 1 and type(args[0]).__name__ == "Size":
+        return T.empty(tuple(args[0]), dtype=self.dtype)
+    return T.tensor(args[0], dtype=self.dtype)
+
+
+# torch-namespace in-place functions: torch.exp_(t) is t.exp_() (the names torch has)
+INPLACE_NAMES = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+    "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
+    "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "erf_", "erfc_", "exp2_", "exp_",
+    "expm1_", "fix_", "floor_", "frac_", "gcd_", "i0_", "lcm_", "ldexp_", "log10_", "log1p_",
+    "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_",
+    "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
+    "tanh_", "trunc_", "xlogy_", "zero_", "fill_", "index_put_", "detach_")
+
+
+def namespace():
+    """The torch-level names this module provides (merged into tapegrad's namespace)."""
+    ns = {n: getattr(Tensor, n) for n in INPLACE_NAMES if hasattr(Tensor, n)}
+    ns.update(matrix_exp=matrix_exp, diagflat=diagflat, cartesian_prod=cartesian_prod,
+              combinations=combinations, vander=vander,
+              cumulative_trapezoid=cumulative_trapezoid, gradient=gradient, i0=i0, renorm=renorm,
+              select_scatter=select_scatter, slice_scatter=slice_scatter,
+              diagonal_scatter=diagonal_scatter, index_reduce=index_reduce, put=put,
+              ldexp=ldexp, frexp=frexp, gcd=gcd, lcm=lcm, rsub=rsub, fill=fill, detach=detach,
+              histogram=histogram, unravel_index=unravel_index, typename=typename, range=_range,
+              asarray=asarray, is_same_size=is_same_size, is_inference=is_inference,
+              split_with_sizes=lambda input, split_sizes, dim=0: _T().split(
+                  input, list(split_sizes), dim),
+              is_signed=lambda input: input.is_signed(), adjoint=lambda input: input.adjoint())
+    return ns
