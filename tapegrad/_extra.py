@@ -19,7 +19,12 @@ import numpy as np
 
 from .autograd.grad_mode import STATE
 from .autograd.graph import multi_name_id
+from ._reduce import return_types, _rt
 from .tensor import Tensor, _wrap, _convert, _DEFAULT, _result_dtype, _is_number, _type_name
+
+
+return_types.frexp = _rt("frexp", ("mantissa", "exponent"))
+return_types.histogram = _rt("histogram", ("hist", "bin_edges"))
 
 
 def _T():
@@ -316,7 +321,7 @@ def _i0_np(x):
     x = np.asarray(x, np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         y = np.i0(np.where(np.isfinite(x), x, 0.0))
-    return np.where(np.isinf(x), np.inf, np.where(np.isnan(x), np.nan, y))
+    return np.where(np.isfinite(x), y, np.nan)      # (torch's i0(+-inf) is nan)
 
 
 def _bessel_fns():
@@ -593,7 +598,7 @@ def frexp(input):
         exact(named(mant, "FrexpBackward0", arity=1), m)
     else:
         mant = _wrap(np.asarray(m, input._dtype.np), input._dtype)
-    return T.return_types.frexp((mant, e_t)) if hasattr(T.return_types, "frexp") else (mant, e_t)
+    return return_types.frexp(mant, e_t)
 
 
 def _int_binary(npf, name):
@@ -660,8 +665,8 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
         e = np.linspace(lo, hi, int(bins) + 1).astype(input._dtype.np).astype(np.float64)
         h, e = np.histogram(a, e, weights=w, density=density)
     rdt = input._dtype
-    return T.return_types.histogram((_wrap(np.asarray(h, rdt.np), rdt),
-                                     _wrap(np.asarray(e, rdt.np), rdt)))
+    return return_types.histogram(_wrap(np.asarray(h, rdt.np), rdt),
+                                  _wrap(np.asarray(e, rdt.np), rdt))
 
 
 def unravel_index(indices, shape):
@@ -675,13 +680,16 @@ def unravel_index(indices, shape):
     shape = tuple(int(s) for s in shape)
     if any(s < 0 for s in shape):
         raise ValueError("'shape' cannot have negative values, but got %s" % (shape,))
-    n = int(np.prod(shape))
+    if 0 in shape:
+        raise RuntimeError("ZeroDivisionError")
+    # torch's formula (indices // stride) % size: out-of-range indices wrap around
     iv = np.asarray(indices._data, np.int64)
-    if ((iv < -n) | (iv >= n)).any():
-        raise ValueError("'indices' must be in range [-%d, %d)" % (n, n))
-    iv = np.where(iv < 0, iv + n, iv)
-    parts = np.unravel_index(iv, shape)
-    return tuple(_wrap(np.asarray(p, np.int64), T.int64) for p in parts)
+    strides = [int(np.prod(shape[k + 1:])) for k in builtins.range(len(shape))]
+    with np.errstate(divide="ignore"):
+        parts = [np.floor_divide(iv, st) % sz if sz else np.zeros_like(iv)
+                 for st, sz in zip(strides, shape)]
+    return tuple(_wrap(np.asarray(p, np.int64) if np.ndim(p) else np.int64(p), T.int64)
+                 for p in parts)
 
 
 def typename(obj):

@@ -135,3 +135,461 @@ def test_vs_torch(name, dtype):
             return y, g, [t.grad_fn.name() for t in ys]
         return y, g, [_names(t) if t.grad_fn is not None else None for t in ys]
     same(prog, tol=TOLS[dtype])
+
+
+# ----------------------------------------------------------------------------- forward, dtypes, errors
+def _t(lib, v, dt=None):
+    return lib.tensor(v, dtype=None if dt is None else getattr(lib, dt))
+
+
+FORWARD = {
+    "vander": lambda lib: lib.vander(_t(lib, [1.5, -2.0, 0.5])),
+    "vander_rg": lambda lib: lib.vander(_t(lib, [1.5, -2.0, 0.5]).requires_grad_(), 4),
+    "vander_inc_rg": lambda lib: lib.vander(_t(lib, [1.5, -2.0]).requires_grad_(), 3, True),
+    "vander_int32": lambda lib: lib.vander(_t(lib, [1, 2, 3], "int32")),
+    "vander_bool": lambda lib: lib.vander(_t(lib, [True, False]), 3),
+    "vander_N0": lambda lib: lib.vander(_t(lib, [1.0, 2.0]), N=0),
+    "vander_N1": lambda lib: lib.vander(_t(lib, [1.0, 2.0]), N=1),
+    "vander_2d": lambda lib: lib.vander(_t(lib, [[1.0]])),
+    "vander_negN": lambda lib: lib.vander(_t(lib, [1.0]), N=-1),
+    "matrix_exp_int": lambda lib: lib.matrix_exp(_t(lib, [[1, 2], [3, 4]])),
+    "matrix_exp_rect": lambda lib: lib.matrix_exp(_t(lib, [[1.0, 2.0, 3.0]])),
+    "matrix_exp_1d": lambda lib: lib.linalg.matrix_exp(_t(lib, [1.0, 2.0])),
+    "matrix_exp_zero": lambda lib: lib.matrix_exp(lib.zeros(2, 3, 3, dtype=lib.float64)),
+    "matrix_exp_nilpotent": lambda lib: lib.matrix_exp(_t(lib, [[0.0, 1.0], [0.0, 0.0]], "float64")),
+    "matrix_exp_large": lambda lib: lib.matrix_exp(_t(lib, [[1.0, 20.0], [-3.0, 2.0]], "float64")),
+    "diagflat_int": lambda lib: lib.diagflat(_t(lib, [[1, 2], [3, 4]]), 1),
+    "cartesian_int": lambda lib: lib.cartesian_prod(_t(lib, [1, 2]), _t(lib, [3, 4, 5])),
+    "cartesian_three": lambda lib: lib.cartesian_prod(_t(lib, [1, 2]), _t(lib, [3]), _t(lib, [4, 5])),
+    "cartesian_one": lambda lib: lib.cartesian_prod(_t(lib, [1.0, 2.0])),
+    "cartesian_2d": lambda lib: lib.cartesian_prod(_t(lib, [[1.0]]), _t(lib, [1.0])),
+    "combinations_short": lambda lib: lib.combinations(_t(lib, [1.0, 2.0]), 3),
+    "combinations_r0": lambda lib: lib.combinations(_t(lib, [1.0, 2.0]), 0),
+    "combinations_int": lambda lib: lib.combinations(_t(lib, [1, 2, 3, 4]), 3),
+    "combinations_2d": lambda lib: lib.combinations(_t(lib, [[1.0]])),
+    "cumtrap_int": lambda lib: lib.cumulative_trapezoid(_t(lib, [1, 2, 4])),
+    "cumtrap_one": lambda lib: lib.cumulative_trapezoid(_t(lib, [3.0])),
+    "gradient_int": lambda lib: lib.gradient(_t(lib, [1, 2, 4, 8])),
+    "gradient_small": lambda lib: lib.gradient(_t(lib, [1.0, 2.0]), edge_order=2),
+    "gradient_edge3": lambda lib: lib.gradient(_t(lib, [1.0, 2.0, 3.0]), edge_order=3),
+    "gradient_badspacing": lambda lib: lib.gradient(_t(lib, [1.0, 2.0, 3.0]), spacing=[1.0, 2.0]),
+    "gradient_dims": lambda lib: lib.gradient(lib.arange(12.0).reshape(3, 4) ** 2, dim=(1, 0),
+                                              spacing=[0.5, 3.0]),
+    "i0_int": lambda lib: lib.i0(_t(lib, [0, 1, 5, -30])),
+    "i0_large": lambda lib: lib.i0(_t(lib, [0.0, 1e-3, 10.0, 50.0, 700.0], "float64")),
+    "i0_special": lambda lib: lib.special.i0(_t(lib, [float("inf"), float("nan"), -2.5])),
+    "renorm_1d": lambda lib: lib.renorm(_t(lib, [1.0, 2.0]), 2, 0, 1.0),
+    "renorm_p0": lambda lib: lib.renorm(_t(lib, [[1.0, 2.0]]), 0, 0, 1.0),
+    "renorm_neg": lambda lib: lib.renorm(_t(lib, [[1.0, 2.0]]), 2, 0, -1.0),
+    "renorm_inf": lambda lib: lib.renorm(_t(lib, [[1.0, -4.0], [0.1, 0.2]]), float("inf"), 0, 2.0),
+    "sum_to_size_bad": lambda lib: lib.ones(3, 3).sum_to_size(1, 4),
+    "sum_to_size_same": lambda lib: lib.ones(3, 3, requires_grad=True).sum_to_size(3, 3),
+    "sum_to_size_int": lambda lib: lib.arange(6).reshape(2, 3).sum_to_size(1, 3),
+    "select_scatter_int": lambda lib: lib.select_scatter(lib.zeros(2, 3, dtype=lib.int64),
+                                                         lib.arange(2), 1, 2),
+    "select_scatter_badshape": lambda lib: lib.select_scatter(lib.zeros(2, 3), lib.ones(3), 1, 0),
+    "slice_scatter_neg": lambda lib: lib.slice_scatter(lib.zeros(5), lib.ones(2), 0, -2),
+    "diagonal_scatter_off": lambda lib: lib.diagonal_scatter(lib.zeros(3, 3), lib.ones(2), -1),
+    "diagonal_scatter_3d": lambda lib: lib.diagonal_scatter(lib.zeros(2, 3, 3), lib.ones(2, 3), 0, 1, 2),
+    "split_with_sizes_bad": lambda lib: lib.ones(4).split_with_sizes([1, 2]),
+    "split_with_sizes_fn": lambda lib: lib.split_with_sizes(lib.arange(5), [2, 3]),
+    "put_int": lambda lib: lib.arange(6).reshape(2, 3).put(_t(lib, [5, 0]), _t(lib, [10, 20])),
+    "put_oob": lambda lib: lib.zeros(3).put(_t(lib, [3]), _t(lib, [1.0])),
+    "put_badindex": lambda lib: lib.zeros(3).put(_t(lib, [1.0]), _t(lib, [1.0])),
+    "put_acc_dup": lambda lib: lib.zeros(4).put_(_t(lib, [1, 1, -1]), _t(lib, [1.0, 2.0, 3.0]), True),
+    "index_reduce_int": lambda lib: lib.ones(3, 2, dtype=lib.int64).index_reduce(
+        0, _t(lib, [0, 0]), _t(lib, [[2, 3], [4, 5]]), "prod"),
+    "index_reduce_bad": lambda lib: lib.ones(3).index_reduce(0, _t(lib, [0]), _t(lib, [2.0]), "sum"),
+    "index_reduce_mean_noself": lambda lib: lib.ones(3).index_reduce_(
+        0, _t(lib, [0, 0, 2]), _t(lib, [2.0, 4.0, 7.0]), "mean", include_self=False),
+    "fill_diagonal_3d": lambda lib: lib.zeros(2, 2, 2).fill_diagonal_(5.0),
+    "fill_diagonal_tall": lambda lib: lib.zeros(5, 2).fill_diagonal_(1.0),
+    "fill_diagonal_wrap": lambda lib: lib.zeros(7, 3).fill_diagonal_(1.0, wrap=True),
+    "fill_diagonal_wide": lambda lib: lib.zeros(2, 5).fill_diagonal_(1.0, wrap=True),
+    "fill_diagonal_bad3d": lambda lib: lib.zeros(2, 3, 2).fill_diagonal_(1.0),
+    "fill_diagonal_1d": lambda lib: lib.zeros(3).fill_diagonal_(1.0),
+    "fill_diagonal_int": lambda lib: lib.zeros(3, 3, dtype=lib.int32).fill_diagonal_(7),
+    "ldexp_int": lambda lib: lib.ldexp(_t(lib, [1, 2]), _t(lib, [1, 2])),
+    "ldexp_f64": lambda lib: lib.ldexp(_t(lib, [1.5], "float64"), _t(lib, [3])),
+    "ldexp_mixed": lambda lib: lib.ldexp(_t(lib, [1.5]), _t(lib, [3.0], "float64")),
+    "frexp": lambda lib: lib.frexp(_t(lib, [0.0, 1.0, -3.5, 1e-3, 1024.0])),
+    "frexp_f64": lambda lib: lib.frexp(_t(lib, [6.0], "float64")).exponent,
+    "frexp_int": lambda lib: lib.frexp(_t(lib, [1, 2])),
+    "frexp_method": lambda lib: _t(lib, [5.0]).frexp().mantissa,
+    "gcd": lambda lib: lib.gcd(_t(lib, [4, 6, -9, 0]), _t(lib, [6, 9, 6, 0])),
+    "lcm": lambda lib: lib.lcm(_t(lib, [4, 6, -9, 0]), _t(lib, [6, 9, 6, 5])),
+    "gcd_int32": lambda lib: lib.gcd(_t(lib, [4], "int32"), _t(lib, [6], "int32")),
+    "gcd_broadcast": lambda lib: _t(lib, [[4], [6]]).gcd(_t(lib, [2, 3])),
+    "gcd_float": lambda lib: lib.gcd(_t(lib, [4.0]), _t(lib, [6.0])),
+    "gcd_": lambda lib: _t(lib, [12, 18]).gcd_(_t(lib, [8, 12])),
+    "lcm_": lambda lib: lib.lcm_(_t(lib, [3, 4]), _t(lib, [4, 6])),
+    "rsub_int": lambda lib: lib.rsub(_t(lib, [1, 2]), 2.5),
+    "rsub_tensor": lambda lib: lib.rsub(_t(lib, [1, 2]), _t(lib, [5, 5]), alpha=2),
+    "rsub_bool": lambda lib: lib.rsub(_t(lib, [True]), _t(lib, [True])),
+    "fill": lambda lib: lib.fill(_t(lib, [1, 2]), 7),
+    "fill_tensor": lambda lib: lib.fill(_t(lib, [1.0, 2.0]), _t(lib, 3.0)),
+    "detach": lambda lib: lib.detach(_t(lib, [1.0]).requires_grad_()),
+    "zero_": lambda lib: lib.zero_(_t(lib, [1, 2])),
+    "eq_int": lambda lib: _t(lib, [1, 2, 3]).eq_(2),
+    "lt_float": lambda lib: _t(lib, [1.0, 2.0, 3.0]).lt_(_t(lib, [2.0, 2.0, 2.0])),
+    "ge_bool": lambda lib: _t(lib, [True, False]).ge_(True),
+    "greater_equal_": lambda lib: _t(lib, [1.0, 2.0]).greater_equal_(1.5),
+    "less_": lambda lib: _t(lib, [1.0, 2.0]).less_(1.5),
+    "not_equal_": lambda lib: _t(lib, [1, 2]).not_equal_(_t(lib, [1, 3])),
+    "ne_broadcast_bad": lambda lib: _t(lib, [1.0]).ne_(_t(lib, [1.0, 2.0])),
+    "logical_and_": lambda lib: _t(lib, [1.0, 0.0, 2.0]).logical_and_(_t(lib, [1.0, 1.0, 0.0])),
+    "logical_or_int": lambda lib: _t(lib, [1, 0, 0]).logical_or_(_t(lib, [0, 0, 5])),
+    "logical_xor_": lambda lib: _t(lib, [True, False]).logical_xor_(_t(lib, [True, True])),
+    "logical_not_": lambda lib: _t(lib, [1.5, 0.0]).logical_not_(),
+    "multiply_int_float": lambda lib: _t(lib, [1, 2]).multiply_(1.5),
+    "divide_int": lambda lib: _t(lib, [1, 2]).divide_(2),
+    "divide_trunc": lambda lib: _t(lib, [7, -7]).divide_(2, rounding_mode="trunc"),
+    "true_divide_": lambda lib: _t(lib, [1.0, 3.0]).true_divide_(2),
+    "heaviside_": lambda lib: _t(lib, [-1.0, 0.0, 2.0]).heaviside_(_t(lib, [0.5])),
+    "nextafter_": lambda lib: _t(lib, [1.0], "float64").nextafter_(_t(lib, [2.0], "float64")),
+    "i0_": lambda lib: _t(lib, [1.0, 2.0]).i0_(),
+    "i0_int_": lambda lib: _t(lib, [1, 2]).i0_(),
+    "cumprod_": lambda lib: _t(lib, [[1.0, 2.0], [3.0, 4.0]]).cumprod_(1),
+    "sinc_": lambda lib: _t(lib, [0.0, 0.5]).sinc_(),
+    "torch_abs_int": lambda lib: lib.abs_(_t(lib, [-1, 2])),
+    "torch_sqrt_int": lambda lib: lib.sqrt_(_t(lib, [4, 9])),
+    "torch_round_": lambda lib: lib.round_(_t(lib, [1.5, 2.5])),
+    "torch_clamp_max_": lambda lib: lib.clamp_max_(_t(lib, [1.0, 5.0]), 2.0),
+    "torch_nan_to_num_": lambda lib: lib.nan_to_num_(_t(lib, [float("nan"), 1.0])),
+    "torch_fill_": lambda lib: lib.fill_(_t(lib, [1.0, 2.0]), 3.0),
+    "torch_detach_": lambda lib: lib.detach_(_t(lib, [1.0]) * 1),
+    "histogram": lambda lib: lib.histogram(_t(lib, [1.0, 2.0, 1.0, 4.0, 2.5]), 4),
+    "histogram_range": lambda lib: lib.histogram(_t(lib, [1.0, 2.0, 1.0, 4.0]), bins=3,
+                                                 range=(0.0, 3.0)),
+    "histogram_edges": lambda lib: lib.histogram(_t(lib, [1.0, 2.0, 1.0]),
+                                                 _t(lib, [0.0, 1.0, 5.0]), density=True),
+    "histogram_weight": lambda lib: _t(lib, [1.0, 2.0, 1.0], "float64").histogram(
+        2, weight=_t(lib, [0.5, 1.0, 2.0], "float64")),
+    "unravel_index": lambda lib: lib.unravel_index(_t(lib, [4, 5, -1]), (2, 3)),
+    "unravel_int": lambda lib: lib.unravel_index(_t(lib, 7), (2, 4)),
+    "unravel_oob": lambda lib: lib.unravel_index(_t(lib, [6, -7, 13]), (2, 3)),
+    "unravel_0": lambda lib: lib.unravel_index(_t(lib, [[1, 2]]), (3, 0)),
+    "unravel_float": lambda lib: lib.unravel_index(_t(lib, [1.0]), (2, 3)),
+    "typename": lambda lib: [lib.typename(lib.zeros(1)), lib.typename(lib.zeros(1, dtype=lib.int64)),
+                             lib.typename(3), lib.typename(lib.ones(1, dtype=lib.float64))],
+    "asarray": lambda lib: lib.asarray([1, 2.5]),
+    "asarray_dtype": lambda lib: lib.asarray([1, 2], dtype=lib.float64),
+    "asarray_tensor": lambda lib: lib.asarray(_t(lib, [1, 2]), dtype=lib.float32),
+    "asarray_np": lambda lib: lib.asarray(np.array([1.0, 2.0])),
+    "asarray_rg": lambda lib: lib.asarray([1.0], requires_grad=True),
+    "sizes": lambda lib: [lib.zeros(2, 3).nbytes, lib.zeros(2, dtype=lib.int16).itemsize,
+                          lib.zeros(3, dtype=lib.float64).nbytes, lib.zeros(0).nbytes],
+    "predicates": lambda lib: [lib.zeros(2).is_same_size(lib.ones(2)),
+                               lib.is_same_size(lib.zeros(2), lib.ones(1, 2)),
+                               lib.is_signed(lib.zeros(1, dtype=lib.uint8)),
+                               lib.zeros(1).is_signed(), lib.is_inference(lib.zeros(1)),
+                               lib.zeros(1).is_inference(), lib.ones(1).is_nonzero(),
+                               lib.zeros(1).isreal().tolist()],
+    "is_nonzero_bad": lambda lib: lib.ones(2).is_nonzero(),
+    "output_nr": lambda lib: [t.output_nr for t in lib.ones(4, requires_grad=True).split([1, 3])]
+    + [lib.ones(1).output_nr, (lib.ones(1, requires_grad=True) * 2).output_nr],
+    "new": lambda lib: [lib.ones(2, dtype=lib.float64).new(2, 3).shape,
+                        lib.ones(2, dtype=lib.int32).new([1, 2]),
+                        lib.ones(2).new().shape, lib.ones(2).new(lib.Size([1, 2])).dtype],
+    "adjoint": lambda lib: lib.arange(6.0).reshape(2, 3).adjoint(),
+    "positive_bool": lambda lib: _t(lib, [True]).positive(),
+    "aliases": lambda lib: [_t(lib, [-1.0, 2.0]).absolute(), _t(lib, [2.0]).multiply(3),
+                            lib.adjoint(lib.ones(2, 1))],
+    "range": lambda lib: lib.range(1, 4),
+    "range_step": lambda lib: lib.range(0, 1, 0.25, dtype=lib.float64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORWARD))
+def test_forward_vs_torch(name):
+    def prog(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return FORWARD[name](lib)
+    same(prog)
+
+
+# ----------------------------------------------------------------------------- in-place machinery
+INPLACE = {
+    "leaf_eq_": lambda lib, x: x.eq_(0.5),
+    "leaf_i0_": lambda lib, x: x.i0_(),
+    "leaf_lgamma_": lambda lib, x: x.lgamma_(),
+    "leaf_put_": lambda lib, x: x.put_(lib.tensor([0]), lib.tensor([1.0], dtype=x.dtype)),
+    "leaf_fill_diagonal_": lambda lib, x: x.view(2, 2).fill_diagonal_(0.0),
+    "leaf_multiply_": lambda lib, x: x.multiply_(2),
+    "leaf_arcsin_": lambda lib, x: x.arcsin_(),
+    "torch_exp_leaf": lambda lib, x: lib.exp_(x),
+    "leaf_renorm_": lambda lib, x: x.view(2, 2).renorm_(2, 0, 1.0),
+    "leaf_cumprod_": lambda lib, x: x.cumprod_(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_inplace_leaf_error(name):
+    same(lambda lib: INPLACE[name](lib, leaf(lib, [0.1, 0.2, 0.3, 0.4])),
+         phrases=("a leaf Variable that requires grad is being used in an in-place operation.",))
+
+
+def test_inplace_version_and_saved_values():
+    def prog(lib):
+        x = leaf(lib, [0.3, 0.5, 0.7], "float64")
+        y = x * 2
+        v0 = y._version
+        y.lgamma_()
+        y.erfinv_() if False else None
+        z = y.i0_()                        # i0 saves its input: the value before the write
+        v1 = y._version
+        z.sum().backward()
+        return z, x.grad, z is y, v1 - v0, y.grad_fn.name()
+    same(prog)
+
+
+def test_inplace_modified_saved_raises():
+    def prog(lib):
+        x = leaf(lib, [0.3, 0.5, 0.7], "float64")
+        y = x * 2
+        w = y.sinc()                       # saves y
+        y.digamma_()
+        return w.sum().backward()
+    same(prog, phrases=("modified by an inplace operation",))
+
+
+def test_inplace_through_view():
+    def prog(lib):
+        x = leaf(lib, data((3, 4), 0.2, 0.9, seed=2), "float64")
+        y = x * 1
+        y[1].logit_()
+        y[:, 0].eq_(y[:, 1])
+        y.t()[2].xlogy_(2.0)
+        y.sum().backward()
+        return y, x.grad, y.grad_fn.name()
+    same(prog)
+
+
+def test_comparison_inplace_grad_is_zero():
+    def prog(lib):
+        x = leaf(lib, [0.3, -0.5, 0.7])
+        y = x * 3
+        y.gt_(0)
+        (y * x).sum().backward()
+        return y, x.grad, y.grad_fn.name()
+    same(prog)
+
+
+def test_torch_namespace_inplace_functions():
+    import torch
+    names = [n for n in dir(torch) if n.endswith("_") and not n.startswith("_")
+             and callable(getattr(torch, n)) and hasattr(torch.Tensor, n)
+             and n in tg._extra.INPLACE_NAMES]
+    assert len(names) > 40
+    for n in names:
+        assert getattr(tg, n) is getattr(tg.Tensor, n), n
+
+    def prog(lib):
+        out = []
+        for n in ("exp_", "sin_", "sigmoid_", "tanh_", "log1p_", "rsqrt_", "frac_", "sqrt_",
+                  "square_", "deg2rad_", "erf_", "trunc_", "ceil_", "expm1_", "atan_"):
+            x = leaf(lib, [0.3, 0.5, 0.7], "float64")
+            y = x * 1
+            r = getattr(lib, n)(y)
+            r.sum().backward()
+            out.append((r is y, r, x.grad))
+        return out
+    same(prog)
+
+
+# ----------------------------------------------------------------------------- higher order
+def test_matrix_exp_second_order_vs_torch():
+    def prog(lib):
+        a = leaf(lib, data((3, 3), -1, 1, seed=4), "float64")
+        y = lib.matrix_exp(a)
+        w = lib.tensor(data((3, 3), seed=5), dtype=lib.float64)
+        (g,) = lib.autograd.grad((y * w).sum(), a, create_graph=True)
+        (g * g).sum().backward()
+        return g, a.grad, g.grad_fn is not None
+    same(prog)
+
+
+def test_i0_second_order_vs_torch():
+    def prog(lib):
+        x = leaf(lib, [-2.0, 0.0, 0.5, 3.0], "float64")
+        (g,) = lib.autograd.grad(lib.i0(x).sum(), x, create_graph=True)
+        (g2,) = lib.autograd.grad(g.sum(), x)
+        return g, g2, g.grad_fn.name()
+    same(prog)
+
+
+def test_special_i1_vs_torch():
+    def prog(lib):
+        x = leaf(lib, [-20.0, -1.0, 0.0, 0.5, 3.0, 40.0], "float64")
+        y = lib.special.i1(x)
+        y.sum().backward()
+        return y, x.grad
+    same(prog)
+
+
+# ----------------------------------------------------------------------------- without torch
+def _mat(n, seed, scale=1.0):
+    return np.random.default_rng(seed).uniform(-scale, scale, (n, n))
+
+
+def _expm_series(a, terms=80):
+    """exp(A) by the plain Taylor series in float64 (small ||A||: converges)."""
+    out = np.eye(a.shape[0])
+    term = np.eye(a.shape[0])
+    for k in range(1, terms):
+        term = term @ a / k
+        out = out + term
+    return out
+
+
+def test_matrix_exp_values_without_torch():
+    for seed, s in ((0, 0.5), (1, 1.5), (2, 3.0)):
+        a = _mat(4, seed, s)
+        got = tg.matrix_exp(tg.tensor(a, dtype=tg.float64)).numpy()
+        np.testing.assert_allclose(got, _expm_series(a), rtol=1e-12, atol=1e-12)
+    # exp of a diagonal matrix, exp(A) exp(-A) = I, a rotation generator
+    d = np.diag([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(tg.matrix_exp(tg.tensor(d, dtype=tg.float64)).numpy(),
+                               np.diag(np.exp([0.5, -1.0, 2.0])), rtol=1e-14)
+    a = tg.tensor(_mat(5, 3, 4.0), dtype=tg.float64)
+    np.testing.assert_allclose((tg.matrix_exp(a) @ tg.matrix_exp(-a)).numpy(), np.eye(5),
+                               atol=1e-10)
+    th = 0.7
+    r = tg.matrix_exp(tg.tensor([[0.0, -th], [th, 0.0]], dtype=tg.float64)).numpy()
+    np.testing.assert_allclose(r, [[math.cos(th), -math.sin(th)], [math.sin(th), math.cos(th)]],
+                               rtol=1e-14, atol=1e-15)
+
+
+FD = {
+    "matrix_exp": (lambda x: tg.matrix_exp(x), [_mat(3, 1, 2.0)]),
+    "matrix_exp_batch": (lambda x: tg.linalg.matrix_exp(x), [np.stack([_mat(2, 2), _mat(2, 3)])]),
+    "renorm": (lambda x: x.renorm(2, 1, 0.8), [_mat(3, 4)]),
+    "renorm_p3": (lambda x: tg.renorm(x, 3, 0, 0.5), [_mat(3, 5)]),
+    "i0": (lambda x: tg.i0(x * 4), [_mat(3, 6)]),
+    "i1": (lambda x: tg.special.i1(x * 4), [_mat(3, 7)]),
+    "gradient": (lambda x: tg.stack(tg.gradient(x, spacing=0.3, edge_order=2)), [_mat(4, 8)]),
+    "gradient_coords": (lambda x, c: tg.gradient(x, spacing=(c,), dim=0)[0],
+                        [_mat(4, 9), [0.0, 0.5, 1.7, 2.0]]),
+    "cumtrap_x": (lambda y, x: tg.cumulative_trapezoid(y, x, dim=0), [_mat(4, 10), [0.0, 0.3, 1.0, 1.1]]),
+    "ldexp": (lambda x, e: tg.ldexp(x, e), [[0.3, -1.2, 2.0], [1.0, -2.0, 0.5]]),
+    "ldexp_int_neg": (lambda x: tg.ldexp(x, tg.tensor([-2, 3, -1])), [[0.3, -1.2, 2.0]]),
+    "frexp": (lambda x: tg.frexp(x * 5)[0], [[0.3, -1.2, 2.0, 7.0]]),
+    "select_scatter": (lambda x, s: tg.select_scatter(x, s, 1, 2), [_mat(3, 11), [1.0, 2.0, 3.0]]),
+    "slice_scatter": (lambda x, s: tg.slice_scatter(x, s, 0, 0, 3, 2), [_mat(3, 12), _mat(3, 13)[:2]]),
+    "diagonal_scatter": (lambda x, s: tg.diagonal_scatter(x, s, -1), [_mat(3, 14), [1.0, 2.0]]),
+    "put_acc": (lambda x, s: x.put(tg.tensor([0, 0, 8]), s, accumulate=True), [_mat(3, 15), [1.0, 2.0, 3.0]]),
+    "index_reduce_prod": (lambda x, s: x.index_reduce(0, tg.tensor([0, 2, 0]), s, "prod"),
+                          [_mat(3, 16), _mat(3, 17)]),
+    "index_reduce_mean": (lambda x, s: x.index_reduce(1, tg.tensor([1, 1, 0]), s, "mean",
+                                                      include_self=False), [_mat(3, 18), _mat(3, 19)]),
+    "combinations": (lambda x: tg.combinations(x, 2) ** 2, [[0.3, -1.0, 2.0, 0.5]]),
+    "cartesian": (lambda x, y: tg.cartesian_prod(x, y).prod(1), [[0.3, -1.0], [2.0, 0.5, 1.5]]),
+    "vander": (lambda x: tg.vander(x, 4), [[0.3, -1.0, 2.0]]),
+    "vander_inc": (lambda x: tg.vander(x, 3, increasing=True), [[0.3, -1.0, 2.0]]),
+    "rsub": (lambda x, y: tg.rsub(x, y, alpha=0.5), [[0.3, -1.0], [2.0, 0.5]]),
+    "sum_to_size": (lambda x: x.sum_to_size(3, 1), [_mat(3, 20)]),
+    "fill_diagonal_": (lambda x: (x * 1).fill_diagonal_(3.0) * x, [_mat(3, 21)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FD))
+def test_fdcheck(name):
+    f, arrays = FD[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fdcheck(f, arrays, rtol=1e-6, atol=1e-7)
+
+
+def test_gradient_exact_on_quadratics():
+    # central differences are exact on quadratics; edge_order=2 is exact at the edges too
+    x = np.linspace(0.0, 2.0, 5)
+    y = tg.tensor(3 * x ** 2 - x, dtype=tg.float64)
+    (g,) = tg.gradient(y, spacing=0.5, edge_order=2)
+    np.testing.assert_allclose(g.numpy(), 6 * x - 1, rtol=1e-12, atol=1e-12)
+    xs = np.array([0.0, 0.4, 1.0, 1.3, 2.0])
+    (g,) = tg.gradient(tg.tensor(xs ** 2, dtype=tg.float64),
+                       spacing=(tg.tensor(xs, dtype=tg.float64),), edge_order=2)
+    np.testing.assert_allclose(g.numpy(), 2 * xs, rtol=1e-12, atol=1e-12)
+
+
+def test_cumulative_trapezoid_integrates_linear_exactly():
+    x = np.array([0.0, 0.5, 1.5, 2.0])
+    y = 2 * x + 1
+    got = tg.cumulative_trapezoid(tg.tensor(y, dtype=tg.float64), tg.tensor(x, dtype=tg.float64))
+    np.testing.assert_allclose(got.numpy(), (x ** 2 + x)[1:], rtol=1e-14)
+
+
+def test_bessel_values_without_torch():
+    xs = np.array([0.0, 0.5, 1.0, 2.5, 10.0, -3.0])
+    # I0(x) = sum (x/2)^2k / (k!)^2, I1(x) = sum (x/2)^(2k+1) / (k! (k+1)!)
+    i0 = [math.fsum((v / 2) ** (2 * k) / math.factorial(k) ** 2 for k in range(60)) for v in xs]
+    i1 = [math.fsum((v / 2) ** (2 * k + 1) / (math.factorial(k) * math.factorial(k + 1))
+                    for k in range(60)) for v in xs]
+    np.testing.assert_allclose(tg.i0(tg.tensor(xs, dtype=tg.float64)).numpy(), i0, rtol=1e-13)
+    np.testing.assert_allclose(tg.special.i1(tg.tensor(xs, dtype=tg.float64)).numpy(), i1,
+                               rtol=1e-13)
+
+
+def test_combinatorics_without_torch():
+    import itertools
+    v = [1.0, 2.0, 3.0, 4.0]
+    for r, rep in ((2, False), (3, False), (2, True), (3, True)):
+        gen = itertools.combinations_with_replacement if rep else itertools.combinations
+        got = tg.combinations(tg.tensor(v), r, with_replacement=rep).tolist()
+        assert got == [list(c) for c in gen(v, r)]
+    got = tg.cartesian_prod(tg.tensor([1, 2]), tg.tensor([3, 4, 5])).tolist()
+    assert got == [list(p) for p in itertools.product([1, 2], [3, 4, 5])]
+
+
+def test_scatter_family_without_torch():
+    a = np.arange(12.0).reshape(3, 4)
+    src = np.array([-1.0, -2.0, -3.0])
+    want = a.copy()
+    want[:, 2] = src
+    got = tg.select_scatter(tg.tensor(a), tg.tensor(src), 1, 2).numpy()
+    np.testing.assert_array_equal(got, want)
+    want = a.copy()
+    np.fill_diagonal(want[:, 1:], [7.0, 8.0, 9.0])
+    got = tg.diagonal_scatter(tg.tensor(a), tg.tensor([7.0, 8.0, 9.0]), 1).numpy()
+    np.testing.assert_array_equal(got, want)
+    want = a.copy()
+    want.reshape(-1)[[0, 5, 11]] = [1.0, 2.0, 3.0]
+    got = tg.tensor(a).put(tg.tensor([0, 5, -1]), tg.tensor([1.0, 2.0, 3.0], dtype=tg.float64)).numpy()
+    np.testing.assert_array_equal(got, want)
+    w = np.zeros((7, 3))
+    np.fill_diagonal(w, 1.0, wrap=True)
+    np.testing.assert_array_equal(tg.zeros(7, 3).fill_diagonal_(1.0, wrap=True).numpy(), w)
+
+
+def test_integer_ops_without_torch():
+    a, b = [12, -18, 0, 7], [8, 12, 5, 0]
+    assert tg.gcd(tg.tensor(a), tg.tensor(b)).tolist() == [math.gcd(x, y) for x, y in zip(a, b)]
+    assert tg.lcm(tg.tensor(a), tg.tensor(b)).tolist() == [abs(x * y) // math.gcd(x, y)
+                                                           if x and y else 0 for x, y in zip(a, b)]
+    m, e = tg.frexp(tg.tensor([3.0, -0.75, 0.0]))
+    assert [math.frexp(v) for v in (3.0, -0.75, 0.0)] == list(zip(m.tolist(), e.tolist()))
+    assert e.dtype is tg.int32
+    idx = tg.unravel_index(tg.tensor([0, 7, 23]), (2, 3, 4))
+    assert [t.tolist() for t in idx] == [a.tolist() for a in np.unravel_index([0, 7, 23], (2, 3, 4))]
+
+
+def test_range_warns_and_includes_end():
+    with pytest.warns(UserWarning, match="torch.range is deprecated"):
+        r = tg.range(1, 3, 0.5)
+    assert r.tolist() == [1.0, 1.5, 2.0, 2.5, 3.0] and r.dtype is tg.float32
+
+
+def test_missing_names_shrank():
+    """The breadth added here is reachable from the namespace and Tensor."""
+    for n in ("matrix_exp", "diagflat", "cartesian_prod", "combinations", "vander",
+              "cumulative_trapezoid", "gradient", "i0", "renorm", "select_scatter",
+              "slice_scatter", "diagonal_scatter", "index_reduce", "put", "ldexp", "frexp",
+              "gcd", "lcm", "rsub", "detach", "fill", "zero_", "asarray", "typename",
+              "unravel_index", "histogram", "range", "is_inference", "is_same_size",
+              "is_signed", "split_with_sizes"):
+        assert callable(getattr(tg, n)), n
+    for n in ("matrix_exp", "sum_to_size", "fill_diagonal_", "put_", "index_reduce_",
+              "multiply_", "subtract_", "absolute_", "eq_", "greater_equal_", "logical_not_",
+              "lgamma_", "polygamma_", "cumprod_", "i0_", "new", "is_nonzero", "positive"):
+        assert callable(getattr(tg.Tensor, n)), n
