@@ -855,6 +855,10 @@ def _install():
     Tn.cumprod_ = lambda self, dim, *, dtype=None: self._inplace(
         None, lambda s, o: T.cumprod(s, dim, dtype=dtype))
     Tn.new = _legacy_new
+    Tn.narrow_copy = _copies()["narrow_copy"]
+    Tn.angle = angle
+    Tn.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(
+        self, size=size, fill_value=fill_value)
 
 
 def _named1(t, name):
@@ -888,6 +892,73 @@ def _legacy_new(self, *args, **kw):
     return T.tensor(args[0], dtype=self.dtype)
 
 
+# ----------------------------------------------------------------------------- copies of views
+def _copy_of(view_fn, name):
+    """torch.<view>_copy: the view's values in memory of their own, one node ``name``
+    (torch's ``<View>Backward0_copy``) over the input."""
+    def f(input, *args, **kw):
+        from ._math import named, _hide_below
+        out = view_fn(input, *args, **kw).clone()
+        if out.requires_grad:
+            _hide_below(out, input)
+            named(out, name, arity=1)
+        return out
+    return f
+
+
+def _copies():
+    T = _T()
+    return {
+        "diagonal_copy": _copy_of(T.diagonal, "DiagonalBackward0_copy"),
+        "expand_copy": _copy_of(lambda x, size, *, implicit=False: x.expand(*size),
+                                "ExpandBackward0_copy"),
+        "permute_copy": _copy_of(T.permute, "PermuteBackward0_copy"),
+        "select_copy": _copy_of(T.select, "SelectBackward0_copy"),
+        "slice_copy": _copy_of(lambda x, dim=0, start=None, end=None, step=1:
+                               x[(slice(None),) * (dim % x.dim()) + (slice(start, end, step),)],
+                               "SliceBackward0_copy"),
+        "squeeze_copy": _copy_of(T.squeeze, "SqueezeBackward0_copy"),
+        "t_copy": _copy_of(T.t, "TBackward0_copy"),
+        "transpose_copy": _copy_of(T.transpose, "TransposeBackward0_copy"),
+        "unsqueeze_copy": _copy_of(T.unsqueeze, "UnsqueezeBackward0_copy"),
+        "view_copy": _copy_of(lambda x, size: x.view(size) if not hasattr(size, "is_floating_point")
+                              else x.view(size), "ViewBackward0_copy"),
+        "alias_copy": _copy_of(lambda x: x, "AliasBackward0_copy"),
+        "unfold_copy": _copy_of(lambda x, dimension, size, step: x.unfold(dimension, size, step),
+                                "UnfoldBackward0_copy"),
+        "narrow_copy": _copy_of(T.narrow, "NarrowCopyBackward0"),
+    }
+
+
+def angle(input):
+    """The argument of a real number: 0 for x >= 0, pi for x < 0 (nan stays); zero gradient."""
+    from ._math import named, _hide_below, tap
+    T = _T()
+    x = input if input._dtype.is_floating_point else input.to(_DEFAULT[0])
+    d = np.asarray(x._data)
+    val = np.where(d < 0, np.pi, np.where(np.isnan(d), np.nan, 0.0)).astype(x._dtype.np)
+    c = _wrap(val if val.ndim else val[()], x._dtype)
+    if STATE.enabled and input._rg:
+        out = tap(x, 0) * 0.0 + c
+        _hide_below(out, x)
+        return named(out, "AngleBackward0", arity=1)
+    return c
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    T = _T()
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer, but got size: "
+                           "%d" % size)
+    nz = np.argwhere(np.asarray(input._data))
+    nd = builtins.max(np.ndim(input._data), 1) if np.ndim(input._data) else 0
+    out = np.full((size, nd), fill_value, np.int64)
+    k = builtins.min(size, nz.shape[0])
+    if nd:
+        out[:k] = nz[:k].reshape(-1, nd)
+    return _wrap(out, T.int64)
+
+
 # torch-namespace in-place functions: torch.exp_(t) is t.exp_() (the names torch has)
 INPLACE_NAMES = (
     "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
@@ -913,4 +984,6 @@ def namespace():
               split_with_sizes=lambda input, split_sizes, dim=0: _T().split(
                   input, list(split_sizes), dim),
               is_signed=lambda input: input.is_signed(), adjoint=lambda input: input.adjoint())
+    ns.update(_copies())
+    ns.update(angle=angle, nonzero_static=nonzero_static)
     return ns

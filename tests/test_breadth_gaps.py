@@ -593,3 +593,43 @@ def test_missing_names_shrank():
               "multiply_", "subtract_", "absolute_", "eq_", "greater_equal_", "logical_not_",
               "lgamma_", "polygamma_", "cumprod_", "i0_", "new", "is_nonzero", "positive"):
         assert callable(getattr(tg.Tensor, n)), n
+
+
+COPIES = {
+    "diagonal_copy": lambda lib, x: lib.diagonal_copy(x, 1),
+    "expand_copy": lambda lib, x: lib.expand_copy(x[0], (2, 4)),
+    "permute_copy": lambda lib, x: lib.permute_copy(x, (1, 0)),
+    "select_copy": lambda lib, x: lib.select_copy(x, 1, -1),
+    "slice_copy": lambda lib, x: lib.slice_copy(x, 1, 1, 4, 2),
+    "squeeze_copy": lambda lib, x: lib.squeeze_copy(x[None]),
+    "t_copy": lambda lib, x: lib.t_copy(x),
+    "transpose_copy": lambda lib, x: lib.transpose_copy(x, 0, 1),
+    "unsqueeze_copy": lambda lib, x: lib.unsqueeze_copy(x, 1),
+    "view_copy": lambda lib, x: lib.view_copy(x, (12,)),
+    "alias_copy": lambda lib, x: lib.alias_copy(x),
+    "unfold_copy": lambda lib, x: lib.unfold_copy(x, 1, 2, 1),
+    "narrow_copy": lambda lib, x: x.narrow_copy(1, 1, 2),
+    "narrow_copy_fn": lambda lib, x: lib.narrow_copy(x, 0, 1, 2),
+    "angle": lambda lib, x: x.angle() + x,
+}
+
+
+@pytest.mark.parametrize("name", sorted(COPIES))
+def test_copies_vs_torch(name):
+    def prog(lib):
+        x = leaf(lib, data((3, 4), seed=3), "float64")
+        y = COPIES[name](lib, x)
+        base_free = y._base is None
+        y.mul_(2)                              # a copy: the input is not written
+        (y * y).sum().backward()
+        return y, x, x.grad, base_free, _names(y)
+    same(prog)
+
+
+def test_angle_and_nonzero_static_vs_torch():
+    def prog(lib):
+        return [lib.angle(_t(lib, [-1.0, 0.0, 2.0, float("nan")])), _t(lib, [-1, 2]).angle(),
+                lib.nonzero_static(_t(lib, [0, 1, 2]), size=4),
+                lib.nonzero_static(_t(lib, [[0, 1], [2, 0]]), size=1, fill_value=-2),
+                _t(lib, [0.0, 3.0]).nonzero_static(size=2)]
+    same(prog)
