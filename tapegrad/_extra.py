@@ -857,6 +857,8 @@ def _install():
     Tn.new = _legacy_new
     Tn.narrow_copy = _copies()["narrow_copy"]
     Tn.angle = angle
+    Tn.unsafe_split, Tn.unsafe_chunk = unsafe_split, unsafe_chunk
+    Tn.unsafe_split_with_sizes = unsafe_split_with_sizes
     Tn.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(
         self, size=size, fill_value=fill_value)
 
@@ -930,6 +932,64 @@ def _copies():
     }
 
 
+def _unsafe_parts(input, dim, sizes, name):
+    """Parts of ``input`` along ``dim`` in memory of their own (no views), sharing one node
+    ``name`` as torch's unsafe_split / split_copy / unbind_copy outputs do."""
+    from ._shape import _multi, _dim
+    if input._data.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _dim(dim, input._data.ndim)
+    outs = _multi(input, d, sizes, name)
+    ids = {id(o) for o in outs}
+    root = input if input._base is None else input._base
+    if root._views is not None:            # no longer views: nothing to re-derive
+        root._views[:] = [r for r in root._views if id(r()) not in ids]
+    for o in outs:
+        o._data = np.array(o._data, copy=True)
+        o._base = None
+        o._vc = [0]
+        o._vm = Tensor._vm
+    return outs
+
+
+def _split_sizes(input, split_size, dim):
+    n = input._data.shape[dim % builtins.max(input._data.ndim, 1)]
+    if isinstance(split_size, (list, tuple)):
+        if sum(split_size) != n:
+            raise RuntimeError("split_with_sizes expects split_sizes to sum exactly to %d (input "
+                               "tensor's size at dimension %d), but got split_sizes=%s"
+                               % (n, dim, list(split_size)))
+        return [int(s) for s in split_size]
+    k = int(split_size)
+    return [builtins.min(k, n - i) for i in builtins.range(0, n, k)] if n else [0]
+
+
+def unsafe_split(input, split_size, dim=0):
+    if isinstance(split_size, (list, tuple)):
+        return unsafe_split_with_sizes(input, split_size, dim)
+    return _unsafe_parts(input, dim, _split_sizes(input, split_size, dim), "UnsafeSplitBackward0")
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return _unsafe_parts(input, dim, _split_sizes(input, list(split_sizes), dim),
+                         "UnsafeSplitWithSizesBackward0")
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    n = input._data.shape[dim % builtins.max(input._data.ndim, 1)]
+    k = -(-n // chunks) if n else 0
+    return unsafe_split(input, builtins.max(k, 1), dim)
+
+
+def split_copy(input, split_size, dim=0):
+    return _unsafe_parts(input, dim, _split_sizes(input, split_size, dim), "SplitBackward0_copy")
+
+
+def split_with_sizes_copy(input, split_sizes, dim=0):
+    return _unsafe_parts(input, dim, _split_sizes(input, list(split_sizes), dim),
+                         "SplitWithSizesBackward0_copy")
+
+
 def angle(input):
     """The argument of a real number: 0 for x >= 0, pi for x < 0 (nan stays); zero gradient."""
     from ._math import named, _hide_below, tap
@@ -985,5 +1045,7 @@ def namespace():
                   input, list(split_sizes), dim),
               is_signed=lambda input: input.is_signed(), adjoint=lambda input: input.adjoint())
     ns.update(_copies())
-    ns.update(angle=angle, nonzero_static=nonzero_static)
+    ns.update(angle=angle, nonzero_static=nonzero_static, unsafe_split=unsafe_split,
+              unsafe_chunk=unsafe_chunk, unsafe_split_with_sizes=unsafe_split_with_sizes,
+              split_copy=split_copy, split_with_sizes_copy=split_with_sizes_copy)
     return ns

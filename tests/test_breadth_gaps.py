@@ -295,9 +295,25 @@ FORWARD = {
     "positive_bool": lambda lib: _t(lib, [True]).positive(),
     "aliases": lambda lib: [_t(lib, [-1.0, 2.0]).absolute(), _t(lib, [2.0]).multiply(3),
                             lib.adjoint(lib.ones(2, 1))],
+    "lgamma_int": lambda lib: _t(lib, [1, 2]).lgamma_(),
+    "i0_int_bad": lambda lib: _t(lib, [1, 2]).i0_(),
+    "ldexp_int_": lambda lib: _t(lib, [1, 2]).ldexp_(_t(lib, [1, 1])),
+    "true_divide_int": lambda lib: _t(lib, [1, 2]).true_divide_(2),
+    "eq_nograd_leaf": lambda lib: _nograd(lib, lambda: leaf(lib, [0.5, 1.0]).eq_(0.5)),
+    "put_nograd_leaf": lambda lib: _nograd(lib, lambda: leaf(lib, [0.5, 1.0]).put_(
+        _t(lib, [1]), _t(lib, [3.0]))),
+    "cumprod_int": lambda lib: _t(lib, [1, 2, 3]).cumprod_(0),
+    "polygamma_int": lambda lib: _t(lib, [1, 2]).polygamma_(1),
+    "fill_diagonal_rg_value": lambda lib: (leaf(lib, [[1.0, 2.0], [3.0, 4.0]]) * 1).fill_diagonal_(0.5),
+    "gcd_bool": lambda lib: lib.gcd(_t(lib, [True]), _t(lib, [False])),
     "range": lambda lib: lib.range(1, 4),
     "range_step": lambda lib: lib.range(0, 1, 0.25, dtype=lib.float64),
 }
+
+
+def _nograd(lib, f):
+    with lib.no_grad():
+        return f()
 
 
 @pytest.mark.parametrize("name", sorted(FORWARD))
@@ -632,4 +648,28 @@ def test_angle_and_nonzero_static_vs_torch():
                 lib.nonzero_static(_t(lib, [0, 1, 2]), size=4),
                 lib.nonzero_static(_t(lib, [[0, 1], [2, 0]]), size=1, fill_value=-2),
                 _t(lib, [0.0, 3.0]).nonzero_static(size=2)]
+    same(prog)
+
+
+SPLITS = {
+    "unsafe_split": lambda lib, x: x.unsafe_split(3, 1),
+    "unsafe_split_fn": lambda lib, x: lib.unsafe_split(x, 2),
+    "unsafe_chunk": lambda lib, x: lib.unsafe_chunk(x, 2, 1),
+    "unsafe_chunk_m": lambda lib, x: x.unsafe_chunk(3),
+    "unsafe_split_with_sizes": lambda lib, x: x.unsafe_split_with_sizes([1, 3], 1),
+    "split_copy": lambda lib, x: lib.split_copy(x, 2, 1),
+    "split_with_sizes_copy": lambda lib, x: lib.split_with_sizes_copy(x, [2, 1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPLITS))
+def test_unsafe_splits_vs_torch(name):
+    def prog(lib):
+        x = leaf(lib, data((3, 4), seed=6), "float64")
+        parts = SPLITS[name](lib, x)
+        info = [(p._base is None, p.output_nr, p.grad_fn.name()) for p in parts]
+        if "copy" in name:                      # no view: x is not written (torch's
+            parts[0].mul_(3)                    # unsafe_split parts share x's memory)
+        sum((p * p).sum() for p in parts).backward()
+        return parts, x, x.grad, info
     same(prog)
