@@ -857,6 +857,9 @@ def _install():
     Tn.new = _legacy_new
     Tn.narrow_copy = _copies()["narrow_copy"]
     Tn.angle = angle
+    Tn.svd, Tn.qr = svd, qr
+    Tn.resize_ = _resize_
+    Tn.cholesky_inverse = lambda self, upper=False: T.cholesky_inverse(self, upper)
     Tn.unsafe_split, Tn.unsafe_chunk = unsafe_split, unsafe_chunk
     Tn.unsafe_split_with_sizes = unsafe_split_with_sizes
     Tn.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(
@@ -1019,6 +1022,136 @@ def nonzero_static(input, *, size, fill_value=-1):
     return _wrap(out, T.int64)
 
 
+# ----------------------------------------------------------------------------- old linalg names
+return_types.svd = _rt("svd", ("U", "S", "V"))
+return_types.qr = _rt("qr", ("Q", "R"))
+_WARNED = set()
+
+
+def _warn_once(key, msg):
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(msg, UserWarning, stacklevel=3)
+
+
+def svd(input, some=True, compute_uv=True):
+    """torch.svd: (U, S, V) with V (not V^H); ``some``: the reduced factors."""
+    T = _T()
+    m, n = input._data.shape[-2:]
+    b = input._data.shape[:-2]
+    if not compute_uv:
+        S = T.linalg.svdvals(input)
+        return return_types.svd(T.zeros(*b, m, m, dtype=input.dtype), S,
+                                T.zeros(*b, n, n, dtype=input.dtype))
+    if some or m == n or not (STATE.enabled and input._rg):
+        U, S, Vh = T.linalg.svd(input, full_matrices=not some)
+        return return_types.svd(U, S, Vh.transpose(-2, -1))
+    # some=False with gradients: the reduced factors carry them; the completing columns are
+    # constants (torch ignores gradients on U[..., min(m, n):] and V[..., min(m, n):])
+    from ._math import named, _hide_below
+    U, S, Vh = T.linalg.svd(input, full_matrices=False)
+    with T.no_grad():
+        Uf, _, Vhf = T.linalg.svd(input.detach(), full_matrices=True)
+    k = builtins.min(m, n)
+    V = Vh.transpose(-2, -1)
+    if m > n:
+        U = T.cat([U, Uf[..., k:]], -1)
+        _hide_below(U, input)
+        named(U, "LinalgSvdBackward0")
+    else:
+        V = T.cat([V, Vhf.transpose(-2, -1)[..., k:]], -1)
+        _hide_below(V, input)
+        named(V, "TransposeBackward0")
+    return return_types.svd(U, S, V)
+
+
+def qr(input, some=True):
+    T = _T()
+    _warn_once("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a "
+               "future PyTorch release.\nThe boolean parameter 'some' has been replaced with a "
+               "string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\n"
+               "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+    Q, R = T.linalg.qr(input, "reduced" if some else "complete")
+    return return_types.qr(Q, R)
+
+
+# ----------------------------------------------------------------------------- windows
+def _window(name, fn):
+    def f(window_length, periodic=True, *args, dtype=None, layout=None, device=None,
+          requires_grad=False, **kw):
+        T = _T()
+        dt = dtype or _DEFAULT[0]
+        if not dt.is_floating_point:
+            raise RuntimeError("%s expects floating point dtypes, got: %s"
+                               % (name, "TensorOptions(dtype=%s)" % dt._tname))
+        if window_length < 0:
+            raise RuntimeError("%s requires non-negative window_length, got window_length=%d"
+                               % (name, window_length))
+        if window_length == 0:
+            return T.empty(0, dtype=dt, requires_grad=requires_grad)
+        if window_length == 1:
+            return T.ones(1, dtype=dt, requires_grad=requires_grad)
+        N = window_length + 1 if periodic else window_length
+        n = np.arange(N, dtype=np.float64)
+        w = fn(n, N, *args, **kw)[:window_length]
+        return T.tensor(w, dtype=dt, requires_grad=requires_grad)
+    f.__name__ = name
+    return f
+
+
+def _hann(n, N):
+    return 0.5 - 0.5 * np.cos(2 * np.pi * n / (N - 1))
+
+
+def _hamming(n, N, alpha=0.54, beta=0.46):
+    return alpha - beta * np.cos(2 * np.pi * n / (N - 1))
+
+
+def _blackman(n, N):
+    x = 2 * np.pi * n / (N - 1)
+    return 0.42 - 0.5 * np.cos(x) + 0.08 * np.cos(2 * x)
+
+
+def _bartlett(n, N):
+    return 1 - np.abs(2 * n / (N - 1) - 1)
+
+
+def _kaiser(n, N, beta=12.0):
+    r = (n - (N - 1) / 2) / ((N - 1) / 2)
+    return _i0_np(beta * np.sqrt(np.clip(1 - r * r, 0, None))) / _i0_np(beta)
+
+
+hann_window = _window("hann_window", _hann)
+hamming_window = _window("hamming_window", _hamming)
+blackman_window = _window("blackman_window", _blackman)
+bartlett_window = _window("bartlett_window", _bartlett)
+kaiser_window = _window("kaiser_window", _kaiser)
+
+
+def _resize_(self, *sizes, memory_format=None):
+    """Tensor.resize_: the first elements kept (row-major), new ones zero (torch leaves them
+    uninitialized); refused on a tensor that requires grad, as torch."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) or (
+            len(sizes) == 1 and type(sizes[0]).__name__ == "Size"):
+        sizes = tuple(sizes[0])
+    sizes = tuple(int(s) for s in sizes)
+    if self._rg:
+        raise RuntimeError("cannot resize variables that require grad")
+    if self._base is not None and int(np.prod(sizes)) > self._data.size:
+        raise RuntimeError("Trying to resize storage that is not resizable")
+    flat = np.asarray(self._data).reshape(-1)
+    n = int(np.prod(sizes))
+    new = np.zeros(n, self._dtype.np)
+    new[:builtins.min(n, flat.size)] = flat[:n]
+    if n <= flat.size and self._base is None and flat.base is None:
+        self._data = flat[:n].reshape(sizes)
+    else:
+        self._data = new.reshape(sizes)
+    from .tensor import _bump
+    _bump(self)
+    return self
+
+
 # torch-namespace in-place functions: torch.exp_(t) is t.exp_() (the names torch has)
 INPLACE_NAMES = (
     "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
@@ -1028,6 +1161,14 @@ INPLACE_NAMES = (
     "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_",
     "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
     "tanh_", "trunc_", "xlogy_", "zero_", "fill_", "index_put_", "detach_")
+
+
+_MATMUL = ["highest"]
+
+
+def _set_matmul_precision(precision):
+    if precision in ("highest", "high", "medium"):
+        _MATMUL[0] = precision     # (float32 matmuls stay exact: numpy has one precision)
 
 
 def namespace():
@@ -1045,6 +1186,18 @@ def namespace():
                   input, list(split_sizes), dim),
               is_signed=lambda input: input.is_signed(), adjoint=lambda input: input.adjoint())
     ns.update(_copies())
+    from .autograd import anomaly as _an
+    ns.update(svd=svd, qr=qr, hann_window=hann_window, hamming_window=hamming_window,
+              blackman_window=blackman_window, bartlett_window=bartlett_window,
+              kaiser_window=kaiser_window, is_anomaly_enabled=_an.is_anomaly_enabled,
+              is_anomaly_check_nan_enabled=_an.is_anomaly_check_nan_enabled,
+              is_inference_mode_enabled=lambda: False, get_device=lambda t: -1,
+              get_float32_matmul_precision=lambda: _MATMUL[0],
+              set_float32_matmul_precision=_set_matmul_precision,
+              frobenius_norm=lambda input, dim=(-2, -1), keepdim=False: _T().linalg.vector_norm(
+                  input, 2, dim=dim, keepdim=keepdim),
+              nuclear_norm=lambda input, dim=(-2, -1), keepdim=False: _T().linalg.matrix_norm(
+                  input, "nuc", dim=dim, keepdim=keepdim))
     ns.update(angle=angle, nonzero_static=nonzero_static, unsafe_split=unsafe_split,
               unsafe_chunk=unsafe_chunk, unsafe_split_with_sizes=unsafe_split_with_sizes,
               split_copy=split_copy, split_with_sizes_copy=split_with_sizes_copy)

@@ -673,3 +673,61 @@ def test_unsafe_splits_vs_torch(name):
         sum((p * p).sum() for p in parts).backward()
         return parts, x, x.grad, info
     same(prog)
+
+
+OLD_LINALG = {
+    "svd": lambda lib, a: lib.svd(a),
+    "svd_full": lambda lib, a: a.svd(some=False),
+    "qr": lambda lib, a: lib.qr(a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OLD_LINALG))
+def test_old_linalg_vs_torch(name):
+    def prog(lib):
+        a = leaf(lib, data((4, 3), seed=8), "float64")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = OLD_LINALG[name](lib, a)
+        # sign-invariant products: U diag(S) V^T = A; Q R = A
+        if name.startswith("svd"):
+            U, S, V = out
+            k = S.shape[0]
+            rec = U[:, :k] * S @ V[:, :k].t()
+            loss = (S ** 2).sum() + (rec * rec).sum()
+        else:
+            Q, R = out
+            rec = Q[:, :R.shape[0]] @ R
+            loss = (rec ** 3).sum() + (R.abs()).sum()
+        loss.backward()
+        return ([tuple(t.shape) for t in out], [t.grad_fn.name() for t in out], rec, a.grad,
+                type(out).__name__)
+    same(prog)
+
+
+def test_svd_compute_uv_false_and_windows_vs_torch():
+    def prog(lib):
+        a = lib.tensor(data((3, 2), seed=9), dtype=lib.float64)
+        U, S, V = lib.svd(a, compute_uv=False)
+        return [U, S, V, lib.hann_window(5), lib.hann_window(5, periodic=False),
+                lib.hamming_window(6, dtype=lib.float64), lib.blackman_window(7),
+                lib.bartlett_window(5), lib.bartlett_window(6, False),
+                lib.kaiser_window(5), lib.kaiser_window(6, False, 5.0), lib.hann_window(1),
+                lib.hann_window(0), lib.hann_window(3, requires_grad=True),
+                lib.hamming_window(5, True, 0.5, 0.5), a.qr(some=False)]
+    same(prog)
+
+
+def test_small_flags_and_resize_vs_torch():
+    def prog(lib):
+        x = lib.arange(6.0).reshape(2, 3)
+        y = x.resize_(4)
+        z = lib.zeros(2).resize_(1, 1)
+        return [y, y is x, z, lib.is_anomaly_enabled(), lib.is_inference_mode_enabled(),
+                lib.get_device(lib.zeros(1)), lib.get_float32_matmul_precision(),
+                lib.frobenius_norm(lib.ones(2, 3), (0, 1)),
+                lib.nuclear_norm(lib.eye(3) * 2)]
+    same(prog)
+    same(lambda lib: lib.ones(2, requires_grad=True).resize_(4),
+         phrases=("cannot resize variables that require grad",))
+    same(lambda lib: lib.set_float32_matmul_precision("fast"))
