@@ -535,7 +535,7 @@ def _fill_diagonal_(self, fill_value, wrap=False):
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     from .nn._conv import scatter_reduce
     from ._math import _set_name_id
-    warnings.warn("index_reduce() is in beta and the API may change at any time.")
+    _warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.")
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or amin "
                            "but got %s." % reduce)
@@ -1166,9 +1166,27 @@ INPLACE_NAMES = (
 _MATMUL = ["highest"]
 
 
+def frobenius_norm(input, dim=(-2, -1), keepdim=False):
+    _warn_once("fro", "at::frobenius_norm is deprecated and it is just left for JIT "
+               "compatibility. It will be removed in a future PyTorch release. Please use "
+               "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
+    return _T().linalg.vector_norm(input, 2, dim=dim, keepdim=keepdim)
+
+
+def nuclear_norm(input, dim=(-2, -1), keepdim=False):
+    _warn_once("nuc", "at::nuclear_norm is deprecated and it is just left for JIT "
+               "compatibility. It will be removed in a future PyTorch release. Please use "
+               "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
+    return _T().linalg.matrix_norm(input, "nuc", dim=dim, keepdim=keepdim)
+
+
 def _set_matmul_precision(precision):
     if precision in ("highest", "high", "medium"):
-        _MATMUL[0] = precision     # (float32 matmuls stay exact: numpy has one precision)
+        _MATMUL[0] = precision
+    else:
+        warnings.warn("%s is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect." % precision, UserWarning,
+                      stacklevel=2)     # (float32 matmuls stay exact: numpy has one precision)
 
 
 def namespace():
@@ -1194,10 +1212,7 @@ def namespace():
               is_inference_mode_enabled=lambda: False, get_device=lambda t: -1,
               get_float32_matmul_precision=lambda: _MATMUL[0],
               set_float32_matmul_precision=_set_matmul_precision,
-              frobenius_norm=lambda input, dim=(-2, -1), keepdim=False: _T().linalg.vector_norm(
-                  input, 2, dim=dim, keepdim=keepdim),
-              nuclear_norm=lambda input, dim=(-2, -1), keepdim=False: _T().linalg.matrix_norm(
-                  input, "nuc", dim=dim, keepdim=keepdim))
+              frobenius_norm=frobenius_norm, nuclear_norm=nuclear_norm)
     ns.update(angle=angle, nonzero_static=nonzero_static, unsafe_split=unsafe_split,
               unsafe_chunk=unsafe_chunk, unsafe_split_with_sizes=unsafe_split_with_sizes,
               split_copy=split_copy, split_with_sizes_copy=split_with_sizes_copy)

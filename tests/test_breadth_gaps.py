@@ -720,6 +720,11 @@ def test_svd_compute_uv_false_and_windows_vs_torch():
 
 def test_small_flags_and_resize_vs_torch():
     def prog(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return prog2(lib)
+
+    def prog2(lib):
         x = lib.arange(6.0).reshape(2, 3)
         y = x.resize_(4)
         z = lib.zeros(2).resize_(1, 1)
@@ -730,4 +735,20 @@ def test_small_flags_and_resize_vs_torch():
     same(prog)
     same(lambda lib: lib.ones(2, requires_grad=True).resize_(4),
          phrases=("cannot resize variables that require grad",))
-    same(lambda lib: lib.set_float32_matmul_precision("fast"))
+    with pytest.warns(UserWarning, match="setFloat32MatmulPrecision call has no effect"):
+        same(lambda lib: lib.set_float32_matmul_precision("fast"))
+
+
+def test_deprecation_warnings_without_torch():
+    import tapegrad._extra as ex
+    ex._WARNED.clear()
+    for f, phrase in ((lambda: tg.frobenius_norm(tg.ones(2, 2)), "frobenius_norm is deprecated"),
+                      (lambda: tg.nuclear_norm(tg.ones(2, 2)), "nuclear_norm is deprecated"),
+                      (lambda: tg.qr(tg.eye(2)), "torch.qr is deprecated"),
+                      (lambda: tg.ones(2).index_reduce(0, tg.tensor([0]), tg.ones(1), "prod"),
+                       "index_reduce() is in beta")):
+        with pytest.warns(UserWarning, match=phrase.replace("(", r"\(").replace(")", r"\)")):
+            f()
+        with warnings.catch_warnings():            # once per process, as torch's
+            warnings.simplefilter("error")
+            f()
