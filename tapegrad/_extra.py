@@ -857,6 +857,12 @@ def _install():
     Tn.new = _legacy_new
     Tn.narrow_copy = _copies()["narrow_copy"]
     Tn.angle = angle
+    Tn.apply_, Tn.map_, Tn.map2_ = _apply_, _map_, _map2_
+    Tn.cauchy_, Tn.log_normal_, Tn.geometric_ = _cauchy_, _log_normal_, _geometric_
+    Tn.bernoulli = lambda self, p=None, *, generator=None: T.bernoulli(self, p, generator=generator) \
+        if p is not None else T.bernoulli(self, generator=generator)
+    Tn.multinomial = lambda self, num_samples, replacement=False, *, generator=None: \
+        T.multinomial(self, num_samples, replacement, generator=generator)
     Tn.svd, Tn.qr = svd, qr
     Tn.resize_ = _resize_
     Tn.cholesky_inverse = lambda self, upper=False: T.cholesky_inverse(self, upper)
@@ -1150,6 +1156,78 @@ def _resize_(self, *sizes, memory_format=None):
     from .tensor import _bump
     _bump(self)
     return self
+
+
+# ----------------------------------------------------------------------------- python callables, sampling
+def _apply_(self, callable):
+    if self._rg:
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
+                           "var.detach().apply_() instead.")
+    return _map_values(self, (), callable)
+
+
+def _map_(self, tensor, callable):
+    if self._rg or tensor._rg:
+        raise RuntimeError("Can't call map_() on Variable that requires grad. Use "
+                           "var.detach().map_() instead.")
+    return _map_values(self, (tensor,), callable)
+
+
+def _map2_(self, x, y, callable):
+    if self._rg or x._rg or y._rg:
+        raise RuntimeError("Can't call map2_() on Variable that requires grad. Use "
+                           "var.detach().map2_() instead.")
+    return _map_values(self, (x, y), callable)
+
+
+def _map_values(self, others, fn):
+    """self[i] = fn(self[i], *others[i]) elementwise with Python numbers (others broadcast to
+    self's shape); results converted to self's dtype as torch's (truncation for integers)."""
+    from .tensor import _bump
+    d = self._arr()
+    shp = d.shape
+    cols = [np.broadcast_to(np.asarray(o._data), shp).reshape(-1).tolist() for o in others]
+    flat = d.reshape(-1).tolist()
+    py = float if self._dtype.is_floating_point else (bool if self._dtype.name == "bool" else int)
+    out = [py(fn(v, *[c[i] for c in cols])) for i, v in enumerate(flat)]
+    d[...] = np.asarray(out, dtype=d.dtype).reshape(shp)
+    _bump(self)
+    return self
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, generator=None):
+    from .creation import _gen
+    if not self._dtype.is_floating_point:
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype "
+                           "must be a floating point but you specified %s" % _CNAME.get(
+                               self._dtype.name, self._dtype.name))
+    if not sigma > 0:
+        raise RuntimeError("cauchy_ expects sigma > 0.0, but found sigma=%s" % _num(sigma))
+    return self._init_(lambda shp: median + sigma * _gen(generator).standard_cauchy(shp))
+
+
+def _log_normal_(self, mean=1.0, std=2.0, generator=None):
+    from .creation import _gen
+    if not self._dtype.is_floating_point:
+        raise NotImplementedError("\"log_normal_cpu\" not implemented for '%s'" % self._dtype._tname)
+    if not std > 0:
+        raise RuntimeError("log_normal_ expects std > 0.0, but found std=%s" % _num(std))
+    return self._init_(lambda shp: _gen(generator).lognormal(mean, std, shp))
+
+
+def _geometric_(self, p, generator=None):
+    from .creation import _gen
+    if not 0 < p < 1:
+        raise RuntimeError("geometric_ expects p to be in (0, 1), but got p=%s" % _num(p))
+    return self._init_(lambda shp: _gen(generator).geometric(p, shp))
+
+
+_CNAME = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+          "uint8": "unsigned char", "bool": "bool"}
+
+
+def _num(v):
+    return "%g" % v
 
 
 # torch-namespace in-place functions: torch.exp_(t) is t.exp_() (the names torch has)

@@ -752,3 +752,43 @@ def test_deprecation_warnings_without_torch():
         with warnings.catch_warnings():            # once per process, as torch's
             warnings.simplefilter("error")
             f()
+
+
+CALLABLES = {
+    "apply_": lambda lib: [lib.tensor([1.0, 2.0]).apply_(lambda v: v * 2)],
+    "apply_int": lambda lib: [lib.tensor([1, 2]).apply_(lambda v: v * 2.7)],
+    "apply_same": lambda lib: (lambda x: [x.apply_(lambda v: -v) is x, x])(lib.tensor([1.0])),
+    "map_": lambda lib: [lib.tensor([1.0, 2.0]).map_(lib.tensor([3.0, 4.0]), lambda a, b: a * b)],
+    "map_broadcast": lambda lib: [lib.tensor([1.0, 2.0]).map_(lib.tensor([3.0]), lambda a, b: a - b)],
+    "map2_": lambda lib: [lib.tensor([1.0, 2.0]).map2_(lib.tensor([3.0, 4.0]), lib.tensor([1.0, 1.0]),
+                                                        lambda a, b, c: a * b + c)],
+    "apply_rg": lambda lib: (lib.tensor([1.0], requires_grad=True) * 1).apply_(lambda v: v),
+    "map_rg": lambda lib: lib.tensor([1.0]).map_(lib.tensor([1.0], requires_grad=True), lambda a, b: a),
+    "cauchy_int": lambda lib: lib.zeros(3, dtype=lib.int64).cauchy_(),
+    "cauchy_sigma": lambda lib: lib.zeros(3).cauchy_(sigma=0),
+    "log_normal_int": lambda lib: lib.zeros(3, dtype=lib.int64).log_normal_(),
+    "log_normal_std": lambda lib: lib.zeros(3).log_normal_(std=-1),
+    "geometric_p": lambda lib: lib.zeros(3).geometric_(1.5),
+    "random_shapes": lambda lib: [t.dtype for t in (lib.zeros(3).geometric_(0.5),
+                                                    lib.zeros(3, dtype=lib.int64).geometric_(0.5),
+                                                    lib.zeros(2).cauchy_(), lib.zeros(2).log_normal_(),
+                                                    lib.full((3,), 0.5).bernoulli(),
+                                                    lib.full((3,), 0.5).multinomial(2))],
+    "leaf_cauchy_": lambda lib: lib.zeros(2, requires_grad=True).cauchy_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLABLES))
+def test_callables_and_sampling_vs_torch(name):
+    same(CALLABLES[name])
+
+
+def test_sampling_distributions_without_torch():
+    tg.manual_seed(3)
+    g = tg.zeros(20000, dtype=tg.float64).geometric_(0.25).numpy()
+    assert g.min() >= 1 and abs(g.mean() - 4.0) < 0.15           # mean 1/p
+    ln = np.log(tg.zeros(20000, dtype=tg.float64).log_normal_(0.5, 0.3).numpy())
+    assert abs(ln.mean() - 0.5) < 0.02 and abs(ln.std() - 0.3) < 0.02
+    c = tg.zeros(20001, dtype=tg.float64).cauchy_(2.0, 0.5).numpy()
+    assert abs(np.median(c) - 2.0) < 0.05                          # median
+    assert abs(np.quantile(c, 0.75) - 2.5) < 0.05                  # quartile median + sigma
