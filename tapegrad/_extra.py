@@ -857,6 +857,8 @@ def _install():
     Tn.new = _legacy_new
     Tn.narrow_copy = _copies()["narrow_copy"]
     Tn.angle = angle
+    Tn.as_strided = as_strided
+    Tn.as_strided_scatter = as_strided_scatter
     Tn.apply_, Tn.map_, Tn.map2_ = _apply_, _map_, _map2_
     Tn.cauchy_, Tn.log_normal_, Tn.geometric_ = _cauchy_, _log_normal_, _geometric_
     Tn.bernoulli = lambda self, p=None, *, generator=None: T.bernoulli(self, p, generator=generator) \
@@ -1158,6 +1160,76 @@ def _resize_(self, *sizes, memory_format=None):
     return self
 
 
+# ----------------------------------------------------------------------------- as_strided
+def _strided_positions(input, size, stride, storage_offset, fname):
+    """Root storage positions (shape ``size``) that as_strided(size, stride, offset) reads."""
+    size = tuple(int(v) for v in size)
+    stride = tuple(int(v) for v in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(v < 0 for v in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
+                           "strides: %s" % list(stride))
+    root = input if input._base is None else input._base
+    rd = root._arr()
+    if not rd.flags.c_contiguous:
+        raise NotImplementedError("as_strided of a tensor whose storage is not C-contiguous is "
+                                  "not supported by tapegrad")
+    off = input.storage_offset() if storage_offset is None else int(storage_offset)
+    isz = rd.itemsize
+    need = off + sum((n - 1) * st for n, st in zip(size, stride)) + 1 if all(size) else 0
+    if need > rd.size:
+        raise RuntimeError("setStorage: sizes %s, strides %s, storage offset %d, and itemsize %d "
+                           "requiring a storage size of %d are out of bounds for storage of size "
+                           "%d" % (list(size), list(stride), off, isz, need * isz, rd.size * isz))
+    P = np.full(size, off, np.int64)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        shp = [1] * len(size)
+        shp[k] = n
+        P = P + (np.arange(n, dtype=np.int64) * st).reshape(shp)
+    return size, stride, off, rd, P
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of the input's storage with the given geometry (AsStridedBackward0: a gather of
+    the input's elements; positions outside a view input's own elements are refused)."""
+    from ._shape import index_map
+    from .tensor import _positions
+    size, stride, off, rd, P = _strided_positions(input, size, stride, storage_offset,
+                                                  "as_strided")
+    d = input._arr()
+    isz = rd.itemsize
+    y = np.lib.stride_tricks.as_strided(rd.reshape(-1)[off:] if rd.size else rd.reshape(-1),
+                                        size, tuple(st * isz for st in stride))
+    if input._base is None:
+        idx = P
+    else:
+        ip = _positions(input).reshape(-1)
+        lut = np.full(rd.size, -1, np.int64)
+        lut[ip] = np.arange(ip.size, dtype=np.int64)
+        idx = lut[P] if P.size else P
+        if P.size and (idx < 0).any():
+            if input._rg and STATE.enabled:
+                raise NotImplementedError("as_strided with gradients reading storage outside "
+                                          "the (view) input is not supported by tapegrad")
+            idx = np.zeros_like(P)
+
+    def fn(a):
+        return y if a is d else np.asarray(idx).reshape(size)
+    return index_map(input, fn, "AsStridedBackward0", view=True)
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    if input._base is not None:
+        input = input.contiguous() if not input.is_contiguous() else input
+    size, stride, off, rd, P = _strided_positions(input, size, stride, storage_offset,
+                                                  "as_strided_scatter")
+    if input._base is not None:
+        P = P - input.storage_offset()
+    _check_src(input, src, P, "as_strided_scatter")
+    return _place(input, src, P, "AsStridedScatterBackward0")
+
+
 # ----------------------------------------------------------------------------- python callables, sampling
 def _apply_(self, callable):
     if self._rg:
@@ -1291,6 +1363,7 @@ def namespace():
               get_float32_matmul_precision=lambda: _MATMUL[0],
               set_float32_matmul_precision=_set_matmul_precision,
               frobenius_norm=frobenius_norm, nuclear_norm=nuclear_norm)
+    ns.update(as_strided=as_strided, as_strided_scatter=as_strided_scatter)
     ns.update(angle=angle, nonzero_static=nonzero_static, unsafe_split=unsafe_split,
               unsafe_chunk=unsafe_chunk, unsafe_split_with_sizes=unsafe_split_with_sizes,
               split_copy=split_copy, split_with_sizes_copy=split_with_sizes_copy)

@@ -792,3 +792,35 @@ def test_sampling_distributions_without_torch():
     c = tg.zeros(20001, dtype=tg.float64).cauchy_(2.0, 0.5).numpy()
     assert abs(np.median(c) - 2.0) < 0.05                          # median
     assert abs(np.quantile(c, 0.75) - 2.5) < 0.05                  # quartile median + sigma
+
+
+STRIDED = {
+    "windows": lambda lib, x: x.as_strided((3, 4), (2, 1)),
+    "offset": lambda lib, x: lib.as_strided(x, (2, 2), (3, 1), 5),
+    "overlap_sum": lambda lib, x: x.as_strided((4, 3), (1, 1)) * 2,
+    "broadcast": lambda lib, x: x.as_strided((3, 2), (0, 1), 1),
+    "of_view": lambda lib, x: (x * 1)[2:].as_strided((2, 3), (3, 1)),
+    "scatter": lambda lib, x: lib.as_strided_scatter(x * 1, x[:4].exp(), (2, 2), (1, 3), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRIDED))
+def test_as_strided_vs_torch(name):
+    def prog(lib):
+        x = leaf(lib, data((12,), seed=11), "float64")
+        y = STRIDED[name](lib, x)
+        w = lib.tensor(data(tuple(y.shape), 0.5, 1.5, seed=2), dtype=lib.float64)
+        (y * w).sum().backward()
+        return y, x.grad, y.grad_fn.name()
+    same(prog)
+
+
+def test_as_strided_view_and_errors_vs_torch():
+    def prog(lib):
+        x = lib.arange(6.0)
+        v = x.as_strided((2, 2), (1, 2))
+        v.mul_(10)                      # a view: x sees the write
+        return [v, x, v.stride(), v.storage_offset(), x.as_strided((2,), (2,), 1)]
+    same(prog)
+    same(lambda lib: lib.arange(6.0).as_strided((3, 3), (2, 1)), phrases=("out of bounds",))
+    same(lambda lib: lib.arange(6.0).as_strided((3, 3), (2,)))
