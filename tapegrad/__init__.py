@@ -115,3 +115,4 @@ globals().update(_extra.namespace())
 linalg.matrix_exp = _extra.matrix_exp
 special.i0 = _extra.i0
 special.i1 = _extra.i1
+special.gammainc, special.gammaincc = _extra.igamma, _extra.igammac

@@ -857,6 +857,8 @@ def _install():
     Tn.new = _legacy_new
     Tn.narrow_copy = _copies()["narrow_copy"]
     Tn.angle = angle
+    Tn.igamma, Tn.igammac = igamma, igammac
+    Tn.igamma_, Tn.igammac_ = inplace_of(igamma), inplace_of(igammac)
     Tn.as_strided = as_strided
     Tn.as_strided_scatter = as_strided_scatter
     Tn.apply_, Tn.map_, Tn.map2_ = _apply_, _map_, _map2_
@@ -1160,6 +1162,121 @@ def _resize_(self, *sizes, memory_format=None):
     return self
 
 
+# ----------------------------------------------------------------------------- igamma
+def _gammainc_np(a, x, upper):
+    """Regularized incomplete gamma P(a, x) (or Q = 1 - P when ``upper``) in float64: the series
+    for x < a + 1, Lentz's continued fraction for Q otherwise; torch's edge values."""
+    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    a, x = a.copy(), x.copy()
+    out = np.full(a.shape, np.nan)
+    lg = np.vectorize(lambda v: math.lgamma(v) if v > 0 and math.isfinite(v) else 0.0,
+                      otypes=[np.float64])
+    ok = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
+    with np.errstate(all="ignore"):
+        pre = np.where(ok, -x + a * np.log(np.where(ok, x, 1.0)) - lg(np.where(ok, a, 1.0)), 0.0)
+        ser = ok & (x < a + 1)
+        P = np.zeros(a.shape)
+        if ser.any():
+            aa, xx = a[ser], x[ser]
+            term = 1.0 / aa
+            tot = term.copy()
+            ap = aa.copy()
+            for _ in builtins.range(5000):
+                ap = ap + 1
+                term = term * xx / ap
+                tot = tot + term
+                if np.all(np.abs(term) < np.abs(tot) * 1e-17):
+                    break
+            P[ser] = tot * np.exp(pre[ser])
+        cf = ok & ~ser
+        Q = np.zeros(a.shape)
+        if cf.any():
+            aa, xx = a[cf], x[cf]
+            tiny = 1e-300
+            b = xx + 1 - aa
+            c = np.full(aa.shape, 1 / tiny)
+            d = 1 / b
+            h = d.copy()
+            for i in builtins.range(1, 5000):
+                an = -i * (i - aa)
+                b = b + 2
+                d = an * d + b
+                d = np.where(np.abs(d) < tiny, tiny, d)
+                c = b + an / c
+                c = np.where(np.abs(c) < tiny, tiny, c)
+                d = 1 / d
+                delta = d * c
+                h = h * delta
+                if np.all(np.abs(delta - 1) < 1e-16):
+                    break
+            Q[cf] = np.exp(pre[cf]) * h
+        res = np.where(ser, (1 - P) if upper else P, np.where(cf, Q if upper else 1 - Q, np.nan))
+    # edges (Cephes / torch): x = 0, a = 0, infinities
+    finite_a = np.isfinite(a)
+    res = np.where((x == 0) & (a > 0), 1.0 if upper else 0.0, res)
+    res = np.where((a == 0) & (x > 0), 0.0 if upper else 1.0, res)
+    res = np.where(np.isposinf(x) & (a >= 0) & finite_a, 0.0 if upper else 1.0, res)
+    res = np.where(np.isposinf(a) & (x >= 0) & np.isfinite(x), 1.0 if upper else 0.0, res)
+    bad = (a < 0) | (x < 0) | np.isnan(a) | np.isnan(x) | ((a == 0) & (x == 0)) | (
+        np.isposinf(a) & np.isposinf(x))
+    return np.where(bad, np.nan, res)
+
+
+def _igamma_fn(upper):
+    key = "igammac" if upper else "igamma"
+    f = _FN.get(key)
+    if f is None:
+        from .autograd.function import Function
+        nm = "igammac" if upper else "igamma"
+
+        def forward(ctx, a, x):
+            ctx.save_for_backward(a, x)
+            y = _gammainc_np(a._data, x._data, upper)
+            return _wrap(np.asarray(y, a._dtype.np) if np.ndim(y) else a._dtype.np.type(y),
+                         a._dtype)
+
+        def backward(ctx, g):
+            a, x = ctx.saved_tensors
+            if ctx.needs_input_grad[0]:
+                raise NotImplementedError("the derivative for '%s: input' is not implemented." % nm)
+            T = _T()
+            # d P(a, x) / dx = exp(-x) x^(a - 1) / Gamma(a);  Q = 1 - P
+            lga = _wrap(np.asarray(np.vectorize(lambda v: math.lgamma(v) if v > 0 else math.inf,
+                                                otypes=[np.float64])(np.asarray(a._data)),
+                                   a._dtype.np), a._dtype)
+            dens = (-x + (a.detach() - 1) * T.log(x) - lga).exp()
+            return None, (-g * dens if upper else g * dens)
+
+        f = _FN[key] = type("Igammac" if upper else "Igamma", (Function,),
+                            {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+    return f
+
+
+def _igamma(upper):
+    def fn(input, other):
+        from ._math import named
+        T = _T()
+        if not isinstance(other, Tensor):
+            raise TypeError("%s(): argument 'other' (position 2) must be Tensor, not %s"
+                            % ("igammac" if upper else "igamma", _type_name(other)))
+        rdt = _result_dtype(input, other)
+        if not rdt.is_floating_point:
+            raise NotImplementedError('"igamma%s_cpu" not implemented for \'%s\''
+                                      % ("c" if upper else "", rdt._tname))
+        a = input if input._dtype is rdt else input.to(rdt)
+        x = other if other._dtype is rdt else other.to(rdt)
+        if a.shape != x.shape:
+            a, x = T.broadcast_tensors(a, x)
+        return named(_igamma_fn(upper).apply(a, x),
+                     "IgammacBackward0" if upper else "IgammaBackward0")
+    fn.__name__ = "igammac" if upper else "igamma"
+    return fn
+
+
+igamma = _igamma(False)
+igammac = _igamma(True)
+
+
 # ----------------------------------------------------------------------------- as_strided
 def _strided_positions(input, size, stride, storage_offset, fname):
     """Root storage positions (shape ``size``) that as_strided(size, stride, offset) reads."""
@@ -1363,7 +1480,8 @@ def namespace():
               get_float32_matmul_precision=lambda: _MATMUL[0],
               set_float32_matmul_precision=_set_matmul_precision,
               frobenius_norm=frobenius_norm, nuclear_norm=nuclear_norm)
-    ns.update(as_strided=as_strided, as_strided_scatter=as_strided_scatter)
+    ns.update(as_strided=as_strided, as_strided_scatter=as_strided_scatter, igamma=igamma,
+              igammac=igammac)
     ns.update(angle=angle, nonzero_static=nonzero_static, unsafe_split=unsafe_split,
               unsafe_chunk=unsafe_chunk, unsafe_split_with_sizes=unsafe_split_with_sizes,
               split_copy=split_copy, split_with_sizes_copy=split_with_sizes_copy)
