@@ -868,6 +868,10 @@ def _install():
     Tn.multinomial = lambda self, num_samples, replacement=False, *, generator=None: \
         T.multinomial(self, num_samples, replacement, generator=generator)
     Tn.svd, Tn.qr = svd, qr
+    Tn.triangular_solve = triangular_solve
+    for nm, msg in _REMOVED.items():
+        if nm != "matrix_rank":
+            setattr(Tn, nm, _removed(nm, msg))
     Tn.resize_ = _resize_
     Tn.cholesky_inverse = lambda self, upper=False: T.cholesky_inverse(self, upper)
     Tn.unsafe_split, Tn.unsafe_chunk = unsafe_split, unsafe_chunk
@@ -1083,6 +1087,85 @@ def qr(input, some=True):
                "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
     Q, R = T.linalg.qr(input, "reduced" if some else "complete")
     return return_types.qr(Q, R)
+
+
+return_types.triangular_solve = _rt("triangular_solve", ("solution", "cloned_coefficient"))
+
+
+def _tri_fn():
+    f = _FN.get("tri")
+    if f is None:
+        from .autograd.function import Function
+
+        def forward(ctx, b, A, upper, transpose, unitriangular):
+            T = _T()
+            with T.no_grad():
+                At = A.transpose(-2, -1) if transpose else A
+                X = T.linalg.solve_triangular(At, b, upper=upper != transpose,
+                                              unitriangular=unitriangular)
+            ctx.save_for_backward(A, X)
+            ctx.flags = (upper, transpose, unitriangular)
+            return X
+
+        def backward(ctx, g):
+            # op(A) X = B:  gB = op(A)^-T g;  g op(A) = -gB X^T, masked to A's triangle
+            T = _T()
+            A, X = ctx.saved_tensors
+            upper, transpose, unit = ctx.flags
+            At = A.transpose(-2, -1) if transpose else A
+            gB = T.linalg.solve_triangular(At.transpose(-2, -1), g, upper=upper == transpose,
+                                           unitriangular=unit)
+            gA = None
+            if ctx.needs_input_grad[1]:
+                gop = -(gB @ X.transpose(-2, -1))
+                gA = gop.transpose(-2, -1) if transpose else gop
+                gA = gA.triu(1 if unit else 0) if upper else gA.tril(-1 if unit else 0)
+            return gB, gA, None, None, None
+
+        f = _FN["tri"] = type("TriangularSolve", (Function,),
+                              {"forward": staticmethod(forward),
+                               "backward": staticmethod(backward)})
+    return f
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    """torch.triangular_solve (deprecated): (solution of op(A) X = input, a copy of A)."""
+    from ._math import named
+    _warn_once("tri", "torch.triangular_solve is deprecated in favor of "
+               "torch.linalg.solve_triangular and will be removed in a future PyTorch release.\n"
+               "torch.linalg.solve_triangular has its arguments reversed and does not return a "
+               "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be "
+               "replaced with\nX = torch.linalg.solve_triangular(A, B).")
+    if input._data.ndim < 2 or A._data.ndim < 2:
+        raise RuntimeError("torch.triangular_solve: The input tensor %s must have at least 2 "
+                           "dimensions." % ("b" if input._data.ndim < 2 else "A"))
+    X = named(_tri_fn().apply(input, A, upper, transpose, unitriangular),
+              "TriangularSolveBackward0")
+    # (torch's copy of A is output 1 of the same node; here a clone under that name)
+    return return_types.triangular_solve(X, named(A.clone(), "TriangularSolveBackward0"))
+
+
+def _removed(name, msg):
+    def f(*args, **kw):
+        raise RuntimeError("This function was deprecated since version 1.9 and is now removed. "
+                           + msg)
+    f.__name__ = name
+    return f
+
+
+_REMOVED = {
+    "solve": "`torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` "
+             "has its arguments reversed and does not return the LU factorization.",
+    "eig": "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than "
+           "real tensors mimicking complex tensors.",
+    "symeig": "The default behavior has changed from using the upper triangular portion of the "
+              "matrix by default to using the lower triangular portion.",
+    "lstsq": "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` "
+             "has reversed arguments and does not return the QR decomposition in the returned "
+             "tuple (although it returns other information about the problem).",
+    "matrix_rank": "\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter "
+                   "'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.",
+}
 
 
 # ----------------------------------------------------------------------------- windows
@@ -1472,7 +1555,8 @@ def namespace():
               is_signed=lambda input: input.is_signed(), adjoint=lambda input: input.adjoint())
     ns.update(_copies())
     from .autograd import anomaly as _an
-    ns.update(svd=svd, qr=qr, hann_window=hann_window, hamming_window=hamming_window,
+    ns.update({nm: _removed(nm, msg) for nm, msg in _REMOVED.items()})
+    ns.update(svd=svd, qr=qr, triangular_solve=triangular_solve, hann_window=hann_window, hamming_window=hamming_window,
               blackman_window=blackman_window, bartlett_window=bartlett_window,
               kaiser_window=kaiser_window, is_anomaly_enabled=_an.is_anomaly_enabled,
               is_anomaly_check_nan_enabled=_an.is_anomaly_check_nan_enabled,

@@ -867,3 +867,28 @@ def test_igamma_without_torch():
     np.testing.assert_allclose(p0 + tg.igammac(A, Xl).numpy(), 1.0, rtol=1e-14)
     fdcheck(lambda x: tg.igamma(tg.tensor([0.5, 2.0, 5.0], dtype=tg.float64), x),
             [[0.3, 2.5, 6.0]])
+
+
+@pytest.mark.parametrize("flags", [(True, False, False), (False, False, False), (True, True, False),
+                                   (False, True, True)])
+def test_triangular_solve_vs_torch(flags):
+    upper, transpose, unit = flags
+
+    def prog(lib):
+        m = lib.tensor(data((3, 3), seed=12), dtype=lib.float64) + 3 * lib.eye(3, dtype=lib.float64)
+        A = (m.triu() if upper else m.tril()).requires_grad_()
+        b = leaf(lib, data((3, 2), seed=13), "float64")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            X, C = lib.triangular_solve(b, A, upper, transpose, unit)
+        (X * X).sum().backward()
+        return X, C, b.grad, A.grad, X.grad_fn.name(), _names(X), type(lib.triangular_solve(
+            b, A)).__name__ if False else None
+    same(prog)
+
+
+@pytest.mark.parametrize("name", ["solve", "eig", "symeig", "lstsq", "matrix_rank"])
+def test_removed_functions_raise_as_torch(name):
+    same(lambda lib: getattr(lib, name)(lib.eye(2), lib.eye(2)) if name in ("solve", "lstsq")
+         else getattr(lib, name)(lib.eye(2)),
+         phrases=("This function was deprecated since version 1.9 and is now removed.",))
