@@ -857,6 +857,18 @@ def _install():
     Tn.new = _legacy_new
     Tn.narrow_copy = _copies()["narrow_copy"]
     Tn.angle = angle
+    Tn.dim_order = _dim_order
+    Tn.is_set_to = _is_set_to
+    Tn.const_data_ptr = Tn.data_ptr
+    Tn.is_meta = property(lambda self: False)
+    Tn.is_distributed = lambda self: False
+    Tn.layout = property(lambda self: strided)
+    Tn.conj_physical_ = lambda self: self
+    Tn.addmm_ = lambda self, mat1, mat2, *, beta=1, alpha=1: self._inplace(
+        mat1, lambda s, o: T.addmm(_owned(s), mat1, mat2, beta=beta, alpha=alpha))
+    Tn.new_empty_strided = lambda self, size, stride, *, dtype=None, device=None, \
+        requires_grad=False, **kw: empty_strided(size, stride, dtype=dtype or self.dtype,
+                                                 requires_grad=requires_grad)
     Tn.igamma, Tn.igammac = igamma, igammac
     Tn.igamma_, Tn.igammac_ = inplace_of(igamma), inplace_of(igammac)
     Tn.as_strided = as_strided
@@ -1502,6 +1514,54 @@ def _num(v):
     return "%g" % v
 
 
+# ----------------------------------------------------------------------------- layout odds and ends
+class layout:
+    """torch.layout: tapegrad tensors are always ``torch.strided``."""
+    __module__ = "torch"
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+
+strided = layout("strided")
+
+
+def _dim_order(self, *, ambiguity_check=False):
+    """Dimensions from the outermost to the innermost in memory (stable for equal strides)."""
+    st = self.stride()
+    return tuple(sorted(builtins.range(len(st)), key=lambda i: -st[i]))
+
+
+def _is_set_to(self, tensor):
+    """Same storage, offset, sizes and strides."""
+    a, b = self._arr(), tensor._arr()
+    ra = self if self._base is None else self._base
+    rb = tensor if tensor._base is None else tensor._base
+    return (ra is rb and a.shape == b.shape and a.strides == b.strides and
+            self.storage_offset() == tensor.storage_offset() and a.dtype == b.dtype)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """An uninitialized (here: zero) tensor with the given strides."""
+    T = _T()
+    dt = dtype or _DEFAULT[0]
+    size = tuple(int(v) for v in size)
+    stride = tuple(int(v) for v in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    need = sum((n - 1) * st for n, st in zip(size, stride)) + 1 if all(size) else 0
+    buf = np.zeros(builtins.max(need, 1), dt.np)
+    arr = np.lib.stride_tricks.as_strided(buf, size, tuple(v * buf.itemsize for v in stride))
+    t = T.from_numpy(arr) if need else T.zeros(size, dtype=dt)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
 # torch-namespace in-place functions: torch.exp_(t) is t.exp_() (the names torch has)
 INPLACE_NAMES = (
     "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
@@ -1564,6 +1624,11 @@ def namespace():
               get_float32_matmul_precision=lambda: _MATMUL[0],
               set_float32_matmul_precision=_set_matmul_precision,
               frobenius_norm=frobenius_norm, nuclear_norm=nuclear_norm)
+    ns.update(strided=strided, layout=layout, empty_strided=empty_strided,
+              is_neg=lambda input: False, is_distributed=lambda input: False,
+              conj_physical_=lambda input: input,
+              addmm_=None)
+    del ns["addmm_"]
     ns.update(as_strided=as_strided, as_strided_scatter=as_strided_scatter, igamma=igamma,
               igammac=igammac)
     ns.update(angle=angle, nonzero_static=nonzero_static, unsafe_split=unsafe_split,

@@ -892,3 +892,31 @@ def test_removed_functions_raise_as_torch(name):
     same(lambda lib: getattr(lib, name)(lib.eye(2), lib.eye(2)) if name in ("solve", "lstsq")
          else getattr(lib, name)(lib.eye(2)),
          phrases=("This function was deprecated since version 1.9 and is now removed.",))
+
+
+def test_layout_odds_and_ends_vs_torch():
+    def prog(lib):
+        x = lib.zeros(2, 3, 4).permute(2, 0, 1)
+        a = lib.zeros(3)
+        e = lib.empty_strided((2, 3), (1, 2))
+        n = lib.ones(2, dtype=lib.float64).new_empty_strided((3, 2), (1, 3))
+        return [x.dim_order(), lib.zeros(2).dim_order(), str(lib.zeros(2).layout),
+                lib.zeros(1).layout == lib.strided, a.is_set_to(a), a.is_set_to(a[:]),
+                a.is_set_to(a[1:]), a.is_set_to(lib.zeros(3)), e.stride(), e.shape, n.stride(),
+                n.dtype, x.is_meta, lib.zeros(1).is_distributed(),
+                a.const_data_ptr() == a.data_ptr()]
+    same(prog)
+
+
+def test_addmm_inplace_vs_torch():
+    def prog(lib):
+        x = leaf(lib, data((2, 2), seed=14), "float64")
+        m1 = leaf(lib, data((2, 3), seed=15), "float64")
+        m2 = lib.tensor(data((3, 2), seed=16), dtype=lib.float64)
+        y = x * 1
+        r = y.addmm_(m1, m2, beta=2, alpha=0.5)
+        (r * r).sum().backward()
+        return r is y, r, x.grad, m1.grad, r.grad_fn.name(), _names(r)
+    same(prog)
+    same(lambda lib: leaf(lib, [[1.0]]).addmm_(lib.ones(1, 1), lib.ones(1, 1)),
+         phrases=("a leaf Variable that requires grad is being used in an in-place operation.",))
