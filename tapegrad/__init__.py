@@ -108,6 +108,15 @@ is_conj = is_complex = Tensor.is_conj
 # ---- convolution / scatter_reduce (feat/conv)
 from .nn._conv import conv1d, conv2d, scatter_reduce  # noqa: F401,E402
 
+# ---- breadth gaps (feat/gaps): torch functions, in-place variants and Tensor methods
+from . import _extra  # noqa: E402
+_extra._install()
+globals().update(_extra.namespace())
+linalg.matrix_exp = _extra.matrix_exp
+special.i0 = _extra.i0
+special.i1 = _extra.i1
+special.gammainc, special.gammaincc = _extra.igamma, _extra.igammac
+
 # ---- torch-namespace forms of nn.functional ops (feat/nn2; aten's signatures)
 from .nn.functional import (cosine_similarity, pairwise_distance, pdist, prelu,  # noqa: F401,E402
                             rms_norm)

@@ -572,14 +572,11 @@ _install()
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    p = mat1.mm(mat2)
-    if alpha != 1:
-        hide(p)
-        p = p * alpha
-    b = input if beta == 1 else input * beta
-    out = b + p if beta == 1 else p + b
-    hide(p)
-    return named(out, "AddmmBackward0")
+    """beta * input + alpha * mat1 @ mat2: one AddmmBackward0 node over (input, mat1, mat2)
+    (a mat2 that needs no grad is a None slot, as torch's)."""
+    from ._math import _add_scaled, tap
+    return _add_scaled(input, tap(mat1, 1).mm(tap(mat2, 2)), beta, alpha, "AddmmBackward0",
+                       (input, mat1, mat2))
 
 
 def _install_extra():
