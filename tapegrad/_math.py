@@ -42,17 +42,40 @@ class _NotDifferentiable(Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        if isinstance(ctx.opname, BaseException):
+            raise ctx.opname
         raise RuntimeError("derivative for aten::%s is not implemented" % ctx.opname)
 
 
 def not_differentiable(out, opname, *inputs, node="NotImplemented"):
     """``out`` (computed without grad) as a node over ``inputs`` whose backward raises:
-    torch's NotImplemented node, or ``node`` (torch's name for such an op: NextafterBackward0)."""
+    torch's NotImplemented node, or ``node`` (torch's name for such an op: NextafterBackward0).
+    ``opname`` may be the exception to raise instead of torch's "derivative for aten::..."."""
     if not (STATE.enabled and any(isinstance(t, Tensor) and t._rg for t in inputs)) \
             or out._dtype._cat < 2:
         return out
     res = _NotDifferentiable.apply((out._data, out._dtype), opname, *inputs)
     return named(res, node)
+
+
+def _no_inplace_derivative(name):
+    """torch has no derivative for the in-place inverse hyperbolic functions: the write records
+    ``<Name>Backward1``, whose backward raises NotImplementedError."""
+    f = globals()[name]
+
+    def g(s, *args, **kw):
+        with _no_grad_ctx():
+            out = f(s, *args, **kw)
+        return not_differentiable(
+            out, NotImplementedError("the derivative for 'inplace version of %s' is not "
+                                     "implemented." % name), s,
+            node=name.capitalize() + "Backward1")
+    return g
+
+
+def _no_grad_ctx():
+    from .autograd.grad_mode import no_grad
+    return no_grad()
 
 
 _KERNEL_FWD = {"erf", "gelu", "leaky_relu", "elu", "silu", "softplus", "log_sigmoid",
@@ -1407,11 +1430,14 @@ def _install():
                 "sign", "frac", "tan", "sinh", "cosh", "erf", "log1p", "expm1", "exp2", "log2",
                 "log10", "rsqrt", "square", "asin", "acos", "atan", "atan2", "hypot", "remainder", "fmod",
                 "floor_divide", "lerp", "maximum", "minimum", "addcmul", "addcdiv", "asinh",
-                "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "copysign", "nan_to_num",
+                "copysign", "nan_to_num",
                 "deg2rad", "rad2deg", "logaddexp", "logaddexp2", "float_power", "sgn",
                 "addmv", "addr", "baddbmm", "addbmm"):
         f = globals()[nm_]
         setattr(T, nm_ + "_", _inplace_fn(f))
+    for nm_ in ("asinh", "acosh", "atanh"):
+        setattr(T, nm_ + "_", _inplace_fn(_no_inplace_derivative(nm_)))
+        setattr(T, "arc" + nm_[1:] + "_", getattr(T, nm_ + "_"))
     import sys
     _t = sys.modules[__name__.rsplit(".", 1)[0] + ".tensor"]
     for nm_ in ("exp", "log", "sin", "cos", "tanh", "sigmoid", "sqrt", "abs", "neg", "reciprocal"):
