@@ -154,8 +154,6 @@ def test_conv2d_numpy_reference_and_fd(s, p, d, g):
     fdcheck(lambda x_, w_, b_: TF.conv2d(x_, w_, b_, s, p, d, g), [x[:1], w, b])
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: with groups > 1 and one output channel per "
-                   "group the weight slot of next_functions reads None (gradients are right)")
 def test_conv1d_fd_and_graph_name():
     rng = np.random.default_rng(4)
     x, w = rng.standard_normal((2, 4, 9)), rng.standard_normal((2, 2, 3))

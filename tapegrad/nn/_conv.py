@@ -28,6 +28,7 @@ from ..kernels import F_HIDDEN
 from ..tensor import Tensor, _nm, _out, _record_index, _src, _tape_for, _wrap
 from .._math import hide, named, tap_entry, exact
 from .._shape import _flat
+from .. import _scatter
 
 ONE_INPUT.update({"AvgPool2DBackward0"})
 
@@ -43,7 +44,7 @@ def _recording(x):
 
 def _gather(x, idx, shape, name="ConvolutionBackward0", hidden=True):
     """y = x.flat[idx] (of ``shape``), one gather entry when x records."""
-    y = np.asarray(x._data).reshape(-1)[idx].reshape(shape)
+    y = _take(np.asarray(x._data).reshape(-1), idx).reshape(shape)
     if not _recording(x):
         return _wrap(y, x._dtype)
     tp, e, n = _record_index(x, "gather", np.ascontiguousarray(idx, np.int64).reshape(-1), y,
@@ -52,6 +53,26 @@ def _gather(x, idx, shape, name="ConvolutionBackward0", hidden=True):
     if hidden:
         hide(out)
     return out
+
+
+def _take(flat, idx):
+    """flat[idx] (a compiled loop for big float arrays: ~2x numpy's fancy take)."""
+    idx = idx.reshape(-1)
+    if idx.size >= 4096 and flat.dtype.kind == "f" and flat.dtype.itemsize >= 4:
+        return _scatter.take(flat, idx)
+    return flat[idx]
+
+
+@functools.lru_cache(maxsize=64)
+def _pad_index(shape, pads):
+    """Flat positions, in the padded buffer, of the elements of x (``shape``)."""
+    k = len(pads)
+    pshape = shape[:-k] + tuple(s + lo + hi for s, (lo, hi) in zip(shape[-k:], pads))
+    sl = (Ellipsis,) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(shape[-k:], pads))
+    pos = np.ascontiguousarray(np.arange(int(np.prod(pshape, dtype=np.int64)),
+                                         dtype=np.int64).reshape(pshape)[sl].reshape(-1))
+    pos.setflags(write=False)
+    return pos
 
 
 def _pad_zero(x, pads, fill=0.0, hidden=True):
@@ -67,10 +88,10 @@ def _pad_zero(x, pads, fill=0.0, hidden=True):
     y[sl] = d
     if not _recording(x):
         return _wrap(y, x._dtype)
-    pos = np.arange(y.size, dtype=np.int64).reshape(shape)[sl].reshape(-1)
+    pos = _pad_index(tuple(d.shape), tuple(tuple(p) for p in pads))
     from .._shape import _scatter_entry
     tp = _tape_for(x)
-    nn = _scatter_entry(tp, _src(x, tp), np.ascontiguousarray(pos), y.size, x._dtype.slot,
+    nn = _scatter_entry(tp, _src(x, tp), pos, y.size, x._dtype.slot,
                         _nm("ConstantPadNdBackward0"), F_HIDDEN if hidden else 0)
     return _out(y, x._dtype, tp, nn)
 
@@ -114,9 +135,9 @@ def _im2col_index(N, C, P, O, K, s, d, g):
 
 
 @functools.lru_cache(maxsize=64)
-def _nol_index(O, N, L):
-    """Positions in (O, N, L) of its (N, O, L) transpose."""
-    idx = np.arange(O * N * L, dtype=np.int64).reshape(O, N, L).transpose(1, 0, 2).reshape(-1)
+def _out_pos(O, N, L):
+    """Flat positions in (N, O, L) of the elements of (O, N, L), in order."""
+    idx = np.arange(O * N * L, dtype=np.int64).reshape(N, O, L).transpose(1, 0, 2).reshape(-1)
     idx = np.ascontiguousarray(idx)
     idx.setflags(write=False)
     return idx
@@ -214,27 +235,40 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     xp = _pad_zero(x, pads)
     padded = xp is not x
     cols = _gather(xp, idx, idx.shape)                             # (g, C/g K, N L)
-    # one mm per group (no batched matmul: its own tap marks would shadow ours), the
-    # products scattered to (N, O, *L) by hidden entries
+    # one mm per group (no batched matmul: its own tap marks would shadow ours), each
+    # product (O/g, N L) scattered to its channels of (N, O, *L) by one hidden segsum (the
+    # groups' scatters added up)
     from .._matrix import matmul
-    from .._shape import _merge
+    from .._shape import _add_entry, _scatter_entry
     Og, CKg = Oc // g, idx.shape[1]
     w2 = weight.reshape(Oc, CKg)                                   # (O, C/g K)
     c2 = cols.reshape(g * CKg, N * L) if g > 1 else cols.reshape(CKg, N * L)
-    parts, vals = [], []
-    dst_all = _nol_index(Oc, N, L)           # position in (N, O, L) of (o, n, l)... inverse below
-    pos = np.empty_like(dst_all)
-    pos[dst_all] = np.arange(dst_all.size, dtype=np.int64)
-    pos = pos.reshape(Oc, N * L)
+    pos = _out_pos(Oc, N, L).reshape(Oc, N * L)
+    dt = x._dtype
+    yv = np.empty((N, Oc, L), dt.np)
+    live = []
     for gi in range(g):
         wg = w2[gi * Og:(gi + 1) * Og] if g > 1 else w2
         cg = c2[gi * CKg:(gi + 1) * CKg] if g > 1 else c2
         yg = matmul(wg, cg)                                        # (O/g, N L)
-        hide(wg if g > 1 else None, cg if g > 1 else None, yg)
-        vals.append(np.asarray(yg._data))
-        parts.append((yg, _flat(yg._data.size), pos[gi * Og:(gi + 1) * Og].reshape(-1), 1.0, 0))
-    yv = np.concatenate(vals, 0).reshape(-1)[dst_all].reshape((N, Oc) + Os) if vals else None
-    y = _merge(yv, x._dtype, "ConvolutionBackward0", parts)
+        yd = np.asarray(yg._data)
+        yv[:, gi * Og:(gi + 1) * Og] = yd.reshape(Og, N, L).transpose(1, 0, 2)
+        if yg._tape is not None:
+            hide(wg if g > 1 else None, cg if g > 1 else None, yg)
+            live.append((gi, yg))
+    acc = -1
+    if live:
+        tp = _tape_for(*[t for _, t in live])
+        nm = _nm("ConvolutionBackward0")
+        for j, (gi, yg) in enumerate(live):
+            # the last entry is the top one (renamed below, or hidden under the bias add)
+            fl = 0 if len(live) == 1 else F_HIDDEN
+            sc = _scatter_entry(tp, _src(yg, tp), pos[gi * Og:(gi + 1) * Og].reshape(-1),
+                                yv.size, dt.slot, nm, fl)
+            acc = sc if j == 0 else _add_entry(tp, acc, sc, None, yv.size, dt.slot, nm,
+                                               F_HIDDEN if j < len(live) - 1 else 0)
+    yv = yv.reshape((N, Oc) + Os)
+    y = _wrap(yv, dt) if acc < 0 else _out(yv, dt, tp, acc)
     if c2 is not cols:
         hide(c2)
     if bias is not None:
