@@ -42,3 +42,45 @@ def take(g, idx, c=1.0):
     out = np.empty(idx.size, g.dtype)
     _take(g.reshape(-1), idx, np.full(1, c, g.dtype), out)
     return out
+
+
+@njit(**_opts)
+def _maxpool(x, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw, out):
+    # torch's CPU kernel: the window's first in-bounds position to start with, then a value
+    # greater than the running maximum, or a NaN, takes over (the first maximum, the last NaN)
+    B, H, W = x.shape
+    for b in range(B):
+        for oh in range(Ho):
+            h0 = oh * sh - ph
+            ih0 = h0
+            while ih0 < 0:
+                ih0 += dh
+            for ow in range(Wo):
+                w0 = ow * sw - pw
+                iw0 = w0
+                while iw0 < 0:
+                    iw0 += dw
+                best = ih0 * W + iw0
+                m = -np.inf
+                for i in range(kh):
+                    ih = h0 + i * dh
+                    if ih < 0 or ih >= H:
+                        continue
+                    for j in range(kw):
+                        iw = w0 + j * dw
+                        if iw < 0 or iw >= W:
+                            continue
+                        v = x[b, ih, iw]
+                        if v > m or np.isnan(v):
+                            m = v
+                            best = ih * W + iw
+                out[b, oh, ow] = best
+
+
+def maxpool_argmax(x, Ho, Wo, K, S, P, D):
+    """Plane positions (ih W + iw) of max_pool2d's maxima, (B, Ho, Wo), for x (B, H, W) of
+    float32/float64."""
+    out = np.empty((x.shape[0], Ho, Wo), np.int64)
+    _maxpool(np.ascontiguousarray(x), Ho, Wo, K[0], K[1], S[0], S[1], P[0], P[1], D[0], D[1],
+             out)
+    return out

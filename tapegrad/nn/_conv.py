@@ -379,6 +379,21 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     ex = (_extra(H, K[0], Pd[0], S[0], D[0], Ho), _extra(W, K[1], Pd[1], S[1], D[1], Wo))
     lead = d.shape[:-2]
     B = int(np.prod(lead, dtype=np.int64))
+    if d.dtype.kind == "f" and d.dtype.itemsize >= 4:
+        plane = _scatter.maxpool_argmax(d.reshape(B, H, W), Ho, Wo, K, S, Pd, D)
+    else:
+        plane = _maxpool_numpy(d, B, H, W, K, S, Pd, D, Ho, Wo, ex)
+    flat = plane + (np.arange(B, dtype=np.int64) * (H * W))[:, None, None]
+    out = _gather(x, flat.reshape(-1), lead + (Ho, Wo), "MaxPool2DWithIndicesBackward0",
+                  hidden=False)
+    if return_indices:
+        from ..tensor import int64
+        return out, _wrap(plane.reshape(lead + (Ho, Wo)).astype(np.int64), int64)
+    return out
+
+
+def _maxpool_numpy(d, B, H, W, K, S, Pd, D, Ho, Wo, ex):
+    """max_pool2d's argmax positions (B, Ho, Wo) in numpy (dtypes without the kernel)."""
     fill = -np.inf if d.dtype.kind == "f" else np.iinfo(d.dtype).min
     Ph, Pw = H + 2 * Pd[0] + ex[0], W + 2 * Pd[1] + ex[1]
     xp = np.full((B, Ph, Pw), fill, d.dtype)
@@ -394,14 +409,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         am = np.argmax(win, -1)
     ppos = np.take_along_axis(np.broadcast_to(pos, win.shape), am[..., None], -1)[..., 0]
     pr, pc = ppos // Pw - Pd[0], ppos % Pw - Pd[1]
-    plane = pr * W + pc                                                  # (B, Ho, Wo)
-    flat = plane + (np.arange(B, dtype=np.int64) * (H * W))[:, None, None]
-    out = _gather(x, flat.reshape(-1), lead + (Ho, Wo), "MaxPool2DWithIndicesBackward0",
-                  hidden=False)
-    if return_indices:
-        from ..tensor import int64
-        return out, _wrap(plane.reshape(lead + (Ho, Wo)).astype(np.int64), int64)
-    return out
+    return pr * W + pc                                                   # (B, Ho, Wo)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
