@@ -364,6 +364,25 @@ def _windows(H, W, K, S, Pd, D, Ho, Wo, ceil_pad):
     return pos.reshape(Ho, Wo, K[0] * K[1]).astype(np.int64)
 
 
+@functools.lru_cache(maxsize=64)
+def _pool_index(B, H, W, K, S, Pd, D, Ho, Wo, ex):
+    """Flat positions in the padded (B, Ph, Pw) of the windows (B, Ho, Wo, kh * kw)."""
+    Ph, Pw = H + 2 * Pd[0] + ex[0], W + 2 * Pd[1] + ex[1]
+    pos = _windows(H, W, K, S, Pd, D, Ho, Wo, ex)
+    idx = pos[None] + (np.arange(B, dtype=np.int64) * (Ph * Pw))[:, None, None, None]
+    idx = np.ascontiguousarray(idx.reshape(-1))
+    idx.setflags(write=False)
+    return idx
+
+
+@functools.lru_cache(maxsize=64)
+def _seg_index(n, k):
+    """0, .., 0, 1, .., 1, ..: each of n segments k times."""
+    idx = np.repeat(np.arange(n, dtype=np.int64), k)
+    idx.setflags(write=False)
+    return idx
+
+
 def _extra(n, k, p, s, d, o):
     """Padding past the high end that the last window (ceil_mode) reaches."""
     return max(0, (o - 1) * s + d * (k - 1) + 1 - (n + 2 * p))
@@ -444,16 +463,28 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                * (np.minimum(we, W) - np.maximum(ws, 0))[None, :])
     x3 = x.reshape(B, H, W) if x._data.ndim != 3 or B != lead[0] else x
     xp = _pad_zero(x3, [(Pd[0], Pd[0] + ex[0]), (Pd[1], Pd[1] + ex[1])])
-    Ph, Pw = H + 2 * Pd[0] + ex[0], W + 2 * Pd[1] + ex[1]
-    pos = _windows(H, W, K, S, Pd, D, Ho, Wo, ex)
-    idx = pos[None] + (np.arange(B, dtype=np.int64) * (Ph * Pw))[:, None, None, None]
-    win = _gather(xp, idx.reshape(-1), lead + (Ho, Wo, K[0] * K[1]))
-    s = win.sum(-1)
-    inv = _wrap(np.broadcast_to((1.0 / div).astype(d.dtype), s._data.shape).copy(), x._dtype)
-    out = s * inv
-    val = (np.asarray(s._data) / div.astype(d.dtype)).astype(d.dtype).reshape(lead + (Ho, Wo))
-    if out._tape is not None:
-        hide(x3 if x3 is not x else None, s)
+    kk = K[0] * K[1]
+    idx = _pool_index(B, H, W, K, S, Pd, D, Ho, Wo, ex)
+    win = _gather(xp, idx, (B * Ho * Wo * kk,))                  # the windows, one after another
+    wv = np.asarray(win._data).reshape(-1, kk)
+    sv = wv.sum(-1, dtype=np.float64).astype(d.dtype).reshape(lead + (Ho, Wo))
+    val = (sv / div.astype(d.dtype)).astype(d.dtype)
+    # the window sums: one segment sum of the windows (times 1 / divisor when it is the same
+    # for every window), then times the reciprocal divisors (a constant) otherwise
+    uniform = bool(np.all(div == div.flat[0]))
+    if win._tape is None:
+        out = _wrap(val, x._dtype)
+    else:
+        tp, _, n = _record_index(win, "segsum", _seg_index(B * Ho * Wo, kk), sv,
+                                 c=1.0 / float(div.flat[0]) if uniform else 1.0,
+                                 nm=_nm("AvgPool2DBackward0"))
+        out = _out(val if uniform else sv, x._dtype, tp, n)
+        if not uniform:
+            s = out
+            inv = _wrap(np.broadcast_to((1.0 / div).astype(d.dtype), sv.shape).copy(), x._dtype)
+            out = s * inv
+            hide(s)
+        hide(x3 if x3 is not x else None)
         named(out, "AvgPool2DBackward0")
     return exact(out, val)
 
