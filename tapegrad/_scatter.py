@@ -84,3 +84,30 @@ def maxpool_argmax(x, Ho, Wo, K, S, P, D):
     _maxpool(np.ascontiguousarray(x), Ho, Wo, K[0], K[1], S[0], S[1], P[0], P[1], D[0], D[1],
              out)
     return out
+
+
+@njit(**_opts)
+def _adaptive_max(x, hs, he, ws, we, out):
+    # torch's adaptive max pool kernel: the window's first position to start with, then a
+    # value greater than the running maximum, or a NaN, takes over
+    B, H, W = x.shape
+    for b in range(B):
+        for oh in range(hs.size):
+            for ow in range(ws.size):
+                best = hs[oh] * W + ws[ow]
+                m = -np.inf
+                for ih in range(hs[oh], he[oh]):
+                    for iw in range(ws[ow], we[ow]):
+                        v = x[b, ih, iw]
+                        if v > m or np.isnan(v):
+                            m = v
+                            best = ih * W + iw
+                out[b, oh, ow] = best
+
+
+def adaptive_max_argmax(x, hs, he, ws, we):
+    """Plane positions (ih W + iw) of adaptive_max_pool2d's maxima, (B, Ho, Wo), for x
+    (B, H, W) of float32/float64 and the windows' bounds [hs, he) x [ws, we)."""
+    out = np.empty((x.shape[0], hs.size, ws.size), np.int64)
+    _adaptive_max(np.ascontiguousarray(x), hs, he, ws, we, out)
+    return out

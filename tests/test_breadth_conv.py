@@ -434,3 +434,146 @@ def test_scatter_reduce_amax_ties_split_evenly_without_torch():
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [1 / 3, 1.0])
     np.testing.assert_allclose(s.grad.numpy(), [1 / 3, 1 / 3, 0.0])
+
+
+# ----------------------------------------------------------------------------- unfold / fold
+UNFOLD = [
+    # (x shape, kwargs)
+    ((2, 3, 7, 6), dict(kernel_size=3)),
+    ((2, 3, 7, 6), dict(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=2)),
+    ((3, 5, 4), dict(kernel_size=2, padding=(0, 1))),                      # unbatched
+    ((0, 2, 4, 4), dict(kernel_size=2)),                                   # empty batch
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", range(len(UNFOLD)))
+def test_unfold_matches_torch(case, dtype):
+    xs, kw = UNFOLD[case]
+    same(lambda lib: _run(lib, lambda F, x: F.unfold(x, **kw), [xs], dtype))
+
+
+FOLD = [
+    # (input shape, output_size, kwargs)
+    ((2, 12, 9), (4, 4), dict(kernel_size=2, stride=1)),
+    ((2, 8, 9), (5, 4), dict(kernel_size=(2, 2), dilation=(2, 1), padding=1, stride=2)),
+    ((18, 4), (3, 3), dict(kernel_size=3, padding=1, stride=2)),          # unbatched
+    ((2, 12, 4), 4, dict(kernel_size=2, stride=2)),                       # blocks do not overlap
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", range(len(FOLD)))
+def test_fold_matches_torch(case, dtype):
+    cs, osz, kw = FOLD[case]
+    same(lambda lib: _run(lib, lambda F, c: F.fold(c, osz, **kw), [cs], dtype))
+
+
+def test_fold_of_unfold_counts_overlaps():
+    def prog(lib):
+        x = leaf(lib, data((1, 2, 5, 5), seed=3), "float64")
+        F = _F(lib)
+        y = F.fold(F.unfold(x, 3, padding=1), (5, 5), 3, padding=1)
+        g, = lib.autograd.grad((y * y).sum(), x)
+        return y, g, graph(y.grad_fn)
+    same(prog)
+
+
+UNFOLD_ERRORS = [
+    ("unfold", (2, 3), (), dict(kernel_size=2), "Dimension out of range"),
+    ("unfold", (1, 2, 3, 4, 5), (), dict(kernel_size=2), "Expected 3D or 4D (batch mode) tensor"),
+    ("unfold", (2, 3, 7, 6), (), dict(kernel_size=8), "calculated shape of the array of sliding"),
+    ("unfold", (2, 3, 7, 6), (), dict(kernel_size=2, stride=0), "stride should be greater than"),
+    ("fold", (2, 12, 9), ((4, 4),), dict(kernel_size=3), "divisible by the product of kernel_size"),
+    ("fold", (2, 12, 9), ((4, 4),), dict(kernel_size=2, stride=2),
+     "to match the calculated number of sliding blocks 2 * 2 = 4"),
+    ("fold", (12,), ((4, 4),), dict(kernel_size=2), "Expected 2D or 3D (batch mode) tensor"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(UNFOLD_ERRORS)))
+def test_unfold_fold_errors_match_torch(case):
+    fname, xs, args, kw, phrase = UNFOLD_ERRORS[case]
+    same(lambda lib: getattr(_F(lib), fname)(leaf(lib, data(xs), "float32"), *args, **kw),
+         phrases=(phrase,))
+
+
+def test_unfold_fold_fd():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 2, 5, 4))
+    fdcheck(lambda x_: TF.unfold(x_, (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)), [x])
+    c = rng.standard_normal((2, 8, 9))
+    fdcheck(lambda c_: TF.fold(c_, (5, 4), 2, dilation=(2, 1), padding=1, stride=2), [c])
+    y = TF.fold(tg.tensor(c, requires_grad=True), (5, 4), 2, dilation=(2, 1), padding=1, stride=2)
+    assert y.grad_fn.name() == "Col2ImBackward0"
+    assert TF.unfold(tg.tensor(x, requires_grad=True), 2).grad_fn.name() == "Im2ColBackward0"
+
+
+# ----------------------------------------------------------------------------- adaptive pools
+ADAPTIVE = [
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=(3, 4))),
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=5)),
+    ("adaptive_avg_pool2d", (3, 7, 6), dict(output_size=(None, 2))),       # unbatched
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=1)),            # torch's mean
+    ("adaptive_avg_pool2d", (2, 3, 4, 5), dict(output_size=(8, 7))),       # more outputs
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=(0, 2))),       # empty output
+    ("adaptive_max_pool2d", (2, 3, 7, 6), dict(output_size=(3, 4), return_indices=True)),
+    ("adaptive_max_pool2d", (3, 7, 6), dict(output_size=(None, 4))),
+    ("adaptive_max_pool2d", (2, 3, 4, 5), dict(output_size=(6, 7), return_indices=True)),
+    ("adaptive_avg_pool1d", (2, 3, 10), dict(output_size=4)),
+    ("adaptive_avg_pool1d", (3, 10), dict(output_size=1)),
+    ("adaptive_max_pool1d", (2, 3, 10), dict(output_size=(4,), return_indices=True)),
+    ("adaptive_max_pool1d", (3, 9), dict(output_size=5)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", range(len(ADAPTIVE)))
+def test_adaptive_pool_matches_torch(case, dtype):
+    fname, xs, kw = ADAPTIVE[case]
+    same(lambda lib: _run(lib, lambda F, x: getattr(F, fname)(x, **kw), [xs], dtype))
+
+
+def test_adaptive_max_pool_ties_nan_inf():
+    def prog(lib):
+        v = np.array(data((1, 2, 5, 6), seed=8))
+        v[0, 0, :3, :3] = -np.inf
+        v[0, 1, 1, 1] = v[0, 1, 2, 2] = np.nan
+        v[0, 1, 3:, 3:] = 0.25
+        x = lib.tensor(v.tolist(), requires_grad=True)
+        y, i = _F(lib).adaptive_max_pool2d(x, (2, 3), return_indices=True)
+        g, = lib.autograd.grad((y * y.detach().isfinite()).sum(), x)
+        return y, i, g
+    same(prog)
+
+
+ADAPTIVE_ERRORS = [
+    ("adaptive_avg_pool2d", (3, 4), dict(output_size=2), "Expected 3D or 4D tensor"),
+    ("adaptive_max_pool2d", (3, 4), dict(output_size=2), "Expected 3D or 4D tensor"),
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=(1, 2, 3)), "output_size must be 2"),
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=-1),
+     "elements of output_size must be greater than or equal to 0"),
+    ("adaptive_max_pool2d", (2, 0, 3, 3), dict(output_size=2),
+     "Expected input to have non-zero size for non-batch dimensions"),
+    ("adaptive_avg_pool1d", (3,), dict(output_size=2), "Expected 2 to 3 dimensions"),
+    ("adaptive_max_pool1d", (2, 3, 7), dict(output_size=(2, 3)), "should contain one int"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ADAPTIVE_ERRORS)))
+def test_adaptive_pool_errors_match_torch(case):
+    fname, xs, kw, phrase = ADAPTIVE_ERRORS[case]
+    same(lambda lib: getattr(_F(lib), fname)(lib.zeros(xs, requires_grad=True), **kw),
+         phrases=(phrase,))
+
+
+def test_adaptive_pools_fd():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 2, 7, 5))
+    fdcheck(lambda x_: TF.adaptive_avg_pool2d(x_, (3, 4)), [x])
+    fdcheck(lambda x_: TF.adaptive_avg_pool1d(x_[:, :, 0], 3), [x])
+    fdcheck(lambda x_: TF.adaptive_max_pool2d(x_, (3, 2)), [x])
+    y = TF.adaptive_avg_pool2d(tg.tensor(x, requires_grad=True), (3, 4))
+    assert y.grad_fn.name() == "AdaptiveAvgPool2DBackward0"
+    y, i = TF.adaptive_max_pool2d(tg.tensor(x, requires_grad=True), (3, 2), return_indices=True)
+    assert y.grad_fn.name() == "AdaptiveMaxPool2DBackward0" and i.dtype == tg.int64

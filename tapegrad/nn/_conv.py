@@ -30,7 +30,7 @@ from .._math import hide, named, tap_entry, exact
 from .._shape import _flat
 from .. import _scatter
 
-ONE_INPUT.update({"AvgPool2DBackward0"})
+ONE_INPUT.update({"AvgPool2DBackward0", "AdaptiveAvgPool2DBackward0"})
 
 _TNAME = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
           "int64": "torch.LongTensor", "int32": "torch.IntTensor"}
@@ -546,6 +546,285 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     p = _one(padding, "avg_pool1d() padding")
     y = avg_pool2d(unsqueeze(input, -2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad)
     return squeeze(y, -2)
+
+
+# ----------------------------------------------------------------------------- unfold / fold
+def _pair4(v, name):
+    """A 2-d op's int or pair argument as a pair (unfold / fold)."""
+    if isinstance(v, (tuple, list)):
+        v = tuple(int(a) for a in v)
+        if len(v) == 1:
+            v = v * 2
+    else:
+        v = (int(v),) * 2
+    if len(v) != 2:
+        raise RuntimeError("%s must be an int or a tuple of two ints" % name)
+    return v
+
+
+def _blocks_args(kernel_size, dilation, padding, stride):
+    K, D = _pair4(kernel_size, "kernel_size"), _pair4(dilation, "dilation")
+    P, S = _pair4(padding, "padding"), _pair4(stride, "stride")
+    if K[0] <= 0 or K[1] <= 0:
+        raise RuntimeError("kernel size should be greater than zero, but got kernel_height: %d "
+                           "kernel_width: %d" % K)
+    if D[0] <= 0 or D[1] <= 0:
+        raise RuntimeError("dilation should be greater than zero, but got dilation_height: %d "
+                           "dilation_width: %d" % D)
+    if P[0] < 0 or P[1] < 0:
+        raise RuntimeError("padding should be non-negative, but got pad_height: %d pad_width: %d"
+                           % P)
+    if S[0] <= 0 or S[1] <= 0:
+        raise RuntimeError("stride should be greater than zero, but got stride_height: %d "
+                           "stride_width: %d" % S)
+    return K, D, P, S
+
+
+def _nblocks(HW, K, D, P, S):
+    return tuple((HW[i] + 2 * P[i] - (D[i] * (K[i] - 1) + 1)) // S[i] + 1 for i in range(2))
+
+
+@functools.lru_cache(maxsize=64)
+def _unfold_index(N, C, Pp, O, K, S, D):
+    """Flat positions in the padded (N, C, *Pp) of unfold's (N, C kh kw, L)."""
+    ck, nl = C * K[0] * K[1], N * O[0] * O[1]
+    idx = _im2col_index(N, C, Pp, O, K, S, D, 1).reshape(ck, N, nl // max(N, 1))
+    idx = np.ascontiguousarray(idx.transpose(1, 0, 2)).reshape(-1)
+    idx.setflags(write=False)
+    return idx
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C, H, W) -> (N, C kh kw, L); one gather of the (zero-padded) input
+    named ``Im2ColBackward0`` (unbatched (C, H, W) -> (C kh kw, L), as torch)."""
+    x = input
+    nd = x._data.ndim
+    if nd < 3:
+        raise IndexError("Dimension out of range (expected to be in range of [-%d, %d], but got %d)"
+                         % (max(nd, 1), max(nd, 1) - 1, nd))
+    if nd != 4 and nd != 3 or 0 in x._data.shape[-3:]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                           "other non-zero dimensions for input, but got: %s"
+                           % list(x._data.shape))
+    K, D, P, S = _blocks_args(kernel_size, dilation, padding, stride)
+    shp = x._data.shape
+    N, C, H, W = (1,) + tuple(shp) if nd == 3 else tuple(shp)
+    O = _nblocks((H, W), K, D, P, S)
+    if O[0] < 1 or O[1] < 1:
+        raise RuntimeError("Given input with spatial size (%d, %d), kernel_size=(%d, %d), "
+                           "dilation=(%d, %d), padding=(%d, %d), calculated shape of the array of "
+                           "sliding blocks as (%d, %d), but its components must be at least one."
+                           % ((H, W) + K + D + P + O))
+    Pp = (H + 2 * P[0], W + 2 * P[1])
+    idx = _unfold_index(N, C, Pp, O, K, S, D)
+    xp = _pad_zero(x, [(P[0], P[0]), (P[1], P[1])])
+    shape = (C * K[0] * K[1], O[0] * O[1])
+    return _gather(xp, idx, shape if nd == 3 else (N,) + shape, "Im2ColBackward0", hidden=False)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im: (N, C kh kw, L) -> (N, C, H, W), the blocks added up; one segment sum into the
+    zero-padded output (then a gather of its interior when padded), named
+    ``Col2ImBackward0``."""
+    c = input
+    nd = c._data.ndim
+    if nd not in (2, 3) or 0 in c._data.shape[-2:]:
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch "
+                           "size and non-zero dimensions for input, but got: %s"
+                           % list(c._data.shape))
+    HW = _pair4(output_size, "output_size")
+    K, D, P, S = _blocks_args(kernel_size, dilation, padding, stride)
+    shp = c._data.shape
+    N, CK, L = (1,) + tuple(shp) if nd == 2 else tuple(shp)
+    if CK % (K[0] * K[1]):
+        raise RuntimeError("Expected size of input's dimension %d to be divisible by the product "
+                           "of kernel_size, but got input.size(%d)=%d and kernel_size=(%d, %d)."
+                           % ((nd - 2, nd - 2, CK) + K))
+    O = _nblocks(HW, K, D, P, S)
+    if O[0] * O[1] != L:
+        raise RuntimeError("Given output_size=(%d, %d), kernel_size=(%d, %d), dilation=(%d, %d), "
+                           "padding=(%d, %d), stride=(%d, %d), expected size of input's dimension "
+                           "%d to match the calculated number of sliding blocks %d * %d = %d, but "
+                           "got input.size(%d)=%d."
+                           % (HW + K + D + P + S + (nd - 1,) + O + (O[0] * O[1], nd - 1, L)))
+    if O[0] < 1 or O[1] < 1:
+        raise RuntimeError("Given output_size=(%d, %d), kernel_size=(%d, %d), dilation=(%d, %d), "
+                           "padding=(%d, %d), stride=(%d, %d), calculated shape of the array of "
+                           "sliding blocks as (%d, %d), but its components must be at least one."
+                           % (HW + K + D + P + S + O))
+    if c._dtype._cat < 2:
+        raise NotImplementedError("fold of integer tensors is not supported by tapegrad")
+    C = CK // (K[0] * K[1])
+    Pp = (HW[0] + 2 * P[0], HW[1] + 2 * P[1])
+    idx = _unfold_index(N, C, Pp, O, K, S, D)
+    m = N * C * Pp[0] * Pp[1]
+    cv = np.ascontiguousarray(c._data).reshape(-1)
+    yp = (_scatter.add(idx, cv, m) if cv.dtype.itemsize >= 4
+          else np.bincount(idx, weights=cv, minlength=m).astype(cv.dtype))
+    yp = yp.reshape(N, C, Pp[0], Pp[1])
+    inner = _pad_index((N, C) + HW, ((P[0], P[0]), (P[1], P[1])))
+    padded = P[0] or P[1]
+    y = np.ascontiguousarray(yp[:, :, P[0]:P[0] + HW[0], P[1]:P[1] + HW[1]])
+    oshape = ((C,) if nd == 2 else (N, C)) + HW
+    if not _recording(c):
+        return _wrap(y.reshape(oshape), c._dtype)
+    from .._shape import _scatter_entry
+    tp = _tape_for(c)
+    nn = _scatter_entry(tp, _src(c, tp), idx, m, c._dtype.slot, _nm("Col2ImBackward0"),
+                        F_HIDDEN if padded else 0)
+    if not padded:
+        return _out(y.reshape(oshape), c._dtype, tp, nn)
+    full = _out(yp, c._dtype, tp, nn)
+    return _gather(full, inner, oshape, "Col2ImBackward0", hidden=False)
+
+
+# ----------------------------------------------------------------------------- adaptive pools
+def _adaptive_bounds(n, o):
+    i = np.arange(o, dtype=np.int64)
+    return (i * n) // o, -((-(i + 1) * n) // o)        # floor(i n / o), ceil((i + 1) n / o)
+
+
+def _adaptive_setup(x, output_size, fname):
+    nd = x._data.ndim
+    if nd not in (3, 4):
+        raise RuntimeError("%s(): Expected 3D or 4D tensor, but got %s"
+                           % (fname, list(x._data.shape)))
+    shp = x._data.shape
+    for i in range(1, nd):
+        if shp[i] == 0:
+            raise RuntimeError("%s(): Expected input to have non-zero size for non-batch "
+                               "dimensions, but input has sizes %s with dimension %d being empty"
+                               % (fname, list(shp), i))
+    if isinstance(output_size, (tuple, list)):
+        os_ = tuple(output_size)
+    else:
+        os_ = (output_size, output_size)
+    if len(os_) != 2:
+        raise RuntimeError("%s: output_size must be 2" % fname)
+    H, W = shp[-2:]
+    os_ = tuple(int(v) if v is not None else n for v, n in zip(os_, (H, W)))
+    if os_[0] < 0 or os_[1] < 0:
+        raise RuntimeError("%s: elements of output_size must be greater than or equal to 0 but "
+                           "received {%d, %d}" % ((fname,) + os_))
+    return os_
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Windows [floor(i H / Ho), ceil((i + 1) H / Ho)): one gather of the windows' elements,
+    one segment sum into the outputs, times the reciprocal window sizes (a constant), named
+    ``AdaptiveAvgPool2DBackward0``; an output of 1 x 1 is torch's ``mean`` (MeanBackward1)."""
+    x = input
+    Ho, Wo = _adaptive_setup(x, output_size, "adaptive_avg_pool2d")
+    if (Ho, Wo) == (1, 1):
+        return x.mean((-1, -2), keepdim=True)
+    if x._dtype._cat < 2:
+        raise NotImplementedError("adaptive_avg_pool2d of integer tensors is not supported by "
+                                  "tapegrad")
+    d = np.asarray(x._data)
+    H, W = d.shape[-2:]
+    lead = d.shape[:-2]
+    B = int(np.prod(lead, dtype=np.int64))
+    src, seg, cnt = _adaptive_index(B, H, W, Ho, Wo)
+    xv = _take(d.reshape(-1), src) if src.size else np.zeros(0, d.dtype)
+    sums = np.bincount(seg, weights=xv, minlength=B * Ho * Wo) if seg.size else \
+        np.zeros(B * Ho * Wo)
+    val = (sums.astype(d.dtype) / cnt.astype(d.dtype)).astype(d.dtype).reshape(lead + (Ho, Wo))
+    if not _recording(x):
+        return _wrap(val, x._dtype)
+    win = _gather(x, src, (src.size,))
+    tp, _, n = _record_index(win, "segsum", seg, sums, c=1.0, nm=_nm("AdaptiveAvgPool2DBackward0"))
+    s = _out(sums.astype(d.dtype).reshape(lead + (Ho, Wo)), x._dtype, tp, n)
+    out = s * _wrap((1.0 / cnt).astype(d.dtype).reshape(lead + (Ho, Wo)), x._dtype)
+    hide(s)
+    named(out, "AdaptiveAvgPool2DBackward0")
+    return exact(out, val)
+
+
+@functools.lru_cache(maxsize=64)
+def _adaptive_index(B, H, W, Ho, Wo):
+    """(positions in x (B, H, W) of the windows' elements, window number of each, window
+    sizes (B Ho Wo,))."""
+    hs, he = _adaptive_bounds(H, Ho)
+    ws, we = _adaptive_bounds(W, Wo)
+    src, seg = [], []
+    for oh in range(Ho):
+        for ow in range(Wo):
+            r = np.arange(hs[oh], he[oh])[:, None] * W + np.arange(ws[ow], we[ow])[None, :]
+            src.append(r.reshape(-1))
+            seg.append(np.full(r.size, oh * Wo + ow, np.int64))
+    one = np.concatenate(src) if src else np.zeros(0, np.int64)
+    sg = np.concatenate(seg) if seg else np.zeros(0, np.int64)
+    b = np.arange(B, dtype=np.int64)
+    src = (one[None, :] + (b * (H * W))[:, None]).reshape(-1)
+    seg = (sg[None, :] + (b * (Ho * Wo))[:, None]).reshape(-1)
+    cnt = np.tile(((he - hs)[:, None] * (we - ws)[None, :]).reshape(-1), B)
+    for a in (src, seg, cnt):
+        a.setflags(write=False)
+    return src, seg, cnt
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """The windows' maxima (torch's rule: the first maximum, the last NaN): one gather named
+    ``AdaptiveMaxPool2DBackward0``; indices are positions in the (H, W) plane."""
+    x = input
+    Ho, Wo = _adaptive_setup(x, output_size, "adaptive_max_pool2d")
+    d = np.asarray(x._data)
+    H, W = d.shape[-2:]
+    lead = d.shape[:-2]
+    B = int(np.prod(lead, dtype=np.int64))
+    hs, he = _adaptive_bounds(H, Ho)
+    ws, we = _adaptive_bounds(W, Wo)
+    if d.dtype.kind == "f" and d.dtype.itemsize >= 4:
+        plane = _scatter.adaptive_max_argmax(d.reshape(B, H, W), hs, he, ws, we)
+    else:
+        if d.dtype.kind != "f" and d.dtype.kind not in "iu":
+            raise NotImplementedError("adaptive_max_pool2d of %s tensors is not supported by "
+                                      "tapegrad" % d.dtype)
+        plane = np.empty((B, Ho, Wo), np.int64)
+        d3 = d.reshape(B, H, W).astype(np.float64)
+        for oh in range(Ho):
+            for ow in range(Wo):
+                w = d3[:, hs[oh]:he[oh], ws[ow]:we[ow]].reshape(B, -1)
+                isn = np.isnan(w)
+                k = np.where(isn.any(-1), w.shape[1] - 1 - np.argmax(isn[:, ::-1], -1),
+                             np.argmax(np.where(isn, -np.inf, w), -1))
+                ww = we[ow] - ws[ow]
+                plane[:, oh, ow] = (hs[oh] + k // ww) * W + ws[ow] + k % ww
+    flat = plane + (np.arange(B, dtype=np.int64) * (H * W))[:, None, None]
+    out = _gather(x, flat.reshape(-1), lead + (Ho, Wo), "AdaptiveMaxPool2DBackward0",
+                  hidden=False)
+    if return_indices:
+        from ..tensor import int64
+        return out, _wrap(plane.reshape(lead + (Ho, Wo)), int64)
+    return out
+
+
+def _adaptive1d(input, output_size, fname):
+    nd = input._data.ndim
+    if nd not in (2, 3):
+        raise RuntimeError("Expected 2 to 3 dimensions, but got %d-dimensional tensor for argument "
+                           "#1 'self' (while checking arguments for %s)" % (nd, fname))
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != 1:
+            raise RuntimeError("%s() argument 'output_size' should contain one int (got %d)"
+                               % (fname, len(output_size)))
+        output_size = output_size[0]
+    return (1, output_size)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    from .._shape import squeeze, unsqueeze
+    os_ = _adaptive1d(input, output_size, "adaptive_avg_pool1d")
+    return squeeze(adaptive_avg_pool2d(unsqueeze(input, -2), os_), -2)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    from .._shape import squeeze, unsqueeze
+    os_ = _adaptive1d(input, output_size, "adaptive_max_pool1d")
+    r = adaptive_max_pool2d(unsqueeze(input, -2), os_, return_indices)
+    if return_indices:
+        return squeeze(r[0], -2), squeeze(r[1], -2)
+    return squeeze(r, -2)
 
 
 # ----------------------------------------------------------------------------- scatter_reduce
