@@ -1,16 +1,25 @@
-"""Convolutions, pooling and scatter_reduce, composed from the index rows and ``mm``.
+"""Convolutions, pooling, unfold/fold and scatter_reduce, composed from the index rows and ``mm``.
 
 * ``conv1d``/``conv2d``: zero padding is one hidden ``segsum`` (scatter into the padded
-  buffer), im2col one hidden ``gather`` laid out as (groups, C/g * K, N * L), the product one
-  batched matmul with the weight viewed as (groups, O/g, C/g * K), a hidden ``gather`` back to
-  (N, O, *L) and the bias added on top; the top entry is named ``ConvolutionBackward0`` with
-  three input slots (input, weight, bias) marked by taps, as torch lists them. Unbatched
-  inputs go through ``unsqueeze(0)`` / ``squeeze(0)`` as in torch.
-* ``max_pool2d``: the maxima's positions are found in numpy (padding with -inf); the result
-  is one ``gather`` of the input named ``MaxPool2DWithIndicesBackward0``.
-* ``avg_pool2d``: padding scatter, window gather, sum over the window, times the reciprocal
-  divisors (a constant), named ``AvgPool2DBackward0``.
+  buffer), im2col one hidden ``gather`` laid out as (groups, C/g * K, N * L), one ``mm`` per
+  group with the weight viewed as (O, C/g * K), each product scattered to its channels of
+  (N, O, *L) by one hidden ``segsum`` (the groups' scatters added), and the bias added on top;
+  the top entry is named ``ConvolutionBackward0`` with three input slots (input, weight, bias)
+  marked by taps, as torch lists them. Unbatched inputs go through ``unsqueeze(0)`` /
+  ``squeeze(0)`` as in torch. The index arrays are cached per (shape, parameters).
+* ``max_pool2d``: the maxima's positions are found by a compiled loop (``_scatter``, torch's
+  CPU kernel's rule: first maximum, last NaN; numpy for other dtypes); the result is one
+  ``gather`` of the input named ``MaxPool2DWithIndicesBackward0``.
+* ``avg_pool2d``: padding scatter, window gather, one segment sum of each window (times
+  1/divisor when the divisor is the same everywhere, else times the reciprocal divisors, a
+  constant), named ``AvgPool2DBackward0``.
 * the 1-d pools are torch's composition: ``unsqueeze(-2)``, the 2-d pool, ``squeeze(-2)``.
+* ``unfold`` (im2col): hidden padding scatter, one gather named ``Im2ColBackward0``;
+  ``fold`` (col2im): one segment sum into the padded output (then a gather of its interior)
+  named ``Col2ImBackward0``.
+* ``adaptive_avg_pool2d``: gather of the windows' elements, segment sum, times the reciprocal
+  window sizes (``AdaptiveAvgPool2DBackward0``; a 1 x 1 output is torch's ``mean``);
+  ``adaptive_max_pool2d``: one gather of the maxima (``AdaptiveMaxPool2DBackward0``).
 * ``scatter_reduce``: the value is numpy's; the gradient is linear in the cotangent given the
   saved coefficients of torch's ``scatter_reduce_backward`` (sum, prod with zeros, mean,
   amax/amin split evenly between ties), recorded as hidden products by constant coefficient
