@@ -107,3 +107,15 @@ is_conj = is_complex = Tensor.is_conj
 
 # ---- convolution / scatter_reduce (feat/conv)
 from .nn._conv import conv1d, conv2d, scatter_reduce  # noqa: F401,E402
+
+# ---- torch-namespace forms of nn.functional ops (feat/nn2; aten's signatures)
+from .nn.functional import (cosine_similarity, pairwise_distance, pdist, prelu,  # noqa: F401,E402
+                            rms_norm)
+from .nn._losses2 import (  # noqa: E402,F401
+    torch_batch_norm as batch_norm, torch_binary_cross_entropy_with_logits as
+    binary_cross_entropy_with_logits, torch_cosine_embedding_loss as cosine_embedding_loss,
+    torch_embedding as embedding, torch_group_norm as group_norm,
+    torch_hinge_embedding_loss as hinge_embedding_loss, torch_instance_norm as instance_norm,
+    torch_kl_div as kl_div, torch_layer_norm as layer_norm,
+    torch_margin_ranking_loss as margin_ranking_loss, torch_poisson_nll_loss as poisson_nll_loss,
+    torch_triplet_margin_loss as triplet_margin_loss)

@@ -1,4 +1,5 @@
-"""tapegrad.nn: ``functional``, ``utils`` (gradient clipping) and ``Parameter``."""
+"""tapegrad.nn: ``functional``, ``init``, ``utils`` (gradient clipping) and ``Parameter``."""
 from . import functional  # noqa: F401
+from . import init  # noqa: F401
 from . import utils  # noqa: F401
 from .parameter import Parameter  # noqa: F401

@@ -1149,21 +1149,28 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise RuntimeError("Given normalized_shape=%s, expected input with shape [*, %s], but got "
                            "input of size%s" % (list(ns), ", ".join(str(n) for n in ns),
                                                 list(shp)))
+    for nm, v in (("weight", weight), ("bias", bias)):
+        if v is not None and tuple(v.shape) != ns:
+            raise RuntimeError("Expected %s to be of same shape as normalized_shape, but got %s of "
+                               "shape %s and normalized_shape = %s"
+                               % (nm, nm, list(v.shape), list(ns)))
     dims = tuple(range(len(shp) - len(ns), len(shp)))
-    mu = input.mean(dims, keepdim=True)
-    xc = input - mu
+    # taps: the node lists (input, weight, bias) as torch's does, None for an absent one
+    x = tap(input, 0)
+    mu = x.mean(dims, keepdim=True)
+    xc = x - mu
     var = (xc * xc).mean(dims, keepdim=True)
     rs = (var + eps).rsqrt()
     y = xc * rs
-    hidden = [mu, xc, var, rs]
+    hidden = [x, mu, xc, var, rs]
     if weight is not None:
         hidden.append(y)
-        y = y * weight
+        y = y * tap(weight, 1)
     if bias is not None:
         hidden.append(y)
-        y = y + bias
-    hide(*[h for h in hidden if h._tape is not None])
-    return named(y, "NativeLayerNormBackward0") if y._tape is not None else y
+        y = y + tap(bias, 2)
+    hide(*[h for h in hidden if isinstance(h, Tensor) and h._tape is not None])
+    return named(y, "NativeLayerNormBackward0", 3) if y._tape is not None else y
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -1181,6 +1188,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError("Expected more than 1 value per channel when training, got input size "
                          "%s" % (_size(shp),))
     bshape = (1, C) + (1,) * (len(shp) - 2)
+    input = tap(input, 0)       # the node lists (input, weight, bias), as torch's
     if training:
         mu = input.mean(dims, keepdim=True)
         xc = input - mu
@@ -1193,24 +1201,26 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     running_mean.mul_(1 - m).add_(mu.detach().reshape(C) * m)
                 if running_var is not None:
                     running_var.mul_(1 - m).add_(var.detach().reshape(C) * (m * n / (n - 1)))
-        hidden = [mu, xc, var]
+        hidden = [input, mu, xc, var]
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         xc = input - running_mean.reshape(bshape)
         var = running_var.reshape(bshape)
-        hidden = [xc]
+        hidden = [input, xc]
     rs = (var + eps).rsqrt()
     y = xc * rs
     hidden.append(rs)
     if weight is not None:
-        hidden.append(y)
-        y = y * weight.reshape(bshape)
+        wv = tap(weight, 1).reshape(bshape)
+        hidden += [y, wv]
+        y = y * wv
     if bias is not None:
-        hidden.append(y)
-        y = y + bias.reshape(bshape)
-    hide(*[h for h in hidden if h._tape is not None])
-    return named(y, "NativeBatchNormBackward0") if y._tape is not None else y
+        bv = tap(bias, 2).reshape(bshape)
+        hidden += [y, bv]
+        y = y + bv
+    hide(*[h for h in hidden if isinstance(h, Tensor) and h._tape is not None])
+    return named(y, "NativeBatchNormBackward0", 3) if y._tape is not None else y
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -1233,7 +1243,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise IndexError("index out of range in self")
     from ..creation import tensor as _tensor
     flat = _tensor(idx.reshape(-1).astype(np.int64) % max(V, 1))
-    rows = weight.index_select(0, flat)
+    rows = tap(weight, 0).index_select(0, flat)     # the node lists the weight only
     out = rows.reshape(tuple(idx.shape) + tuple(weight.shape[1:]))
     if padding_idx is not None and out._tape is not None and np.any(idx == padding_idx):
         mask = _wrap(np.broadcast_to((idx == padding_idx)[(...,) + (None,) * (weight._data.ndim - 1)],
@@ -1244,7 +1254,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         out = res
     if out._tape is not None:
         hide(rows)
-        named(out, "EmbeddingBackward0")
+        named(out, "EmbeddingBackward0", 1)
     return out
 
 
@@ -1295,7 +1305,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     from .. import linalg
-    return named(linalg.vector_norm(x1 - x2 + eps, p, -1, keepdim), "NormBackward1")
+    d = named(x1 - x2 + eps, "AddBackward1")        # aten: add(Tensor, Scalar)
+    return named(linalg.vector_norm(d, p, -1, keepdim), "NormBackward1")
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
@@ -1321,7 +1332,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     if log_input:
         loss = input.exp() - target * input
     else:
-        loss = input - target * (input + eps).log()
+        loss = input - target * named(input + eps, "AddBackward1").log()
     if full:
         t = np.asarray(target._data if isinstance(target, Tensor) else target, np.float64)
         with np.errstate(all="ignore"):
@@ -1340,3 +1351,15 @@ from ._conv import (avg_pool1d, avg_pool2d, conv1d, conv2d, max_pool1d,  # noqa:
 __all__ += ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "unfold",
             "fold", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
             "adaptive_max_pool2d"]
+
+# ----------------------------------------------------------------------------- more losses,
+# distances and normalizations (nn/_losses2.py)
+from ._losses2 import (cosine_embedding_loss, group_norm, gumbel_softmax,  # noqa: E402,F401
+                       hinge_embedding_loss, instance_norm, margin_ranking_loss, multi_margin_loss,
+                       multilabel_soft_margin_loss, pdist, prelu, rms_norm, soft_margin_loss,
+                       triplet_margin_loss, triplet_margin_with_distance_loss)
+
+__all__ += ["cosine_embedding_loss", "group_norm", "gumbel_softmax", "hinge_embedding_loss",
+            "instance_norm", "margin_ranking_loss", "multi_margin_loss",
+            "multilabel_soft_margin_loss", "pdist", "prelu", "rms_norm", "soft_margin_loss",
+            "triplet_margin_loss", "triplet_margin_with_distance_loss"]
