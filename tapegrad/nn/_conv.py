@@ -255,11 +255,22 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     pos = _out_pos(Oc, N, L).reshape(Oc, N * L)
     dt = x._dtype
     yv = np.empty((N, Oc, L), dt.np)
+    # the bias: one more product per group, b (O/g, 1) @ ones (1, N L), added to the group's
+    # product before the scatter (its VJP a matrix-vector product: no (N, O, *L) expand
+    # index to record and scatter back)
+    b2 = bias.reshape(Oc, 1) if bias is not None else None
+    ones = _wrap(np.ones((1, N * L), dt.np), dt) if bias is not None else None
     live = []
     for gi in range(g):
         wg = w2[gi * Og:(gi + 1) * Og] if g > 1 else w2
         cg = c2[gi * CKg:(gi + 1) * CKg] if g > 1 else c2
         yg = matmul(wg, cg)                                        # (O/g, N L)
+        if b2 is not None:
+            bg = b2[gi * Og:(gi + 1) * Og] if g > 1 else b2
+            yb = matmul(bg, ones)
+            ysum = yg + yb
+            hide(bg if g > 1 else None, yb, yg)
+            yg = ysum
         yd = np.asarray(yg._data)
         yv[:, gi * Og:(gi + 1) * Og] = yd.reshape(Og, N, L).transpose(1, 0, 2)
         if yg._tape is not None:
@@ -280,18 +291,13 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     y = _wrap(yv, dt) if acc < 0 else _out(yv, dt, tp, acc)
     if c2 is not cols:
         hide(c2)
-    if bias is not None:
-        b = bias.reshape((Oc,) + (1,) * len(Os))
-        out = y + b
-        hide(y)
-    else:
-        b, out = None, y
+    out = y
     if out._tape is not None:
         tap_entry(xp if padded else cols, 0)
         if w2 is not weight:
             tap_entry(w2, 1)
-        if b is not None:
-            tap_entry(b, 2)
+        if b2 is not None:
+            tap_entry(b2, 2)
         named(out, "ConvolutionBackward0", 3)
     return out
 
