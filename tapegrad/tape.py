@@ -28,7 +28,7 @@ from array import array
 
 import numpy as np
 
-from . import _layout, _par, _runs, _vmath
+from . import _layout, _par, _runs, _scatter, _vmath
 from .ops import (BINARY, CAST, INDEX, MM, OFFSET_OPS, OPCODE, OPS, PYFUNC, SUM,
                   UNARY, broadcast1)
 from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NNR, NOFF,
@@ -202,7 +202,7 @@ class Tape:
 
     def index(self, idx):
         off = len(self.I)
-        self.I.frombytes(np.ascontiguousarray(idx, np.int64).tobytes())
+        self.I.frombytes(memoryview(np.ascontiguousarray(idx, np.int64)).cast("B"))
         return off
 
     # ----------------------------------------------------------------- merging
@@ -1221,10 +1221,12 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
             np.add.at(adj.writable(N, a), idx, g)
             acc(a, None)
             return
+        fast = g.dtype.kind == "f" and g.dtype.itemsize >= 4 and g.ndim == 1
         if op.name == "gather":        # y[i] = x[idx[i]]  ->  gx[idx[i]] += g[i]
-            gx = np.bincount(idx, weights=g, minlength=nin).astype(g.dtype)
+            gx = (_scatter.add(idx, g, nin) if fast
+                  else np.bincount(idx, weights=g, minlength=nin).astype(g.dtype))
         elif op.name == "segsum":      # y[idx[i]] += c x[i]  ->  gx[i] += c g[idx[i]]
-            gx = g[idx] * g.dtype.type(c)
+            gx = _scatter.take(g, idx, c) if fast else g[idx] * g.dtype.type(c)
         else:                          # copy
             gx = g
         acc(a, gx)

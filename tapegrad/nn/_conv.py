@@ -1,16 +1,25 @@
-"""Convolutions, pooling and scatter_reduce, composed from the index rows and ``mm``.
+"""Convolutions, pooling, unfold/fold and scatter_reduce, composed from the index rows and ``mm``.
 
 * ``conv1d``/``conv2d``: zero padding is one hidden ``segsum`` (scatter into the padded
-  buffer), im2col one hidden ``gather`` laid out as (groups, C/g * K, N * L), the product one
-  batched matmul with the weight viewed as (groups, O/g, C/g * K), a hidden ``gather`` back to
-  (N, O, *L) and the bias added on top; the top entry is named ``ConvolutionBackward0`` with
-  three input slots (input, weight, bias) marked by taps, as torch lists them. Unbatched
-  inputs go through ``unsqueeze(0)`` / ``squeeze(0)`` as in torch.
-* ``max_pool2d``: the maxima's positions are found in numpy (padding with -inf); the result
-  is one ``gather`` of the input named ``MaxPool2DWithIndicesBackward0``.
-* ``avg_pool2d``: padding scatter, window gather, sum over the window, times the reciprocal
-  divisors (a constant), named ``AvgPool2DBackward0``.
+  buffer), im2col one hidden ``gather`` laid out as (groups, C/g * K, N * L), one ``mm`` per
+  group with the weight viewed as (O, C/g * K), each product scattered to its channels of
+  (N, O, *L) by one hidden ``segsum`` (the groups' scatters added), and the bias added on top;
+  the top entry is named ``ConvolutionBackward0`` with three input slots (input, weight, bias)
+  marked by taps, as torch lists them. Unbatched inputs go through ``unsqueeze(0)`` /
+  ``squeeze(0)`` as in torch. The index arrays are cached per (shape, parameters).
+* ``max_pool2d``: the maxima's positions are found by a compiled loop (``_scatter``, torch's
+  CPU kernel's rule: first maximum, last NaN; numpy for other dtypes); the result is one
+  ``gather`` of the input named ``MaxPool2DWithIndicesBackward0``.
+* ``avg_pool2d``: padding scatter, window gather, one segment sum of each window (times
+  1/divisor when the divisor is the same everywhere, else times the reciprocal divisors, a
+  constant), named ``AvgPool2DBackward0``.
 * the 1-d pools are torch's composition: ``unsqueeze(-2)``, the 2-d pool, ``squeeze(-2)``.
+* ``unfold`` (im2col): hidden padding scatter, one gather named ``Im2ColBackward0``;
+  ``fold`` (col2im): one segment sum into the padded output (then a gather of its interior)
+  named ``Col2ImBackward0``.
+* ``adaptive_avg_pool2d``: gather of the windows' elements, segment sum, times the reciprocal
+  window sizes (``AdaptiveAvgPool2DBackward0``; a 1 x 1 output is torch's ``mean``);
+  ``adaptive_max_pool2d``: one gather of the maxima (``AdaptiveMaxPool2DBackward0``).
 * ``scatter_reduce``: the value is numpy's; the gradient is linear in the cotangent given the
   saved coefficients of torch's ``scatter_reduce_backward`` (sum, prod with zeros, mean,
   amax/amin split evenly between ties), recorded as hidden products by constant coefficient
@@ -28,8 +37,9 @@ from ..kernels import F_HIDDEN
 from ..tensor import Tensor, _nm, _out, _record_index, _src, _tape_for, _wrap
 from .._math import hide, named, tap_entry, exact
 from .._shape import _flat
+from .. import _scatter
 
-ONE_INPUT.update({"AvgPool2DBackward0"})
+ONE_INPUT.update({"AvgPool2DBackward0", "AdaptiveAvgPool2DBackward0"})
 
 _TNAME = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
           "int64": "torch.LongTensor", "int32": "torch.IntTensor"}
@@ -43,7 +53,7 @@ def _recording(x):
 
 def _gather(x, idx, shape, name="ConvolutionBackward0", hidden=True):
     """y = x.flat[idx] (of ``shape``), one gather entry when x records."""
-    y = np.asarray(x._data).reshape(-1)[idx].reshape(shape)
+    y = _take(np.asarray(x._data).reshape(-1), idx).reshape(shape)
     if not _recording(x):
         return _wrap(y, x._dtype)
     tp, e, n = _record_index(x, "gather", np.ascontiguousarray(idx, np.int64).reshape(-1), y,
@@ -52,6 +62,26 @@ def _gather(x, idx, shape, name="ConvolutionBackward0", hidden=True):
     if hidden:
         hide(out)
     return out
+
+
+def _take(flat, idx):
+    """flat[idx] (a compiled loop for big float arrays: ~2x numpy's fancy take)."""
+    idx = idx.reshape(-1)
+    if idx.size >= 4096 and flat.dtype.kind == "f" and flat.dtype.itemsize >= 4:
+        return _scatter.take(flat, idx)
+    return flat[idx]
+
+
+@functools.lru_cache(maxsize=64)
+def _pad_index(shape, pads):
+    """Flat positions, in the padded buffer, of the elements of x (``shape``)."""
+    k = len(pads)
+    pshape = shape[:-k] + tuple(s + lo + hi for s, (lo, hi) in zip(shape[-k:], pads))
+    sl = (Ellipsis,) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(shape[-k:], pads))
+    pos = np.ascontiguousarray(np.arange(int(np.prod(pshape, dtype=np.int64)),
+                                         dtype=np.int64).reshape(pshape)[sl].reshape(-1))
+    pos.setflags(write=False)
+    return pos
 
 
 def _pad_zero(x, pads, fill=0.0, hidden=True):
@@ -67,10 +97,10 @@ def _pad_zero(x, pads, fill=0.0, hidden=True):
     y[sl] = d
     if not _recording(x):
         return _wrap(y, x._dtype)
-    pos = np.arange(y.size, dtype=np.int64).reshape(shape)[sl].reshape(-1)
+    pos = _pad_index(tuple(d.shape), tuple(tuple(p) for p in pads))
     from .._shape import _scatter_entry
     tp = _tape_for(x)
-    nn = _scatter_entry(tp, _src(x, tp), np.ascontiguousarray(pos), y.size, x._dtype.slot,
+    nn = _scatter_entry(tp, _src(x, tp), pos, y.size, x._dtype.slot,
                         _nm("ConstantPadNdBackward0"), F_HIDDEN if hidden else 0)
     return _out(y, x._dtype, tp, nn)
 
@@ -114,9 +144,9 @@ def _im2col_index(N, C, P, O, K, s, d, g):
 
 
 @functools.lru_cache(maxsize=64)
-def _nol_index(O, N, L):
-    """Positions in (O, N, L) of its (N, O, L) transpose."""
-    idx = np.arange(O * N * L, dtype=np.int64).reshape(O, N, L).transpose(1, 0, 2).reshape(-1)
+def _out_pos(O, N, L):
+    """Flat positions in (N, O, L) of the elements of (O, N, L), in order."""
+    idx = np.arange(O * N * L, dtype=np.int64).reshape(N, O, L).transpose(1, 0, 2).reshape(-1)
     idx = np.ascontiguousarray(idx)
     idx.setflags(write=False)
     return idx
@@ -214,41 +244,60 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     xp = _pad_zero(x, pads)
     padded = xp is not x
     cols = _gather(xp, idx, idx.shape)                             # (g, C/g K, N L)
-    # one mm per group (no batched matmul: its own tap marks would shadow ours), the
-    # products scattered to (N, O, *L) by hidden entries
+    # one mm per group (no batched matmul: its own tap marks would shadow ours), each
+    # product (O/g, N L) scattered to its channels of (N, O, *L) by one hidden segsum (the
+    # groups' scatters added up)
     from .._matrix import matmul
-    from .._shape import _merge
+    from .._shape import _add_entry, _scatter_entry
     Og, CKg = Oc // g, idx.shape[1]
     w2 = weight.reshape(Oc, CKg)                                   # (O, C/g K)
     c2 = cols.reshape(g * CKg, N * L) if g > 1 else cols.reshape(CKg, N * L)
-    parts, vals = [], []
-    dst_all = _nol_index(Oc, N, L)           # position in (N, O, L) of (o, n, l)... inverse below
-    pos = np.empty_like(dst_all)
-    pos[dst_all] = np.arange(dst_all.size, dtype=np.int64)
-    pos = pos.reshape(Oc, N * L)
+    pos = _out_pos(Oc, N, L).reshape(Oc, N * L)
+    dt = x._dtype
+    yv = np.empty((N, Oc, L), dt.np)
+    # the bias: one more product per group, b (O/g, 1) @ ones (1, N L), added to the group's
+    # product before the scatter (its VJP a matrix-vector product: no (N, O, *L) expand
+    # index to record and scatter back)
+    b2 = bias.reshape(Oc, 1) if bias is not None else None
+    ones = _wrap(np.ones((1, N * L), dt.np), dt) if bias is not None else None
+    live = []
     for gi in range(g):
         wg = w2[gi * Og:(gi + 1) * Og] if g > 1 else w2
         cg = c2[gi * CKg:(gi + 1) * CKg] if g > 1 else c2
         yg = matmul(wg, cg)                                        # (O/g, N L)
-        hide(wg if g > 1 else None, cg if g > 1 else None, yg)
-        vals.append(np.asarray(yg._data))
-        parts.append((yg, _flat(yg._data.size), pos[gi * Og:(gi + 1) * Og].reshape(-1), 1.0, 0))
-    yv = np.concatenate(vals, 0).reshape(-1)[dst_all].reshape((N, Oc) + Os) if vals else None
-    y = _merge(yv, x._dtype, "ConvolutionBackward0", parts)
+        if b2 is not None:
+            bg = b2[gi * Og:(gi + 1) * Og] if g > 1 else b2
+            yb = matmul(bg, ones)
+            ysum = yg + yb
+            hide(bg if g > 1 else None, yb, yg)
+            yg = ysum
+        yd = np.asarray(yg._data)
+        yv[:, gi * Og:(gi + 1) * Og] = yd.reshape(Og, N, L).transpose(1, 0, 2)
+        if yg._tape is not None:
+            hide(wg if g > 1 else None, cg if g > 1 else None, yg)
+            live.append((gi, yg))
+    acc = -1
+    if live:
+        tp = _tape_for(*[t for _, t in live])
+        nm = _nm("ConvolutionBackward0")
+        for j, (gi, yg) in enumerate(live):
+            # the last entry is the top one (renamed below, or hidden under the bias add)
+            fl = 0 if len(live) == 1 else F_HIDDEN
+            sc = _scatter_entry(tp, _src(yg, tp), pos[gi * Og:(gi + 1) * Og].reshape(-1),
+                                yv.size, dt.slot, nm, fl)
+            acc = sc if j == 0 else _add_entry(tp, acc, sc, None, yv.size, dt.slot, nm,
+                                               F_HIDDEN if j < len(live) - 1 else 0)
+    yv = yv.reshape((N, Oc) + Os)
+    y = _wrap(yv, dt) if acc < 0 else _out(yv, dt, tp, acc)
     if c2 is not cols:
         hide(c2)
-    if bias is not None:
-        b = bias.reshape((Oc,) + (1,) * len(Os))
-        out = y + b
-        hide(y)
-    else:
-        b, out = None, y
+    out = y
     if out._tape is not None:
         tap_entry(xp if padded else cols, 0)
         if w2 is not weight:
             tap_entry(w2, 1)
-        if b is not None:
-            tap_entry(b, 2)
+        if b2 is not None:
+            tap_entry(b2, 2)
         named(out, "ConvolutionBackward0", 3)
     return out
 
@@ -330,6 +379,25 @@ def _windows(H, W, K, S, Pd, D, Ho, Wo, ceil_pad):
     return pos.reshape(Ho, Wo, K[0] * K[1]).astype(np.int64)
 
 
+@functools.lru_cache(maxsize=64)
+def _pool_index(B, H, W, K, S, Pd, D, Ho, Wo, ex):
+    """Flat positions in the padded (B, Ph, Pw) of the windows (B, Ho, Wo, kh * kw)."""
+    Ph, Pw = H + 2 * Pd[0] + ex[0], W + 2 * Pd[1] + ex[1]
+    pos = _windows(H, W, K, S, Pd, D, Ho, Wo, ex)
+    idx = pos[None] + (np.arange(B, dtype=np.int64) * (Ph * Pw))[:, None, None, None]
+    idx = np.ascontiguousarray(idx.reshape(-1))
+    idx.setflags(write=False)
+    return idx
+
+
+@functools.lru_cache(maxsize=64)
+def _seg_index(n, k):
+    """0, .., 0, 1, .., 1, ..: each of n segments k times."""
+    idx = np.repeat(np.arange(n, dtype=np.int64), k)
+    idx.setflags(write=False)
+    return idx
+
+
 def _extra(n, k, p, s, d, o):
     """Padding past the high end that the last window (ceil_mode) reaches."""
     return max(0, (o - 1) * s + d * (k - 1) + 1 - (n + 2 * p))
@@ -345,6 +413,21 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     ex = (_extra(H, K[0], Pd[0], S[0], D[0], Ho), _extra(W, K[1], Pd[1], S[1], D[1], Wo))
     lead = d.shape[:-2]
     B = int(np.prod(lead, dtype=np.int64))
+    if d.dtype.kind == "f" and d.dtype.itemsize >= 4:
+        plane = _scatter.maxpool_argmax(d.reshape(B, H, W), Ho, Wo, K, S, Pd, D)
+    else:
+        plane = _maxpool_numpy(d, B, H, W, K, S, Pd, D, Ho, Wo, ex)
+    flat = plane + (np.arange(B, dtype=np.int64) * (H * W))[:, None, None]
+    out = _gather(x, flat.reshape(-1), lead + (Ho, Wo), "MaxPool2DWithIndicesBackward0",
+                  hidden=False)
+    if return_indices:
+        from ..tensor import int64
+        return out, _wrap(plane.reshape(lead + (Ho, Wo)).astype(np.int64), int64)
+    return out
+
+
+def _maxpool_numpy(d, B, H, W, K, S, Pd, D, Ho, Wo, ex):
+    """max_pool2d's argmax positions (B, Ho, Wo) in numpy (dtypes without the kernel)."""
     fill = -np.inf if d.dtype.kind == "f" else np.iinfo(d.dtype).min
     Ph, Pw = H + 2 * Pd[0] + ex[0], W + 2 * Pd[1] + ex[1]
     xp = np.full((B, Ph, Pw), fill, d.dtype)
@@ -360,14 +443,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         am = np.argmax(win, -1)
     ppos = np.take_along_axis(np.broadcast_to(pos, win.shape), am[..., None], -1)[..., 0]
     pr, pc = ppos // Pw - Pd[0], ppos % Pw - Pd[1]
-    plane = pr * W + pc                                                  # (B, Ho, Wo)
-    flat = plane + (np.arange(B, dtype=np.int64) * (H * W))[:, None, None]
-    out = _gather(x, flat.reshape(-1), lead + (Ho, Wo), "MaxPool2DWithIndicesBackward0",
-                  hidden=False)
-    if return_indices:
-        from ..tensor import int64
-        return out, _wrap(plane.reshape(lead + (Ho, Wo)).astype(np.int64), int64)
-    return out
+    return pr * W + pc                                                   # (B, Ho, Wo)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -402,16 +478,28 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                * (np.minimum(we, W) - np.maximum(ws, 0))[None, :])
     x3 = x.reshape(B, H, W) if x._data.ndim != 3 or B != lead[0] else x
     xp = _pad_zero(x3, [(Pd[0], Pd[0] + ex[0]), (Pd[1], Pd[1] + ex[1])])
-    Ph, Pw = H + 2 * Pd[0] + ex[0], W + 2 * Pd[1] + ex[1]
-    pos = _windows(H, W, K, S, Pd, D, Ho, Wo, ex)
-    idx = pos[None] + (np.arange(B, dtype=np.int64) * (Ph * Pw))[:, None, None, None]
-    win = _gather(xp, idx.reshape(-1), lead + (Ho, Wo, K[0] * K[1]))
-    s = win.sum(-1)
-    inv = _wrap(np.broadcast_to((1.0 / div).astype(d.dtype), s._data.shape).copy(), x._dtype)
-    out = s * inv
-    val = (np.asarray(s._data) / div.astype(d.dtype)).astype(d.dtype).reshape(lead + (Ho, Wo))
-    if out._tape is not None:
-        hide(x3 if x3 is not x else None, s)
+    kk = K[0] * K[1]
+    idx = _pool_index(B, H, W, K, S, Pd, D, Ho, Wo, ex)
+    win = _gather(xp, idx, (B * Ho * Wo * kk,))                  # the windows, one after another
+    wv = np.asarray(win._data).reshape(-1, kk)
+    sv = wv.sum(-1, dtype=np.float64).astype(d.dtype).reshape(lead + (Ho, Wo))
+    val = (sv / div.astype(d.dtype)).astype(d.dtype)
+    # the window sums: one segment sum of the windows (times 1 / divisor when it is the same
+    # for every window), then times the reciprocal divisors (a constant) otherwise
+    uniform = bool(np.all(div == div.flat[0]))
+    if win._tape is None:
+        out = _wrap(val, x._dtype)
+    else:
+        tp, _, n = _record_index(win, "segsum", _seg_index(B * Ho * Wo, kk), sv,
+                                 c=1.0 / float(div.flat[0]) if uniform else 1.0,
+                                 nm=_nm("AvgPool2DBackward0"))
+        out = _out(val if uniform else sv, x._dtype, tp, n)
+        if not uniform:
+            s = out
+            inv = _wrap(np.broadcast_to((1.0 / div).astype(d.dtype), sv.shape).copy(), x._dtype)
+            out = s * inv
+            hide(s)
+        hide(x3 if x3 is not x else None)
         named(out, "AvgPool2DBackward0")
     return exact(out, val)
 
@@ -473,6 +561,285 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     p = _one(padding, "avg_pool1d() padding")
     y = avg_pool2d(unsqueeze(input, -2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad)
     return squeeze(y, -2)
+
+
+# ----------------------------------------------------------------------------- unfold / fold
+def _pair4(v, name):
+    """A 2-d op's int or pair argument as a pair (unfold / fold)."""
+    if isinstance(v, (tuple, list)):
+        v = tuple(int(a) for a in v)
+        if len(v) == 1:
+            v = v * 2
+    else:
+        v = (int(v),) * 2
+    if len(v) != 2:
+        raise RuntimeError("%s must be an int or a tuple of two ints" % name)
+    return v
+
+
+def _blocks_args(kernel_size, dilation, padding, stride):
+    K, D = _pair4(kernel_size, "kernel_size"), _pair4(dilation, "dilation")
+    P, S = _pair4(padding, "padding"), _pair4(stride, "stride")
+    if K[0] <= 0 or K[1] <= 0:
+        raise RuntimeError("kernel size should be greater than zero, but got kernel_height: %d "
+                           "kernel_width: %d" % K)
+    if D[0] <= 0 or D[1] <= 0:
+        raise RuntimeError("dilation should be greater than zero, but got dilation_height: %d "
+                           "dilation_width: %d" % D)
+    if P[0] < 0 or P[1] < 0:
+        raise RuntimeError("padding should be non-negative, but got pad_height: %d pad_width: %d"
+                           % P)
+    if S[0] <= 0 or S[1] <= 0:
+        raise RuntimeError("stride should be greater than zero, but got stride_height: %d "
+                           "stride_width: %d" % S)
+    return K, D, P, S
+
+
+def _nblocks(HW, K, D, P, S):
+    return tuple((HW[i] + 2 * P[i] - (D[i] * (K[i] - 1) + 1)) // S[i] + 1 for i in range(2))
+
+
+@functools.lru_cache(maxsize=64)
+def _unfold_index(N, C, Pp, O, K, S, D):
+    """Flat positions in the padded (N, C, *Pp) of unfold's (N, C kh kw, L)."""
+    ck, nl = C * K[0] * K[1], N * O[0] * O[1]
+    idx = _im2col_index(N, C, Pp, O, K, S, D, 1).reshape(ck, N, nl // max(N, 1))
+    idx = np.ascontiguousarray(idx.transpose(1, 0, 2)).reshape(-1)
+    idx.setflags(write=False)
+    return idx
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C, H, W) -> (N, C kh kw, L); one gather of the (zero-padded) input
+    named ``Im2ColBackward0`` (unbatched (C, H, W) -> (C kh kw, L), as torch)."""
+    x = input
+    nd = x._data.ndim
+    if nd < 3:
+        raise IndexError("Dimension out of range (expected to be in range of [-%d, %d], but got %d)"
+                         % (max(nd, 1), max(nd, 1) - 1, nd))
+    if nd != 4 and nd != 3 or 0 in x._data.shape[-3:]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                           "other non-zero dimensions for input, but got: %s"
+                           % list(x._data.shape))
+    K, D, P, S = _blocks_args(kernel_size, dilation, padding, stride)
+    shp = x._data.shape
+    N, C, H, W = (1,) + tuple(shp) if nd == 3 else tuple(shp)
+    O = _nblocks((H, W), K, D, P, S)
+    if O[0] < 1 or O[1] < 1:
+        raise RuntimeError("Given input with spatial size (%d, %d), kernel_size=(%d, %d), "
+                           "dilation=(%d, %d), padding=(%d, %d), calculated shape of the array of "
+                           "sliding blocks as (%d, %d), but its components must be at least one."
+                           % ((H, W) + K + D + P + O))
+    Pp = (H + 2 * P[0], W + 2 * P[1])
+    idx = _unfold_index(N, C, Pp, O, K, S, D)
+    xp = _pad_zero(x, [(P[0], P[0]), (P[1], P[1])])
+    shape = (C * K[0] * K[1], O[0] * O[1])
+    return _gather(xp, idx, shape if nd == 3 else (N,) + shape, "Im2ColBackward0", hidden=False)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im: (N, C kh kw, L) -> (N, C, H, W), the blocks added up; one segment sum into the
+    zero-padded output (then a gather of its interior when padded), named
+    ``Col2ImBackward0``."""
+    c = input
+    nd = c._data.ndim
+    if nd not in (2, 3) or 0 in c._data.shape[-2:]:
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch "
+                           "size and non-zero dimensions for input, but got: %s"
+                           % list(c._data.shape))
+    HW = _pair4(output_size, "output_size")
+    K, D, P, S = _blocks_args(kernel_size, dilation, padding, stride)
+    shp = c._data.shape
+    N, CK, L = (1,) + tuple(shp) if nd == 2 else tuple(shp)
+    if CK % (K[0] * K[1]):
+        raise RuntimeError("Expected size of input's dimension %d to be divisible by the product "
+                           "of kernel_size, but got input.size(%d)=%d and kernel_size=(%d, %d)."
+                           % ((nd - 2, nd - 2, CK) + K))
+    O = _nblocks(HW, K, D, P, S)
+    if O[0] * O[1] != L:
+        raise RuntimeError("Given output_size=(%d, %d), kernel_size=(%d, %d), dilation=(%d, %d), "
+                           "padding=(%d, %d), stride=(%d, %d), expected size of input's dimension "
+                           "%d to match the calculated number of sliding blocks %d * %d = %d, but "
+                           "got input.size(%d)=%d."
+                           % (HW + K + D + P + S + (nd - 1,) + O + (O[0] * O[1], nd - 1, L)))
+    if O[0] < 1 or O[1] < 1:
+        raise RuntimeError("Given output_size=(%d, %d), kernel_size=(%d, %d), dilation=(%d, %d), "
+                           "padding=(%d, %d), stride=(%d, %d), calculated shape of the array of "
+                           "sliding blocks as (%d, %d), but its components must be at least one."
+                           % (HW + K + D + P + S + O))
+    if c._dtype._cat < 2:
+        raise NotImplementedError("fold of integer tensors is not supported by tapegrad")
+    C = CK // (K[0] * K[1])
+    Pp = (HW[0] + 2 * P[0], HW[1] + 2 * P[1])
+    idx = _unfold_index(N, C, Pp, O, K, S, D)
+    m = N * C * Pp[0] * Pp[1]
+    cv = np.ascontiguousarray(c._data).reshape(-1)
+    yp = (_scatter.add(idx, cv, m) if cv.dtype.itemsize >= 4
+          else np.bincount(idx, weights=cv, minlength=m).astype(cv.dtype))
+    yp = yp.reshape(N, C, Pp[0], Pp[1])
+    inner = _pad_index((N, C) + HW, ((P[0], P[0]), (P[1], P[1])))
+    padded = P[0] or P[1]
+    y = np.ascontiguousarray(yp[:, :, P[0]:P[0] + HW[0], P[1]:P[1] + HW[1]])
+    oshape = ((C,) if nd == 2 else (N, C)) + HW
+    if not _recording(c):
+        return _wrap(y.reshape(oshape), c._dtype)
+    from .._shape import _scatter_entry
+    tp = _tape_for(c)
+    nn = _scatter_entry(tp, _src(c, tp), idx, m, c._dtype.slot, _nm("Col2ImBackward0"),
+                        F_HIDDEN if padded else 0)
+    if not padded:
+        return _out(y.reshape(oshape), c._dtype, tp, nn)
+    full = _out(yp, c._dtype, tp, nn)
+    return _gather(full, inner, oshape, "Col2ImBackward0", hidden=False)
+
+
+# ----------------------------------------------------------------------------- adaptive pools
+def _adaptive_bounds(n, o):
+    i = np.arange(o, dtype=np.int64)
+    return (i * n) // o, -((-(i + 1) * n) // o)        # floor(i n / o), ceil((i + 1) n / o)
+
+
+def _adaptive_setup(x, output_size, fname):
+    nd = x._data.ndim
+    if nd not in (3, 4):
+        raise RuntimeError("%s(): Expected 3D or 4D tensor, but got %s"
+                           % (fname, list(x._data.shape)))
+    shp = x._data.shape
+    for i in range(1, nd):
+        if shp[i] == 0:
+            raise RuntimeError("%s(): Expected input to have non-zero size for non-batch "
+                               "dimensions, but input has sizes %s with dimension %d being empty"
+                               % (fname, list(shp), i))
+    if isinstance(output_size, (tuple, list)):
+        os_ = tuple(output_size)
+    else:
+        os_ = (output_size, output_size)
+    if len(os_) != 2:
+        raise RuntimeError("%s: output_size must be 2" % fname)
+    H, W = shp[-2:]
+    os_ = tuple(int(v) if v is not None else n for v, n in zip(os_, (H, W)))
+    if os_[0] < 0 or os_[1] < 0:
+        raise RuntimeError("%s: elements of output_size must be greater than or equal to 0 but "
+                           "received {%d, %d}" % ((fname,) + os_))
+    return os_
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Windows [floor(i H / Ho), ceil((i + 1) H / Ho)): one gather of the windows' elements,
+    one segment sum into the outputs, times the reciprocal window sizes (a constant), named
+    ``AdaptiveAvgPool2DBackward0``; an output of 1 x 1 is torch's ``mean`` (MeanBackward1)."""
+    x = input
+    Ho, Wo = _adaptive_setup(x, output_size, "adaptive_avg_pool2d")
+    if (Ho, Wo) == (1, 1):
+        return x.mean((-1, -2), keepdim=True)
+    if x._dtype._cat < 2:
+        raise NotImplementedError("adaptive_avg_pool2d of integer tensors is not supported by "
+                                  "tapegrad")
+    d = np.asarray(x._data)
+    H, W = d.shape[-2:]
+    lead = d.shape[:-2]
+    B = int(np.prod(lead, dtype=np.int64))
+    src, seg, cnt = _adaptive_index(B, H, W, Ho, Wo)
+    xv = _take(d.reshape(-1), src) if src.size else np.zeros(0, d.dtype)
+    sums = np.bincount(seg, weights=xv, minlength=B * Ho * Wo) if seg.size else \
+        np.zeros(B * Ho * Wo)
+    val = (sums.astype(d.dtype) / cnt.astype(d.dtype)).astype(d.dtype).reshape(lead + (Ho, Wo))
+    if not _recording(x):
+        return _wrap(val, x._dtype)
+    win = _gather(x, src, (src.size,))
+    tp, _, n = _record_index(win, "segsum", seg, sums, c=1.0, nm=_nm("AdaptiveAvgPool2DBackward0"))
+    s = _out(sums.astype(d.dtype).reshape(lead + (Ho, Wo)), x._dtype, tp, n)
+    out = s * _wrap((1.0 / cnt).astype(d.dtype).reshape(lead + (Ho, Wo)), x._dtype)
+    hide(s)
+    named(out, "AdaptiveAvgPool2DBackward0")
+    return exact(out, val)
+
+
+@functools.lru_cache(maxsize=64)
+def _adaptive_index(B, H, W, Ho, Wo):
+    """(positions in x (B, H, W) of the windows' elements, window number of each, window
+    sizes (B Ho Wo,))."""
+    hs, he = _adaptive_bounds(H, Ho)
+    ws, we = _adaptive_bounds(W, Wo)
+    src, seg = [], []
+    for oh in range(Ho):
+        for ow in range(Wo):
+            r = np.arange(hs[oh], he[oh])[:, None] * W + np.arange(ws[ow], we[ow])[None, :]
+            src.append(r.reshape(-1))
+            seg.append(np.full(r.size, oh * Wo + ow, np.int64))
+    one = np.concatenate(src) if src else np.zeros(0, np.int64)
+    sg = np.concatenate(seg) if seg else np.zeros(0, np.int64)
+    b = np.arange(B, dtype=np.int64)
+    src = (one[None, :] + (b * (H * W))[:, None]).reshape(-1)
+    seg = (sg[None, :] + (b * (Ho * Wo))[:, None]).reshape(-1)
+    cnt = np.tile(((he - hs)[:, None] * (we - ws)[None, :]).reshape(-1), B)
+    for a in (src, seg, cnt):
+        a.setflags(write=False)
+    return src, seg, cnt
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """The windows' maxima (torch's rule: the first maximum, the last NaN): one gather named
+    ``AdaptiveMaxPool2DBackward0``; indices are positions in the (H, W) plane."""
+    x = input
+    Ho, Wo = _adaptive_setup(x, output_size, "adaptive_max_pool2d")
+    d = np.asarray(x._data)
+    H, W = d.shape[-2:]
+    lead = d.shape[:-2]
+    B = int(np.prod(lead, dtype=np.int64))
+    hs, he = _adaptive_bounds(H, Ho)
+    ws, we = _adaptive_bounds(W, Wo)
+    if d.dtype.kind == "f" and d.dtype.itemsize >= 4:
+        plane = _scatter.adaptive_max_argmax(d.reshape(B, H, W), hs, he, ws, we)
+    else:
+        if d.dtype.kind != "f" and d.dtype.kind not in "iu":
+            raise NotImplementedError("adaptive_max_pool2d of %s tensors is not supported by "
+                                      "tapegrad" % d.dtype)
+        plane = np.empty((B, Ho, Wo), np.int64)
+        d3 = d.reshape(B, H, W).astype(np.float64)
+        for oh in range(Ho):
+            for ow in range(Wo):
+                w = d3[:, hs[oh]:he[oh], ws[ow]:we[ow]].reshape(B, -1)
+                isn = np.isnan(w)
+                k = np.where(isn.any(-1), w.shape[1] - 1 - np.argmax(isn[:, ::-1], -1),
+                             np.argmax(np.where(isn, -np.inf, w), -1))
+                ww = we[ow] - ws[ow]
+                plane[:, oh, ow] = (hs[oh] + k // ww) * W + ws[ow] + k % ww
+    flat = plane + (np.arange(B, dtype=np.int64) * (H * W))[:, None, None]
+    out = _gather(x, flat.reshape(-1), lead + (Ho, Wo), "AdaptiveMaxPool2DBackward0",
+                  hidden=False)
+    if return_indices:
+        from ..tensor import int64
+        return out, _wrap(plane.reshape(lead + (Ho, Wo)), int64)
+    return out
+
+
+def _adaptive1d(input, output_size, fname):
+    nd = input._data.ndim
+    if nd not in (2, 3):
+        raise RuntimeError("Expected 2 to 3 dimensions, but got %d-dimensional tensor for argument "
+                           "#1 'self' (while checking arguments for %s)" % (nd, fname))
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != 1:
+            raise RuntimeError("%s() argument 'output_size' should contain one int (got %d)"
+                               % (fname, len(output_size)))
+        output_size = output_size[0]
+    return (1, output_size)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    from .._shape import squeeze, unsqueeze
+    os_ = _adaptive1d(input, output_size, "adaptive_avg_pool1d")
+    return squeeze(adaptive_avg_pool2d(unsqueeze(input, -2), os_), -2)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    from .._shape import squeeze, unsqueeze
+    os_ = _adaptive1d(input, output_size, "adaptive_max_pool1d")
+    r = adaptive_max_pool2d(unsqueeze(input, -2), os_, return_indices)
+    if return_indices:
+        return squeeze(r[0], -2), squeeze(r[1], -2)
+    return squeeze(r, -2)
 
 
 # ----------------------------------------------------------------------------- scatter_reduce

@@ -1345,9 +1345,12 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 # ----------------------------------------------------------------------------- conv / pooling
 from ._conv import (avg_pool1d, avg_pool2d, conv1d, conv2d, max_pool1d,  # noqa: E402,F401
-                    max_pool2d)
+                    max_pool2d, unfold, fold, adaptive_avg_pool1d, adaptive_avg_pool2d,
+                    adaptive_max_pool1d, adaptive_max_pool2d)
 
-__all__ += ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
+__all__ += ["conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "unfold",
+            "fold", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
+            "adaptive_max_pool2d"]
 
 # ----------------------------------------------------------------------------- more losses,
 # distances and normalizations (nn/_losses2.py)
