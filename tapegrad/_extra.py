@@ -590,6 +590,8 @@ def frexp(input):
     m, e = np.frexp(np.asarray(input._data))
     e_t = _wrap(np.asarray(e, np.int32), T.int32)
     if STATE.enabled and input._rg:
+        from .tensor import _guard_sel
+        _guard_sel(input, "exponent")
         # d mantissa = dx / 2^exponent
         from ._math import tap, _hide_below, exact
         mant = tap(input, 0) * _wrap(np.asarray(np.ldexp(1.0, -e), input._dtype.np),

@@ -23,7 +23,7 @@ from .autograd.grad_mode import STATE
 from .autograd.graph import ONE_INPUT
 from .kernels import F_HIDDEN
 from .ops import OPCODE
-from .tensor import (Tensor, _DEFAULT, _ND, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
+from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
                      _tape_for, _wrap, bool_, float64, int32, int64)
 from ._math import _NotDifferentiable, exact, hide, named, tap, tap_entry, unary
 
@@ -131,6 +131,7 @@ def _extreme(input, dim, keepdim, other, largest, fname):
         o = other if other is not None else dim
         return maximum(input, o) if largest else minimum(input, o)
     d = np.asarray(input._arr())
+    _guard_order(input, dim)            # (tapegrad.func: the positions chosen by value)
     if dim is None:
         if d.size == 0:
             raise RuntimeError("%s(): Expected reduction dim to be specified for input.numel() == 0. "
@@ -182,6 +183,7 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None, axis=_ND, keepd
 
 def _amax(input, dim, keepdim, largest, name=None, nan_grad=True):
     d = np.asarray(input._arr())
+    _guard_order(input, dim)
     nd = d.ndim
     dims = tuple(range(nd)) if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0) \
         else _norm_dims(dim, nd) if nd else ()
@@ -251,6 +253,7 @@ def aminmax(input, *, dim=None, keepdim=False, axis=_ND, keepdims=_ND):
 
 def _arg(input, dim, keepdim, largest):
     d = np.asarray(input._data)
+    _guard_order(input, dim)
     f = np.argmax if largest else np.argmin
     fname = "argmax" if largest else "argmin"
     if d.dtype == np.bool_:
@@ -302,6 +305,7 @@ def sort(input, dim=-1, descending=False, stable=None, *, out=None, axis=_ND):
     # without stable=True may order ties differently (here: always stable)
     name = "SortBackward0" if stable is None else "SortBackward1"
     d = np.asarray(input._arr())
+    _guard_order(input, dim)
     if d.ndim == 0:
         return return_types.sort(_pick(input, np.zeros((), np.int64), (), d, name)
                                  if input._dtype._cat == 2 else _wrap(d[()], input._dtype),
@@ -333,6 +337,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=_ND):
     n = d.shape[ax] if d.ndim else 1
     if k > n or k < 0:
         raise RuntimeError("selected index k out of range")
+    _guard_order(input, dim)
     if d.ndim == 0:
         dd = d.reshape(1)
         idx = _order(dd, 0, largest)[:k]
@@ -349,6 +354,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=_ND):
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
     dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    _guard_order(input, dim)
     d = np.asarray(input._arr())
     ax = _one_dim(dim, d.ndim)
     idx = np.take(_order(d, ax, False), [k - 1], axis=ax)
@@ -363,6 +369,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
 
 def median(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
     dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    _guard_order(input, dim)
     d = np.asarray(input._arr())
     if dim is None:
         flat = d.reshape(-1)
@@ -1074,6 +1081,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, axis=_ND, keepdims=_N
 def nanmedian(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
     """median of the non-NaN elements (NaN when there are none)."""
     dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    _guard_order(input, None if dim is _ND else dim)
     d = np.asarray(input._arr())
     if dim is _ND:
         flat = d.reshape(-1)
@@ -1153,11 +1161,13 @@ def _cumext(input, dim, largest):
 
 def cummax(input, dim=_ND, *, axis=_ND):
     dim = _need_dim(dim, axis, "cummax")
+    _guard_order(input, dim)
     return _cumext(input, dim, True)
 
 
 def cummin(input, dim=_ND, *, axis=_ND):
     dim = _need_dim(dim, axis, "cummin")
+    _guard_order(input, dim)
     return _cumext(input, dim, False)
 
 
@@ -1165,6 +1175,7 @@ def mode(input, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
     """The most frequent value of each slice (the smallest of equally frequent ones) and the
     index of its last occurrence, as torch's CPU kernel on slices it sorts stably."""
     dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    _guard_order(input, dim)
     d = np.asarray(input._arr())
     if d.ndim == 0:
         v = _final(input, (), "ModeBackward0") if _grads(input) and input._dtype._cat == 2 \
@@ -1589,12 +1600,14 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None, axis=_ND,
              keepdims=_ND):
     dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    _guard_order(input, dim)
     return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None,
                 axis=_ND, keepdims=_ND):
     dim, keepdim = _alias(dim, keepdim, axis, keepdims)
+    _guard_order(input, dim)
     return _quantile(input, q, dim, keepdim, interpolation, True)
 
 
@@ -1626,6 +1639,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if p == math.inf and _grads(df):
         # torch: every element at the maximum gets the whole gradient (not a share)
         ab = df.abs()
+        _guard_order(ab, -1)
         y = np.amax(np.asarray(ab._data), axis=-1) if a.shape[-1] else \
             np.zeros(np.shape(ab._data)[:-1], a.dtype)
         mask = (np.asarray(ab._data) == y[..., None]).astype(a.dtype)

@@ -14,7 +14,7 @@ import random as _pyrandom
 
 import numpy as np
 
-from .tensor import (LEGACY, Size, Tensor, _BY_NP, _DEFAULT, _as_dtype, _check_device,
+from .tensor import (GUARD, LEGACY, Size, Tensor, _BY_NP, _DEFAULT, _as_dtype, _check_device,
                      _checked_scalar, _result_dtype, _wrap, bool_, float16, float32, float64,
                      int64, promote_types)
 
@@ -67,7 +67,11 @@ _rng = [default_generator.rng]
 
 
 def _gen(generator):
-    """The numpy generator to draw from: ``generator``'s, or the default one."""
+    """The numpy generator to draw from: ``generator``'s, or the default one. (While
+    tapegrad.func records, a draw makes the recording one that never replays: random numbers
+    are not constants of the function.)"""
+    if GUARD[0] is not None:
+        GUARD[0]("random", None)
     if generator is None:
         return _rng[0]
     if not isinstance(generator, Generator):

@@ -31,6 +31,7 @@ import weakref
 import numpy as np
 
 from . import _native
+from ._sel import SEL as _SEL
 from . import tape as _tp
 from .kernels import (CI, F_ALIAS, F_BIG, F_HOOK, F_NOGA, F_NOGB, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
                       IA, IB, NM, P0, P1, SA, SB)
@@ -326,6 +327,18 @@ class CompiledTape:
             if a[0] == "const" and b[0] == "const":
                 return
             self.guards.append(("cmp", f, a, b, np.array(r._data, copy=True)))
+        elif kind == "random":
+            # random numbers drawn while recording would be replayed as constants: a guard
+            # that never holds makes every call record (torch.func draws anew each call)
+            if not any(g[0] == "sel" and g[1] == ("never",) for g in self.guards):
+                self.guards.append(("sel", ("never",), None, None, None))
+        elif kind == "sel":
+            fname, params = rest
+            a = self._spec_of(t)
+            if a[0] == "const":
+                return
+            self.guards.append(("sel", (fname,) + tuple(params), a, None,
+                                _SEL[fname](np.asarray(t._data), *params)))
         else:
             (v,) = rest
             a = self._spec_of(t)
@@ -343,6 +356,10 @@ class CompiledTape:
         for kind, f, a, b, seen in self.guards:
             if kind == "cmp":
                 now = f(self._value(a, X), self._value(b, X))
+            elif kind == "sel":
+                if a is None:
+                    return False
+                now = _SEL[f[0]](self._value(a, X), *f[1:])
             else:
                 now = self._value(a, X).reshape(-1)[0]
             if not np.array_equal(np.asarray(now), seen):
@@ -995,11 +1012,17 @@ class CompiledTape:
             for i in wanted:
                 if self.in_nodes[i] is not None:
                     need[self.in_nodes[i]] = True
+            prod = self.N.reshape(-1, NK)[:, NPROD]
             for e in range(self.ne):                    # operands come before their users
                 a, b = int(E[e, IA]), int(E[e, IB])
                 na, nb = a >= 0 and need[a], b >= 0 and need[b]
                 if na or nb:
-                    need[E[e, OUT]] = True
+                    out = int(E[e, OUT])
+                    need[out] = True
+                    k = out + 1                         # unbind's parts: alias nodes after it
+                    while k < len(need) and prod[k] == e:
+                        need[k] = True
+                        k += 1
                 E[e, FL] |= (0 if na else F_NOGA) | (0 if nb else F_NOGB)
             got = memo[wanted] = (E.reshape(-1),) + tuple(args[1:])
         return got
@@ -1162,13 +1185,22 @@ class CompiledTape:
         if key not in memo:
             E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
             nreach = np.zeros(len(N), bool)
-            nreach[list(key)] = True
+            prod = N[:, NPROD]
+
+            def mark(n):
+                # an alias node (a part of unbind's output) reaches its entry through the
+                # entry's output node, whose store region holds it
+                nreach[n] = True
+                if prod[n] >= 0:
+                    nreach[E[prod[n], OUT]] = True
+            for v in key:
+                mark(v)
             start = max([int(N[v, NPROD]) for v in key] + [-1])
             for e in range(start, -1, -1):
                 if nreach[E[e, OUT]]:
                     for c in (IA, IB):
                         if E[e, c] >= 0:
-                            nreach[E[e, c]] = True
+                            mark(E[e, c])
             memo[key] = (nreach, start)
         return memo[key]
 
@@ -1284,6 +1316,14 @@ class CompiledTape:
                 shape = tuple(spec[2])
                 pad = max(0, seen.ndim - len(shape))
                 return want[spec[1]].reshape((P,) + (1,) * pad + shape)
+            if kind == "sel" and a is None:
+                ok[:] = False
+                continue
+            if kind == "sel":
+                va = val(a)
+                ok &= np.array([np.array_equal(_SEL[f[0]](va[i], *f[1:]), seen)
+                                for i in range(P)], bool)
+                continue
             if kind == "cmp":
                 now = np.asarray(f(val(a), val(b)))
                 now = np.broadcast_to(now, (P,) + seen.shape).reshape(P, -1)
@@ -1359,15 +1399,15 @@ class CompiledTape:
         st["data"] = (d.C, d.I, d.XO, d.asz)
         # captured tensors do not travel: the unpickled tape uses their recorded values
         st["captured"] = [(node, None, kept) for node, _, kept in self.captured]
-        st["guards"] = [(k, f.__name__ if f is not None else None, _frozen(a), _frozen(b), s)
-                        for k, f, a, b, s in self.guards]
+        st["guards"] = [(k, f if f is None or isinstance(f, tuple) else f.__name__, _frozen(a),
+                         _frozen(b), s) for k, f, a, b, s in self.guards]
         st["crefs"] = []                        # nor do captured constant tensors
         return st
 
     def __setstate__(self, st):
         C, I, XO, asz = st.pop("data")
         st.setdefault("crefs", [])
-        st["guards"] = [(k, getattr(np, f) if f is not None else None, a, b, s)
+        st["guards"] = [(k, getattr(np, f) if isinstance(f, str) else f, a, b, s)
                         for k, f, a, b, s in st["guards"]]
         self.__dict__.update(st)
         data = _TapeData()

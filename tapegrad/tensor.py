@@ -356,6 +356,26 @@ _CPU = device("cpu")
 GUARD = [None]
 
 
+def _guard_sel(x, fname, *params):
+    """While tapegrad.func records: an op took positions or masks from the values of ``x``
+    (see tapegrad/_sel.py for the signatures ``fname``); a replay whose values give another
+    signature records the function again instead of reusing the recorded positions."""
+    g = GUARD[0]
+    if g is not None and isinstance(x, Tensor) and x._dtype._cat == 2:
+        g("sel", x, fname, params)
+
+
+def _guard_order(x, dim=None):
+    """``_guard_sel`` for a choice made from the order of ``x``'s values along ``dim`` (None
+    or a tuple: over all of them)."""
+    if GUARD[0] is not None and isinstance(x, Tensor):
+        nd = x._data.ndim
+        if isinstance(dim, int) and not isinstance(dim, bool) and nd and -nd <= dim < nd:
+            _guard_sel(x, "order", dim % nd, 0)
+        else:
+            _guard_sel(x, "order", None, 0)
+
+
 def _grad_on():
     return STATE.enabled
 

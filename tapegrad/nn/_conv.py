@@ -34,7 +34,7 @@ import numpy as np
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import ONE_INPUT
 from ..kernels import F_HIDDEN
-from ..tensor import Tensor, _nm, _out, _record_index, _src, _tape_for, _wrap
+from ..tensor import Tensor, _guard_sel, _nm, _out, _record_index, _src, _tape_for, _wrap
 from .._math import hide, named, tap_entry, exact
 from .._shape import _flat
 from .. import _scatter
@@ -408,6 +408,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     x = input
     K, S, Pd, D, Ho, Wo = _pool_setup(x, kernel_size, stride, padding, dilation, ceil_mode,
                                       "max_pool2d")
+    _guard_sel(x, "order", None, 2)      # (tapegrad.func: the maxima's positions)
     d = np.asarray(x._data)
     H, W = d.shape[-2:]
     ex = (_extra(H, K[0], Pd[0], S[0], D[0], Ho), _extra(W, K[1], Pd[1], S[1], D[1], Wo))
@@ -783,6 +784,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     ``AdaptiveMaxPool2DBackward0``; indices are positions in the (H, W) plane."""
     x = input
     Ho, Wo = _adaptive_setup(x, output_size, "adaptive_max_pool2d")
+    _guard_sel(x, "order", None, 2)
     d = np.asarray(x._data)
     H, W = d.shape[-2:]
     lead = d.shape[:-2]
@@ -891,6 +893,10 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         ufn.at(y, P, sv)
     y = y.reshape(x.shape)
     live = STATE.enabled and (input._rg or src._rg)
+    if live and reduce in ("prod", "amax", "amin"):
+        # (tapegrad.func: the gradient coefficients below are constants of these values)
+        _guard_sel(input, "never")
+        _guard_sel(src, "never")
     if not live:
         return _wrap(y if y.ndim else y[()], input._dtype)
     if reduce == "mean" and dt.kind != "f":

@@ -15,6 +15,7 @@ from ..autograd.grad_mode import STATE
 from ..tensor import (Tensor, _as_dtype, _norm_dims, _record_unary, _record_unary_sum, _wrap, _nm,
                       bool_, int64, sigmoid, tanh)
 from ..tensor import relu as _relu
+from ..tensor import _guard_sel
 from .._math import hide, named, exact, tap, tap_entry, unary
 from .. import _vmath
 from ..ops import BY_NAME as _ROWS
@@ -107,6 +108,7 @@ def threshold(input, threshold, value, inplace=False):
     def f(x):
         d = x._data
         m = np.asarray(d > threshold)
+        _guard_sel(x, "cuts", float(threshold))      # (tapegrad.func: the mask)
         return _masked_linear(x, m, 1.0, 0.0, np.full(np.shape(d), value, x._dtype.np),
                               "ThresholdBackward0")
     return _act(input, inplace, f, iname="ThresholdBackward1")
@@ -244,6 +246,7 @@ def hardsigmoid(input, inplace=False):
         if not (x._rg and STATE.enabled):
             return _wrap(y if y.ndim else y[()], x._dtype)
         # torch's gradient constant is the float 1/6 (also for double); the value (x + 3) / 6
+        _guard_sel(x, "cuts", -3.0, 3.0)
         return exact(_masked_linear(x, (d > -3) & (d < 3), _SIXTH_F32, 0.5,
                                     np.where(d >= 3, 1, 0).astype(dt), "HardsigmoidBackward0"), y)
     return _act(input, inplace, f)
@@ -260,6 +263,7 @@ def hardswish(input, inplace=False):
         if not (x._rg and STATE.enabled):
             return _wrap(y if y.ndim else y[()], x._dtype)
         mid = np.asarray((d > -3) & (d < 3))
+        _guard_sel(x, "cuts", -3.0, 3.0)
         # torch's backward: 0 for x <= -3, x / 3 + 1/2 below 3, else 1 (nan and +inf too)
         xm = x if np.isfinite(d).all() else _math.where(_wrap(mid, bool_), x, 0.0)
         p3 = xm + 3.0
@@ -280,6 +284,7 @@ def softshrink(input, lambd=0.5):
     d = input._data
     dt = input._dtype.np
     hi, lo = np.asarray(d > lambd), np.asarray(d < -lambd)
+    _guard_sel(input, "cuts", -float(lambd), float(lambd))
     x = input
     shift = np.where(hi, -lambd, np.where(lo, lambd, 0.0)).astype(dt)
     return _masked_linear(x, hi | lo, 1.0, shift, (d * dt.type(0)).astype(dt), "SoftshrinkBackward0")
@@ -289,6 +294,7 @@ def hardshrink(input, lambd=0.5):
     """x where |x| > lambd, 0 elsewhere."""
     _float_only(input, "hardshrink_cpu")
     d = input._data
+    _guard_sel(input, "cuts", -float(lambd), float(lambd))
     return _masked_linear(input, np.asarray((d > lambd) | (d < -lambd)), 1.0, 0.0,
                           np.zeros(np.shape(d), input._dtype.np), "HardshrinkBackward0")
 
@@ -360,6 +366,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
             return _wrap(np.asarray(np.clip(d, min_val, max_val), x._dtype.np)[()]
                          if np.ndim(d) == 0 else np.clip(d, min_val, max_val).astype(x._dtype.np),
                          x._dtype)
+        _guard_sel(x, "cuts", float(min_val), float(max_val))
         return _masked_linear(x, np.asarray((d > min_val) & (d < max_val)), 1.0, 0.0,
                               np.clip(d, min_val, max_val).astype(x._dtype.np), "HardtanhBackward0")
     return _act(input, inplace, f)
@@ -532,12 +539,12 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError("dropout probability has to be between 0 and 1, but got %s" % p)
     if not training or p == 0.0:
         return input
-    from ..creation import _rng
+    from ..creation import _gen
     d = np.asarray(input._data)
     if p == 1.0:
         mask = np.zeros(d.shape, input._dtype.np)
     else:
-        mask = ((_rng[0].random(d.shape) >= p) / (1.0 - p)).astype(input._dtype.np)
+        mask = ((_gen(None).random(d.shape) >= p) / (1.0 - p)).astype(input._dtype.np)
     m = _wrap(mask if mask.ndim else mask[()], input._dtype)
     if inplace:
         return input.mul_(m)
