@@ -2,6 +2,7 @@
 (``tape._carry_leaves``): the training-loop pattern. Gradients must stay right when a leaf
 changes size, dies, or is used on another tape in between."""
 import gc
+import threading
 import weakref
 
 import numpy as np
@@ -63,15 +64,27 @@ def test_leaf_used_on_another_tape_in_between():
 
 
 def test_carried_leaves_are_not_kept_alive():
-    w = tg.tensor([0.5, -1.0], requires_grad=True)
-    b = tg.tensor(0.0, requires_grad=True)
-    _step(w, b, tg.tensor([1.0, 2.0]))
-    ref = weakref.ref(w)
-    del w
-    gc.collect()
-    assert ref() is None
-    tp = T.current_tape()                    # the dead leaf is skipped, the live one carried
-    assert len(tp.leaf_pairs) == 1 and tp.leaf_pairs[0][1]() is b
+    # in a thread of its own: its current tape carries no leaf that earlier tests keep alive
+    errors = []
+
+    def body():
+        try:
+            w = tg.tensor([0.5, -1.0], requires_grad=True)
+            b = tg.tensor(0.0, requires_grad=True)
+            _step(w, b, tg.tensor([1.0, 2.0]))
+            ref = weakref.ref(w)
+            del w
+            gc.collect()
+            assert ref() is None
+            tp = T.current_tape()            # the dead leaf is skipped, the live one carried
+            assert len(tp.leaf_pairs) == 1 and tp.leaf_pairs[0][1]() is b
+        except BaseException as e:  # noqa: BLE001 - re-raised below
+            errors.append(e)
+    th = threading.Thread(target=body)
+    th.start()
+    th.join()
+    if errors:
+        raise errors[0]
 
 
 def test_token_handover_keeps_the_consumed_tape_apart():
