@@ -315,14 +315,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     y = yn.reshape(shp)
     hidden = [g, mu, xc, var, rs, yn]
     bshape = (1, C) + (1,) * (len(shp) - 2)
-    if weight is not None:
-        wv = tap(weight, 1).reshape(bshape)
-        hidden += [y, wv]
-        y = y * wv
-    if bias is not None:
-        bv = tap(bias, 2).reshape(bshape)
-        hidden += [y, bv]
-        y = y + bv
+    y = _F()._affine(y, weight, bias, bshape, hidden)
     if y._tape is None:
         return y
     hide(*[h for h in hidden if h._tape is not None])

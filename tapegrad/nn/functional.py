@@ -1095,6 +1095,20 @@ def pad(input, pad, mode="constant", value=None):
     return _merge(y, x._dtype, "ConstantPadNdBackward0", [(x, src, dst, 1.0, 0)], 1)
 
 
+def _affine(y, weight, bias, bshape, hidden):
+    """``y * weight + bias`` of a normalization, weight and bias reshaped to ``bshape`` and
+    tapped as the node's inputs 1 and 2; the intermediates go to ``hidden``."""
+    if weight is not None:
+        wv = tap(weight, 1).reshape(bshape)
+        hidden += [y, wv]
+        y = y * wv
+    if bias is not None:
+        bv = tap(bias, 2).reshape(bshape)
+        hidden += [y, bv]
+        y = y + bv
+    return y
+
+
 def _pad_block(x, pad, v):
     """Zero padding of one dim that keeps x a contiguous block of the result (1-D tensors,
     the first dim, dims after size-1 ones): one ``embed`` entry. None otherwise."""
@@ -1218,14 +1232,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     rs = (var + eps).rsqrt()
     y = xc * rs
     hidden.append(rs)
-    if weight is not None:
-        wv = tap(weight, 1).reshape(bshape)
-        hidden += [y, wv]
-        y = y * wv
-    if bias is not None:
-        bv = tap(bias, 2).reshape(bshape)
-        hidden += [y, bv]
-        y = y + bv
+    y = _affine(y, weight, bias, bshape, hidden)
     hide(*[h for h in hidden if isinstance(h, Tensor) and h._tape is not None])
     return named(y, "NativeBatchNormBackward0", 3) if y._tape is not None else y
 
