@@ -17,7 +17,7 @@ from .autograd.graph import ONE_INPUT, _CPP_NAMES, entry_name, multi_name_id, ta
 from .autograd.function import Function
 from .kernels import F_HIDDEN, FL, K, NK, NM, NPROD
 from .ops import BY_NAME
-from .tensor import (GUARD, Tensor, _DEFAULT, _check_shapes, _checked_scalar, _convert, _is_number,
+from .tensor import (GUARD, Tensor, _DEFAULT, _guard_sel, _check_shapes, _checked_scalar, _convert, _is_number,
                      _nm, _np_scalar,
                      _par_map, _vm_of, _record_binary, _record_unary, _rename_last, _result_dtype,
                      _tyname, _wrap, bool_, int64)
@@ -402,6 +402,8 @@ def _clamp_tensor(input, lo, hi):
     lo <= x <= hi, to ``lo`` where x < lo < hi, to ``hi`` where x > hi or lo > hi, and nowhere
     where none holds (a nan input; x < lo == hi)."""
     x = input
+    for t in (x, lo, hi):
+        _guard_sel(t, "vals")                    # (tapegrad.func: the masks below)
     lo_t = lo if isinstance(lo, Tensor) or lo is None else _wrap(np.asarray(lo, x._dtype.np),
                                                                   x._dtype)
     hi_t = hi if isinstance(hi, Tensor) or hi is None else _wrap(np.asarray(hi, x._dtype.np),
@@ -865,6 +867,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def _pred(npf, name):
     def f(input):
+        _guard_sel(input, "mask", name)          # (tapegrad.func: the mask)
         r = np.asarray(npf(input._data))
         return _wrap(r if r.ndim else r[()], bool_)
     f.__name__ = name

@@ -23,7 +23,7 @@ from .autograd.grad_mode import STATE
 from .autograd.graph import ONE_INPUT
 from .kernels import F_HIDDEN
 from .ops import OPCODE
-from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
+from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
                      _tape_for, _wrap, bool_, float64, int32, int64)
 from ._math import _NotDifferentiable, exact, hide, named, tap, tap_entry, unary
 
@@ -1303,6 +1303,8 @@ def histc(input, bins=100, min=0, max=0):
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None,
                  out=None):
+    _guard_sel(sorted_sequence, "vals")          # (tapegrad.func: positions from values)
+    _guard_sel(input, "vals")
     s = np.asarray(sorted_sequence._data)
     scalar = not isinstance(input, Tensor)
     v = np.asarray(input if scalar else input._data)

@@ -10,6 +10,10 @@ its own values and records the function again when it differs, as for a comparis
 * ``cuts(a, *c)``: for each value, its side of each cut point (and NaN): the masks of
   hardtanh, threshold, hardshrink, softshrink, hardsigmoid.
 * ``exponent(a)``: frexp's exponents (the mantissa's gradient is 2^-exponent).
+* ``vals(a)``: the values themselves, for values that leave the recording (``detach()``,
+  ``numpy()``, ``tolist()``, a cast to an integer or bool dtype, searchsorted / bucketize,
+  clamp's tensor bounds): a replay on other values records again.
+* ``mask(a, name)``: numpy's predicate ``name`` (isnan, isinf, isfinite, signbit ...).
 * ``never(a)``: a guard that never holds (the op's recorded constants depend on the values
   in a way no signature captures: scatter_reduce's prod / amax / amin): every call records.
 """
@@ -40,8 +44,17 @@ def exponent(a):
     return np.frexp(np.asarray(a))[1].reshape(-1)
 
 
+def vals(a):
+    return np.array(a, copy=True).reshape(-1)
+
+
+def mask(a, name):
+    return getattr(np, name)(np.asarray(a)).reshape(-1)
+
+
 def never(a):
     return np.array([np.nan])
 
 
-SEL = {"order": order, "cuts": cuts, "exponent": exponent, "never": never}
+SEL = {"order": order, "cuts": cuts, "exponent": exponent, "vals": vals, "mask": mask,
+       "never": never}

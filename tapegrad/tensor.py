@@ -1190,6 +1190,7 @@ class Tensor:
         return v
 
     def tolist(self):
+        _guard_sel(self, "vals")                 # (tapegrad.func: values leave the recording)
         return self._data.tolist()
 
     def numpy(self, force=False):
@@ -1198,6 +1199,7 @@ class Tensor:
         mode is on."""
         if self._rg and STATE.enabled and not force:
             raise RuntimeError(_NUMPY_RG)
+        _guard_sel(self, "vals")
         return self._arr().view()
 
     def __array__(self, dtype=None, copy=None):
@@ -1205,6 +1207,7 @@ class Tensor:
         # shares memory
         if self._rg and STATE.enabled:
             raise RuntimeError(_NUMPY_RG)
+        _guard_sel(self, "vals")
         a = self._arr()
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return a.astype(dtype)
@@ -1271,6 +1274,8 @@ class Tensor:
         return (_rebuild, (np.array(self._data), self._dtype.name, self._rg))
 
     def detach(self):
+        if GUARD[0] is not None:                 # (tapegrad.func: a constant of these values)
+            _guard_sel(self, "vals")
         return _share(self)
 
     def detach_(self):
@@ -2821,6 +2826,8 @@ _NO_HALF_GRAD = ("tapegrad does not differentiate float16 tensors (its tape hold
 
 
 def _convert(t, dt):
+    if GUARD[0] is not None and not dt.is_floating_point:
+        _guard_sel(t, "vals")                    # (tapegrad.func: integers leave the recording)
     y = t._data.astype(dt.np)
     if t._rg and STATE.enabled and dt.slot < 0 and dt.is_floating_point:
         raise NotImplementedError(_NO_HALF_GRAD)      # (never a silently detached result)

@@ -1,6 +1,7 @@
 """tapegrad.func replays never reuse a decision the recording took from tensor values: the
 positions an op chose by the order of the values (max, sort, topk, median, pooling...), the
-masks of piecewise-linear activations, frexp's exponents and random draws become guards, so a
+masks of piecewise-linear activations, frexp's exponents, values that leave the recording
+(detach, numpy, integer casts, predicates) and random draws become guards, so a
 replay whose values decide otherwise records again (compared with eager gradients on new
 values); and gradients reach the inputs through unbind's alias nodes."""
 import numpy as np
@@ -46,6 +47,15 @@ CASES = {
         0, tg.tensor([0, 1, 1, 2]), x[0], "prod"),
     "unbind": lambda x: x.unbind()[1], "chunk": lambda x: x.chunk(2, 1)[1],
     "std_mean": lambda x: tg.std_mean(x, 1)[0], "glu": lambda x: F.glu(x),
+    # values leaving the recording: casts to integers, detach / numpy / tolist constants,
+    # predicate masks, searchsorted positions, clamp's tensor bounds
+    "long_index": lambda x: x[0][(x[1].abs() * 1.5).long().clamp(0, 3)],
+    "detach": lambda x: x * x.detach(), "numpy": lambda x: x * tg.from_numpy(x.detach().numpy()),
+    "tolist": lambda x: x * tg.tensor(x.detach().tolist(), dtype=x.dtype),
+    "isnan": lambda x: tg.where(tg.isnan(x.log()), tg.zeros_like(x), x),
+    "bucketize": lambda x: x[0][tg.bucketize(x[1], tg.tensor([-1.0, 0.0, 1.0],
+                                                             dtype=x.dtype)).clamp(0, 3)],
+    "clamp_tensor": lambda x: x.clamp(min=x.flip(1)),
 }
 
 
