@@ -11,7 +11,6 @@ segment sums under one named entry), compositions are hidden under torch's grad_
 ``_math._hide_below``/``named``, and in-place variants through ``Tensor._inplace``.
 """
 import builtins
-import itertools
 import math
 import warnings
 
@@ -20,7 +19,7 @@ import numpy as np
 from .autograd.grad_mode import STATE
 from .autograd.graph import multi_name_id
 from ._reduce import return_types, _rt
-from .tensor import Tensor, _wrap, _convert, _DEFAULT, _result_dtype, _is_number, _type_name
+from .tensor import Tensor, _wrap, _DEFAULT, _result_dtype, _type_name
 
 
 return_types.frexp = _rt("frexp", ("mantissa", "exponent"))
@@ -408,14 +407,9 @@ def sum_to_size(self, *size):
 def _place(input, src, P, name):
     """``input`` with ``src`` written at the flat positions ``P`` (src's shape), recorded as
     one node ``name`` over (input, src)."""
-    from ._shape import _merge, _flat, _kept
-    rdt = input._dtype
-    y = np.array(input._data, copy=True)
+    from ._shape import _flat, _put_flat
     P = np.asarray(P, np.int64).reshape(-1)
-    y.reshape(-1)[P] = np.asarray(src._data, rdt.np).reshape(-1)
-    kept = _kept(y.size, P)
-    return _merge(y, rdt, name, [(input, kept, kept, 1.0, 0),
-                                 (src, _flat(P.size), P, 1.0, 1)], 2)
+    return _put_flat(input, P, src, _flat(P.size), False, name)
 
 
 def _pos(shape):
@@ -476,7 +470,7 @@ def _put_positions(input, index):
 
 
 def put(input, index, source, accumulate=False):
-    from ._shape import _merge, _flat, _kept
+    from ._shape import _flat, _put_flat
     P = _put_positions(input, index)
     if not isinstance(source, Tensor):
         raise TypeError("put(): argument 'source' (position 2) must be Tensor, not %s"
@@ -489,17 +483,7 @@ def put(input, index, source, accumulate=False):
         raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
                            "self.dtype = %s and source.dtype = %s"
                            % (input._dtype._tname, source._dtype._tname))
-    rdt = input._dtype
-    y = np.array(input._data, copy=True)
-    sv = np.asarray(source._data).reshape(-1)
-    if accumulate:
-        np.add.at(y.reshape(-1), P, sv)
-        keep = _flat(y.size)
-    else:
-        y.reshape(-1)[P] = sv
-        keep = _kept(y.size, P)
-    return _merge(y, rdt, "PutBackward0", [(input, keep, keep, 1.0, 0),
-                                           (source, _flat(P.size), P, 1.0, 1)], 2)
+    return _put_flat(input, P, source, _flat(P.size), accumulate, "PutBackward0")
 
 
 def _fill_diagonal_(self, fill_value, wrap=False):
@@ -623,7 +607,6 @@ lcm = _int_binary(np.lcm, "lcm")
 
 def rsub(input, other, *, alpha=1):
     from ._math import named
-    T = _T()
     if isinstance(other, Tensor):
         from ._math import tap, _hide_below
         a = tap(input, 0)
@@ -652,7 +635,6 @@ def detach(input):
 
 
 def histogram(input, bins, *, range=None, weight=None, density=False):
-    T = _T()
     a = np.asarray(input._data, np.float64).reshape(-1)
     w = None if weight is None else np.asarray(weight._data, np.float64).reshape(-1)
     if isinstance(bins, Tensor):
@@ -1024,7 +1006,6 @@ def split_with_sizes_copy(input, split_sizes, dim=0):
 def angle(input):
     """The argument of a real number: 0 for x >= 0, pi for x < 0 (nan stays); zero gradient."""
     from ._math import named, _hide_below, tap
-    T = _T()
     x = input if input._dtype.is_floating_point else input.to(_DEFAULT[0])
     d = np.asarray(x._data)
     val = np.where(d < 0, np.pi, np.where(np.isnan(d), np.nan, 0.0)).astype(x._dtype.np)
@@ -1265,7 +1246,6 @@ def _gammainc_np(a, x, upper):
     for x < a + 1, Lentz's continued fraction for Q otherwise; torch's edge values."""
     a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
     a, x = a.copy(), x.copy()
-    out = np.full(a.shape, np.nan)
     lg = np.vectorize(lambda v: math.lgamma(v) if v > 0 and math.isfinite(v) else 0.0,
                       otypes=[np.float64])
     ok = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)

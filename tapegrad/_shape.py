@@ -1084,7 +1084,12 @@ def index_put(input, indices, values, accumulate=False):
     except ValueError:
         raise RuntimeError("shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
                            "result of shape %s" % (list(vshape), list(P.shape))) from None
-    P = P.reshape(-1)
+    return _put_flat(input, P.reshape(-1), values, src, accumulate, "IndexPutBackward0")
+
+
+def _put_flat(input, P, values, src, accumulate, name):
+    """A copy of ``input`` whose flat positions ``P`` get (or, accumulating, add) the elements
+    ``src`` of ``values``: one node over (input, values) named ``name``."""
     vals = np.asarray(values._data).reshape(-1)[src]
     y = np.array(input._data, copy=True)
     if accumulate:
@@ -1093,8 +1098,8 @@ def index_put(input, indices, values, accumulate=False):
     else:
         y.reshape(-1)[P] = vals
         kept = _kept(y.size, P)
-    return _merge(y, input._dtype, "IndexPutBackward0",
-                  [(input, kept, kept, 1.0, 0), (values, src, P, 1.0, 1)], 2)
+    return _merge(y, input._dtype, name, [(input, kept, kept, 1.0, 0), (values, src, P, 1.0, 1)],
+                  2)
 
 
 def _scatter_setup(input, dim, index, src, fname):

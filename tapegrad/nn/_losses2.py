@@ -353,12 +353,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) over the last len(normalized_shape) dims (eps: the dtype's
     machine epsilon by default), times weight."""
-    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    shp = tuple(input.shape)
-    if len(ns) == 0 or shp[len(shp) - len(ns):] != ns:
-        raise RuntimeError("Given normalized_shape=%s, expected input with shape [*, %s], but got "
-                           "input of size%s" % (list(ns), ", ".join(str(n) for n in ns),
-                                                list(shp)))
+    ns, shp = _F()._normalized(input, normalized_shape)
     _F()._float_only(input, "rms_norm")
     if eps is None:
         eps = float(np.finfo(input._dtype.np).eps)

@@ -1095,6 +1095,17 @@ def pad(input, pad, mode="constant", value=None):
     return _merge(y, x._dtype, "ConstantPadNdBackward0", [(x, src, dst, 1.0, 0)], 1)
 
 
+def _normalized(input, normalized_shape):
+    """(normalized_shape as a tuple, input's shape), checked as torch's layer/rms norm do."""
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shp = tuple(input.shape)
+    if len(ns) == 0 or shp[len(shp) - len(ns):] != ns:
+        raise RuntimeError("Given normalized_shape=%s, expected input with shape [*, %s], but got "
+                           "input of size%s" % (list(ns), ", ".join(str(n) for n in ns),
+                                                list(shp)))
+    return ns, shp
+
+
 def _affine(y, weight, bias, bshape, hidden):
     """``y * weight + bias`` of a normalization, weight and bias reshaped to ``bshape`` and
     tapped as the node's inputs 1 and 2; the intermediates go to ``hidden``."""
@@ -1164,12 +1175,7 @@ def _torch_dropout_(input, p, train):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims
     (biased variance), NativeLayerNormBackward0."""
-    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    shp = tuple(input.shape)
-    if len(ns) == 0 or shp[len(shp) - len(ns):] != ns:
-        raise RuntimeError("Given normalized_shape=%s, expected input with shape [*, %s], but got "
-                           "input of size%s" % (list(ns), ", ".join(str(n) for n in ns),
-                                                list(shp)))
+    ns, shp = _normalized(input, normalized_shape)
     for nm, v in (("weight", weight), ("bias", bias)):
         if v is not None and tuple(v.shape) != ns:
             raise RuntimeError("Expected %s to be of same shape as normalized_shape, but got %s of "
