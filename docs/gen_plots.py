@@ -63,7 +63,10 @@ def plot(doc):
         ax.set_yticks(list(ys))
         ax.set_yticklabels(labels, fontsize=8)
         ax.invert_yaxis()
-        ax.set_xscale("log")
+        if vals and max(vals) / min(vals) > 20:        # ratios over orders of magnitude
+            ax.set_xscale("log")
+        else:
+            ax.set_xlim(0, max(vals + [1.0]) * 1.15)
         ax.axvline(1.0, color="grey", lw=1, ls="--")
         ax.set_xlabel("peer time / tapegrad time (> 1: tapegrad faster)")
         for y, v in zip(ys, vals):

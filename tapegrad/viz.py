@@ -65,9 +65,10 @@ class _Graph:
         self.nodes[key] = dict(label=label, sig=label if sig is None else sig, chain=chain,
                                attrs=attrs)
 
-    def edge(self, src, dst, **attrs):
+    def edge(self, src, dst, once=False, **attrs):
+        """An edge (drawn as often as it is added, as graphviz does, unless ``once``)."""
         k = (src, dst, tuple(sorted(attrs.items())))
-        if k not in self._ekeys:
+        if not once or k not in self._ekeys:
             self._ekeys.add(k)
             self.edges.append((src, dst, attrs))
 
@@ -153,6 +154,7 @@ def _entry_saved(fn):
             saved.append((name, _Saved(shape, ("arr", id(arr)))))
         else:                                   # the result, or a number kept in V
             saved.append((name, _Saved(shape, ("entry", id(tp), e, name))))
+    saved.sort(key=lambda kv: kv[0])        # in dir()'s order, as torch's attributes come
     attrs = []
     ci = row[CI]
     if op.kind in (UNARY, BINARY) and 0 <= ci < len(tp.C):
@@ -635,7 +637,7 @@ def _collapse(g, min_repeat):
         s2, d2 = groups.get(s, (s,))[0], groups.get(d, (d,))[0]
         if s2 == d2:
             continue
-        out.edge(s2, d2, **a)
+        out.edge(s2, d2, once=s2 != s or d2 != d, **a)
     return out
 
 

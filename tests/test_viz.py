@@ -158,7 +158,7 @@ def shared_saved(lib):
     x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
     w = lib.tensor([1.5, -1.0, 0.5], requires_grad=True)
     h = x * w                                   # saved by sin and by cos: one node
-    return (h.sin() + h.cos() * 2 + x.exp()).sum(), dict(x=x, w=w)
+    return (h.sin() + h.cos() * 2 + x.exp() + x * x).sum(), dict(x=x, w=w)
 
 
 PROGRAMS = [mlp, custom, double, view_out, two_outputs, shared_saved]
@@ -261,14 +261,21 @@ def test_show_saved_and_attrs_read_the_tape():
 
 def test_a_value_saved_by_two_nodes_is_one_node():
     var, params = shared_saved(tg)
-    nodes, edges, _ = rendered(viz.make_dot(var, params=params, show_saved=True))
-    # h = x * w is saved by sin and by cos (self), x and w by the product: x and w are the
-    # leaves themselves (one node each), exp saves its result
-    assert edges[("SinBackward0", "self\n(3)")] == 1 and edges[("CosBackward0", "self\n(3)")] == 1
-    assert nodes["self\n(3)"] == 1
-    assert nodes["result\n(3)"] == 1
-    assert sum(v for (s, d), v in edges.items() if s == "MulBackward0" and d in
-               ("self\n(3)", "other\n(3)", "x\n(3)", "w\n(3)")) == 2
+    dot = viz.make_dot(var, params=params, show_saved=True)
+    _, _, labels = rendered(dot)
+    title = {v: k for k, v in labels.items() if v.startswith(("Sin", "Cos"))}
+    undirected = re.findall(r"\t(\w+) -> (\w+) \[dir=none\]", dot.source)
+    # h = x * w, saved by sin and by cos as self: one node joined to both
+    (hs,) = [d for s, d in undirected if s == title["SinBackward0"]]
+    (hc,) = [d for s, d in undirected if s == title["CosBackward0"]]
+    assert hs == hc and labels[hs] == "self\n(3)"
+    # x * x saves x twice (self and other) and x * w saves x and w: the leaves themselves,
+    # so x is one node with three undirected edges (named by the last save, as in torchviz)
+    x_title = [d for s, d in undirected if labels[d] == "w\n(3)"]
+    assert len(x_title) == 1
+    into_x = [d for s, d in undirected if labels[s] == "MulBackward0" and d != x_title[0]
+              and labels[d] != "other\n()"]
+    assert len(into_x) == 3 and len(set(into_x)) == 1 and into_x[0] != hs
 
 
 def test_collapses_repeated_chains():
