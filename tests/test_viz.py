@@ -334,10 +334,22 @@ def test_params_must_be_tensors_and_digraph_renders_in_jupyter():
     assert "image/svg+xml" in bundle and "MulBackward0" in bundle["image/svg+xml"]
 
 
-def test_importing_tapegrad_and_viz_does_not_import_graphviz():
+def test_importing_tapegrad_and_viz_does_not_import_graphviz(tmp_path):
     code = ("import sys, tapegrad, tapegrad.viz; "
             "assert 'graphviz' not in sys.modules, 'graphviz imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+    # without the package, drawing says what to install
+    (tmp_path / "graphviz").mkdir()
+    (tmp_path / "graphviz" / "__init__.py").write_text("raise ImportError('no graphviz')\n")
+    code = ("import tapegrad, tapegrad.viz\n"
+            "x = tapegrad.ones(2, requires_grad=True)\n"
+            "try:\n    tapegrad.viz.make_dot((x * 2).sum())\n"
+            "except ImportError as e:\n    print(e)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tmp_path), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert 'pip install "tapegrad[viz]"' in out and "apt-get install graphviz" in out
 
 
 # ----------------------------------------------------------------------------- tapes
