@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from .autograd.grad_mode import STATE
+from ._state import STATE
 from .autograd.graph import multi_name_id
 from ._reduce import return_types, _rt
 from .tensor import Tensor, _wrap, _DEFAULT, _result_dtype, _type_name
@@ -886,7 +886,7 @@ def _output_nr(self):
     if self._tape is None:
         return 0
     from . import tape as _tp
-    from .kernels import NK, NNR
+    from ._schema import NK, NNR
     tp, node = _tp.resolve(self)
     return int(tp.N[node * NK + NNR])
 

@@ -10,12 +10,12 @@ import math
 
 import numpy as np
 
-from . import kernels as _K
+from ._compiled import kernels as _K
 from . import tape as _tp
-from .autograd.grad_mode import STATE
+from ._state import STATE
 from .autograd.graph import ONE_INPUT, _CPP_NAMES, entry_name, multi_name_id, tap_name_id
 from .autograd.function import Function
-from .kernels import F_HIDDEN, FL, K, NK, NM, NPROD
+from ._schema import F_HIDDEN, FL, K, NK, NM, NPROD
 from .ops import BY_NAME
 from .tensor import (GUARD, Tensor, _DEFAULT, _guard_sel, _check_shapes, _checked_scalar, _convert, _is_number,
                      _nm, _np_scalar,
@@ -74,7 +74,7 @@ def _no_inplace_derivative(name):
 
 
 def _no_grad_ctx():
-    from .autograd.grad_mode import no_grad
+    from ._state import no_grad
     return no_grad()
 
 

@@ -28,10 +28,11 @@ from array import array
 
 import numpy as np
 
-from . import _layout, _par, _runs, _scatter, _vmath
+from ._compiled import _layout, _runs, _scatter, _vmath
+from . import _par
 from .ops import (BINARY, CAST, INDEX, MM, OFFSET_OPS, OPCODE, OPS, PYFUNC, SUM,
                   UNARY, broadcast1)
-from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NNR, NOFF,
+from ._schema import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NNR, NOFF,
                       NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
 PYFUNC_OPCODE = OPCODE["pyfunc"]
@@ -678,7 +679,7 @@ _count_nonzero = np.count_nonzero
 def _sweep_mods():
     """(compiled reverse, anomaly module, hooks module), imported on the first sweep."""
     global _SWEEP_MODS
-    from ._interp import reverse
+    from ._compiled._interp import reverse
     from .autograd import anomaly, hooks
     _SWEEP_MODS = (reverse, anomaly, hooks)
     return _SWEEP_MODS
@@ -750,7 +751,7 @@ def _set_aside(tp):
     current tape, new leaf-only ops in the callback record on a fresh tape instead (``with
     enable_grad(): x = x.detach().requires_grad_() ...`` in a backward, as torch allows): ``tp``
     cannot grow now, the sweep holds views of its buffers. Returns what ``_restore`` puts back."""
-    from .autograd.grad_mode import STATE
+    from ._state import STATE
     prev = STATE.enabled
     STATE.enabled = False
     d = _tls.__dict__
@@ -991,7 +992,7 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
 
 def _check_nan(tp, e, adj, E, N):
     """Anomaly mode: the gradients entry e produced must not contain NaN."""
-    from .autograd.anomaly import is_anomaly_check_nan_enabled
+    from ._state import is_anomaly_check_nan_enabled
     from .autograd.graph import entry_name
     if not is_anomaly_check_nan_enabled():
         return
@@ -1022,7 +1023,7 @@ def replay(tp, outputs, leaves, values, cotangents=None):
     array per output to seed the reverse sweep, or None for a forward-only replay.
     Returns (output values, leaf gradients or None).
     """
-    from ._interp import forward, reverse
+    from ._compiled._interp import forward, reverse
     if tp.released:
         raise RuntimeError("this tape's saved values were freed by a backward pass; record it "
                            "again (or backward with retain_graph=True) to replay it")

@@ -18,10 +18,11 @@ import weakref
 
 import numpy as np
 
-from . import _layout, _native, _par, _vmath
+from ._compiled import _layout, _native, _vmath
+from . import _par
 from . import tape as _tp
-from .autograd.grad_mode import STATE
-from .kernels import F_BIG, F_HIDDEN, F_SAVES, FL, IA, K, NDT, NK, NM, NPROD
+from ._state import STATE
+from ._schema import F_BIG, F_HIDDEN, F_SAVES, FL, IA, K, NDT, NK, NM, NPROD
 from .tape import _PACK_E, _PACK_N, address as _address
 from .ops import BY_NAME, OPCODE, OPS
 
@@ -2965,7 +2966,7 @@ def _reduce(input, dim, keepdim, dtype, mean_, named1=True):
         if d.size < _SUMS_MIN:
             y = _add_reduce(d, axis=dims, dtype=np.float64, keepdims=keepdim)
         else:
-            from . import _sums        # (Numba kernels: imported on first use)
+            from ._compiled import _sums        # (Numba kernels: imported on first use)
             y = _sums.sum_dims(d if d.dtype.itemsize >= 4 else d.astype(np.float32), dims)
             if not keepdim:
                 y = y.reshape(tuple(s for i, s in enumerate(shape) if i not in dims))
@@ -3295,7 +3296,7 @@ def _mm_core(a, b, m, k, n, y, name):
 
 
 _MM_OPCODE = OPCODE["mm"]
-from . import _blas  # noqa: E402
+from ._compiled import _blas  # noqa: E402
 from . import _index  # noqa: E402
 
 

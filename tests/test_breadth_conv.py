@@ -258,7 +258,7 @@ def test_conv_weight_slot_of_a_temporary_leaf():
 
 
 def test_scatter_kernels_match_numpy():
-    from tapegrad import _scatter
+    from tapegrad._compiled import _scatter
     rng = np.random.default_rng(0)
     for dt in (np.float32, np.float64):
         idx = rng.integers(0, 1000, 50000)

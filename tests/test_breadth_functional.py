@@ -309,7 +309,7 @@ def test_softmax_of_one_big_row_on_every_core(name, dtype):
     """One row of _vmath.PAR elements or more runs on the vector-math kernels (forward and
     VJP, _vmath.softmax_row): values and gradients match a float64 numpy reference of torch's
     formula, also for a row holding -inf (0 / -inf there) and one holding +inf (nan)."""
-    from tapegrad import _vmath
+    from tapegrad._compiled import _vmath
     n = _vmath.PAR + 1001
     rs = np.random.default_rng(5)
     g = rs.uniform(-0.5, 1.5, n)                  # sum(g y) well away from 0

@@ -7,9 +7,9 @@ into ``.grad`` (or returns them, for ``grad``).
 import numpy as np
 
 from .. import tape as _tp
-from ..kernels import F_HIDDEN, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
+from .._schema import F_HIDDEN, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
 from ..ops import OPCODE
-from .grad_mode import STATE
+from .._state import STATE
 
 _PYFUNC = OPCODE["pyfunc"]
 _COPY = OPCODE["copy"]

@@ -7,7 +7,7 @@ outputs of one entry. Each grad_fn name (``MulBackward0``) is its own subclass o
 """
 import weakref
 
-from ..kernels import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, NSIZE, OP, OUT, P0
+from .._schema import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, NSIZE, OP, OUT, P0
 from ..ops import BINARY, MM, OPS, PYFUNC, UNARY
 from ..tape import resolve_entry, view_i64
 

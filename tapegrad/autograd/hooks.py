@@ -14,9 +14,9 @@ import itertools
 import numpy as np
 
 from .. import tape as _tp
-from ..kernels import F_BIG, F_HOOK, FL, IA, IB, K, NDT, NK, NPROD, NSIZE, OP, P0
+from .._schema import F_BIG, F_HOOK, FL, IA, IB, K, NDT, NK, NPROD, NSIZE, OP, P0
 from ..ops import BINARY, MM, OPCODE, OPS, PYFUNC, UNARY
-from .grad_mode import STATE
+from .._state import STATE
 
 _ids = itertools.count()
 _PYFUNC = OPCODE["pyfunc"]

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _math
 from .._math import hide, named, tap
-from ..autograd.grad_mode import no_grad
+from .._state import no_grad
 from ..tensor import Tensor, _wrap, bool_, int64
 from ..autograd.graph import ONE_INPUT
 
