@@ -11,9 +11,10 @@ import math
 import numpy as np
 
 from ._compiled import kernels as _K
-from . import tape as _tp
+from ._core import tape as _tp
 from ._state import STATE
-from .autograd.graph import ONE_INPUT, _CPP_NAMES, entry_name, multi_name_id, tap_name_id
+from ._core.names import ONE_INPUT, _CPP_NAMES, multi_name_id, tap_name_id
+from ._core.tape import entry_name
 from .autograd.function import Function
 from ._schema import F_HIDDEN, FL, K, NK, NM, NPROD
 from .ops import BY_NAME
@@ -1141,7 +1142,8 @@ def _hide_below(out, *inputs):
     ``inputs`` themselves: the taps ``out``'s node reads are the composition's own."""
     if out._tape is None:
         return
-    from .autograd.graph import NAMES, TAPS, _operands, name_id
+    from ._core.names import NAMES, TAPS, name_id
+    from .autograd.graph import _operands
     tp, e = entry_of(out)
     stop = set()
     for t in inputs:

@@ -18,9 +18,9 @@ import warnings
 
 import numpy as np
 
-from . import tape as _tp
+from ._core import tape as _tp
 from ._state import STATE
-from .autograd.graph import ONE_INPUT
+from ._core.names import ONE_INPUT
 from ._schema import F_HIDDEN
 from .ops import OPCODE
 from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype, _convert, _nm, _norm_dims, _out, _src,

@@ -13,9 +13,9 @@ import numbers
 
 import numpy as np
 
-from . import tape as _tp
+from ._core import tape as _tp
 from ._state import STATE
-from .autograd.graph import multi_name_id, tap_name_id
+from ._core.names import multi_name_id, tap_name_id
 from ._schema import F_HIDDEN
 from .ops import OPCODE
 from .tensor import (Size, Tensor, _norm_dims, _nm, _out, _record_index, _record_offset, _src,

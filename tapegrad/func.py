@@ -32,7 +32,7 @@ import numpy as np
 
 from ._compiled import _native
 from ._sel import SEL as _SEL
-from . import tape as _tp
+from ._core import tape as _tp
 from ._schema import (CI, F_ALIAS, F_BIG, F_HOOK, F_NOGA, F_NOGB, F_NPFWD, FL, K, NDT, NK, NOFF,
                       NPROD, NSIZE, OP, OUT, IA, IB, NM, P0, P1, SA, SB)
 
@@ -1334,7 +1334,7 @@ class CompiledTape:
 
     # --------------------------------------------------------------- presentation
     def _names(self, tp):
-        from .autograd.graph import NAMES
+        from ._core.names import NAMES
         from .ops import OPS
         E = self.E.reshape(-1, K)
         return [(OPS[int(E[e, OP])].name, NAMES[int(E[e, NM])]) for e in range(self.ne)]

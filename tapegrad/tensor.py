@@ -20,10 +20,10 @@ import numpy as np
 
 from ._compiled import _layout, _native, _vmath
 from . import _par
-from . import tape as _tp
+from ._core import tape as _tp
 from ._state import STATE
 from ._schema import F_BIG, F_HIDDEN, F_SAVES, FL, IA, K, NDT, NK, NM, NPROD
-from .tape import _PACK_E, _PACK_N, address as _address
+from ._core.tape import _PACK_E, _PACK_N, address as _address
 from .ops import BY_NAME, OPCODE, OPS
 
 _ndarray = np.ndarray
@@ -443,7 +443,7 @@ _NM = None
 def _nm(name):
     global _NM
     if _NM is None:
-        from .autograd.graph import name_id
+        from ._core.names import name_id
         _NM = name_id
     return _NM(name)
 
@@ -464,7 +464,7 @@ def _nm_default(op):
     return _OPNM[op.opcode]
 
 
-from .autograd.graph import NAMES as _NAMES, name_id as _name_id  # noqa: E402
+from ._core.names import NAMES as _NAMES, name_id as _name_id  # noqa: E402
 
 _OPNM = [_name_id(op.grad_fn) for op in OPS]
 _ROT_E = _tp.ROTATE_AT * K
@@ -1821,7 +1821,7 @@ def _view_checks(t, sub=None):
             nr, name = 0, sub
         else:
             tp, node = _tp.resolve(t)
-            from .autograd.graph import entry_name
+            from ._core.tape import entry_name
             nr, name = tp.N[node * NK + 4], entry_name(tp, tp.N[node * NK + NPROD])
         raise RuntimeError("Output %d of %s is a view and is being modified inplace. %s" % (
             nr, _tp._short(name), _MULTI_TAIL))

@@ -8,7 +8,7 @@ import pytest
 
 import tapegrad as tg
 from tapegrad._compiled import _vmath
-from tapegrad import tape
+from tapegrad._core import tape
 
 pytestmark = pytest.mark.skipif(not _vmath.OK, reason="no libmvec kernels: no runs")
 

@@ -110,7 +110,7 @@ def test_mid_size_product_vjps_run_compiled_and_match_the_closed_form(mkn, dt):
     (no F_BIG; kernels.vjp_mm calls gemm when BLAS is bound); from MIN on, numpy's side runs
     them. Both give G B^T and A^T G for a random cotangent G (oracle: numpy in float64)."""
     from tapegrad._compiled import _native
-    from tapegrad import tape
+    from tapegrad._core import tape
     from tapegrad._schema import F_BIG, FL, K
     m, k, n = mkn
     rs = np.random.default_rng(m + k + n)

@@ -584,7 +584,7 @@ def test_replay_on_new_values_matches_torch():
     # leaf values (forward and reverse, compiled) gives torch's values and gradients; sizes
     # both below and above the tape's BIG node size. (max pools keep their recorded argmax.)
     torch = pytest.importorskip("torch")
-    from tapegrad import tape as T
+    from tapegrad._core import tape as T
     rng = np.random.default_rng(1)
 
     def prog(lib, x, w, b, c, g, pad):

@@ -261,7 +261,7 @@ def test_softmax_rows_one_entry_and_non_finite_rows_as_torch(name):
     a numpy reference of torch's formula, values and gradients."""
     import warnings
     from tapegrad import func as tf
-    from tapegrad.tape import recording, replay
+    from tapegrad._core.tape import recording, replay
     inf, nan = float("inf"), float("nan")
     a = np.array([[1.0, 2.0, 3.0], [inf, 1.0, 0.0], [-inf, -inf, -inf], [nan, 1.0, 2.0],
                   [-inf, 0.0, 1.0], [0.5, -0.25, 0.0]])

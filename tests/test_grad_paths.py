@@ -307,7 +307,7 @@ def test_transcendental_vjps_of_mid_size_entries_run_on_numpy(name, dtype):
 
 
 def _big(seed, n=None):
-    from tapegrad import tape
+    from tapegrad._core import tape
     n = n or tape.BIG + 1000
     return np.random.default_rng(seed).uniform(-1.2, 1.2, n)
 
@@ -362,7 +362,7 @@ def test_gradient_of_an_operand_broadcast_from_one_element(dtype):
     compiled sweep). s's gradient is a sum over the output, taken in float64 (kernels._gsum /
     _gdot) instead of element by element in s's slot; checked against the float64 closed
     form, and x's gradient with it."""
-    from tapegrad import tape
+    from tapegrad._core import tape
     from tapegrad._schema import F_BIG, FL, K
     n = 10000
     rs = np.random.default_rng(7)

@@ -13,7 +13,7 @@ import pytest
 import tapegrad as tg
 import tapegrad.func as tf
 from tapegrad._compiled import _blas, _native, _vmath, kernels
-from tapegrad import tape
+from tapegrad._core import tape
 from tapegrad._schema import F_BIG, F_NPFWD, FL, K, NK, NSIZE, OP, OUT, P1
 from tapegrad.ops import OPCODE
 

@@ -403,8 +403,8 @@ FACADE_NAME = {"sum": "MeanBackward0", "gather": "SliceBackward0", "mm": "MmBack
 def test_compiled_replay_matches_eager(op, dtype, big, monkeypatch):
     """Record once, replay forward and reverse on new leaf values: in compiled code, or (big
     nodes, forced with BIG=1) through the rows' numpy forward and VJP."""
-    from tapegrad import tape as T
-    from tapegrad.tape import recording, replay
+    from tapegrad._core import tape as T
+    from tapegrad._core.tape import recording, replay
     if big:
         monkeypatch.setattr(T, "BIG", 1)
     f, shapes = FACADE[op.name]
@@ -440,7 +440,7 @@ def test_numpy_vjp_path_matches_compiled_path(op, dtype, chunked, monkeypatch):
     same gradients as the compiled kernels (and so as the finite differences above), also
     when the work is split into chunks on several threads (PAR_MIN=2, forward too)."""
     from tapegrad import _par
-    from tapegrad import tape as T
+    from tapegrad._core import tape as T
     if chunked:
         monkeypatch.setattr(_par, "PAR_MIN", 2)
         monkeypatch.setattr(_par, "THREADS", 3)

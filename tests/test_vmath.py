@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import _alloc, tape
+from tapegrad import _alloc
+from tapegrad._core import tape
 from tapegrad._compiled import _vmath
 from tapegrad.ops import BY_NAME, OPS
 
@@ -143,7 +144,7 @@ def test_native_vjp_runs_compiled_and_matches_the_derivative(name, dt):
     """Below tape.BIG, a row with Op.native_vjp keeps its VJP in the compiled sweep (no F_BIG
     entry) and evaluates the transcendental on libmvec; the gradient must be the derivative,
     over whole buffer blocks and a tail (5,013 = 9 x 512 + 405)."""
-    from tapegrad import tape as T
+    from tapegrad._core import tape as T
     from tapegrad._schema import F_BIG, FL, K
     n = 5_013
     assert BY_NAME[name].np_vjp_from <= n < T.BIG

@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from .._state import STATE
-from ..autograd.graph import ONE_INPUT
+from .._core.names import ONE_INPUT
 from .._schema import F_HIDDEN
 from ..tensor import Tensor, _guard_sel, _nm, _out, _record_index, _src, _tape_for, _wrap
 from .._math import hide, named, tap_entry, exact

@@ -19,7 +19,7 @@ from ..tensor import _guard_sel
 from .._math import hide, named, exact, tap, tap_entry, unary
 from .._compiled import _vmath
 from ..ops import BY_NAME as _ROWS
-from ..autograd.graph import ONE_INPUT, multi_name_id
+from .._core.names import ONE_INPUT, multi_name_id
 
 ONE_INPUT.update({"MishBackward0", "GluBackward0", "HardswishBackward0", "CeluBackward0",
                   "CeluBackward1", "HardtanhBackward0", "ThresholdBackward0", "ThresholdBackward1",
