@@ -1235,7 +1235,7 @@ def _resize_(self, *sizes, memory_format=None):
         self._data = flat[:n].reshape(sizes)
     else:
         self._data = new.reshape(sizes)
-    from .tensor import _bump
+    from ._record import _bump
     _bump(self)
     return self
 
@@ -1388,7 +1388,7 @@ def as_strided(input, size, stride, storage_offset=None):
     """A view of the input's storage with the given geometry (AsStridedBackward0: a gather of
     the input's elements; positions outside a view input's own elements are refused)."""
     from ._shape import index_map
-    from .tensor import _positions
+    from ._record import _positions
     size, stride, off, rd, P = _strided_positions(input, size, stride, storage_offset,
                                                   "as_strided")
     d = input._arr()
@@ -1449,7 +1449,7 @@ def _map2_(self, x, y, callable):
 def _map_values(self, others, fn):
     """self[i] = fn(self[i], *others[i]) elementwise with Python numbers (others broadcast to
     self's shape); results converted to self's dtype as torch's (truncation for integers)."""
-    from .tensor import _bump
+    from ._record import _bump
     d = self._arr()
     shp = d.shape
     cols = [np.broadcast_to(np.asarray(o._data), shp).reshape(-1).tolist() for o in others]

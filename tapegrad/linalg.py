@@ -918,7 +918,7 @@ def multi_dot(tensors, *, out=None):
     """torch's multi_dot: a 1-D first (last) tensor as a row (column), the product in torch's
     order (the cheaper of the two for three matrices, the optimal chain order for more), then
     a view to the result's shape (ViewBackward0)."""
-    from .tensor import mm
+    from ._matrix import mm
     n = len(tensors)
     if n < 2:
         raise RuntimeError("multi_dot(): expected at least 2 tensors but got %d" % n)

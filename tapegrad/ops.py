@@ -596,24 +596,24 @@ _VJP_T = {
     "softplus": lambda T, g, x, y, c: g * _where_t(x * c > 20, 1.0, (x * c).sigmoid()),
     "log_sigmoid": lambda T, g, x, y, c: g * (-x).sigmoid(),
     "smooth_l1": lambda T, g, x, y, c: g * (x / c).clamp(-1.0, 1.0),
-    "lgamma": lambda T, g, x, y, c: g * _pg(0, x),
-    "polygamma": lambda T, g, x, y, c: g * _pg(int(c) + 1, x),
+    "lgamma": lambda T, g, x, y, c: g * _pg(T, 0, x),
+    "polygamma": lambda T, g, x, y, c: g * _pg(T, int(c) + 1, x),
     "maximum": lambda T, g, a, b, y: (g * _tie(a, b), g * _tie(b, a)),
     "minimum": lambda T, g, a, b, y: (g * _tie(b, a), g * _tie(a, b)),
     "atan2": lambda T, g, a, b, y: (g * b / (a * a + b * b), -(g * a) / (a * a + b * b)),
     "hypot": lambda T, g, a, b, y: (None if a is None else g * a / y, None if b is None else g * b / y),
     "remainder": lambda T, g, a, b, y: (g, None if a is None else -(g * (a / b).floor())),
-    "softmax": lambda T, g, x, y, c: _softmax_vjp_t(g, y, int(c), False),
-    "log_softmax": lambda T, g, x, y, c: _softmax_vjp_t(g, y, int(c), True),
+    "softmax": lambda T, g, x, y, c: _softmax_vjp_t(T, g, y, int(c), False),
+    "log_softmax": lambda T, g, x, y, c: _softmax_vjp_t(T, g, y, int(c), True),
 }
 
 
-def _softmax_vjp_t(g, y, L, log):
+def _softmax_vjp_t(T, g, y, L, log):
     """The recorded VJP of (log_)softmax rows of L elements, as torch's node over
     (grad_output, output): ``SoftmaxBackwardDataBackward0`` y (g - sum(g y)), or
-    ``LogSoftmaxBackwardDataBackward0`` g - exp(y) sum(g) (intermediates hidden)."""
-    from ._math import hide, named, tap_entry
-    from .autograd.higher import _T, reshaped
+    ``LogSoftmaxBackwardDataBackward0`` g - exp(y) sum(g) (intermediates hidden). T: the
+    functions ``vjp_t`` is given (autograd.higher)."""
+    hide, named, tap_entry = T.hide, T.named, T.tap_entry
     gr, yr = tap_entry(g.view(-1, L), 0), tap_entry(y.view(-1, L), 1)
     if log:
         e, s = yr.exp(), gr.sum(1, keepdim=True)
@@ -626,7 +626,7 @@ def _softmax_vjp_t(g, y, L, log):
         d = gr - s
         r = yr * d
         hide(gy, s, d)
-    return named(reshaped(_T(), r, (r._data.size,)),
+    return named(T.reshaped(r, (r._data.size,)),
                  "LogSoftmaxBackwardDataBackward0" if log else "SoftmaxBackwardDataBackward0", 2)
 
 
@@ -640,9 +640,8 @@ def _where_t(mask, hi, lo_t):
     return m * hi + (1 - m) * lo_t
 
 
-def _pg(k, x):
-    from ._math import unary
-    return unary(x, "polygamma", c=float(k), name="PolygammaBackward0")
+def _pg(T, k, x):
+    return T.unary(x, "polygamma", c=float(k), name="PolygammaBackward0")
 
 
 def _tie(a, b):

@@ -13,6 +13,8 @@ from .._core.names import (_CPP_NAMES, _FUNCTION_NAMES, ARITY, CHAIN, NAMES, ONE
                            chain_name_id, function_name_id, multi_name_id, name_id,
                            tap_name_id)
 from .._core.tape import entry_name, resolve_entry, view_i64
+from .._core import tape as _tp
+from .._record import _CAST_OP
 
 class Node:
     """A backward node (``grad_fn``) of a recorded entry. ``_oshape``: the shape of its output
@@ -292,3 +294,19 @@ class disable_saved_tensors_hooks:
 
     def __exit__(self, *exc):
         return False
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    @property
+    def grad_fn(self):
+        if self._tape is None:
+            return None
+        tp, node = _tp.resolve(self)
+        e = tp.N[node * NK + NPROD]
+        if tp.E[e * K + FL] & F_HIDDEN and tp.E[e * K] == _CAST_OP:
+            # an in-place op's result cast to its target's dtype (y += float64): torch's node
+            # is the op's
+            e = tp.N[tp.E[e * K + IA] * NK + NPROD]
+        return node_view(tp, e, self._data.shape)

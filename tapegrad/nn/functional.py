@@ -12,9 +12,11 @@ import numpy as np
 
 from .. import _math
 from .._state import STATE
-from ..tensor import (Tensor, _as_dtype, _norm_dims, _record_unary, _record_unary_sum, _wrap, _nm,
-                      bool_, int64, sigmoid, tanh)
-from ..tensor import relu as _relu
+from ..tensor import Tensor, _as_dtype, _wrap, bool_, int64
+from ..tensor import _norm_dims
+from .._record import _record_unary, _record_unary_sum, _nm
+from .._math import sigmoid, tanh
+from .._math import relu as _relu
 from ..tensor import _guard_sel
 from .._math import hide, named, exact, tap, tap_entry, unary
 from .._compiled import _vmath
@@ -746,7 +748,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         y = np.asarray(y, dtn)
     if not (input._rg and STATE.enabled):
         return _wrap(y if y.ndim else y[()], input._dtype)
-    from ..tensor import _out, _tape_for, _src
+    from .._record import _out, _tape_for, _src
     from ..ops import OPCODE
     from .._schema import F_HIDDEN
     tp = _tape_for(input)
@@ -1140,7 +1142,7 @@ def _pad_block(x, pad, v):
     y.reshape(-1)[off:off + d.size] = d.reshape(-1)
     if x._rg and STATE.enabled:
         from ..ops import OPCODE
-        from ..tensor import _record_offset
+        from .._record import _record_offset
         return _record_offset(x, OPCODE["embed"], off, d.size, y, _nm("ConstantPadNdBackward0"))
     return _wrap(y, x._dtype)
 
