@@ -16,8 +16,8 @@ import warnings
 
 import numpy as np
 
-from .autograd.grad_mode import STATE
-from .autograd.graph import multi_name_id
+from ._state import STATE
+from ._core.names import multi_name_id
 from ._reduce import return_types, _rt
 from .tensor import Tensor, _wrap, _DEFAULT, _result_dtype, _type_name
 
@@ -885,8 +885,8 @@ def _output_nr(self):
     """Which output of its grad_fn this tensor is (0 for leaves and single-output nodes)."""
     if self._tape is None:
         return 0
-    from . import tape as _tp
-    from .kernels import NK, NNR
+    from ._core import tape as _tp
+    from ._schema import NK, NNR
     tp, node = _tp.resolve(self)
     return int(tp.N[node * NK + NNR])
 
@@ -1235,7 +1235,7 @@ def _resize_(self, *sizes, memory_format=None):
         self._data = flat[:n].reshape(sizes)
     else:
         self._data = new.reshape(sizes)
-    from .tensor import _bump
+    from ._record import _bump
     _bump(self)
     return self
 
@@ -1388,7 +1388,7 @@ def as_strided(input, size, stride, storage_offset=None):
     """A view of the input's storage with the given geometry (AsStridedBackward0: a gather of
     the input's elements; positions outside a view input's own elements are refused)."""
     from ._shape import index_map
-    from .tensor import _positions
+    from ._record import _positions
     size, stride, off, rd, P = _strided_positions(input, size, stride, storage_offset,
                                                   "as_strided")
     d = input._arr()
@@ -1449,7 +1449,7 @@ def _map2_(self, x, y, callable):
 def _map_values(self, others, fn):
     """self[i] = fn(self[i], *others[i]) elementwise with Python numbers (others broadcast to
     self's shape); results converted to self's dtype as torch's (truncation for integers)."""
-    from .tensor import _bump
+    from ._record import _bump
     d = self._arr()
     shp = d.shape
     cols = [np.broadcast_to(np.asarray(o._data), shp).reshape(-1).tolist() for o in others]

@@ -183,3 +183,12 @@ def tensor_repr(t, prefix="tensor(", indent=None):
     elif t._rg:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    def __repr__(self):
+        return tensor_repr(self)
+
+    __str__ = __repr__

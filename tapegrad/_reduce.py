@@ -18,14 +18,40 @@ import warnings
 
 import numpy as np
 
-from . import tape as _tp
-from .autograd.grad_mode import STATE
-from .autograd.graph import ONE_INPUT
-from .kernels import F_HIDDEN
+from ._core import tape as _tp
+from ._state import STATE
+from ._core.names import ONE_INPUT
+from ._schema import F_HIDDEN
 from .ops import OPCODE
-from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
-                     _tape_for, _wrap, bool_, float64, int32, int64)
+from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype, _wrap, bool_,
+                     float64, int32, int64)
+from ._record import _convert, _nm, _out, _src, _tape_for
+from .tensor import _norm_dims
 from ._math import _NotDifferentiable, exact, hide, named, tap, tap_entry, unary
+from ._record import _SUM0_NM, _add_reduce, _record_unary_sum, _red_args, _reduce
+from ._compiled import _vmath
+
+
+def sum(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND, out=None):
+    if dim is _ND and dtype is None and keepdim is _ND and axis is _ND and keepdims is _ND \
+            and input._dtype._cat == 2:
+        # x.sum() of a floating tensor (_reduce's first branch, without its dispatch)
+        d = input._data
+        if d.size >= _vmath.MIN and _vmath.OK and d.flags.c_contiguous:
+            y = input._dtype.np.type(_vmath.total(d.reshape(-1)))
+        else:
+            y = input._dtype.np.type(_add_reduce(d, axis=None))
+        if input._rg and STATE.enabled:
+            return _record_unary_sum(input, y, 1.0, _SUM0_NM)
+        return _wrap(y, input._dtype)
+    dim, keepdim, named1 = _red_args("sum", dim, keepdim, axis, keepdims)
+    return _reduce(input, dim, keepdim, dtype, False, named1)
+
+
+def mean(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND, out=None):
+    dim, keepdim, named1 = _red_args("mean", dim, keepdim, axis, keepdims)
+    return _reduce(input, dim, keepdim, dtype, True, named1)
+
 
 ONE_INPUT.update({"CumsumBackward0", "CumprodBackward0", "LogcumsumexpBackward0"})
 
@@ -410,7 +436,7 @@ def median(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
 
 
 def _rename(t, name):
-    from .tensor import _rename_last
+    from ._record import _rename_last
     _rename_last(t, name)
 
 
@@ -564,7 +590,7 @@ def _var_core(input, dim, keepdim, correction, sqrt_, name):
         n *= d.shape[i]
     if nd:
         if d.size:
-            from . import _sums        # (Numba kernels: imported on first use)
+            from ._compiled import _sums        # (Numba kernels: imported on first use)
             v, _ = _sums.var_dims(d if d.dtype.itemsize >= 4 else d.astype(np.float32), dims,
                                   correction)
         else:
@@ -850,7 +876,7 @@ def _scan(d, ax, dt, prod):
     if d.ndim == 0:
         return d.astype(dt.np)
     if d.dtype.kind == "f" and d.dtype.itemsize >= 4:
-        from . import _sums
+        from ._compiled import _sums
         return _sums.scan(d, ax, prod)
     return (np.cumprod if prod else np.cumsum)(d, axis=ax, dtype=dt.np)
 
@@ -995,7 +1021,7 @@ def _float_only(x, fname):
 
 def _sum_over(x, dim, keepdim, dtype):
     """x.sum over dim (None / () / []: all of them, keepdim honoured), SumBackward1."""
-    from .tensor import _reduce
+    from ._record import _reduce
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
     return _reduce(x, dim, keepdim, dtype, False, True)
@@ -1696,3 +1722,10 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 
 _install()
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    sum = sum
+    mean = mean

@@ -13,13 +13,53 @@ import numbers
 
 import numpy as np
 
-from . import tape as _tp
-from .autograd.grad_mode import STATE
-from .autograd.graph import multi_name_id, tap_name_id
-from .kernels import F_HIDDEN
+from ._core import tape as _tp
+from ._state import STATE
+from ._core.names import multi_name_id, tap_name_id
+from ._schema import F_HIDDEN
 from .ops import OPCODE
-from .tensor import (Size, Tensor, _norm_dims, _nm, _out, _record_index, _record_offset, _src,
-                     _tape_for, _track_view, _track_views, _view, _wrap, _convert, promote_types)
+from .tensor import Size, Tensor, _wrap, promote_types
+from .tensor import _norm_dims
+from ._record import (_nm, _out, _record_index, _record_offset, _src, _tape_for, _track_view,
+                      _track_views, _view, _convert)
+from .tensor import _grad_on, _ndarray, dtype
+from ._record import _view_dtype
+from ._compiled import _layout
+
+
+def unbind(input, dim=0):
+    d = input._arr()
+    if d.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    dim = _norm_dims(dim, d.ndim)[0]
+    k = d.shape[dim]
+    if dim == 0 and d.ndim > 1:
+        parts = [d[i] for i in range(k)]
+    else:
+        pre = (slice(None),) * dim
+        parts = [d[pre + (i, Ellipsis)] for i in range(k)]
+    outs = []
+    if input._rg and STATE.enabled and k:
+        if dim == 0:
+            tp, e, n = _record_index(input, "copy", None, d, nm=_nm("UnbindBackward0"))
+        else:
+            idx = np.moveaxis(np.arange(d.size, dtype=np.int64).reshape(d.shape), dim, 0).ravel()
+            tp, e, n = _record_index(input, "gather", idx, d, nm=_nm("UnbindBackward0"))
+        N = _tp.view_i64(tp.N)
+        base_off, dt = int(N[n * 5]), int(N[n * 5 + 2])
+        del N
+        chunk = d.size // k
+        for i, p in enumerate(parts):
+            if i == 0:
+                node = n
+                # the entry's output node covers all parts; part 0 gets its own alias node
+            node = len(tp.N) // 5
+            tp.N.extend((base_off + i * chunk, chunk, dt, e, i))
+            outs.append(_out(p if p.ndim else p, input._dtype, tp, node))
+    else:
+        outs = [_wrap(p, input._dtype) for p in parts]
+    _track_views(outs, input)
+    return tuple(outs)
 
 
 def _dim(d, ndim):
@@ -1461,7 +1501,7 @@ def unfold(input, dimension, size, step):
 
 
 def _install_index_family():
-    from .tensor import _leaf_inplace_check
+    from ._record import _leaf_inplace_check
 
     def inplace(op, other_of):
         def m(self, *args, **kwargs):
@@ -1533,3 +1573,44 @@ def _install_index_family():
 
 
 _install_index_family()
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    def clone(self, memory_format=None):
+        y = np.array(self._data, copy=True)
+        if self._rg and _grad_on():
+            tp, e, n = _record_index(self, "copy", None, y, nm=_nm("CloneBackward0"))
+            return _out(y if y.ndim else y[()], self._dtype, tp, n)
+        return _wrap(y if y.ndim else y[()], self._dtype)
+
+    def contiguous(self, memory_format=None):
+        if type(self._data) is not _ndarray or self._data.flags.c_contiguous:
+            return self
+        y = _layout.contiguous(self._data)
+        if self._rg and _grad_on():
+            tp, e, n = _record_index(self, "copy", None, y, nm=_nm("CloneBackward0"))
+            return _out(y, self._dtype, tp, n)
+        return _wrap(y, self._dtype)
+
+    # ---- shape
+    def view(self, *shape):
+        try:
+            return _view(self, shape, "view")
+        except TypeError:
+            if len(shape) == 1 and isinstance(shape[0], dtype):
+                return _view_dtype(self, shape[0])
+            raise
+
+    def reshape(self, *shape):
+        return _view(self, shape, "reshape")
+
+    def view_as(self, other):
+        return _view(self, (other.shape,), "view")
+
+    def reshape_as(self, other):
+        return _view(self, (other.shape,), "reshape")
+
+    def unbind(self, dim=0):
+        return unbind(self, dim)

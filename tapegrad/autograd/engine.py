@@ -4,12 +4,27 @@ The sweep itself is ``tape.sweep`` (one call into the compiled interpreter). Thi
 checks arguments the way torch does, joins the roots' tapes, and accumulates leaf adjoints
 into ``.grad`` (or returns them, for ``grad``).
 """
+import sys
+
 import numpy as np
 
-from .. import tape as _tp
-from ..kernels import F_HIDDEN, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
+from .._core import tape as _tp
+from .._schema import F_HIDDEN, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
 from ..ops import OPCODE
-from .grad_mode import STATE
+from .._state import STATE
+from .._record import _out
+
+
+_ENGINE = None
+
+
+def _engine():
+    global _ENGINE
+    engine = sys.modules[__name__]
+    engine._tensor_mod()
+    _ENGINE = engine
+    return engine
+
 
 _PYFUNC = OPCODE["pyfunc"]
 _COPY = OPCODE["copy"]
@@ -534,7 +549,7 @@ def _accumulate_graph(t, g):
 
 
 def _graph_copy(g, leaf):
-    from .graph import multi_name_id, name_id, tap_name_id
+    from .._core.names import multi_name_id, name_id, tap_name_id
     T = _tensor_mod()
     tp, n = _tp.resolve(g)
     size, slot = g._data.size, g._dtype.slot
@@ -544,7 +559,7 @@ def _graph_copy(g, leaf):
         _, n = tp.entry(_COPY, multi_name_id("CopyBackwards", 2), size, slot, n, -1)
     else:
         _, n = tp.entry(_COPY, name_id("CloneBackward0"), size, slot, n, -1)
-    return T._out(g._data.copy(), g._dtype, tp, n)
+    return _out(g._data.copy(), g._dtype, tp, n)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -681,3 +696,16 @@ def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_gr
                 raise RuntimeError(_UNUSED % i)
         res.append(g)
     return tuple(res)
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    # ---- backward
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        if (gradient is None and not create_graph and inputs is None and self._tape is not None
+                and self._data.size == 1):
+            # loss.backward(): the common case without the general argument handling
+            (_ENGINE or _engine()).backward_one(self, bool(retain_graph))
+            return
+        (_ENGINE or _engine()).backward(self, gradient, retain_graph, create_graph, inputs=inputs)

@@ -10,10 +10,10 @@ import weakref
 
 import numpy as np
 
-from .. import tape as _tp
-from ..kernels import F_SAVES, NK
-from .grad_mode import STATE, no_grad
-from .graph import function_name_id, name_id
+from .._core import tape as _tp
+from .._schema import F_SAVES, NK
+from .._state import STATE, no_grad
+from .._core.names import function_name_id, name_id
 
 
 class FunctionCtx:
@@ -52,7 +52,8 @@ class FunctionCtx:
         Function are its recorded outputs, bound to their nodes as torch's saved outputs
         are: differentiating through them runs this Function's backward again. (The ctx
         keeps weak references: the record holds the ctx.)"""
-        from ..tensor import _out, _vcof
+        from .._record import _out
+        from ..tensor import _vcof
         rec = self._saved_outs[1]()
         tp = rec.wtape() if rec is not None else None
         if tp is None:
@@ -212,7 +213,8 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor, _out, _src, _tape_for, _vcof, _wrap
+        from ..tensor import Tensor, _vcof, _wrap
+        from .._record import _out, _src, _tape_for
         from ..ops import OPCODE
         ctx = FunctionCtx()
         tin = [a for a in args if isinstance(a, Tensor)]
