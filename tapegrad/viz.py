@@ -30,7 +30,19 @@ its DOT text, ``.pipe(format="svg")`` renders it, ``.render(path, format="png")`
 Node names in the DOT text are stable (``n0``, ``n1``... in discovery order), so the same
 graph gives the same picture.
 """
+import inspect
+import sys
+
 import numpy as np
+
+from ._core import tape as _tp
+from ._schema import (BINARY, CI, F_BIG, F_FREED, F_NPFWD, F_SAVES, FL, IA, IB, K, MM, NDT, NK,
+                      NPROD, NSIZE, OP, OUT, SA, SB, SY, UNARY)
+from .autograd.grad_mode import no_grad
+from .autograd.graph import FunctionNode
+from .func import CompiledTape, make_tape
+from .ops import OPS
+from .tensor import Tensor
 
 __all__ = ["make_dot", "draw_tape"]
 
@@ -83,11 +95,9 @@ def _var_label(name, shape):
 
 # ----------------------------------------------------------------------------- grad_fn graph
 def _is_tensor(v):
-    from .tensor import Tensor
     if isinstance(v, Tensor):
         return True
     try:                                        # a torch tensor in a custom Function's ctx
-        import sys
         torch = sys.modules.get("torch")
         return torch is not None and torch.is_tensor(v)
     except Exception:                           # pragma: no cover - a broken torch module
@@ -110,9 +120,6 @@ def _entry_saved(fn):
     draws one node for both); other operands are identified by their tape node, so values
     saved by several nodes are one node, as in torchviz. Freed values (after a backward
     without ``retain_graph``) are marked, not read."""
-    from . import tape as _tp
-    from .kernels import CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NPROD, OP, OUT, SA, SB, SY
-    from .ops import BINARY, MM, OPS, UNARY
     tp = getattr(fn, "_tape", None)
     if tp is None or not hasattr(fn, "_entry"):
         return [], []
@@ -237,7 +244,6 @@ def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_char
         collapse: a chain that repeats a pattern of up to 4 nodes at least this many times
             is drawn as one node ``pattern x count``; 0 never collapses.
     """
-    from .autograd.grad_mode import no_grad
     if params is not None:
         bad = [k for k, v in params.items() if not _is_tensor(v)]
         if bad:
@@ -370,7 +376,6 @@ def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_char
 
 
 def _has_saved_tensors(fn):
-    from .autograd.graph import FunctionNode
     if isinstance(fn, FunctionNode):
         return True
     return "saved_tensors" in dir(type(fn))     # (torch's custom Function nodes)
@@ -380,7 +385,6 @@ def _has_saved_tensors(fn):
 def _arg_names(f, in_spec):
     """Names of the recorded inputs, in leaf order: the parameters of ``f`` when it has a
     signature (``w``, ``params[0][1]``), else ``args[i]``."""
-    import inspect
     names = []
     try:
         pnames = [p.name for p in inspect.signature(f).parameters.values()
@@ -443,9 +447,6 @@ def draw_tape(tape_or_f, *example_args, max_nodes=MAX_NODES, collapse=COLLAPSE, 
     yellow octagon joined to the nodes it reads. ``max_nodes`` and ``collapse`` as in
     ``make_dot``: a repeated chain of entries becomes one box ``pattern x count``.
     """
-    from .func import CompiledTape, make_tape
-    from .kernels import F_BIG, F_NPFWD, FL, IA, IB, K, NDT, NK, NPROD, NSIZE, OP, OUT
-    from .ops import BINARY, MM, OPS
     if isinstance(tape_or_f, CompiledTape):
         if example_args or example_kwargs:
             raise TypeError("draw_tape: a recorded tape takes no example arguments")
@@ -644,9 +645,8 @@ def _collapse(g, min_repeat):
 def _to_digraph(g, max_nodes):
     """The graphviz Digraph of ``g`` with torchviz's attributes, keeping the ``max_nodes``
     nodes nearest the outputs (breadth first against the edges) and a note for the rest."""
-    # deferred: graphviz is an optional extra (pip install "tapegrad[viz]")
     try:
-        from graphviz import Digraph
+        from graphviz import Digraph  # deferred: an optional extra (pip install "tapegrad[viz]")
     except ImportError:
         raise ImportError('tapegrad.viz needs the graphviz package: pip install "tapegrad[viz]" '
                           "(and the dot program: apt-get install graphviz)") from None

@@ -39,7 +39,7 @@ LAYERS = [
          "tapegrad.autograd.variable", "tapegrad.testing._gradcheck", "tapegrad.autograd",
          "tapegrad.func"]),
     (8, ["tapegrad._format", "tapegrad._methods", "tapegrad.testing", "tapegrad.testing.programs",
-         "tapegrad.testing.strategies", "tapegrad.testing.pytest_plugin"]),
+         "tapegrad.testing.strategies", "tapegrad.testing.pytest_plugin", "tapegrad.viz"]),
     (9, ["tapegrad.nn", "tapegrad.backends", "tapegrad.cuda", "tapegrad", "tapegrad.__main__"]),
 ]
 
