@@ -442,7 +442,7 @@ def draw_tape(tape_or_f, *example_args, max_nodes=MAX_NODES, collapse=COLLAPSE, 
     ``CompiledTape``. One box per entry, as ``print(tape)`` lists them: ``#entry opcode(operands)``
     with the output node's dtype and element count, and the grad_fn name (entries that replay
     on numpy say so). Inputs are light blue (named after ``f``'s parameters when ``f`` is
-    given), tensors ``f`` captured orange, outputs green with their shapes; each guard (a
+    given), tensors ``f`` captured orange, outputs green, all with their shapes; each guard (a
     decision taken from a value while recording: comparisons, ``item()``, orderings) is a
     yellow octagon joined to the nodes it reads. ``max_nodes`` and ``collapse`` as in
     ``make_dot``: a repeated chain of entries becomes one box ``pattern x count``.
@@ -461,7 +461,7 @@ def draw_tape(tape_or_f, *example_args, max_nodes=MAX_NODES, collapse=COLLAPSE, 
     E = ct.E.reshape(-1, K)
     N = ct.N.reshape(-1, NK)
     inputs = {int(n): i for i, n in enumerate(ct.in_nodes) if n is not None}
-    captured = {int(node) for node, _, _ in ct.captured}
+    captured = {int(node): np.asarray(kept) for node, _, kept in ct.captured}
 
     # the listing's names: inputs in<i>, other nodes n<node>, missing operands const
     special = {n: "in%d" % i for n, i in inputs.items()}
@@ -479,8 +479,10 @@ def draw_tape(tape_or_f, *example_args, max_nodes=MAX_NODES, collapse=COLLAPSE, 
         nm = names[i] if names is not None and i < len(names) else ""
         g.node("i%d" % i, "in%d %s\n %s %s" % (i, nm, dt.name, _size_to_str(shape)),
                fillcolor="lightblue")
-    for node in sorted(captured):
-        g.node("c%d" % node, "%s (captured)\n %s" % (nname(node), dsize(node)), fillcolor="orange")
+    for node, kept in sorted(captured.items()):
+        g.node("c%d" % node, "%s (captured)\n %s %s" % (nname(node), kept.dtype.name,
+                                                        _size_to_str(kept.shape)),
+               fillcolor="orange")
 
     def src(node):
         """Graph key of what produces ``node`` (None for a constant)."""

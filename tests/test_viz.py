@@ -403,6 +403,25 @@ def test_draw_tape_shows_each_entry_as_the_listing_does():
     assert "CompiledTape: %d entries" % len(tape) in viz.draw_tape(tape).source
 
 
+def test_draw_tape_marks_captured_tensors_and_numpy_entries():
+    W = tg.randn(3, 3, requires_grad=True)
+    c = tg.randn(3)
+
+    def f(x):
+        return ((x @ W).tanh() * c).sum()
+    tape = tf.make_tape(f, tg.randn(40000, 3))          # big nodes: entries run on numpy
+    nodes, edges, labels = rendered(viz.draw_tape(tape))
+    for e, (node, size, op, args, gname) in listing_entries(tape).items():
+        flag = "\n(numpy)" if "(numpy)" in str(tape).splitlines()[e + 1] else ""
+        assert labels["e%d" % e] == "#%d %s(%s)\n%s = %s\n%s%s" % (e, op, args, node, size,
+                                                                  gname, flag)
+    assert labels["e0"].endswith("(numpy)")
+    # W is captured (not an argument): an orange input of the product, with its shape
+    (cap,) = [k for k in nodes if "(captured)" in k]
+    assert cap.endswith("float32 (3, 3)")
+    assert edges[(cap, labels["e0"])] == 1
+
+
 def test_draw_tape_collapses_and_limits():
     def chain(x):
         for _ in range(1000):
