@@ -5,7 +5,8 @@
   (from benchmarks/results/*.json) as ``img/bench/<bench>.png``. They live in memory and in
   the built site only: nothing is written into docs/.
 * ``on_page_markdown``: ``<!-- picture: NAME -->`` becomes the code that drew picture NAME
-  and the picture; ``<!-- bench: NAME -->`` the plot and table of benchmark run NAME.
+  and the picture; ``<!-- bench: NAME -->`` the plot and table of benchmark run NAME (on the
+  page with such markers, results files that none names are added at its end).
 """
 import os
 import posixpath
@@ -60,12 +61,22 @@ def on_page_markdown(markdown, page, config, files):
             gen_pictures.source(name), name.replace("_", " "),
             _rel(page, "img/pictures/%s.svg" % name))
 
+    def bench_md(name):
+        return "![%s](%s)\n\n%s" % (name, _rel(page, "img/bench/%s.png" % name),
+                                     gen_plots.table(_DOCS[name]))
+
     def bench(m):
         name = m.group(1)
-        doc = _DOCS.get(name)
-        if doc is None:
+        if name not in _DOCS:
             raise PluginError("%s: no benchmarks/results/%s.json (run benchmarks/%s.py)"
                               % (page.file.src_uri, name, name))
-        return "![%s](%s)\n\n%s" % (name, _rel(page, "img/bench/%s.png" % name),
-                                     gen_plots.table(doc))
-    return BENCH.sub(bench, PICTURE.sub(picture, markdown))
+        return bench_md(name)
+    markdown = PICTURE.sub(picture, markdown)
+    named = set(BENCH.findall(markdown))
+    if named:
+        # results files that no marker places are shown at the end of the page
+        rest = [n for n in _DOCS if n not in named]
+        if rest:
+            markdown += "\n## Other results\n\n" + "\n".join(
+                "### `%s`\n\n<!-- bench: %s -->\n" % (n, n) for n in rest)
+    return BENCH.sub(bench, markdown)

@@ -158,6 +158,54 @@ def test_readme_shows_the_committed_picture_drawn_by_viz():
     assert "W1" in labels(committed) and "AccumulateGrad" in labels(committed)
 
 
+def test_results_writer_and_the_benchmarks_page_hook(tmp_path):
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        import _results
+    finally:
+        sys.path.remove(os.path.join(ROOT, "benchmarks"))
+    res = _results.Results("bench_a", options={"quick": True, "json": "x.json"})
+    res.add("mlp", "tapegrad", 2.0e-3, 5, size=32)
+    res.add("mlp", "torch", 5.0e-3, 5, size=32, note="eager")
+    res.add("mlp", "jax", 1.0e-3, 5, size=32)
+    res.add("big", "tapegrad", 1.0, 3, size=None)
+    doc = res.write(str(tmp_path / "bench_a.json"))
+    assert _results.load(str(tmp_path / "bench_a.json")) == doc
+    assert doc["schema"] == "tapegrad-bench/1" and doc["options"] == {"quick": True}
+    ratios = {(r["case"], r["tool"]): r["ratio"] for r in doc["results"]}
+    assert ratios == {("mlp", "tapegrad"): None, ("mlp", "torch"): 2.5, ("mlp", "jax"): 0.5,
+                      ("big", "tapegrad"): None}
+    assert doc["machine"]["cores"] == os.cpu_count() and doc["date"].endswith("Z")
+    bad = dict(doc, results=[{"case": "mlp", "tool": "torch", "median_s": 1.0}])
+    with pytest.raises(ValueError, match="lacks size, repeats, ratio"):
+        _results.check(bad)
+    with pytest.raises(ValueError, match="not a tapegrad-bench/1 document"):
+        _results.check({"rows": []})
+    # the site's hook: a marker becomes the plot and the table; a file no marker names is
+    # added at the end of the page
+    need_build_tools()
+    b = dict(doc, bench="bench_b")
+    sys.path.insert(0, DOCS)
+    try:
+        import hooks
+    finally:
+        sys.path.remove(DOCS)
+    saved = dict(hooks._DOCS)
+    hooks._DOCS.clear()
+    hooks._DOCS.update({"bench_a": doc, "bench_b": b})
+    try:
+        page = type("P", (), {"file": type("F", (), {"src_uri": "benchmarks.md"})()})()
+        md = hooks.on_page_markdown("# B\n\n<!-- bench: bench_a -->\n", page, None, None)
+    finally:
+        hooks._DOCS.clear()
+        hooks._DOCS.update(saved)
+    assert "![bench_a](img/bench/bench_a.png)" in md and "![bench_b](img/bench/bench_b.png)" in md
+    assert md.index("bench_a.png") < md.index("## Other results") < md.index("bench_b.png")
+    assert "| mlp | 32 | 2.00 ms | torch | 5.00 ms | 2.50x |" in md
+    assert "| mlp | 32 | 2.00 ms | jax | 1.00 ms | 0.50x |" in md
+    assert "| big | - | 1.000 s | - | - | - |" in md
+
+
 # ----------------------------------------------------------------------------- in a browser
 @pytest.fixture(scope="module")
 def served(site):
