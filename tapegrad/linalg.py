@@ -151,12 +151,12 @@ def _w(a, dt):
 
 
 def _name(t, name):
-    from ._math import named
+    from ._record import named
     return named(t, name)
 
 
 def _hide(*ts):
-    from ._math import hide
+    from ._record import hide
     hide(*ts)
 
 
