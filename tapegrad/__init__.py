@@ -6,7 +6,6 @@ differentiable op, and ``backward()`` sweeps the tape in one call into compiled 
 from . import _alloc
 _alloc.apply()          # large freed arrays stay in the process (see _alloc.py)
 from . import autograd  # noqa: F401,E402
-from . import _methods  # noqa: F401,E402  (attaches the families' Tensor methods)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,  # noqa: F401
                        set_grad_enabled)
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,  # noqa: F401
@@ -56,6 +55,7 @@ from .special import digamma, erfc, lgamma, logit, mvlgamma, polygamma, xlogy  #
 from .autograd import hooks as _hooks  # noqa: F401,E402  (attaches Tensor.register_hook etc.)
 from . import func  # noqa: F401,E402
 from .func import compile  # noqa: F401,E402
+from . import testing  # noqa: F401,E402  (tapegrad.testing: gradcheck and the test helpers)
 from ._compiled import _driver, _fastload, _interp  # noqa: E402
 _fastload.install(_interp)  # cached interpreter loads without Numba's full refresh (start-up)
 _fastload.install(_driver)
@@ -116,7 +116,7 @@ from .nn._conv import conv1d, conv2d, scatter_reduce  # noqa: F401,E402
 
 # ---- breadth gaps (feat/gaps): torch functions, in-place variants and Tensor methods
 from . import _extra  # noqa: E402
-_extra._install()
+from . import _methods  # noqa: F401,E402  (the method table: attaches every family's Tensor methods once)
 globals().update(_extra.namespace())
 linalg.matrix_exp = _extra.matrix_exp
 special.i0 = _extra.i0
@@ -126,11 +126,11 @@ special.gammainc, special.gammaincc = _extra.igamma, _extra.igammac
 # ---- torch-namespace forms of nn.functional ops (feat/nn2; aten's signatures)
 from .nn.functional import (cosine_similarity, pairwise_distance, pdist, prelu,  # noqa: F401,E402
                             rms_norm)
-from .nn._losses2 import (  # noqa: E402,F401
-    torch_batch_norm as batch_norm, torch_binary_cross_entropy_with_logits as
-    binary_cross_entropy_with_logits, torch_cosine_embedding_loss as cosine_embedding_loss,
-    torch_embedding as embedding, torch_group_norm as group_norm,
-    torch_hinge_embedding_loss as hinge_embedding_loss, torch_instance_norm as instance_norm,
-    torch_kl_div as kl_div, torch_layer_norm as layer_norm,
-    torch_margin_ranking_loss as margin_ranking_loss, torch_poisson_nll_loss as poisson_nll_loss,
-    torch_triplet_margin_loss as triplet_margin_loss)
+from .nn.functional import (  # noqa: E402,F401
+    _torch_batch_norm as batch_norm, _torch_binary_cross_entropy_with_logits as
+    binary_cross_entropy_with_logits, _torch_cosine_embedding_loss as cosine_embedding_loss,
+    _torch_embedding as embedding, _torch_group_norm as group_norm,
+    _torch_hinge_embedding_loss as hinge_embedding_loss, _torch_instance_norm as instance_norm,
+    _torch_kl_div as kl_div, _torch_layer_norm as layer_norm,
+    _torch_margin_ranking_loss as margin_ranking_loss, _torch_poisson_nll_loss as poisson_nll_loss,
+    _torch_triplet_margin_loss as triplet_margin_loss)

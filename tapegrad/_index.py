@@ -32,6 +32,7 @@ from ._record import (_NUMBER_TYPES, _SLICE_NM, _SLICE_OP, _block_offset, _bump,
                       _out, _record_index, _record_offset, _record_slice, _shape_str, _track_view,
                       _view, _view_checks, _write)
 import builtins
+from ._shape import expand
 
 
 def _setitem_shape_error(d, key, nk, vd):
@@ -107,7 +108,6 @@ def _setitem_grad(t, key, nk, value):
         own = own.reshape(-1) if own.ndim else own.reshape(1)
     if vt is not None and vt._rg and vshape != target and vt._data.ndim and not advanced:
         # torch views the value without its leading 1s and expands it (both visible)
-        from ._shape import expand
         k = 0
         while k < len(vshape) and vshape[k] == 1:
             k += 1

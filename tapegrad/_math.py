@@ -32,6 +32,14 @@ import numbers
 from ._compiled import _layout, _vmath
 from ._core.names import name_id as _name_id
 from .ops import _u as _ops_u
+from ._record import entry_of, hide, named, tap, tap_entry
+from ._state import no_grad
+from ._shape import _add_entry, _scatter_entry, stack
+from .ops import OPCODE
+from ._record import _mm_core, _out, _src, _tape_for
+from .tensor import _norm_dims, float64, promote_types
+from ._core.names import NAMES, TAPS, name_id
+from ._core.tape import _operands
 
 
 _TRUE = object()     # div without rounding_mode (an explicit rounding_mode=None is torch's
@@ -534,71 +542,11 @@ def _no_inplace_derivative(name):
 
 
 def _no_grad_ctx():
-    from ._state import no_grad
     return no_grad()
 
 
 _KERNEL_FWD = {"erf", "gelu", "leaky_relu", "elu", "silu", "softplus", "log_sigmoid",
                "smooth_l1", "step", "clamp_min", "clamp_max", "scale"}
-
-
-# ----------------------------------------------------------------------------- helpers
-def entry_of(t):
-    tp, node = _tp.resolve(t)
-    return tp, tp.N[node * NK + NPROD]       # (array.array items: no numpy view needed)
-
-
-def hide(*ts):
-    """Mark the entries producing these (intermediate) tensors HIDDEN."""
-    for t in ts:
-        if t is not None:
-            tp = t._tape
-            if tp is None:
-                continue
-            if tp.into is None:                  # (entry_of, inlined: composites hide a few)
-                e = tp.N[t._node * NK + NPROD]
-            else:
-                tp, e = entry_of(t)
-            if e >= 0:
-                tp.E[e * K + FL] |= F_HIDDEN
-
-
-def named(t, name, arity=None):
-    """Give the entry producing ``t`` torch's name (when ``t`` was recorded); ``arity``: the
-    node lists that many inputs, found through ``tap``/``tap_entry`` marks below it."""
-    if t._tape is not None:
-        if arity is None:
-            _rename_last(t, name)
-        else:
-            _set_name_id(t, multi_name_id(name, arity))
-    return t
-
-
-def _set_name_id(t, nid):
-    tp, e = entry_of(t)
-    if e >= 0:
-        tp.E[e * K + NM] = nid
-
-
-def tap_entry(t, *slots):
-    """Mark the (hidden) entry producing ``t``: its operands are inputs ``slots`` of the
-    composite node named with an arity above it (see ``autograd.graph.TAPS``)."""
-    if t is not None and t._tape is not None:
-        tp, e = entry_of(t)
-        if e >= 0:
-            E = tp.E
-            E[e * K + NM] = tap_name_id(entry_name(tp, e), slots)
-            E[e * K + FL] |= F_HIDDEN
-    return t
-
-
-def tap(t, slot):
-    """``t`` through a hidden identity entry marked as input ``slot`` of a composite node (for
-    inputs used by several entries); ``t`` itself when it records nothing."""
-    if isinstance(t, Tensor) and t._rg and STATE.enabled:
-        from ._shape import _reshape_view
-        return tap_entry(_reshape_view(t, t._data.shape, "ViewBackward0"), slot)
-    return t
 
 
 def exact(t, value):
@@ -840,7 +788,6 @@ def _clamp_int(x, lo, hi, bounds):
     if hi is not None:
         d = np.minimum(d, _checked_scalar(hi, rdt))
     return _wrap(_val0(d, rdt), rdt)
-
 
 
 def clamp_min(input, min):
@@ -1206,9 +1153,6 @@ def _select_merge(parts, shape, rdt, y, name):
     """y = sum over parts of scatter(gather(part at the positions it supplies)); parts:
     (tensor or number, value, output positions, needs grad). Hidden gathers and scatters, the
     last entry named ``name`` (two grad-requiring parts: an add of both)."""
-    from ._shape import _add_entry, _scatter_entry
-    from .ops import OPCODE
-    from ._record import _out, _src, _tape_for
     m = int(np.prod(shape, dtype=np.int64))
     dt = rdt.slot
     tp = _tape_for(*[p[0] for p in parts if p[3]])
@@ -1263,7 +1207,6 @@ def argwhere(input):
 
 
 def count_nonzero(input, dim=None):
-    from .tensor import _norm_dims
     d = np.asarray(input._data)
     # a 0-d tensor: dim 0 is itself; dim=() counts over all of them (as torch)
     axis = (_norm_dims(dim, d.ndim) or None) if d.ndim else None
@@ -1421,7 +1364,7 @@ def _as_op(f, reflected=False):
 # ----------------------------------------------------------------------------- more math
 # Compositions of rows with torch's node names; values carry numpy's exact result (``exact``),
 # gradients follow from the composition (checked against torch and finite differences in
-# tests/test_breadth_math.py).
+# tests/test_math.py).
 def _grads(*ts):
     return STATE.enabled and any(isinstance(t, Tensor) and t._rg for t in ts)
 
@@ -1439,7 +1382,6 @@ def clone(input, *, memory_format=None):
 
 def _rdt3(a, b, c):
     """The result dtype of three tensors (a dimensioned operand first)."""
-    from .tensor import promote_types
     dims = [t for t in (a, b, c) if t._data.ndim]
     rdt = None
     for group in (dims, [t for t in (a, b, c) if not t._data.ndim]):
@@ -1598,8 +1540,6 @@ def _hide_below(out, *inputs):
     ``inputs`` themselves: the taps ``out``'s node reads are the composition's own."""
     if out._tape is None:
         return
-    from ._core.names import NAMES, TAPS, name_id
-    from .autograd.graph import _operands
     tp, e = entry_of(out)
     stop = set()
     for t in inputs:
@@ -1633,7 +1573,6 @@ def _hide_below(out, *inputs):
 
 def float_power(input, exponent):
     """input ** exponent in float64 (PowBackward0/1 over ToCopyBackward0 casts)."""
-    from .tensor import float64
     _pow = pow
     a = input if not isinstance(input, Tensor) or input._dtype is float64 else _convert(
         input, float64)
@@ -1798,8 +1737,6 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 def _bmm_tapped(b1, b2):
     """bmm(b1, b2) as one mm per batch element, the selections tapped as inputs 1 and 2."""
     from ._matrix import bmm
-    from ._shape import stack
-    from ._record import _mm_core
     if not _grads(b1, b2) or b1._data.ndim != 3 or b2._data.ndim != 3 or not b1._data.shape[0]:
         return bmm(b1, b2)
     bmm(b1.detach(), b2.detach())                        # (torch's shape and dtype checks)
@@ -1833,7 +1770,7 @@ def chain_matmul(*matrices):
 
 
 # ----------------------------------------------------------------------------- Tensor methods
-def _install():
+def _install(Tensor):
     T = Tensor
     for nm_ in ("tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan", "sinh", "cosh", "erf",
                 "log1p", "expm1", "exp2", "log2", "log10", "rsqrt", "square", "floor", "ceil",
@@ -1891,7 +1828,7 @@ def _install():
     for nm_ in ("clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil", "round", "trunc",
                 "sign", "frac", "tan", "sinh", "cosh", "erf", "log1p", "expm1", "exp2", "log2",
                 "log10", "rsqrt", "square", "asin", "acos", "atan", "atan2", "hypot", "remainder", "fmod",
-                "floor_divide", "lerp", "maximum", "minimum", "addcmul", "addcdiv", "asinh",
+                "floor_divide", "lerp", "maximum", "minimum", "addcmul", "addcdiv",
                 "copysign", "nan_to_num",
                 "deg2rad", "rad2deg", "logaddexp", "logaddexp2", "float_power", "sgn",
                 "addmv", "addr", "baddbmm", "addbmm"):
@@ -1911,7 +1848,6 @@ def _install():
     T.__ilshift__, T.__irshift__ = T.bitwise_left_shift_, T.bitwise_right_shift_
 
 
-_install()
 
 
 class TensorMethods:

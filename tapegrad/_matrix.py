@@ -10,10 +10,16 @@ import numpy as np
 from ._state import STATE
 from .tensor import Tensor, _wrap
 from ._record import _mm_core
-from ._math import exact, hide, named, tap_entry
-from ._shape import _concat, _reshape_view, expand, index_map, permute
+from ._math import exact
+from ._record import hide, named, tap_entry
+from ._shape import _concat, expand, index_map, permute
+from ._record import _reshape_view
 from ._compiled import _blas
 from .tensor import _ndarray
+from .tensor import int64
+from ._shape import _scatter_entry, roll
+from ._record import _nm, _out, _src, _tape_for, tap
+from ._math import _add_scaled
 
 
 def _matmul_dtype_error(a, b):
@@ -230,7 +236,6 @@ def trace(input):
 
 
 def _int64():
-    from .tensor import int64
     return int64
 
 
@@ -242,8 +247,6 @@ def diag(input, diagonal=0):
         if not (STATE.enabled and input._rg):
             return _wrap(y, input._dtype)
         pos = np.flatnonzero(np.diag(np.ones(d.shape[0], bool), diagonal).reshape(-1))
-        from ._shape import _scatter_entry
-        from ._record import _out, _src, _tape_for, _nm
         tp = _tape_for(input)
         node = _src(input, tp)
         nn = _scatter_entry(tp, node, pos.astype(np.int64), n * n, input._dtype.slot,
@@ -282,8 +285,6 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     y.reshape(-1)[pos] = d.reshape(-1)
     if not (STATE.enabled and input._rg):
         return _wrap(y, input._dtype)
-    from ._shape import _scatter_entry
-    from ._record import _out, _src, _tape_for, _nm
     tp = _tape_for(input)
     nn = _scatter_entry(tp, _src(input, tp), pos, y.size, input._dtype.slot,
                         _nm("DiagEmbedBackward0"), 0)
@@ -319,7 +320,6 @@ def linalg_cross(input, other, dim=-1):
     y = np.cross(np.asarray(a._data), np.asarray(b._data), axis=ax)
     if not (STATE.enabled and (a._rg or b._rg)):
         return _wrap(y, a._dtype)
-    from ._shape import roll
     a1, a2 = roll(a, -1, ax), roll(a, -2, ax)
     b1, b2 = roll(b, -1, ax), roll(b, -2, ax)
     p = a1 * b2
@@ -644,7 +644,7 @@ def tensordot(a, b, dims=2):
     return einsum("%s,%s->%s" % ("".join(la), "".join(lb), "".join(out)), a, b)
 
 
-def _install():
+def _install(Tensor):
     Tensor.bmm = bmm
     Tensor.matmul = matmul
     Tensor.__matmul__ = matmul
@@ -657,22 +657,19 @@ def _install():
     Tensor.cross = cross
 
 
-_install()
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * mat1 @ mat2: one AddmmBackward0 node over (input, mat1, mat2)
     (a mat2 that needs no grad is a None slot, as torch's)."""
-    from ._math import _add_scaled, tap
     return _add_scaled(input, tap(mat1, 1).mm(tap(mat2, 2)), beta, alpha, "AddmmBackward0",
                        (input, mat1, mat2))
 
 
-def _install_extra():
+def _install_extra(Tensor):
     Tensor.addmm = addmm
 
 
-_install_extra()
 
 
 class TensorMethods:

@@ -30,6 +30,10 @@ from ._core import tape as _tp
 from ._core.names import NAMES as _NAMES, name_id as _name_id
 from ._core.tape import address as _address
 from .tensor import _NO_HALF_GRAD, _norm_dims, _tyname
+from ._schema import FL
+from ._core.names import multi_name_id, tap_name_id
+from ._core.tape import entry_name
+from ._core.names import name_id
 
 
 def _vm_of(op):
@@ -71,7 +75,6 @@ _NM = None
 def _nm(name):
     global _NM
     if _NM is None:
-        from ._core.names import name_id
         _NM = name_id
     return _NM(name)
 
@@ -602,7 +605,6 @@ def _view_checks(t, sub=None):
             nr, name = 0, sub
         else:
             tp, node = _tp.resolve(t)
-            from ._core.tape import entry_name
             nr, name = tp.N[node * NK + 4], entry_name(tp, tp.N[node * NK + NPROD])
         raise RuntimeError("Output %d of %s is a view and is being modified inplace. %s" % (
             nr, _tp._short(name), _MULTI_TAIL))
@@ -1191,7 +1193,7 @@ def _reduce(input, dim, keepdim, dtype, mean_, named1=True):
         if d.size < _SUMS_MIN:
             y = _add_reduce(d, axis=dims, dtype=np.float64, keepdims=keepdim)
         else:
-            from ._compiled import _sums        # (Numba kernels: imported on first use)
+            from ._compiled import _sums  # deferred: Numba machine code, loaded on first use
             y = _sums.sum_dims(d if d.dtype.itemsize >= 4 else d.astype(np.float32), dims)
             if not keepdim:
                 y = y.reshape(tuple(s for i, s in enumerate(shape) if i not in dims))
@@ -1425,6 +1427,77 @@ def _mm_core(a, b, m, k, n, y, name):
 
 
 _MM_OPCODE = OPCODE["mm"]
+
+
+# ----------------------------------------------------------------------------- helpers
+def entry_of(t):
+    tp, node = _tp.resolve(t)
+    return tp, tp.N[node * NK + NPROD]       # (array.array items: no numpy view needed)
+
+
+def hide(*ts):
+    """Mark the entries producing these (intermediate) tensors HIDDEN."""
+    for t in ts:
+        if t is not None:
+            tp = t._tape
+            if tp is None:
+                continue
+            if tp.into is None:                  # (entry_of, inlined: composites hide a few)
+                e = tp.N[t._node * NK + NPROD]
+            else:
+                tp, e = entry_of(t)
+            if e >= 0:
+                tp.E[e * K + FL] |= F_HIDDEN
+
+
+def named(t, name, arity=None):
+    """Give the entry producing ``t`` torch's name (when ``t`` was recorded); ``arity``: the
+    node lists that many inputs, found through ``tap``/``tap_entry`` marks below it."""
+    if t._tape is not None:
+        if arity is None:
+            _rename_last(t, name)
+        else:
+            _set_name_id(t, multi_name_id(name, arity))
+    return t
+
+
+def _set_name_id(t, nid):
+    tp, e = entry_of(t)
+    if e >= 0:
+        tp.E[e * K + NM] = nid
+
+
+def tap_entry(t, *slots):
+    """Mark the (hidden) entry producing ``t``: its operands are inputs ``slots`` of the
+    composite node named with an arity above it (see ``autograd.graph.TAPS``)."""
+    if t is not None and t._tape is not None:
+        tp, e = entry_of(t)
+        if e >= 0:
+            E = tp.E
+            E[e * K + NM] = tap_name_id(entry_name(tp, e), slots)
+            E[e * K + FL] |= F_HIDDEN
+    return t
+
+
+def _reshape_view(x, shape, name):
+    """A view with the same elements in the same order under a new shape (a copy entry)."""
+    d = x._arr()
+    y = d.reshape(shape)
+    if x._rg and STATE.enabled:
+        tp, e, n = _record_index(x, "copy", None, y, nm=_nm(name))
+        out = _out(y, x._dtype, tp, n)
+    else:
+        out = _wrap(y, x._dtype)
+    _track_view(out, x, lambda p: p.reshape(shape))
+    return out
+
+
+def tap(t, slot):
+    """``t`` through a hidden identity entry marked as input ``slot`` of a composite node (for
+    inputs used by several entries); ``t`` itself when it records nothing."""
+    if isinstance(t, Tensor) and t._rg and STATE.enabled:
+        return tap_entry(_reshape_view(t, t._data.shape, "ViewBackward0"), slot)
+    return t
 
 
 class TensorMethods:

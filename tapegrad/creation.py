@@ -21,6 +21,11 @@ from .tensor import _ALL
 from ._record import _bump, _leaf_inplace_check
 import builtins
 from .tensor import LEGACY
+from .tensor import device as _device
+from ._record import _check_shapes, _record_binary, hide, named
+from ._state import STATE
+from .ops import BY_NAME
+from ._info import get_num_threads
 
 
 def _legacy_data(dt, args, kwargs, alias_any):
@@ -59,7 +64,6 @@ class Generator:
     in-place initialisers."""
 
     def __init__(self, device="cpu"):
-        from .tensor import device as _device
         _check_device(device)
         self.device = _device("cpu")
         self.manual_seed(_pyrandom.SystemRandom().getrandbits(63))
@@ -589,7 +593,6 @@ def normal(mean=None, std=None, size=None, *, generator=None, out=None, dtype=No
     dt = mean._dtype if mt else std._dtype
     _float_only(dt, "normal_kernel_cpu")
     if mt and st:
-        from ._record import _check_shapes
         _check_shapes(mean, std)
     sd = std._data if st else std
     if st:
@@ -610,10 +613,6 @@ def _num(v):
 def _zero_grad(value, dt, inputs, name):
     """``value`` as the output of a node ``name`` over ``inputs`` whose gradient is zero: a
     multiplication by zero (hidden) of each input requiring grad, carrying ``value``."""
-    from ._state import STATE
-    from ._record import _record_binary
-    from .ops import BY_NAME
-    from ._math import hide, named
     if not (STATE.enabled and any(t._rg for t in inputs)):
         return _wrap(value if value.ndim else value[()], dt)
     mul = BY_NAME["mul"]
@@ -774,7 +773,6 @@ def _arange_float(start, step, n, dt):
     npdt = dt.np if dt is not float16 else np.float32
     lanes = 32 // np.dtype(npdt).itemsize
     out = np.empty(n, npdt)
-    from ._info import get_num_threads
     tasks = min(get_num_threads(), -(-n // 32768)) if n > 32768 else 1
     chunk = -(-n // max(tasks, 1)) if n else 0
     lane = np.arange(lanes, dtype=np.float64)

@@ -74,9 +74,6 @@ class Op:
     domain: Tuple[float, float] = (-2.0, 2.0)   # test inputs drawn from here
     const: Optional[float] = None               # test constant for rows that take one (pow_scalar)
     doc: str = ""
-    # source of a lambda reaching the row through the public API (``torch``: the library), for
-    # test generators: "lambda x: x.tan()"
-    src: str = ""
     opcode: int = -1                            # its index in OPS (set below)
 
 
@@ -268,7 +265,7 @@ def _remainder_ref(a, b):
 
 def _np_polygamma(k, x):
     """numpy polygamma (the kernels' algorithm through their scalar helper)."""
-    from ._compiled.kernels import _polygamma
+    from ._compiled.kernels import _polygamma  # deferred: Numba machine code, loaded on first use
     xs = np.asarray(x, np.float64)
     with np.errstate(all="ignore"):     # poles and overflow are values (inf), as torch's
         return np.vectorize(lambda v: _polygamma(int(k), float(v)), otypes=[np.float64])(xs)
@@ -347,7 +344,7 @@ def _mm_vjp(g, a, b, na, nb, oa=None, ob=None):
     oa / ob: C-contiguous arrays of a's / b's shape the product is added into (None is then
     returned in its place) instead of being returned as a new array. Both wanted: the two
     products side by side (``_blas.mm2``)."""
-    from ._compiled import _blas
+    from ._compiled import _blas  # deferred: Numba machine code, loaded on first use
     if _blas.OK and g.size * (a.shape[1] if a is not None else b.shape[0]) >= _blas.MIN:
         if na and nb:                  # both: side by side, one per core
             return _blas.mm2((g, b, False, True, oa), (a, g, True, False, ob))
@@ -495,7 +492,7 @@ OPS = [
        "elements", np_vjp=_log_softmax_vjp),
     # ---- scalar-constant forms of add / sub: the batched plans (func.CompiledTape._bplan)
     # rewrite a binary entry whose other operand is a recorded scalar constant to these
-    # (no numpy forms, vjp_t or src: those serve eager tapes, which never hold these rows)
+    # (no numpy forms or vjp_t: those serve eager tapes, which never hold these rows)
     Op("add_scalar", UNARY, "AddBackward0", lambda x, c: x + x.dtype.type(c), const=1.7,
        doc="x + c for a recorded scalar constant c", plan_only=True),
     Op("rsub_scalar", UNARY, "RsubBackward1", lambda x, c: x.dtype.type(c) - x, const=1.7,
@@ -662,34 +659,6 @@ def _silu_d(x):
 for _name, _f in _VJP_T.items():
     object.__setattr__(next(o for o in OPS if o.name == _name), "vjp_t", _f)
 
-_SRC = {
-    "neg": "lambda x: -x", "exp": "lambda x: x.exp()", "log": "lambda x: torch.log(x)",
-    "sin": "lambda x: x.sin()", "cos": "lambda x: torch.cos(x)", "tanh": "lambda x: x.tanh()",
-    "sigmoid": "lambda x: torch.sigmoid(x)", "relu": "lambda x: x.relu()",
-    "sqrt": "lambda x: torch.sqrt(x)", "abs": "lambda x: x.abs()",
-    "pow_scalar": "lambda x: x ** 2.5",
-    "add": "lambda a, b: a + b", "sub": "lambda a, b: a - b", "mul": "lambda a, b: a * b",
-    "div": "lambda a, b: a / b", "pow": "lambda a, b: a ** b",
-    "tan": "lambda x: x.tan()", "asin": "lambda x: torch.asin(x)", "acos": "lambda x: x.acos()",
-    "atan": "lambda x: torch.atan(x)", "sinh": "lambda x: x.sinh()", "cosh": "lambda x: torch.cosh(x)",
-    "erf": "lambda x: torch.erf(x)", "log1p": "lambda x: x.log1p()", "expm1": "lambda x: x.expm1()",
-    "scale": "lambda x: torch.exp2(x)", "step": "lambda x: x.floor()",
-    "clamp_min": "lambda x: x.clamp(min=0.7)", "clamp_max": "lambda x: torch.clamp(x, max=0.7)",
-    "leaky_relu": "lambda x: torch.nn.functional.leaky_relu(x, 0.01)",
-    "elu": "lambda x: torch.nn.functional.elu(x)", "gelu": "lambda x: torch.nn.functional.gelu(x)",
-    "silu": "lambda x: torch.nn.functional.silu(x)",
-    "softplus": "lambda x: torch.nn.functional.softplus(x)",
-    "log_sigmoid": "lambda x: torch.nn.functional.logsigmoid(x)",
-    "smooth_l1": "lambda x: torch.nn.functional.smooth_l1_loss(x, x * 0, reduction='none')",
-    "maximum": "lambda a, b: torch.maximum(a, b)", "minimum": "lambda a, b: torch.minimum(a, b)",
-    "atan2": "lambda a, b: torch.atan2(a, b)", "hypot": "lambda a, b: torch.hypot(a, b)",
-    "remainder": "lambda a, b: a % b",
-    "lgamma": "lambda x: torch.lgamma(x)", "polygamma": "lambda x: torch.polygamma(1, x)",
-    "softmax": "lambda x: torch.softmax(x, -1)",
-    "log_softmax": "lambda x: torch.nn.functional.log_softmax(x, -1)",
-}
-for _name, _s in _SRC.items():
-    object.__setattr__(next(o for o in OPS if o.name == _name), "src", _s)
 
 OPCODE = {op.name: i for i, op in enumerate(OPS)}
 for _i, _op in enumerate(OPS):

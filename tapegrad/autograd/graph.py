@@ -12,7 +12,7 @@ from ..ops import BINARY, MM, OPS, PYFUNC, UNARY
 from .._core.names import (_CPP_NAMES, _FUNCTION_NAMES, ARITY, CHAIN, NAMES, ONE_INPUT, TAPS,  # noqa: F401
                            chain_name_id, function_name_id, multi_name_id, name_id,
                            tap_name_id)
-from .._core.tape import entry_name, resolve_entry, view_i64
+from .._core.tape import _operands, entry_name, resolve_entry, view_i64
 from .._core import tape as _tp
 from .._record import _CAST_OP
 
@@ -191,15 +191,6 @@ def _producer(tp, E, N, node):
             node = int(E[prod, IA])
             continue
         return node_view(tp, prod), int(N[node, NNR])
-
-
-def _operands(E, e):
-    kind = OPS[int(E[e, OP])].kind
-    if kind in (BINARY, MM):
-        return (int(E[e, IA]), int(E[e, IB]))
-    if kind == PYFUNC:
-        return ()
-    return (int(E[e, IA]),)
 
 
 def _slots(tp, E, N, e, arity):

@@ -23,6 +23,9 @@ from ..ops import BINARY, BY_NAME, CAST, INDEX, MM, OPS, PYFUNC, SUM, UNARY
 from .._state import STATE
 from .._core.names import name_id
 from .._record import _mm_core, _nm, _out, _record_index, _record_offset
+from ..tensor import _wrap
+from .hooks import _entry_inputs, _hooked_outputs, call_hooks, node_shape
+from .function import _sum_dims
 
 _MUL = BY_NAME["mul"]
 _SLICE, _EMBED = BY_NAME["slice"].opcode, BY_NAME["embed"].opcode
@@ -43,7 +46,6 @@ def _T():
     """tapegrad.tensor (imported late: it imports the autograd package)."""
     if not _TM:
         import sys
-        from ..tensor import _wrap  # noqa: F401  (imports the module)
         _TM.append(sys.modules[__name__.rsplit(".", 2)[0] + ".tensor"])
     return _TM[0]
 
@@ -339,7 +341,6 @@ def _pre_hooks(T, tp, e, cot, capture):
     """Node pre-hooks of entry e on its output cotangents (in their shapes; a hook may
     replace them); with post-hooks, starts capturing the entry's contributions and returns
     what ``_post_hooks`` needs."""
-    from .hooks import _hooked_outputs, call_hooks, node_shape
     N = tp.N
     outs = [n for n in _hooked_outputs(tp, e) if n in cot]
     if not outs:
@@ -360,7 +361,6 @@ def _pre_hooks(T, tp, e, cot, capture):
 def _post_hooks(T, tp, pending, capture, add):
     """Post-hooks ``fn(grad_inputs, grad_outputs)`` of a captured entry; what they return (or
     the captured contributions) is then added to the inputs' cotangents."""
-    from .hooks import _entry_inputs, call_hooks, node_shape
     e, post, gouts = pending
     got, capture[0] = capture[0], None
     ins = _entry_inputs(tp, e)
@@ -422,6 +422,5 @@ def _pyfunc(T, rec, cot, add, tp):
     for i, r in res:
         shape = rec.in_meta[i][0]
         if r._data.shape != shape:     # expandable to the input's shape: summed back (sum_to)
-            from .function import _sum_dims
             r = r.sum(_sum_dims(r._data.shape, shape), keepdim=True)
         add(rec.in_nodes[i] - d, reshaped(T, r, (r._data.size,)))
