@@ -955,7 +955,14 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                                                                               dtype=dt))
     m = _tg.maximum(e1, e2).detach()
     ll = m + _tg.log(_tg.exp(e1 - m) + _tg.exp(e2 - m))
-    loss = -ll
+    # torch's gradient with respect to log_probs is exp(log_probs) - occupancy (the gradient
+    # of the logits when log_probs = log_softmax(logits)); the true gradient is -occupancy.
+    # Add sum(exp(lp) * lp) over each sample's steps, with zero value, to give torch's.
+    tmask = (np.arange(T)[:, None] < il[None, :]).astype(np.float64)[:, :, None]
+    lpd = lp.detach()
+    w = _tg.exp(lpd) * _tg.tensor(tmask).to(dt)
+    term = (w * lp).sum((0, 2))
+    loss = -ll + (term - term.detach())
     impossible = _tg.tensor(ll.detach().numpy() < neg / 2)
     if zero_infinity:
         loss = _tg.where(impossible, _tg.zeros_like(loss), loss)
@@ -967,3 +974,14 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return loss.sum()
     return (loss / _tg.tensor(np.maximum(tl, 1).astype(dt.np if hasattr(dt, "np")
                                                         else np.float32))).mean()
+
+
+def scale_grad_by_freq(out, idx):
+    """``out`` (the rows of an embedding at ``idx``) with the same value and its gradient
+    divided by how often each index occurs in ``idx`` (F.embedding's scale_grad_by_freq)."""
+    idx = np.asarray(idx).reshape(-1)
+    _, inv, counts = np.unique(idx, return_inverse=True, return_counts=True)
+    s = (1.0 / counts[inv]).reshape(tuple(out.shape[:-1]) + (1,))
+    s = _tg.tensor(s.astype(np.float64)).to(out.dtype)
+    scaled = out * s
+    return out.detach() + (scaled - scaled.detach())
