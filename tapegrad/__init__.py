@@ -128,3 +128,7 @@ from .nn._losses2 import (  # noqa: E402,F401
     torch_kl_div as kl_div, torch_layer_norm as layer_norm,
     torch_margin_ranking_loss as margin_ranking_loss, torch_poisson_nll_loss as poisson_nll_loss,
     torch_triplet_margin_loss as triplet_margin_loss)
+
+# ---- training stack (feat/nn): torch.optim, torch.utils.data, torch.save/load in torch's format
+from . import optim  # noqa: F401,E402
+from . import utils  # noqa: F401,E402

@@ -1,0 +1,2 @@
+"""tapegrad.utils: ``data`` (Dataset, DataLoader, samplers) and ``hooks``."""
+from . import hooks  # noqa: F401
