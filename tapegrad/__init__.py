@@ -132,3 +132,5 @@ from .nn._losses2 import (  # noqa: E402,F401
 # ---- training stack (feat/nn): torch.optim, torch.utils.data, torch.save/load in torch's format
 from . import optim  # noqa: F401,E402
 from . import utils  # noqa: F401,E402
+from . import serialization  # noqa: E402
+from .serialization import load, save  # noqa: F401,E402,F811
