@@ -382,3 +382,262 @@ def test_module_matches_torch(name):
 def test_module_matches_torch_float32(name):
     make, inputs, kwargs, opts = CASES[name]
     run_case(make, inputs, kwargs, dtype="float32", rtol=2e-5, atol=2e-6, **opts)
+
+
+# ----------------------------------------------------------------------------- Module API
+def _capture(prog, lib):
+    try:
+        return prog(lib)
+    except Exception as e:  # noqa: BLE001
+        return ("raised", type(e).__name__, str(e).replace("tapegrad", "torch"))
+
+
+def _net(lib):
+    nn = lib.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 2, 3, padding=1)
+            self.bn = nn.BatchNorm2d(2)
+            self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)] + [nn.ReLU()])
+            self.heads = nn.ModuleDict({"a": nn.Linear(4, 2), "b": nn.Sequential(
+                OrderedDict([("fc", nn.Linear(4, 1)), ("act", nn.Sigmoid())]))})
+            self.scale = nn.Parameter(lib.ones(1))
+            self.register_buffer("counter", lib.zeros(1))
+            self.register_buffer("tmp", lib.zeros(2), persistent=False)
+            self.plist = nn.ParameterList([nn.Parameter(lib.zeros(2)), lib.ones(3)])
+            self.pdict = nn.ParameterDict({"w": nn.Parameter(lib.ones(2, 2))})
+
+        def forward(self, x):
+            return x
+
+    return Net()
+
+
+API_PROGS = {
+    "repr_tree": lambda lib: repr(_net(lib)),
+    "state_dict_keys": lambda lib: list(_net(lib).state_dict().keys()),
+    "metadata": lambda lib: dict(_net(lib).state_dict()._metadata),
+    "named_parameters": lambda lib: [(n, tuple(p.shape)) for n, p in _net(lib).named_parameters()],
+    "named_buffers": lambda lib: [n for n, _ in _net(lib).named_buffers()],
+    "named_modules": lambda lib: [(n, type(m).__name__) for n, m in _net(lib).named_modules()],
+    "children": lambda lib: [type(m).__name__ for m in _net(lib).children()],
+    "n_params": lambda lib: sum(p.numel() for p in _net(lib).parameters()),
+    "train_eval": lambda lib: [m.training for m in _net(lib).eval().modules()]
+    + [m.training for m in _net(lib).train().modules()],
+    "train_nonbool": lambda lib: _net(lib).train("yes"),
+    "double": lambda lib: sorted({str(p.dtype) for p in _net(lib).double().parameters()}
+                                 | {str(b.dtype) for b in _net(lib).double().buffers()}),
+    "to_dtype": lambda lib: str(_net(lib).to(lib.float64).bn.running_mean.dtype),
+    "to_int_error": lambda lib: _net(lib).to(lib.int64),
+    "double_keeps_param_objects": lambda lib: (lambda m: (lambda p: m.double().scale is p)(
+        m.scale))(_net(lib)),
+    "missing_unexpected": lambda lib: _net(lib).load_state_dict(
+        {**{k: v for k, v in _net(lib).state_dict().items() if "conv" not in k},
+         "extra.weight": lib.zeros(1)}),
+    "missing_unexpected_nonstrict": lambda lib: tuple(map(sorted, _net(lib).load_state_dict(
+        {**{k: v for k, v in _net(lib).state_dict().items() if "bn" not in k},
+         "zzz": lib.zeros(1)}, strict=False))),
+    "size_mismatch": lambda lib: _net(lib).load_state_dict(
+        {**_net(lib).state_dict(), "scale": lib.zeros(2)}),
+    "not_a_tensor": lambda lib: _net(lib).load_state_dict({**_net(lib).state_dict(), "scale": 3}),
+    "not_a_mapping": lambda lib: _net(lib).load_state_dict([1]),
+    "all_keys_matched": lambda lib: str(_net(lib).load_state_dict(_net(lib).state_dict())),
+    "assign_param_type_error": lambda lib: setattr(_net(lib), "scale", lib.ones(1)),
+    "assign_module_type_error": lambda lib: setattr(_net(lib), "conv", 3),
+    "register_bad_name": lambda lib: _net(lib).register_buffer("a.b", lib.zeros(1)),
+    "register_exists": lambda lib: _net(lib).register_parameter("bn", None),
+    "add_module_not_module": lambda lib: _net(lib).add_module("x", 3),
+    "getattr_missing": lambda lib: _net(lib).nope,
+    "nonleaf_param": lambda lib: lib.nn.Linear(2, 2).register_parameter(
+        "w", lib.nn.Parameter(lib.ones(2)) * 2),
+    "sequential_slice": lambda lib: repr(lib.nn.Sequential(lib.nn.ReLU(), lib.nn.Tanh(),
+                                                           lib.nn.Sigmoid())[1:]),
+    "sequential_neg_index": lambda lib: repr(lib.nn.Sequential(lib.nn.ReLU(), lib.nn.Tanh())[-1]),
+    "sequential_index_error": lambda lib: lib.nn.Sequential(lib.nn.ReLU())[3],
+    "sequential_del": lambda lib: (lambda s: (s.__delitem__(0), repr(s))[1])(
+        lib.nn.Sequential(lib.nn.ReLU(), lib.nn.Tanh(), lib.nn.GELU())),
+    "sequential_add_mul": lambda lib: repr((lib.nn.Sequential(lib.nn.ReLU())
+                                           + lib.nn.Sequential(lib.nn.Tanh())) * 2),
+    "sequential_insert_append": lambda lib: repr(lib.nn.Sequential(lib.nn.ReLU()).append(
+        lib.nn.Tanh()).insert(0, lib.nn.GELU())),
+    "modulelist_repr_compress": lambda lib: repr(lib.nn.ModuleList(
+        [lib.nn.Linear(2, 2) for _ in range(3)] + [lib.nn.ReLU()] * 2)),
+    "modulelist_ops": lambda lib: (lambda ml: (ml.extend([lib.nn.Tanh()]), ml.insert(1,
+                                   lib.nn.GELU()), len(ml), repr(ml[1:]), repr(ml.pop(0)))[2:])(
+        lib.nn.ModuleList([lib.nn.ReLU()])),
+    "moduledict_ops": lambda lib: (lambda md: (list(md.keys()), "a" in md, repr(md.pop("a")),
+                                              len(md)))(
+        lib.nn.ModuleDict([("a", lib.nn.ReLU()), ("b", lib.nn.Tanh())])),
+    "paramlist_repr": lambda lib: repr(lib.nn.ParameterList([lib.nn.Parameter(lib.zeros(2, 3)),
+                                                             lib.zeros(1)])),
+    "paramdict_repr": lambda lib: repr(lib.nn.ParameterDict({"b": lib.zeros(2),
+                                                             "a": lib.nn.Parameter(
+                                                                 lib.ones(1, dtype=lib.float64))})),
+    "paramlist_call": lambda lib: lib.nn.ParameterList()(1),
+    "forward_missing": lambda lib: lib.nn.Module()(1),
+    "zero_grad": lambda lib: (lambda m: ((m(lib.ones(1, 2)).sum().backward(),
+                                          m.zero_grad(set_to_none=False),
+                                          [p.grad.tolist() for p in m.parameters()],
+                                          m.zero_grad(), [p.grad for p in m.parameters()]))[2:])(
+        lib.nn.Linear(2, 1)),
+    "requires_grad_": lambda lib: [p.requires_grad for p in
+                                   lib.nn.Linear(2, 2).requires_grad_(False).parameters()],
+    "apply": lambda lib: (lambda seen: (lib.nn.Sequential(lib.nn.Linear(1, 1), lib.nn.ReLU()).apply(
+        lambda m: seen.append(type(m).__name__)), seen)[1])([]),
+    "get_submodule": lambda lib: (lambda n: (repr(n.get_submodule("heads.b.fc")),
+                                             tuple(n.get_parameter("heads.a.bias").shape),
+                                             tuple(n.get_buffer("counter").shape)))(_net(lib)),
+    "get_submodule_error": lambda lib: _net(lib).get_submodule("heads.zz"),
+    "delattr": lambda lib: (lambda n: (delattr(n, "scale"), delattr(n, "counter"),
+                                       list(n.state_dict().keys())[:3]))(_net(lib))[2],
+    "buffer_assign": lambda lib: (lambda n: (setattr(n, "counter", lib.ones(3)),
+                                             n.state_dict()["counter"].tolist()))(_net(lib))[1],
+    "buffer_assign_bad": lambda lib: setattr(_net(lib), "counter", 5),
+    "nn_Buffer": lambda lib: (lambda m: (setattr(m, "b", lib.nn.Buffer(lib.ones(2),
+                                                                       persistent=False)),
+                                         list(m.state_dict()), [n for n, _ in m.named_buffers()]))(
+        lib.nn.Linear(1, 1))[1:],
+    "shared_params_once": lambda lib: (lambda l: len(list(lib.nn.Sequential(l, l).parameters())))(
+        lib.nn.Linear(2, 2)),
+    "state_dict_keep_vars": lambda lib: [type(v).__name__ for v in
+                                         lib.nn.Linear(1, 1).state_dict(keep_vars=True).values()],
+    "incompatible_repr": lambda lib: repr(lib.nn.Linear(1, 1).load_state_dict(
+        {"weight": lib.zeros(1, 1)}, strict=False)),
+    "dir_has_params": lambda lib: "weight" in dir(lib.nn.Linear(1, 1)),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(API_PROGS))
+def test_module_api_matches_torch(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = _capture(API_PROGS[name], torch)
+        g = _capture(API_PROGS[name], tg)
+    assert g == t
+
+
+@needs_torch
+def test_hooks_match_torch():
+    def prog(lib):
+        log = []
+        m = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Tanh())
+        lin = m[0]
+        with torch.no_grad() if lib is torch else tg.no_grad():
+            lin.weight.copy_(lib.tensor([[1.0, -0.5], [0.25, 2.0]]))
+            lin.bias.zero_()
+        h1 = lin.register_forward_pre_hook(lambda mod, args: log.append(("pre", len(args))))
+        lin.register_forward_pre_hook(lambda mod, args, kw: ((args[0] * 2,), kw), with_kwargs=True)
+        lin.register_forward_hook(lambda mod, args, out: out + 1)
+        lin.register_forward_hook(lambda mod, args, kw, out: log.append(("fwd", kw)),
+                                  with_kwargs=True, prepend=True)
+        m[1].register_full_backward_hook(
+            lambda mod, gi, go: log.append(("bwd", [round(v, 5) for v in gi[0].flatten().tolist()],
+                                            [round(v, 5) for v in go[0].flatten().tolist()])))
+        m[1].register_full_backward_pre_hook(lambda mod, go: (go[0] * 3,))
+        x = lib.tensor([[0.5, -1.0]], requires_grad=True)
+        y = m(x)
+        y.sum().backward()
+        h1.remove()
+        m(x)
+        return log, [round(v, 5) for v in y.flatten().tolist()], \
+            [round(v, 5) for v in x.grad.flatten().tolist()]
+    assert prog(tg) == prog(torch)
+
+
+@needs_torch
+def test_state_dict_hooks_match_torch():
+    def prog(lib):
+        log = []
+        m = lib.nn.Linear(1, 1)
+        m.register_state_dict_pre_hook(lambda mod, prefix, keep: log.append(("pre", prefix)))
+        m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: log.append(("post",
+                                                                                   list(sd))))
+        m.register_load_state_dict_pre_hook(lambda mod, sd, prefix, *a: log.append(("lpre",
+                                                                                     list(sd))))
+        m.register_load_state_dict_post_hook(lambda mod, keys: log.append(("lpost", keys)))
+        m.load_state_dict(m.state_dict())
+        return [(a, b if a != "lpost" else (b.missing_keys, b.unexpected_keys)) for a, b in log]
+    assert prog(tg) == prog(torch)
+
+
+def test_deepcopy_and_pickle_keep_parameters():
+    m = tnn.Sequential(tnn.Linear(3, 2), tnn.BatchNorm1d(2))
+    m2 = copy.deepcopy(m)
+    assert all(isinstance(p, tnn.Parameter) for p in m2.parameters())
+    assert all(p is not q for p, q in zip(m.parameters(), m2.parameters()))
+    m3 = pickle.loads(pickle.dumps(m))
+    x = tg.randn(4, 3)
+    np.testing.assert_array_equal(_np(m3(x)), _np(m(x)))
+
+
+def test_default_init_bounds_without_torch():
+    tg.manual_seed(0)
+    lin = tnn.Linear(100, 50)
+    b = 1 / math.sqrt(100)
+    assert float(lin.weight.abs().max()) <= b and float(lin.bias.abs().max()) <= b
+    conv = tnn.Conv2d(3, 4, 5)
+    b = 1 / math.sqrt(3 * 25)
+    assert float(conv.weight.abs().max()) <= b
+    lstm = tnn.LSTM(10, 20)
+    assert all(float(p.abs().max()) <= 1 / math.sqrt(20) for p in lstm.parameters())
+    emb = tnn.Embedding(1000, 8, padding_idx=3)
+    assert abs(float(emb.weight.std()) - 1) < 0.1 and emb.weight[3].abs().sum().item() == 0
+    bn = tnn.BatchNorm1d(4)
+    assert bn.weight.tolist() == [1.0] * 4 and bn.bias.tolist() == [0.0] * 4
+
+
+def test_linear_and_lstm_gradients_by_finite_differences():
+    """Without torch: module gradients against central differences (float64)."""
+    tg.manual_seed(0)
+    for make, x in ((lambda: tnn.Linear(3, 2), np.random.default_rng(1).standard_normal((4, 3))),
+                    (lambda: tnn.LSTM(3, 2), np.random.default_rng(2).standard_normal((5, 2, 3))),
+                    (lambda: tnn.GRU(3, 2, bidirectional=True),
+                     np.random.default_rng(3).standard_normal((4, 1, 3))),
+                    (lambda: tnn.MultiheadAttention(4, 2),
+                     np.random.default_rng(4).standard_normal((3, 2, 4)))):
+        m = make().double()
+        xs = tg.tensor(x)
+
+        def f():
+            o = m(xs, xs, xs) if isinstance(m, tnn.MultiheadAttention) else m(xs)
+            o = o[0] if isinstance(o, tuple) else o
+            return (o * o).sum()
+        f().backward()
+        for p in m.parameters():
+            g = _np(p.grad).reshape(-1)
+            flat = p.detach().numpy().reshape(-1)
+            for k in range(min(flat.size, 4)):
+                old = flat[k]
+                with tg.no_grad():
+                    flat[k] = old + 1e-6
+                    up = float(f())
+                    flat[k] = old - 1e-6
+                    dn = float(f())
+                    flat[k] = old
+                assert abs((up - dn) / 2e-6 - g[k]) < 1e-5 * max(1, abs(g[k])), (type(m), k)
+
+
+def test_batchnorm_running_stats_numpy():
+    bn = tnn.BatchNorm1d(3, momentum=0.2)
+    x = np.random.default_rng(0).standard_normal((8, 3))
+    bn(tg.tensor(x.astype(np.float32)))
+    np.testing.assert_allclose(_np(bn.running_mean), 0.2 * x.mean(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(_np(bn.running_var), 0.8 + 0.2 * x.var(0, ddof=1), rtol=1e-5)
+    assert bn.num_batches_tracked.item() == 1
+    bn.eval()
+    y = bn(tg.tensor(x.astype(np.float32)))
+    ref = (x - _np(bn.running_mean)) / np.sqrt(_np(bn.running_var) + 1e-5)
+    np.testing.assert_allclose(_np(y), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_dropout_train_eval():
+    d = tnn.Dropout(0.5)
+    x = tg.ones(1000)
+    y = d(x)
+    vals = set(np.unique(_np(y)).tolist())
+    assert vals <= {0.0, 2.0} and 300 < int((y == 0).sum()) < 700
+    d.eval()
+    assert d(x) is x

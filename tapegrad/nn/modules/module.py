@@ -413,8 +413,10 @@ class Module:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
 
-        def convert(t):
-            return t.to(device, dtype if t.is_floating_point() else None, non_blocking)
+        def convert(t):                        # (tapegrad has one device: the CPU)
+            if dtype is not None and t.is_floating_point():
+                return t.to(dtype)
+            return t
         return self._apply(convert)
 
     def share_memory(self):
