@@ -22,3 +22,5 @@ for _name in _xf.__all__:
 # registered under its dotted name for `import torch.nn.utils.rnn`
 utils.rnn = _rnn_utils
 _sys.modules[__name__ + ".utils.rnn"] = _rnn_utils
+if not hasattr(utils, "__path__"):
+    utils.__path__ = []      # a package for the import system (its submodule is registered)
