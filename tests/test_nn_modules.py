@@ -202,6 +202,14 @@ CASES = {
                                  [np.array([1, 2, 4, 5, 4, 3, 2, 9])],
                                  {"offsets": lambda lib: lib.tensor([0, 4])}, {}),
     "EmbeddingBag_max": (lambda nn: nn.EmbeddingBag(10, 3, mode="max"), [ri(10, 4, 3)], {}, {}),
+    "EmbeddingBag_psw_padding_lastoffset": (
+        lambda nn: nn.EmbeddingBag(10, 3, mode="sum", include_last_offset=True, padding_idx=2),
+        [np.array([1, 2, 4, 5, 2, 3, 2, 9])],
+        {"offsets": lambda lib: lib.tensor([0, 3, 3, 8]),
+         "per_sample_weights": (lambda a: lambda lib: lib.tensor(a).requires_grad_())(
+             R.uniform(0.5, 1.5, 8))}, {}),
+    "EmbeddingBag_mean_padding": (lambda nn: nn.EmbeddingBag(10, 3, padding_idx=0),
+                                  [np.array([[0, 1, 2], [0, 0, 0], [3, 0, 4]])], {}, {}),
     "RNN": (lambda nn: nn.RNN(4, 5), [rn(6, 3, 4)], {}, {}),
     "RNN_relu_2layer_bi": (lambda nn: nn.RNN(4, 5, 2, nonlinearity="relu", bidirectional=True),
                            [rn(6, 3, 4)], {}, {}),

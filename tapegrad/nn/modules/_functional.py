@@ -36,15 +36,45 @@ def _F():
     return functional
 
 
+try:   # the facade's graph-naming helpers (internal): without them names stay tapegrad's
+    from ..._math import hide as _hide, named as _named_entry, tap as _tap
+except ImportError:  # pragma: no cover - internals moved
+    _hide = _named_entry = None
+
+    def _tap(t, slot):
+        return t
+
+
 def _named(t, name):
     """Give the last recorded entry of ``t`` torch's grad_fn name where tapegrad can."""
-    try:
-        from ..._math import named  # the facade's renaming helper (internal; optional)
-    except ImportError:  # pragma: no cover - internals moved: the name stays tapegrad's
-        return t
-    if t.requires_grad and t.grad_fn is not None:
-        named(t, name)
+    if _named_entry is not None and t.requires_grad and not t.is_leaf:
+        _named_entry(t, name)      # (before anything reads t.grad_fn: its view is cached)
     return t
+
+
+class _Composite:
+    """One torch node over a composition: its differentiable inputs go through ``tap`` (input
+    slots of the node), the intermediate results are hidden, and the result is named
+    ``name`` with ``arity`` inputs, so that ``grad_fn`` / ``next_functions`` read as torch's
+    single node (ConvolutionBackward0, EmbeddingBagBackward0)."""
+
+    def __init__(self, name, arity):
+        self.name, self.arity, self.mid = name, arity, []
+
+    def tap(self, t, slot):
+        return t if t is None else _tap(t, slot)
+
+    def __call__(self, t):
+        self.mid.append(t)
+        return t
+
+    def finish(self, out):
+        if _named_entry is None or not (isinstance(out, _tg.Tensor) and out.requires_grad
+                                        and not out.is_leaf):
+            return out
+        _hide(*[m for m in self.mid if m is not out and isinstance(m, _tg.Tensor)])
+        _named_entry(out, self.name, self.arity)
+        return out
 
 
 def _ntuple(v, n, name="value"):
@@ -104,23 +134,26 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
     L = int(np.prod(spatial))
     kk = int(np.prod(ksize))
     cin_g = C // groups
-    xf = x.reshape(N, C, L)
+    node = _Composite("ConvolutionBackward0", 3)
+    xin = node.tap(x, 0)
+    weight = node.tap(weight, 1)
+    bias = node.tap(bias, 2)
+    xf = node(xin.reshape(N, C, L))
     cols = []
     for g in range(groups):
-        wg = weight[g * cin_g:(g + 1) * cin_g].reshape(cin_g, cout_g * kk)
-        xg = xf[:, g * cin_g:(g + 1) * cin_g] if groups > 1 else xf
-        cols.append(wg.t().matmul(xg))
-    col = cols[0] if groups == 1 else _tg.cat(cols, 1)
+        wg = node(node(weight[g * cin_g:(g + 1) * cin_g]).reshape(cin_g, cout_g * kk))
+        xg = node(xf[:, g * cin_g:(g + 1) * cin_g]) if groups > 1 else xf
+        cols.append(node(node(wg.t()).matmul(xg)))
+    col = cols[0] if groups == 1 else node(_tg.cat(cols, 1))
     if nd == 1:
-        y = _F().fold(col, (1, out[0]), (1, ksize[0]), dilation=(1, dilation[0]),
-                      padding=(0, padding[0]), stride=(1, stride[0])).squeeze(2)
+        y = node(node(_F().fold(col, (1, out[0]), (1, ksize[0]), dilation=(1, dilation[0]),
+                                padding=(0, padding[0]), stride=(1, stride[0]))).squeeze(2))
     else:
-        y = _F().fold(col, out, ksize, dilation=dilation, padding=padding, stride=stride)
+        y = node(_F().fold(col, out, ksize, dilation=dilation, padding=padding, stride=stride))
     if bias is not None:
-        y = y + bias.reshape((1, -1) + (1,) * nd)
-    if not batched:
-        y = y.squeeze(0)
-    return _named(y, "ConvolutionBackward0")
+        y = node(y + node(bias.reshape((1, -1) + (1,) * nd)))
+    y = node.finish(y)
+    return y if batched else y.squeeze(0)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
@@ -216,21 +249,34 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         keep = idx[pos] != pi
     pos, bag = pos[keep], bag[keep]
     D = weight.shape[1]
-    rows = weight.index_select(0, _tg.tensor(idx[pos]))
-    if per_sample_weights is not None:
-        rows = rows * per_sample_weights.index_select(0, _tg.tensor(pos)).unsqueeze(1)
-    bag_t = _tg.tensor(bag)
+    npdt = np.float64 if weight.dtype == _tg.float64 else np.float32
+    node = _Composite("EmbeddingBagBackward0", 2)
+    w = node.tap(weight, 0)
     if mode == "max":
-        out = _tg.zeros(nb, D, dtype=weight.dtype).scatter_reduce(
-            0, bag_t.unsqueeze(1).expand(-1, D), rows, "amax", include_self=False)
-    else:
-        out = _tg.zeros(nb, D, dtype=weight.dtype).index_add(0, bag_t, rows)
-        if mode == "mean":
-            counts = np.bincount(bag, minlength=nb).astype(weight.dtype.np if hasattr(
-                weight.dtype, "np") else np.float32)
-            counts[counts == 0] = 1
-            out = out / _tg.tensor(counts).unsqueeze(1)
-    return _named(out, "EmbeddingBagBackward0")
+        # each output element is one weight element: the (first) maximum of its bag
+        wv = np.asarray(weight.detach().numpy())
+        arg = np.zeros((nb, D), np.int64)
+        has = np.zeros(nb, bool)
+        for b in range(nb):
+            members = idx[pos[bag == b]]
+            if members.size:
+                has[b] = True
+                arg[b] = members[np.argmax(wv[members], axis=0)]
+        out = node(w.gather(0, _tg.tensor(arg)))
+        if not has.all():
+            out = node(out * _tg.tensor(has[:, None].astype(npdt)))
+        return node.finish(out)
+    rows = node(w.index_select(0, _tg.tensor(idx[pos])))
+    coef = np.zeros((nb, pos.size), npdt)
+    coef[bag, np.arange(pos.size)] = 1.0
+    if mode == "mean":
+        counts = np.maximum(np.bincount(bag, minlength=nb), 1).astype(npdt)
+        coef /= counts[:, None]
+    mat = _tg.tensor(coef)
+    if per_sample_weights is not None:
+        psw = node.tap(per_sample_weights, 1)
+        mat = node(mat * node(node(psw.index_select(0, _tg.tensor(pos))).unsqueeze(0)))
+    return node.finish(mat.matmul(rows))
 
 
 # ----------------------------------------------------------------------------- dropouts
