@@ -649,3 +649,33 @@ def test_dropout_train_eval():
     assert vals <= {0.0, 2.0} and 300 < int((y == 0).sum()) < 700
     d.eval()
     assert d(x) is x
+
+
+def test_recurrent_layers_fused_and_stepwise_paths_agree():
+    """The fused layer Function (numpy BPTT) against the op-by-op path (taken for packed
+    sequences): all lengths equal, so both compute the same thing."""
+    from tapegrad.nn.utils.rnn import pack_padded_sequence
+    tg.manual_seed(0)
+    for make in (lambda: tnn.LSTM(3, 4, num_layers=2, bidirectional=True),
+                 lambda: tnn.GRU(3, 4, bidirectional=True), lambda: tnn.RNN(3, 4)):
+        m = make().double()
+        x = tg.tensor(np.random.default_rng(5).standard_normal((6, 2, 3)), requires_grad=True)
+        out, _ = m(x)
+        (out * out).sum().backward()
+        g1 = [_np(p.grad).copy() for p in m.parameters()] + [_np(x.grad).copy()]
+        m.zero_grad()
+        x.grad = None
+        packed, _ = m(pack_padded_sequence(x, [6, 6]))
+        (packed.data * packed.data).sum().backward()
+        g2 = [_np(p.grad) for p in m.parameters()] + [_np(x.grad)]
+        np.testing.assert_allclose(_np(packed.data).reshape(6, 2, -1), _np(out), rtol=1e-12)
+        for a, b in zip(g1, g2):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_double_backward_through_recurrent_layer_raises():
+    m = tnn.LSTM(2, 3)
+    out, _ = m(tg.randn(4, 1, 2))
+    g = tg.autograd.grad(out.sum(), m.weight_ih_l0, create_graph=True)[0]
+    with pytest.raises(RuntimeError):
+        g.sum().backward()

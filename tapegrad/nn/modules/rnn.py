@@ -50,8 +50,213 @@ def _gru_step(xg, hg, h):
     return (h - n) * z + n
 
 
+# ----------------------------------------------------------------------------- fused layer
+# One direction of one layer as one autograd Function: the forward and the backward through
+# time (BPTT) in numpy, in the parameters' dtype, with the same gate arithmetic as the
+# op-by-op path below (which stays for projections and packed sequences). One tape entry per
+# layer and direction instead of ~15 per time step. Its backward is not itself differentiable
+# (create_graph through a recurrent layer raises, as a once_differentiable Function does).
+def _sig(v):
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def _layer_forward(mode, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    T, B, _ = x.shape
+    xp = (x.reshape(T * B, -1) @ w_ih.T).reshape(T, B, -1)
+    if b_ih is not None:
+        xp += b_ih
+    H = w_hh.shape[1]
+    out = np.empty((T, B, H), x.dtype)
+    hs = np.empty((T, B, H), x.dtype)            # h before each step
+    acts = np.empty((T, B, w_hh.shape[0]), x.dtype)
+    cs = np.empty((T, B, H), x.dtype) if mode == "LSTM" else None    # c before each step
+    tcs = np.empty((T, B, H), x.dtype) if mode == "LSTM" else None
+    hn = np.empty((T, B, H), x.dtype) if mode == "GRU" else None     # W_hn h + b_hn
+    for t in range(T):
+        hs[t] = h
+        hh = h @ w_hh.T
+        if b_hh is not None:
+            hh += b_hh
+        if mode == "LSTM":
+            gates = hh + xp[t]
+            a = acts[t]
+            a[:, :H] = _sig(gates[:, :H])
+            a[:, H:2 * H] = _sig(gates[:, H:2 * H])
+            a[:, 2 * H:3 * H] = np.tanh(gates[:, 2 * H:3 * H])
+            a[:, 3 * H:] = _sig(gates[:, 3 * H:])
+            cs[t] = c
+            c = a[:, H:2 * H] * c + a[:, :H] * a[:, 2 * H:3 * H]
+            tcs[t] = np.tanh(c)
+            h = a[:, 3 * H:] * tcs[t]
+        elif mode == "GRU":
+            a = acts[t]
+            a[:, :H] = _sig(hh[:, :H] + xp[t, :, :H])
+            a[:, H:2 * H] = _sig(hh[:, H:2 * H] + xp[t, :, H:2 * H])
+            hn[t] = hh[:, 2 * H:]
+            a[:, 2 * H:] = np.tanh(xp[t, :, 2 * H:] + hh[:, 2 * H:] * a[:, :H])
+            n = a[:, 2 * H:]
+            h = (h - n) * a[:, H:2 * H] + n
+        else:
+            pre = hh + xp[t]
+            acts[t] = np.tanh(pre) if mode == "RNN_TANH" else np.maximum(pre, 0)
+            h = acts[t]
+        out[t] = h
+    return out, h, c, (hs, acts, cs, tcs, hn)
+
+
+def _layer_backward(mode, saved, x, w_ih, w_hh, has_bias, g_out, g_h, g_c):
+    hs, acts, cs, tcs, hn = saved
+    T, B, H = hs.shape
+    dt = x.dtype
+    dh = np.zeros((B, H), dt) if g_h is None else g_h.copy()
+    dc = None
+    if mode == "LSTM":
+        dc = np.zeros((B, H), dt) if g_c is None else g_c.copy()
+    dX = np.empty((T, B, w_ih.shape[0]), dt)     # gradients of the input projections
+    dHH = np.empty((T, B, w_hh.shape[0]), dt) if mode == "GRU" else None
+    for t in range(T - 1, -1, -1):
+        if g_out is not None:
+            dh = dh + g_out[t]
+        a = acts[t]
+        if mode == "LSTM":
+            i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
+            tc = tcs[t]
+            dc = dc + dh * o * (1 - tc * tc)
+            d = dX[t]
+            d[:, :H] = dc * g * i * (1 - i)
+            d[:, H:2 * H] = dc * cs[t] * f * (1 - f)
+            d[:, 2 * H:3 * H] = dc * i * (1 - g * g)
+            d[:, 3 * H:] = dh * tc * o * (1 - o)
+            dc = dc * f
+            dh = d @ w_hh
+        elif mode == "GRU":
+            r, z, n = a[:, :H], a[:, H:2 * H], a[:, 2 * H:]
+            hprev = hs[t]
+            dz = dh * (hprev - n)
+            dn = dh * (1 - z) * (1 - n * n)
+            dr = dn * hn[t] * r * (1 - r)
+            dzp = dz * z * (1 - z)
+            d = dX[t]
+            d[:, :H] = dr
+            d[:, H:2 * H] = dzp
+            d[:, 2 * H:] = dn
+            e = dHH[t]
+            e[:, :H] = dr
+            e[:, H:2 * H] = dzp
+            e[:, 2 * H:] = dn * r
+            dh = dh * z + e @ w_hh
+        else:
+            d = dX[t]
+            if mode == "RNN_TANH":
+                d[...] = dh * (1 - a * a)
+            else:
+                d[...] = dh * (a > 0)
+            dh = d @ w_hh
+    dHr = (dHH if mode == "GRU" else dX).reshape(T * B, -1)
+    dXr = dX.reshape(T * B, -1)
+    d_w_hh = dHr.T @ hs.reshape(T * B, H)
+    d_w_ih = dXr.T @ x.reshape(T * B, -1)
+    d_x = (dXr @ w_ih).reshape(x.shape)
+    d_b_ih = dXr.sum(0) if has_bias else None
+    d_b_hh = dHr.sum(0) if has_bias else None
+    return d_x, dh, dc, d_w_ih, d_w_hh, d_b_ih, d_b_hh
+
+
+class _OneBlasThread:
+    """OpenBLAS held to one thread (restored after): the per-step products are small, and
+    waking its other threads for each costs more than they save (much more on a busy
+    machine, where a woken thread waits for a time slice). Uses tapegrad's handle on numpy's
+    OpenBLAS (internal; without it nothing changes)."""
+
+    _fns = False
+
+    def __enter__(self):
+        if _OneBlasThread._fns is False:
+            try:
+                from ..._native import openblas_threads
+                _OneBlasThread._fns = openblas_threads()
+            except ImportError:                   # pragma: no cover - internals moved
+                _OneBlasThread._fns = None
+        fns = _OneBlasThread._fns
+        self.prev = None
+        if fns is not None:
+            self.prev = fns[0]()
+            fns[1](1)
+        return self
+
+    def __exit__(self, *exc):
+        if self.prev is not None:
+            _OneBlasThread._fns[1](self.prev)
+
+
+def _name_id(name):
+    try:
+        from ...autograd.graph import name_id
+    except ImportError:                           # pragma: no cover - internals moved
+        return None
+    return name_id(name)
+
+
+def _fused_cls(mode):
+    from ...autograd.function import Function, once_differentiable
+
+    class _RecurrentLayer(Function):
+        @staticmethod
+        def _node_name_id():
+            return _name_id("MkldnnRnnLayerBackward0" if mode == "LSTM" else "StackBackward0")
+
+        @staticmethod
+        def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh):
+            arr = [None if t is None else t.detach().numpy() for t in
+                   (x, h0, c0, w_ih, w_hh, b_ih, b_hh)]
+            with _OneBlasThread():
+                out, h, c, saved = _layer_forward(mode, *arr)
+            ctx.saved = saved
+            ctx.save_for_backward(x, w_ih, w_hh)
+            ctx.has_bias = b_ih is not None
+            res = (_tg.from_numpy(out), _tg.from_numpy(np.ascontiguousarray(h)))
+            if mode == "LSTM":
+                return res + (_tg.from_numpy(np.ascontiguousarray(c)),)
+            return res
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g_out, g_h, g_c=None):
+            x, w_ih, w_hh = ctx.saved_tensors
+            arrs = [None if g is None else g.detach().numpy() for g in (g_out, g_h, g_c)]
+            with _OneBlasThread():
+                res = _layer_backward(mode, ctx.saved, x.detach().numpy(),
+                                      w_ih.detach().numpy(), w_hh.detach().numpy(),
+                                      ctx.has_bias, *arrs)
+            return tuple(None if r is None else _tg.from_numpy(np.ascontiguousarray(r))
+                         for r in res)
+
+    _RecurrentLayer.__name__ = "MkldnnRnnLayer" if mode == "LSTM" else "RecurrentLayer"
+    return _RecurrentLayer
+
+
+_FUSED = {}
+
+
+def _fused_direction(mode, x, h, c, w_ih, w_hh, b_ih, b_hh, reverse):
+    cls = _FUSED.get(mode)
+    if cls is None:
+        cls = _FUSED[mode] = _fused_cls(mode)
+    xin = x.flip(0) if reverse else x
+    if mode == "LSTM":
+        out, h_t, c_t = cls.apply(xin.contiguous(), h.contiguous(), c.contiguous(), w_ih,
+                                  w_hh, b_ih, b_hh)
+    else:
+        out, h_t = cls.apply(xin.contiguous(), h.contiguous(), None, w_ih, w_hh, b_ih, b_hh)
+        c_t = None
+    return (out.flip(0) if reverse else out), h_t, c_t
+
+
 def _run_direction(mode, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr, lengths, reverse):
     """One direction of one layer over x (T, B, I): (outputs (T, B, H), h_T, c_T)."""
+    if w_hr is None and lengths is None and x.dtype in (_tg.float32, _tg.float64) \
+            and x.shape[0] > 0:
+        return _fused_direction(mode, x, h, c, w_ih, w_hh, b_ih, b_hh, reverse)
     F = _F()
     T, B = x.shape[0], x.shape[1]
     rev_idx = None
