@@ -24,13 +24,11 @@ OrderedDict, Counter, set, bytearray, complex) plus what ``add_safe_globals`` /
 ``safe_globals`` allow, and refuses anything else with torch's ``UnpicklingError`` message.
 """
 import collections
-import contextlib
 import io
 import os
 import pickle
 import struct
 import sys
-import tarfile
 import warnings
 import zipfile
 from collections import OrderedDict

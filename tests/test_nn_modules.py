@@ -19,7 +19,6 @@ import pytest
 
 import tapegrad as tg
 import tapegrad.nn as tnn
-import tapegrad.nn.functional as TF
 
 try:
     import torch

@@ -9,7 +9,6 @@ state_dict structure: float64 to ~1e-12, float32 to a few ulps.
 import copy
 import math
 import pickle
-import warnings
 
 import numpy as np
 import pytest

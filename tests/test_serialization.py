@@ -171,7 +171,6 @@ def test_whole_module_pickles_with_weights_only_false(tmp_path):
 
 
 def test_cuda_location_needs_map_location(tmp_path):
-    import pickletools  # noqa: F401
     f = tmp_path / "g.pt"
     tg.save({"w": tg.ones(2)}, f)
     with zipfile.ZipFile(f) as z:

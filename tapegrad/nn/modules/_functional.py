@@ -15,7 +15,6 @@ attaches them to ``tapegrad.nn.functional`` under torch's names when that module
   ``interpolate`` (nearest, nearest-exact, linear, bilinear, area), ``multilabel_margin_loss``.
 """
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -96,7 +95,7 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
     output_padding = _ntuple(output_padding, nd, "output_padding")
     dilation = _ntuple(dilation, nd, "dilation")
     if weight.dim() != nd + 2:
-        raise RuntimeError(f"weight should have at least three dimensions")
+        raise RuntimeError("weight should have at least three dimensions")
     batched = input.dim() == nd + 2
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
@@ -225,7 +224,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
                          f"{input.dim()}")
     if mode not in ("sum", "mean", "max"):
-        raise ValueError(f"mode has to be one of sum, mean or max")
+        raise ValueError("mode has to be one of sum, mean or max")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
                                   "per_sample_weights is only supported for mode='sum' "
@@ -951,7 +950,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if not batched:
         tg = tg.reshape(1, -1) if tg.ndim == 1 and tg.size == tl.sum() and tl.size == 1 else tg
     if il.size != N or tl.size != N:
-        raise RuntimeError(f"input_lengths must be of size batch_size" if il.size != N
+        raise RuntimeError("input_lengths must be of size batch_size" if il.size != N
                            else "target_lengths must be of size batch_size")
     if tg.ndim == 1:                                   # concatenated targets
         starts = np.concatenate([[0], np.cumsum(tl)[:-1]])

@@ -134,7 +134,7 @@ def _parse_to(*args, **kwargs):
     device = dtype = None
     non_blocking = kwargs.pop("non_blocking", False)
     memory_format = kwargs.pop("memory_format", None)
-    copy = kwargs.pop("copy", None)  # noqa: F841 - accepted as torch's parser does
+    kwargs.pop("copy", None)                      # accepted, as torch's parser does
     for k in list(kwargs):
         if k == "device":
             device = kwargs.pop(k)
