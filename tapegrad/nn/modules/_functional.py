@@ -1013,6 +1013,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         loss = _tg.where(impossible, _tg.zeros_like(loss), loss)
     else:
         loss = _tg.where(impossible, _tg.full_like(loss, float("inf")), loss)
+    loss = _named(loss, "CtcLossBackward0")
     if reduction == "none":
         return loss if batched else loss.squeeze(0)
     if reduction == "sum":
