@@ -380,3 +380,30 @@ def test_pickle_and_deepcopy_of_optimizer():
     assert opt2.state_dict()["param_groups"] == opt.state_dict()["param_groups"]
     opt3 = copy.deepcopy(opt)
     assert len(opt3.state) == len(opt.state)
+
+
+def test_non_contiguous_and_mixed_dtype_groups_match_reference():
+    """A Parameter over a transposed (non-contiguous) array and float32/float64 parameters in
+    one group: the copy-around path and the per-dtype calls against the tensor reference."""
+    def make():
+        base = np.arange(12.0).reshape(3, 4) / 7.0
+        p1 = tg.nn.Parameter(tg.tensor(base).t())                  # float64, non-contiguous
+        p2 = tg.nn.Parameter(tg.tensor(base[0].astype(np.float32)))
+        return [p1, p2]
+
+    results = []
+    for reference in (False, True):
+        ps = make()
+        opt = tg.optim.Adam(ps, lr=0.05, amsgrad=True, weight_decay=0.01)
+        if reference:
+            opt.param_groups[0]["differentiable"] = True
+        for k in range(6):
+            opt.zero_grad()
+            for p in ps:
+                p.grad = tg.tensor(grad_of(p.detach().numpy().astype(np.float64), k)
+                                   .astype(p.detach().numpy().dtype))
+            opt.step()
+        results.append([p.detach().numpy().astype(np.float64) for p in ps])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert not make()[0].is_contiguous()
