@@ -295,7 +295,7 @@ def vmap(func, in_dims, out_dims, progress, reduce, args):
     # 1. record on the client, on the first point (the recordings go to func's own cache)
     firsts = dask.compute(*[x[:1] for x in batched], *unbatched)
     vm = local_vmap(func, tuple(0 if d is not None else None for d in dims), 0,
-                    progress=False, reduce=reduce)
+                    progress=False, reduce=reduce and "sum")    # (chunks return sums)
     example = _fill(spec, kinds, firsts[:len(batched)], firsts[len(batched):])
     res = vm(*example)
     outs = []
@@ -306,7 +306,7 @@ def vmap(func, in_dims, out_dims, progress, reduce, args):
         out_meta = [(tuple(t._data.shape), t._data.dtype) for t in outs]
     # 2. the program: pickled once, one graph key
     state = {"func": func, "dims": tuple(0 if d is not None else None for d in dims),
-             "reduce": reduce, "own": vm._cache, "spec": spec, "kinds": kinds,
+             "reduce": reduce and "sum", "own": vm._cache, "spec": spec, "kinds": kinds,
              "metas": metas, "desc": desc}
     blob = _dumps(state)
     token = hashlib.sha1(blob).hexdigest()

@@ -140,7 +140,7 @@ def test_in_dims_out_dims_and_mixed_arguments():
     t = np.tanh(X * S[:, None])
     np.testing.assert_allclose(gx, S[:, None] * (1 - t * t) * W.T, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(gw, t, rtol=1e-12)
-    np.testing.assert_allclose(v, (t * W.T).sum(0), rtol=1e-12)
+    np.testing.assert_allclose(v, (t * W.T).sum(0), rtol=1e-12, atol=1e-14)
 
 
 def vec(x):
