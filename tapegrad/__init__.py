@@ -52,8 +52,9 @@ from .special import digamma, erfc, lgamma, logit, mvlgamma, polygamma, xlogy  #
 from .autograd import hooks as _hooks  # noqa: F401,E402  (attaches Tensor.register_hook etc.)
 from . import func  # noqa: F401,E402
 from .func import compile  # noqa: F401,E402
-from . import _interp, _fastload  # noqa: E402
+from ._compiled import _driver, _fastload, _interp  # noqa: E402
 _fastload.install(_interp)  # cached interpreter loads without Numba's full refresh (start-up)
+_fastload.install(_driver)
 
 float = float32
 double = float64

@@ -16,8 +16,8 @@ import warnings
 
 import numpy as np
 
-from .autograd.grad_mode import STATE
-from .autograd.graph import multi_name_id
+from ._state import STATE
+from ._core.names import multi_name_id
 from ._reduce import return_types, _rt
 from .tensor import Tensor, _wrap, _DEFAULT, _result_dtype, _type_name
 
@@ -885,8 +885,8 @@ def _output_nr(self):
     """Which output of its grad_fn this tensor is (0 for leaves and single-output nodes)."""
     if self._tape is None:
         return 0
-    from . import tape as _tp
-    from .kernels import NK, NNR
+    from ._core import tape as _tp
+    from ._schema import NK, NNR
     tp, node = _tp.resolve(self)
     return int(tp.N[node * NK + NNR])
 

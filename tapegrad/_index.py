@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from .autograd.graph import chain_name_id as _chain_name_id, name_id as _name_id
+from ._core.names import chain_name_id as _chain_name_id, name_id as _name_id
 from .tensor import Tensor, bool_, uint8, int32, int64
 
 __all__ = ["parse", "Key"]

@@ -10,12 +10,13 @@ import math
 
 import numpy as np
 
-from . import kernels as _K
-from . import tape as _tp
-from .autograd.grad_mode import STATE
-from .autograd.graph import ONE_INPUT, _CPP_NAMES, entry_name, multi_name_id, tap_name_id
+from ._compiled import kernels as _K
+from ._core import tape as _tp
+from ._state import STATE
+from ._core.names import ONE_INPUT, _CPP_NAMES, multi_name_id, tap_name_id
+from ._core.tape import entry_name
 from .autograd.function import Function
-from .kernels import F_HIDDEN, FL, K, NK, NM, NPROD
+from ._schema import F_HIDDEN, FL, K, NK, NM, NPROD
 from .ops import BY_NAME
 from .tensor import (GUARD, Tensor, _DEFAULT, _guard_sel, _check_shapes, _checked_scalar, _convert, _is_number,
                      _nm, _np_scalar,
@@ -74,7 +75,7 @@ def _no_inplace_derivative(name):
 
 
 def _no_grad_ctx():
-    from .autograd.grad_mode import no_grad
+    from ._state import no_grad
     return no_grad()
 
 
@@ -1141,7 +1142,8 @@ def _hide_below(out, *inputs):
     ``inputs`` themselves: the taps ``out``'s node reads are the composition's own."""
     if out._tape is None:
         return
-    from .autograd.graph import NAMES, TAPS, _operands, name_id
+    from ._core.names import NAMES, TAPS, name_id
+    from .autograd.graph import _operands
     tp, e = entry_of(out)
     stop = set()
     for t in inputs:

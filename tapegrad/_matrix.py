@@ -7,7 +7,7 @@ torch does.
 """
 import numpy as np
 
-from .autograd.grad_mode import STATE
+from ._state import STATE
 from .tensor import Tensor, _matmul_dtype_error, _mm_core, _wrap, matmul as _matmul2
 from ._math import exact, hide, named, tap_entry
 from ._shape import _concat, _reshape_view, expand, index_map, permute

@@ -31,7 +31,7 @@ PART_SECONDS = 0.2          # target time of one part between reports
 PIECE_BYTES = 64 << 20      # reduce=: per-point results of one piece at most this big
 PIECE_MIN, PIECE_MAX = 1024, 1 << 20
 
-# run()'s positional arguments (tapegrad/_interp.py)
+# run()'s positional arguments (tapegrad/_compiled/_driver.py)
 _NE, _B, _P, _G, _INS, _OUTS, _CTS, _GRADS = 10, 11, 12, 13, 14, 15, 16, 17
 
 _tls = threading.local()
@@ -173,7 +173,7 @@ def _shift(args, p0, n):
     """run()'s arguments for points p0 .. p0+n of the batch: each table row's address moved
     on by p0 points (input and cotangent rows by their per-point stride, 0 for a row shared
     by all points; output and gradient rows by their element count)."""
-    from ._interp import ADDR, NEL, PSTR, SLOT
+    from ._compiled._driver import ADDR, NEL, PSTR, SLOT
     a = list(args)
     a[_P] = n
     a[_G] = max(1, min(args[_G], -(-n // args[_B])))

@@ -18,10 +18,10 @@ import warnings
 
 import numpy as np
 
-from . import tape as _tp
-from .autograd.grad_mode import STATE
-from .autograd.graph import ONE_INPUT
-from .kernels import F_HIDDEN
+from ._core import tape as _tp
+from ._state import STATE
+from ._core.names import ONE_INPUT
+from ._schema import F_HIDDEN
 from .ops import OPCODE
 from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
                      _tape_for, _wrap, bool_, float64, int32, int64)
@@ -564,7 +564,7 @@ def _var_core(input, dim, keepdim, correction, sqrt_, name):
         n *= d.shape[i]
     if nd:
         if d.size:
-            from . import _sums        # (Numba kernels: imported on first use)
+            from ._compiled import _sums        # (Numba kernels: imported on first use)
             v, _ = _sums.var_dims(d if d.dtype.itemsize >= 4 else d.astype(np.float32), dims,
                                   correction)
         else:
@@ -850,7 +850,7 @@ def _scan(d, ax, dt, prod):
     if d.ndim == 0:
         return d.astype(dt.np)
     if d.dtype.kind == "f" and d.dtype.itemsize >= 4:
-        from . import _sums
+        from ._compiled import _sums
         return _sums.scan(d, ax, prod)
     return (np.cumprod if prod else np.cumsum)(d, axis=ax, dtype=dt.np)
 

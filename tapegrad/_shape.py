@@ -13,10 +13,10 @@ import numbers
 
 import numpy as np
 
-from . import tape as _tp
-from .autograd.grad_mode import STATE
-from .autograd.graph import multi_name_id, tap_name_id
-from .kernels import F_HIDDEN
+from ._core import tape as _tp
+from ._state import STATE
+from ._core.names import multi_name_id, tap_name_id
+from ._schema import F_HIDDEN
 from .ops import OPCODE
 from .tensor import (Size, Tensor, _norm_dims, _nm, _out, _record_index, _record_offset, _src,
                      _tape_for, _track_view, _track_views, _view, _wrap, _convert, promote_types)

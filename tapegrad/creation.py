@@ -577,7 +577,7 @@ def _num(v):
 def _zero_grad(value, dt, inputs, name):
     """``value`` as the output of a node ``name`` over ``inputs`` whose gradient is zero: a
     multiplication by zero (hidden) of each input requiring grad, carrying ``value``."""
-    from .autograd.grad_mode import STATE
+    from ._state import STATE
     from .tensor import _record_binary
     from .ops import BY_NAME
     from ._math import hide, named

@@ -30,12 +30,12 @@ import weakref
 
 import numpy as np
 
-from . import _native
+from ._compiled import _native
 from ._sel import SEL as _SEL
 from ._progress import run_batch as _run_batch, scaled as _scaled
-from . import tape as _tp
-from .kernels import (CI, F_ALIAS, F_BIG, F_HOOK, F_NOGA, F_NOGB, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
-                      IA, IB, NM, P0, P1, SA, SB)
+from ._core import tape as _tp
+from ._schema import (CI, F_ALIAS, F_BIG, F_HOOK, F_NOGA, F_NOGB, F_NPFWD, FL, K, NDT, NK, NOFF,
+                      NPROD, NSIZE, OP, OUT, IA, IB, NM, P0, P1, SA, SB)
 
 log = logging.getLogger("tapegrad.func")
 _MISSING = object()
@@ -56,7 +56,7 @@ def _mods():
     """tensor module and interpreter, imported once (not per call)."""
     if "T" not in _M:
         import sys
-        from . import _interp
+        from ._compiled import _interp
         from .tensor import Tensor, _wrap  # noqa: F401
         _M["T"] = sys.modules[__name__.rsplit(".", 1)[0] + ".tensor"]
         _M["forward"], _M["reverse"] = _interp.forward, _interp.reverse
@@ -234,7 +234,7 @@ class CompiledTape:
                 u._rg = True
             fresh.append(u)
         self._recording = None
-        from .autograd.grad_mode import enable_grad
+        from ._state import enable_grad
         prev = GUARD[0]
         with _tp.recording() as tp, enable_grad():
             self._recording = tp
@@ -1220,9 +1220,9 @@ class CompiledTape:
         Returns (outputs, gradients, ok): outputs (P, *shape), gradients per input
         (P, *shape) or None (unreached), ok a bool (P,) mask of the points whose recorded
         branch decisions hold (the others must be evaluated again)."""
-        from ._interp import run
+        from ._compiled._driver import run
         from numba import get_num_threads
-        from ._vmath import start_threads
+        from ._compiled._vmath import start_threads
         start_threads()                     # the workers' short spin-wait (see _vmath)
         if self.crefs:
             self._refresh_constants()
@@ -1336,7 +1336,7 @@ class CompiledTape:
 
     # --------------------------------------------------------------- presentation
     def _names(self, tp):
-        from .autograd.graph import NAMES
+        from ._core.names import NAMES
         from .ops import OPS
         E = self.E.reshape(-1, K)
         return [(OPS[int(E[e, OP])].name, NAMES[int(E[e, NM])]) for e in range(self.ne)]

@@ -261,7 +261,7 @@ def _inv_np(a, fname="linalg.inv"):
 
 
 def _recorded():
-    from .autograd.grad_mode import STATE
+    from ._state import STATE
     return STATE.enabled
 
 
@@ -802,7 +802,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     _matrix(A, "svd")
     if full_matrices and min(A.shape[-2:]) != max(A.shape[-2:]):
         from .tensor import _wrap
-        from .autograd.grad_mode import STATE
+        from ._state import STATE
         if A._rg and STATE.enabled:
             raise NotImplementedError("linalg.svd: the derivative with full_matrices=True on a "
                                       "non-square input is not supported; use "

@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from .autograd.graph import ONE_INPUT
-from .autograd.grad_mode import STATE
+from ._core.names import ONE_INPUT
+from ._state import STATE
 from .tensor import Tensor, _wrap, sigmoid as expit  # noqa: F401
 from ._math import (_floatify, clamp, erf, exact, exp2, expm1, hide, log1p, named, unary,  # noqa: F401
                     where)

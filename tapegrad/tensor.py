@@ -18,11 +18,12 @@ import weakref
 
 import numpy as np
 
-from . import _layout, _native, _par, _vmath
-from . import tape as _tp
-from .autograd.grad_mode import STATE
-from .kernels import F_BIG, F_HIDDEN, F_SAVES, FL, IA, K, NDT, NK, NM, NPROD
-from .tape import _PACK_E, _PACK_N, address as _address
+from ._compiled import _layout, _native, _vmath
+from . import _par
+from ._core import tape as _tp
+from ._state import STATE
+from ._schema import F_BIG, F_HIDDEN, F_SAVES, FL, IA, K, NDT, NK, NM, NPROD
+from ._core.tape import _PACK_E, _PACK_N, address as _address
 from .ops import BY_NAME, OPCODE, OPS
 
 _ndarray = np.ndarray
@@ -442,7 +443,7 @@ _NM = None
 def _nm(name):
     global _NM
     if _NM is None:
-        from .autograd.graph import name_id
+        from ._core.names import name_id
         _NM = name_id
     return _NM(name)
 
@@ -463,7 +464,7 @@ def _nm_default(op):
     return _OPNM[op.opcode]
 
 
-from .autograd.graph import NAMES as _NAMES, name_id as _name_id  # noqa: E402
+from ._core.names import NAMES as _NAMES, name_id as _name_id  # noqa: E402
 
 _OPNM = [_name_id(op.grad_fn) for op in OPS]
 _ROT_E = _tp.ROTATE_AT * K
@@ -1820,7 +1821,7 @@ def _view_checks(t, sub=None):
             nr, name = 0, sub
         else:
             tp, node = _tp.resolve(t)
-            from .autograd.graph import entry_name
+            from ._core.tape import entry_name
             nr, name = tp.N[node * NK + 4], entry_name(tp, tp.N[node * NK + NPROD])
         raise RuntimeError("Output %d of %s is a view and is being modified inplace. %s" % (
             nr, _tp._short(name), _MULTI_TAIL))
@@ -2965,7 +2966,7 @@ def _reduce(input, dim, keepdim, dtype, mean_, named1=True):
         if d.size < _SUMS_MIN:
             y = _add_reduce(d, axis=dims, dtype=np.float64, keepdims=keepdim)
         else:
-            from . import _sums        # (Numba kernels: imported on first use)
+            from ._compiled import _sums        # (Numba kernels: imported on first use)
             y = _sums.sum_dims(d if d.dtype.itemsize >= 4 else d.astype(np.float32), dims)
             if not keepdim:
                 y = y.reshape(tuple(s for i, s in enumerate(shape) if i not in dims))
@@ -3295,7 +3296,7 @@ def _mm_core(a, b, m, k, n, y, name):
 
 
 _MM_OPCODE = OPCODE["mm"]
-from . import _blas  # noqa: E402
+from ._compiled import _blas  # noqa: E402
 from . import _index  # noqa: E402
 
 

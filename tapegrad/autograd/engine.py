@@ -6,10 +6,10 @@ into ``.grad`` (or returns them, for ``grad``).
 """
 import numpy as np
 
-from .. import tape as _tp
-from ..kernels import F_HIDDEN, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
+from .._core import tape as _tp
+from .._schema import F_HIDDEN, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
 from ..ops import OPCODE
-from .grad_mode import STATE
+from .._state import STATE
 
 _PYFUNC = OPCODE["pyfunc"]
 _COPY = OPCODE["copy"]
@@ -534,7 +534,7 @@ def _accumulate_graph(t, g):
 
 
 def _graph_copy(g, leaf):
-    from .graph import multi_name_id, name_id, tap_name_id
+    from .._core.names import multi_name_id, name_id, tap_name_id
     T = _tensor_mod()
     tp, n = _tp.resolve(g)
     size, slot = g._data.size, g._dtype.slot

@@ -10,10 +10,10 @@ import weakref
 
 import numpy as np
 
-from .. import tape as _tp
-from ..kernels import F_SAVES, NK
-from .grad_mode import STATE, no_grad
-from .graph import function_name_id, name_id
+from .._core import tape as _tp
+from .._schema import F_SAVES, NK
+from .._state import STATE, no_grad
+from .._core.names import function_name_id, name_id
 
 
 class FunctionCtx:

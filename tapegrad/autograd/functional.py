@@ -8,7 +8,7 @@ Tensor, tuples where it was a tuple.
 import numpy as np
 
 from .engine import grad as _grad
-from .grad_mode import enable_grad
+from .._state import enable_grad
 
 
 def _T():

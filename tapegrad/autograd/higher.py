@@ -14,12 +14,12 @@ finite differences of the first derivative, and torch's double backward.
 """
 import numpy as np
 
-from .. import tape as _tp
-from ..kernels import (CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NOFF, NPROD, NSIZE,
-                       OP, OUT, P0, P1, SA, SB, SY)
+from .._core import tape as _tp
+from .._schema import (CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NOFF, NPROD, NSIZE, OP,
+                       OUT, P0, P1, SA, SB, SY)
 from ..ops import BINARY, BY_NAME, CAST, INDEX, MM, OPS, PYFUNC, SUM, UNARY
-from .grad_mode import STATE
-from .graph import name_id
+from .._state import STATE
+from .._core.names import name_id
 
 _MUL = BY_NAME["mul"]
 _SLICE, _EMBED = BY_NAME["slice"].opcode, BY_NAME["embed"].opcode

@@ -13,10 +13,10 @@ import itertools
 
 import numpy as np
 
-from .. import tape as _tp
-from ..kernels import F_BIG, F_HOOK, FL, IA, IB, K, NDT, NK, NPROD, NSIZE, OP, P0
+from .._core import tape as _tp
+from .._schema import F_BIG, F_HOOK, FL, IA, IB, K, NDT, NK, NPROD, NSIZE, OP, P0
 from ..ops import BINARY, MM, OPCODE, OPS, PYFUNC, UNARY
-from .grad_mode import STATE
+from .._state import STATE
 
 _ids = itertools.count()
 _PYFUNC = OPCODE["pyfunc"]
@@ -320,3 +320,5 @@ def _attach():
 
 
 _attach()
+# the backward sweep (tapegrad._core.tape) calls these for hooked entries and custom Functions
+_tp.HOOKS.run_entry, _tp.HOOKS.run_pyfunc = run_entry, run_pyfunc

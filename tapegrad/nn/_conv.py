@@ -31,13 +31,13 @@ import math
 
 import numpy as np
 
-from ..autograd.grad_mode import STATE
-from ..autograd.graph import ONE_INPUT
-from ..kernels import F_HIDDEN
+from .._state import STATE
+from .._core.names import ONE_INPUT
+from .._schema import F_HIDDEN
 from ..tensor import Tensor, _guard_sel, _nm, _out, _record_index, _src, _tape_for, _wrap
 from .._math import hide, named, tap_entry, exact
 from .._shape import _flat
-from .. import _scatter
+from .._compiled import _scatter
 
 ONE_INPUT.update({"AvgPool2DBackward0", "AdaptiveAvgPool2DBackward0"})
 

@@ -16,9 +16,9 @@ import numpy as np
 
 from .. import _math
 from .._math import hide, named, tap
-from ..autograd.grad_mode import no_grad
+from .._state import no_grad
 from ..tensor import Tensor, _wrap, bool_, int64
-from ..autograd.graph import ONE_INPUT
+from .._core.names import ONE_INPUT
 
 # aten's Tensor-Scalar overloads (x + 1e-12, x - margin inside a C++ composition): one input
 ONE_INPUT.update({"AddBackward1", "SubBackward1"})

@@ -11,15 +11,15 @@ import warnings
 import numpy as np
 
 from .. import _math
-from ..autograd.grad_mode import STATE
+from .._state import STATE
 from ..tensor import (Tensor, _as_dtype, _norm_dims, _record_unary, _record_unary_sum, _wrap, _nm,
                       bool_, int64, sigmoid, tanh)
 from ..tensor import relu as _relu
 from ..tensor import _guard_sel
 from .._math import hide, named, exact, tap, tap_entry, unary
-from .. import _vmath
+from .._compiled import _vmath
 from ..ops import BY_NAME as _ROWS
-from ..autograd.graph import ONE_INPUT, multi_name_id
+from .._core.names import ONE_INPUT, multi_name_id
 
 ONE_INPUT.update({"MishBackward0", "GluBackward0", "HardswishBackward0", "CeluBackward0",
                   "CeluBackward1", "HardtanhBackward0", "ThresholdBackward0", "ThresholdBackward1",
@@ -748,7 +748,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         return _wrap(y if y.ndim else y[()], input._dtype)
     from ..tensor import _out, _tape_for, _src
     from ..ops import OPCODE
-    from ..kernels import F_HIDDEN
+    from .._schema import F_HIDDEN
     tp = _tape_for(input)
     node = _src(input, tp)
     dt = input._dtype.slot
@@ -1221,7 +1221,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         xc = input - mu
         var = (xc * xc).mean(dims, keepdim=True)
         if running_mean is not None or running_var is not None:
-            from ..autograd.grad_mode import no_grad
+            from .._state import no_grad
             with no_grad():
                 m = float(momentum) if momentum is not None else 0.1
                 if running_mean is not None:

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from .._state import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",

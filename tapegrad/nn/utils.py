@@ -5,7 +5,7 @@
 import types
 import warnings
 
-from ..autograd.grad_mode import no_grad
+from .._state import no_grad
 from ..tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",

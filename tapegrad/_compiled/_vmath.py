@@ -140,7 +140,7 @@ if OK:
     from numba import carray, njit, prange, types
     from numba.extending import intrinsic
 
-    from .kernels import _voidptr, saved_address
+    from ._addr import _voidptr, saved_address
 
     def _vcall(base):
         """An intrinsic f(src, dst, i): dst[i:i+L] = base(src[i:i+L]) on one SIMD register
