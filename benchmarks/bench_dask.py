@@ -137,30 +137,40 @@ def main():
 
     # 3. the cluster
     import dask.array as da
-    from distributed import Client, LocalCluster, wait
+    from distributed import Client, LocalCluster, futures_of, get_task_stream, wait
     import tapegrad._dask as td
     td._reset_stats()
     t0 = time.perf_counter()
-    cluster = LocalCluster(n_workers=a.workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=40,
-                           env={"NUMBA_NUM_THREADS": "1"})
+    os.environ["NUMBA_NUM_THREADS"] = "1"       # the workers' (spawned with this environment)
+    try:
+        cluster = LocalCluster(n_workers=a.workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=40)
+    finally:
+        del os.environ["NUMBA_NUM_THREADS"]
     client = Client(cluster)
     client.wait_for_workers(a.workers)
+    assert set(client.run(lambda: __import__("numba").get_num_threads()).values()) == {1}
     print("\nLocalCluster: %d processes x 1 thread, started in %.1f s" % (a.workers, time.perf_counter() - t0))
     results = {}
     for chunk in (C, C // 10):
         Xd = client.persist(da.random.default_rng(0).random((P, n), chunks=(chunk, n)) * 2 - 0.5)
         wait(Xd)
-        gv = tf.vmap(tf.grad_and_value(rosen))
+        gav = tf.grad_and_value(rosen)
+        gv = tf.vmap(gav)
         g, v = gv(Xd)
         # warm: every worker receives the program and loads the batched sweeps
         wait(client.persist(gv(Xd[:a.workers * 1000].rechunk(1000))))
         out = {}
 
         def run():
+            if "r" in out:                  # forget the last results (same keys otherwise)
+                keys = {f.key for f in futures_of(out["r"])}
+                client.cancel(out.pop("r"))
+                while keys & set(client.who_has()):
+                    time.sleep(0.01)
             out["r"] = client.persist([g, v])
             wait(out["r"])
-        with client.get_task_stream() as stream:
+        with get_task_stream(client) as stream:
             t, ts = med(run, a.repeats)
         nch = len(g.chunks[0])
         comp = [sum(s["stop"] - s["start"] for s in r["startstops"] if s["action"] == "compute")
@@ -183,8 +193,7 @@ def main():
             layer = g.dask.layers[g.name.rsplit("-out", 1)[0]]
             prog = next(v.value for k, v in layer.items() if str(k).startswith("tapegrad-program-"))
             task = next(v for k, v in layer.items() if isinstance(k, tuple))
-            tape = prog.state["own"].tapes or gv._cache.tapes
-            tape = next(iter(tape.values()))[0]
+            tape = next(iter(gav._cache.tapes.values()))[0]
             arrivals = client.run(td.stats)
             print("bytes: tape %d B (pickled; %d entries), program %d B (the tape, the function, "
                   "the call's layout) once per worker; a chunk task %d B; programs received per "

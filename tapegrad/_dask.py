@@ -228,6 +228,13 @@ def vmap(func, in_dims, out_dims, progress, reduce, args):
     from ._progress import _name
 
     desc = _name(func)
+    from .tensor import GUARD
+    if GUARD[0] is not None:            # inside a tapegrad.func recording (grad(f) of an f
+        raise TypeError(                # whose body maps over a Dask array)
+            "%s over Dask arrays cannot be recorded inside another transform (its results are "
+            "Dask arrays, not tensors): for the gradient of a sum over a Dask batch, write "
+            "vmap(grad_and_value(loss), in_dims=(None, 0), reduce='sum')(params, X) "
+            "(docs/scaling.md)" % desc)
     if progress:
         raise ValueError(
             "%s over Dask arrays returns lazy Dask arrays: show the progress where they are "

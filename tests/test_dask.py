@@ -211,6 +211,9 @@ def test_bad_arguments_raise_before_any_compute():
         tf.vmap(tf.grad(rosen), out_dims=1, reduce="sum")
     with pytest.raises(ValueError, match="compute_chunk_sizes"):
         tf.vmap(tf.grad(rosen))(Xd[Xd[:, 0] > 0])
+    with pytest.raises(TypeError, match="reduce='sum'"):      # grad of a sum over Dask points
+        tf.grad(lambda w: tf.vmap(lambda w, x: (w * x).sum(), in_dims=(None, 0))(w, Xd).sum())(
+            tg.ones(3, dtype=tg.float64))
 
 
 def test_a_chunk_with_a_wrong_shape_or_a_failing_point_is_named():
