@@ -34,6 +34,9 @@ import types
 
 import numpy as np
 
+from .creation import _BY_NP, from_numpy
+from .tensor import GUARD, Tensor
+
 _KEEP = 16                  # programs kept per process (by token), least recently used out
 _LOADED = {}
 _STATS = {"arrivals": 0, "loads": 0, "chunks": 0}
@@ -59,38 +62,37 @@ def _reset_stats():
 
 
 # ----------------------------------------------------------------------------- pickling
-def _cache_from(f, tapes, recordings):
-    from .func import _Cache
-    c = _Cache(f)
+def _cache_from(cls, f, tapes, recordings):
+    c = cls(f)
     c.tapes = tapes
     c.recordings = recordings
     return c
 
 
-def _transform_from(kind, f, argnums, has_aux, cache):
-    from . import func as tf
-    w = getattr(tf, kind)(f, argnums, has_aux)
+def _transform_from(make, f, argnums, has_aux, cache):
+    w = make(f, argnums, has_aux)
     w._cache.tapes.update(cache.tapes)
     w._cache.recordings = cache.recordings
     return w
 
 
-def _dumps(obj):
-    """cloudpickle ``obj``; a recording cache travels as its function and its tapes (not its
-    weak references, fast calls and per-thread stores), a grad / grad_and_value wrapper as
-    the arguments that make it again plus its cache."""
+def _dumps(obj, tf):
+    """cloudpickle ``obj``; a recording cache (``tf._Cache``) travels as its function and its
+    tapes (not its weak references, fast calls and per-thread stores), a grad / grad_and_value
+    wrapper as the transform and arguments that make it again, plus its cache. ``tf`` is
+    ``tapegrad.func`` (pickled by reference, like everything of tapegrad's)."""
     import cloudpickle      # deferred: Dask's dependency, present wherever this module runs
-    from .func import _Cache
 
     class Pickler(cloudpickle.Pickler):
         def reducer_override(self, o):
-            if type(o) is _Cache:
-                return _cache_from, (o.f, {k: list(v) for k, v in o.tapes.items()}, o.recordings)
+            if type(o) is tf._Cache:
+                return _cache_from, (tf._Cache, o.f, {k: list(v) for k, v in o.tapes.items()},
+                                     o.recordings)
             if isinstance(o, types.FunctionType):
                 tr = o.__dict__.get("_tg_transform")
                 if tr is not None and tr[0] in ("grad", "grad_and_value") \
-                        and type(o.__dict__.get("_cache")) is _Cache:
-                    return _transform_from, tuple(tr) + (o._cache,)
+                        and type(o.__dict__.get("_cache")) is tf._Cache:
+                    return _transform_from, (getattr(tf, tr[0]),) + tuple(tr[1:]) + (o._cache,)
             return super().reducer_override(o)
     buf = io.BytesIO()
     Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
@@ -146,8 +148,8 @@ class _Program:
             st = self.state
             with self._mk:
                 if self._vm is None:
-                    from .func import vmap
-                    vm = vmap(st["func"], st["dims"], 0, progress=False, reduce=st["reduce"])
+                    vm = st["tf"].vmap(st["func"], st["dims"], 0, progress=False,
+                                       reduce=st["reduce"])
                     vm._cache.tapes.update(st["own"].tapes)
                     vm._cache.recordings = st["own"].recordings
                     self._base = self._recordings(vm)
@@ -155,7 +157,6 @@ class _Program:
         return self._vm
 
     def run(self, i, start, n, blocks):
-        from .func import _flatten
         st = self.state
         where = "chunk %d (points %d to %d) of %s" % (i, start, start + n - 1, st["desc"])
         nb = len(st["metas"])
@@ -167,7 +168,7 @@ class _Program:
             if b.dtype != dt:
                 raise TypeError("tapegrad.func.vmap: %s: argument %d has a block of dtype %s, "
                                 "expected %s" % (where, arg, b.dtype, dt))
-        args = _fill(st["spec"], st["kinds"], bs, blocks[nb:])
+        args = _fill(st["tf"], st["spec"], st["kinds"], bs, blocks[nb:])
         vm = self.vm
         try:
             with self._run:             # one chunk at a time per process (each on all cores)
@@ -175,7 +176,7 @@ class _Program:
         except Exception as e:
             raise _named(e, where) from e
         outs = []
-        _flatten(out, outs)
+        st["tf"]._flatten(out, outs)
         with _lock:
             _STATS["chunks"] += 1
         if st["reduce"] is not None:
@@ -215,20 +216,16 @@ def _is_dask(x):
     return type(x).__module__.startswith("dask")
 
 
-def vmap(func, in_dims, out_dims, progress, reduce, args):
+def vmap(tf, func, in_dims, out_dims, progress, reduce, args, desc):
     """``tapegrad.func.vmap(func, in_dims, out_dims, progress=, reduce=)(*args)`` where some
-    argument leaf is a Dask array: the result tree with Dask arrays as leaves."""
+    argument leaf is a Dask array: the result tree with Dask arrays as leaves. ``tf``: the
+    ``tapegrad.func`` module; ``desc``: the vmap's name in messages."""
     import dask                          # deferred: Dask is an optional extra ("dask")
-    import dask.array as da
+    import dask.array as da             # deferred: (the same)
     from dask._task_spec import DataNode, Task, TaskRef
     from dask.highlevelgraph import HighLevelGraph
-    from .creation import _BY_NP
-    from .func import _flatten, _unflatten, vmap as local_vmap
-    from .tensor import Tensor
-    from ._progress import _name
+    _flatten, _unflatten = tf._flatten, tf._unflatten
 
-    desc = _name(func)
-    from .tensor import GUARD
     if GUARD[0] is not None:            # inside a tapegrad.func recording (grad(f) of an f
         raise TypeError(                # whose body maps over a Dask array)
             "%s over Dask arrays cannot be recorded inside another transform (its results are "
@@ -301,9 +298,9 @@ def vmap(func, in_dims, out_dims, progress, reduce, args):
         batched[j] = x.rechunk(want) if want else x
     # 1. record on the client, on the first point (the recordings go to func's own cache)
     firsts = dask.compute(*[x[:1] for x in batched], *unbatched)
-    vm = local_vmap(func, tuple(0 if d is not None else None for d in dims), 0,
+    vm = tf.vmap(func, tuple(0 if d is not None else None for d in dims), 0,
                     progress=False, reduce=reduce and "sum")    # (chunks return sums)
-    example = _fill(spec, kinds, firsts[:len(batched)], firsts[len(batched):])
+    example = _fill(tf, spec, kinds, firsts[:len(batched)], firsts[len(batched):])
     res = vm(*example)
     outs = []
     out_spec = _flatten(res, outs)
@@ -312,10 +309,10 @@ def vmap(func, in_dims, out_dims, progress, reduce, args):
     else:
         out_meta = [(tuple(t._data.shape), t._data.dtype) for t in outs]
     # 2. the program: pickled once, one graph key
-    state = {"func": func, "dims": tuple(0 if d is not None else None for d in dims),
+    state = {"tf": tf, "func": func, "dims": tuple(0 if d is not None else None for d in dims),
              "reduce": reduce and "sum", "own": vm._cache, "spec": spec, "kinds": kinds,
              "metas": metas, "desc": desc}
-    blob = _dumps(state)
+    blob = _dumps(state, tf)
     token = hashlib.sha1(blob).hexdigest()
     with _lock:
         prog = _LOADED.get(token)
@@ -354,10 +351,8 @@ def vmap(func, in_dims, out_dims, progress, reduce, args):
     return out
 
 
-def _fill(spec, kinds, bs, us):
+def _fill(tf, spec, kinds, bs, us):
     """The argument tuple from its spec: batched and unbatched blocks, static tensors."""
-    from .creation import from_numpy
-    from .func import _unflatten
     leaves, ib, iu = [], iter(bs), iter(us)
     for kind in kinds:
         if kind == "b":
@@ -366,7 +361,7 @@ def _fill(spec, kinds, bs, us):
             leaves.append(from_numpy(np.asarray(next(iu))))
         else:
             leaves.append(kind[1])
-    return _unflatten(spec, leaves)
+    return tf._unflatten(spec, leaves)
 
 
 def _move_out(res, out_dims, da):

@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+from .tensor import Tensor, _wrap
+
 # A batch below this much work (points x (tape entries + lanes per point)) is never split nor
 # checked for a terminal. Rosenbrock n=10 (10 entries + 74 lanes a point, ~28 ns a point on 2
 # threads): 12 million points, ~0.3 s.
@@ -178,7 +180,7 @@ def _shift(args, p0, n):
     """run()'s arguments for points p0 .. p0+n of the batch: each table row's address moved
     on by p0 points (input and cotangent rows by their per-point stride, 0 for a row shared
     by all points; output and gradient rows by their element count)."""
-    from ._compiled._driver import ADDR, NEL, PSTR, SLOT
+    from ._compiled._driver import ADDR, NEL, PSTR, SLOT  # deferred: loads with the first batch
     a = list(args)
     a[_P] = n
     a[_G] = max(1, min(args[_G], -(-n // args[_B])))
@@ -235,8 +237,9 @@ def _name(func):
     return "vmap(%s)" % getattr(func, "__name__", type(func).__name__)
 
 
-def scaled(local, func, in_dims, out_dims, progress, reduce):
-    """The public vmap wrapper around ``local`` (func.vmap's batched wrapper)."""
+def scaled(local, func, in_dims, out_dims, progress, reduce, tf):
+    """The public vmap wrapper around ``local`` (func.vmap's batched wrapper). ``tf``: the
+    ``tapegrad.func`` module (its trees and transforms; this module ranks below it)."""
     if progress not in (None, True, False):
         raise TypeError("vmap: progress must be None, True or False, got %r" % (progress,))
     if reduce not in (None, "sum", "mean"):
@@ -248,11 +251,11 @@ def scaled(local, func, in_dims, out_dims, progress, reduce):
 
     def wrapper(*args):
         if any(_has_dask(a) for a in args):
-            from . import _dask
-            return _dask.vmap(func, in_dims, out_dims, progress, reduce, args)
+            from . import _dask     # deferred: Dask support, loaded when a Dask array comes
+            return _dask.vmap(tf, func, in_dims, out_dims, progress, reduce, args, desc)
         if reduce is not None:
             with scope(progress, desc):
-                return _reduced(local, in_dims, reduce, args)
+                return _reduced(tf, local, in_dims, reduce, args)
         if progress is None:
             return local(*args)
         with scope(progress, desc):
@@ -264,7 +267,6 @@ def scaled(local, func, in_dims, out_dims, progress, reduce):
 
 def _take_range(x, d, i, j):
     """Points i..j of a tree of tensors batched along dim d (None: not batched): views."""
-    from .tensor import Tensor, _wrap
     if d is None:
         return x
     if isinstance(x, Tensor):
@@ -278,54 +280,49 @@ def _take_range(x, d, i, j):
     return x
 
 
-def _batch_size(args, dims):
-    from .func import _flatten
+def _batch_size(tf, args, dims):
     for a, d in zip(args, dims):
         if d is None:
             continue
         sub = []
-        _flatten(a, sub)
+        tf._flatten(a, sub)
         if sub:
             return sub[0].shape[d]
     return None
 
 
-def _reduced(local, in_dims, reduce, args):
+def _reduced(tf, local, in_dims, reduce, args):
     """The sum (or mean) over the batch of ``local(*args)``'s per-point results, evaluated in
     pieces of points (at most ``PIECE_BYTES`` of per-point results each)."""
-    from .func import _flatten, _unflatten
     dims = tuple(in_dims) if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
-    P = _batch_size(args, dims)
-    if P is None or len(dims) != len(args):
-        return _sum_tree(local(*args), reduce, P)      # local raises vmap's own errors
+    P = _batch_size(tf, args, dims) if len(dims) == len(args) else None
+    if P is None:
+        return _sum_tree(tf, local(*args), reduce)     # local raises vmap's own errors
     current().expect(P, fixed=True)
     acc, spec, p0, step = None, None, 0, min(PIECE_MIN, P)
     while p0 < P:
         n = min(step, P - p0)
         part = [_take_range(a, d, p0, p0 + n) for a, d in zip(args, dims)]
         leaves = []
-        spec = _flatten(local(*part), leaves)
+        spec = tf._flatten(local(*part), leaves)
         sums = [t._data.sum(axis=0) for t in leaves]
         acc = sums if acc is None else [s0 + s for s0, s in zip(acc, sums)]
         if p0 == 0:
             per_point = max(1, sum(t._data.nbytes for t in leaves) // max(n, 1))
             step = int(min(max(PIECE_BYTES // per_point, PIECE_MIN), PIECE_MAX))
         p0 += n
-    from .tensor import _wrap
     out = [_wrap(np.asarray(s / P if reduce == "mean" else s, t._data.dtype), t._dtype)
            for s, t in zip(acc, leaves)]
-    return _unflatten(spec, out)
+    return tf._unflatten(spec, out)
 
 
-def _sum_tree(res, reduce, P):
-    from .func import _flatten, _unflatten
-    from .tensor import _wrap
+def _sum_tree(tf, res, reduce):
     leaves = []
-    spec = _flatten(res, leaves)
+    spec = tf._flatten(res, leaves)
     out = []
     for t in leaves:
         s = t._data.sum(axis=0)
         out.append(_wrap(np.asarray(s / t._data.shape[0] if reduce == "mean" else s,
                                     t._data.dtype), t._dtype))
-    return _unflatten(spec, out)
+    return tf._unflatten(spec, out)
 

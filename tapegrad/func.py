@@ -25,6 +25,7 @@ Not yet (issue 6): custom Functions inside a recorded function.
 import builtins
 import functools
 import logging
+import sys
 import threading
 import weakref
 
@@ -2037,7 +2038,7 @@ def vmap(func, in_dims=0, out_dims=0, *, progress=None, reduce=None):
                       getattr(func, "__name__", func), e)
         return _vmap_loop(func, args, dims, P, out_dims)
     wrapper._cache = own
-    return _scaled(wrapper, func, in_dims, out_dims, progress, reduce)    # (_progress.py)
+    return _scaled(wrapper, func, in_dims, out_dims, progress, reduce, sys.modules[__name__])
 
 
 # ----------------------------------------------------------------------------- compile
