@@ -4,22 +4,27 @@
 
 In one run, on the same points (n = 10 variables, float64):
 
-1. tapegrad single process: ``tf.vmap(tf.grad_and_value(rosen))(X)`` with all the process's
+1. tapegrad in one process: ``tf.vmap(tf.grad_and_value(rosen))(X)`` with all the process's
    Numba threads, and with one thread (the reference of the scaling efficiency);
 2. ``jax.jit(jax.vmap(jax.value_and_grad(rosen)))`` (skipped without jax);
 3. tapegrad on a ``distributed.LocalCluster`` of ``--workers`` processes, one Dask thread and
    one Numba thread each (``NUMBA_NUM_THREADS=1``: the cores are the processes). The points
-   are persisted on the workers first (generated there), so what is timed is the vmap's chunk
-   tasks and their results kept on the workers (``client.persist`` + ``wait``), as a job at
-   scale would leave them, not a gather of 1.6 GB to the client. Also ``reduce="sum"`` (the
-   summed loss and gradient: a map-reduce, nothing per point leaves a worker).
+   are generated and persisted on the workers first, so what is timed is the vmap's chunk
+   tasks with their results kept on the workers (``client.persist`` + ``wait``), as a job at
+   scale leaves them, not a gather to the client; then ``reduce="sum"`` (a map-reduce: only
+   the sums leave the workers). Chunks of ``--chunk`` and of ``--chunk / 10`` points.
 
-Reported: medians of ``--repeats`` (3), every result checked (the cluster's against the
-single process bit for bit on a sample of chunks, the sums against numpy); the chunk tasks'
-compute times from the task stream; the overhead per chunk (wall x workers - compute time, per
-chunk; and the slope between ``--chunk`` and ``--chunk / 10``); the scaling efficiency
-(one-thread single-process time / (workers x cluster time)); the bytes shipped per worker (the
-pickled program with its tape) and per chunk task.
+Each configuration is timed ``--repeats`` times (median, and the fastest repeat) in wall time
+and in CPU time: the process's CPU for one process, the workers' processes' CPU for the
+cluster (``client.run(time.process_time)``), of which the chunk tasks' local vmap calls
+(``tapegrad._dask.stats()``: their thread's CPU, all of it with one Numba thread) and the rest
+(Dask's per-task work, transfers, the event loops: the overhead). On a machine shared with
+other jobs the wall times measure the contention as much as the work; the CPU times do not.
+
+Reported: per point and per chunk, compute and overhead; the scaling efficiency, 1-thread
+time / (workers x cluster time), in wall time and in CPU time; bytes shipped per worker (the
+pickled program with its tape) and per chunk task. Every result is checked: the cluster's
+against the single process bit for bit on two chunks, jax's and the sums against it.
 """
 import argparse
 import os
@@ -42,17 +47,22 @@ def rosen(x):
     return (100 * (b - a * a) ** 2 + (1 - a) ** 2).sum()
 
 
-def med(fn, repeats):
-    ts = []
+def measure(fn, repeats, cpu):
+    """fn() ``repeats`` times: (wall seconds, CPU seconds from ``cpu()``) of each."""
+    out = []
     for _ in range(repeats):
-        t = time.perf_counter()
+        c, t = cpu(), time.perf_counter()
         fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts), ts
+        out.append((time.perf_counter() - t, cpu() - c))
+    return out
 
 
-def fmt(ts):
-    return "[" + ", ".join("%.3f" % t for t in ts) + "]"
+def show(label, runs, extra=""):
+    w = [r[0] for r in runs]
+    c = [r[1] for r in runs]
+    print("%-44s wall %7.3f s [%.3f]   cpu %7.3f s [%.3f]%s"
+          % (label, statistics.median(w), min(w), statistics.median(c), min(c), extra))
+    return statistics.median(w), min(w), statistics.median(c), min(c)
 
 
 def local(X, repeats, threads):
@@ -66,15 +76,16 @@ def local(X, repeats, threads):
         out = {}
 
         def run():
+            out.pop("r", None)
             out["r"] = gv(Xt)
-        t, ts = med(run, repeats)
+        runs = measure(run, repeats, time.process_time)
         g, v = out["r"]
-        return t, ts, g.numpy(), v.numpy()
+        return runs, g.numpy(), v.numpy()
     finally:
         numba.set_num_threads(was)
 
 
-def jax_time(X, repeats):
+def jax_runs(X, repeats):
     try:
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
         import jax
@@ -88,15 +99,15 @@ def jax_time(X, repeats):
         return jnp.sum(100 * (b - a * a) ** 2 + (1 - a) ** 2)
     f = jax.jit(jax.vmap(jax.value_and_grad(rj)))
     Xj = jnp.asarray(X)
-    v, g = f(Xj)
-    jax.block_until_ready(g)
+    jax.block_until_ready(f(Xj))
     out = {}
 
     def run():
+        out.pop("r", None)
         out["r"] = jax.block_until_ready(f(Xj))
-    t, ts = med(run, repeats)
+    runs = measure(run, repeats, time.process_time)
     v, g = out["r"]
-    return t, ts, np.asarray(g), np.asarray(v)
+    return runs, np.asarray(g), np.asarray(v)
 
 
 def main():
@@ -110,56 +121,64 @@ def main():
     a = ap.parse_args()
     if a.quick:
         a.points, a.chunk = 10 ** 6, 10 ** 5
-    P, n, C = a.points, a.n, a.chunk
+    P, n, C, W = a.points, a.n, a.chunk, a.workers
     import numba
-    print("Rosenbrock n=%d, %d points (%.0f MB of inputs), float64; %d cores, numba %d threads"
-          % (n, P, P * n * 8 / 1e6, os.cpu_count(), numba.get_num_threads()))
+    print("load average at the start: %.1f %.1f %.1f" % os.getloadavg())
+    print("Rosenbrock n=%d, %d points (%.0f MB of inputs), float64; %d cores, numba %d threads; "
+          "medians of %d [fastest]" % (n, P, P * n * 8 / 1e6, os.cpu_count(),
+                                       numba.get_num_threads(), a.repeats))
     X = np.random.default_rng(0).random((P, n)) * 2 - 0.5
 
-    # 1. single process
-    t_loc, ts, g_loc, v_loc = local(X, a.repeats, numba.get_num_threads())
-    print("tapegrad single process, %d threads: %.3f s  %s" % (numba.get_num_threads(), t_loc, fmt(ts)))
-    t_one, ts, g1, _ = local(X, a.repeats, 1)
+    # 1. one process
+    runs, g_loc, v_loc = local(X, a.repeats, numba.get_num_threads())
+    loc = show("tapegrad, one process, %d threads" % numba.get_num_threads(), runs)
+    runs, g1, _ = local(X, a.repeats, 1)
     assert np.array_equal(g1, g_loc)
-    print("tapegrad single process, 1 thread:  %.3f s  %s" % (t_one, fmt(ts)))
+    one = show("tapegrad, one process, 1 thread", runs)
+    del g1
     # 2. jax
-    jr = jax_time(X, a.repeats)
+    jr = jax_runs(X, a.repeats)
     if jr is None:
         print("jax: not installed")
     else:
-        t_jax, ts, gj, vj = jr
+        runs, gj, vj = jr
         np.testing.assert_allclose(gj, g_loc, rtol=1e-12, atol=1e-9)
         np.testing.assert_allclose(vj, v_loc, rtol=1e-12)
-        print("jax.jit(vmap(value_and_grad)):       %.3f s  %s   (jax / tapegrad %.2fx)"
-              % (t_jax, fmt(ts), t_jax / t_loc))
+        jx = show("jax.jit(vmap(value_and_grad))", runs)
         del gj, vj
-    del g1
+    del X, g_loc, v_loc
 
     # 3. the cluster
     import dask.array as da
-    from distributed import Client, LocalCluster, futures_of, get_task_stream, wait
+    from distributed import Client, LocalCluster, futures_of, wait
     import tapegrad._dask as td
-    td._reset_stats()
     t0 = time.perf_counter()
     os.environ["NUMBA_NUM_THREADS"] = "1"       # the workers' (spawned with this environment)
     try:
-        cluster = LocalCluster(n_workers=a.workers, threads_per_worker=1, processes=True,
+        cluster = LocalCluster(n_workers=W, threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=40)
     finally:
         del os.environ["NUMBA_NUM_THREADS"]
     client = Client(cluster)
-    client.wait_for_workers(a.workers)
+    client.wait_for_workers(W)
     assert set(client.run(lambda: __import__("numba").get_num_threads()).values()) == {1}
-    print("\nLocalCluster: %d processes x 1 thread, started in %.1f s" % (a.workers, time.perf_counter() - t0))
-    results = {}
+    print("\nLocalCluster: %d processes x 1 thread, started in %.1f s"
+          % (W, time.perf_counter() - t0))
+
+    def stats():
+        return client.run(td.stats)
+
+    def worker_cpu():
+        return sum(client.run(time.process_time).values())
+    res = {}
     for chunk in (C, C // 10):
         Xd = client.persist(da.random.default_rng(0).random((P, n), chunks=(chunk, n)) * 2 - 0.5)
         wait(Xd)
         gav = tf.grad_and_value(rosen)
         gv = tf.vmap(gav)
         g, v = gv(Xd)
-        # warm: every worker receives the program and loads the batched sweeps
-        wait(client.persist(gv(Xd[:a.workers * 1000].rechunk(1000))))
+        wait(client.persist(gv(Xd[:W * 1000].rechunk(1000))))    # warm: program, sweeps
+        nch = len(g.chunks[0])
         out = {}
 
         def run():
@@ -170,67 +189,77 @@ def main():
                     time.sleep(0.01)
             out["r"] = client.persist([g, v])
             wait(out["r"])
-        with get_task_stream(client) as stream:
-            t, ts = med(run, a.repeats)
-        nch = len(g.chunks[0])
-        comp = [sum(s["stop"] - s["start"] for s in r["startstops"] if s["action"] == "compute")
-                for r in stream.data if "tapegrad-vmap" in str(r["key"]) and "-out" not in str(r["key"])]
-        per_chunk = statistics.median(comp)
-        over = (t * a.workers - sum(comp) / a.repeats) / nch
-        results[chunk] = (t, nch, per_chunk, over)
-        print("cluster, chunks of %d (%d chunks): %.3f s  %s   compute per chunk %.2f ms, "
-              "overhead per chunk %.2f ms" % (chunk, nch, t, fmt(ts), per_chunk * 1e3, over * 1e3))
-        # check: chunks 0 and the last against the single process, bit for bit
+        s0 = stats()
+        runs = measure(run, a.repeats, worker_cpu)
+        s1 = stats()
+        in_cpu = sum(s1[w]["cpu"] - s0[w]["cpu"] for w in s1) / a.repeats
+        in_wall = sum(s1[w]["seconds"] - s0[w]["seconds"] for w in s1) / a.repeats
+        assert sum(s1[w]["chunks"] - s0[w]["chunks"] for w in s1) == nch * a.repeats
+        r = show("cluster, %d chunks of %d" % (nch, chunk), runs)
+        cpu_med = r[2]
+        res[chunk] = r + (nch, in_cpu, in_wall)
+        print("    in the chunks' vmap calls: cpu %.3f s (%.1f ns/point), wall %.3f s; the rest "
+              "(Dask, transfers, loops) cpu %.3f s = %.2f ms per chunk"
+              % (in_cpu, in_cpu / P * 1e9, in_wall, cpu_med - in_cpu,
+                 (cpu_med - in_cpu) / nch * 1e3))
         gg, vv = out["r"]
-        for i in (0, nch - 1):
-            lo, hi = i * chunk, min(P, (i + 1) * chunk)
+        for i in (0, nch - 1):                  # bit for bit against one process
             Xi = Xd.blocks[i].compute()
-            gl, vl = tf.vmap(tf.grad_and_value(rosen))(tg.from_numpy(Xi))
+            gl, vl = gv(tg.from_numpy(Xi))
             assert np.array_equal(gg.blocks[i].compute(), gl.numpy())
             assert np.array_equal(vv.blocks[i].compute(), vl.numpy())
-            assert hi - lo == Xi.shape[0]
         if chunk == C:
             layer = g.dask.layers[g.name.rsplit("-out", 1)[0]]
-            prog = next(v.value for k, v in layer.items() if str(k).startswith("tapegrad-program-"))
-            task = next(v for k, v in layer.items() if isinstance(k, tuple))
+            prog = next(x.value for k, x in layer.items() if str(k).startswith("tapegrad-program-"))
+            task = next(x for k, x in layer.items() if isinstance(k, tuple))
             tape = next(iter(gav._cache.tapes.values()))[0]
-            arrivals = client.run(td.stats)
-            print("bytes: tape %d B (pickled; %d entries), program %d B (the tape, the function, "
-                  "the call's layout) once per worker; a chunk task %d B; programs received per "
-                  "worker %s" % (len(pickle.dumps(tape)), len(tape), len(pickle.dumps(prog)),
-                                 len(pickle.dumps(task)),
-                                 sorted(s["arrivals"] for s in arrivals.values())))
-            # reduce="sum": only the sums leave the workers
-            gs, vs = tf.vmap(tf.grad_and_value(rosen), reduce="sum")(Xd)
+            res["bytes"] = (len(pickle.dumps(tape)), len(tape), len(pickle.dumps(prog)),
+                            len(pickle.dumps(task)))
+            print("    bytes: tape %d B pickled (%d entries); the program (tape, function, call "
+                  "layout) %d B, once per worker and compute; a chunk task %d B" % res["bytes"])
+            gs, vs = tf.vmap(gav, reduce="sum")(Xd)
             rr = {}
 
             def red():
                 rr["r"] = client.compute([gs, vs], sync=True)
-            tr, ts = med(red, a.repeats)
+            s0 = stats()
+            runs = measure(red, a.repeats, worker_cpu)
+            s1 = stats()
             Xall = Xd.compute()
-            np.testing.assert_allclose(rr["r"][1], (lambda A, B: (100 * (B - A * A) ** 2 + (1 - A) ** 2).sum())(
-                Xall[:, :-1], Xall[:, 1:]), rtol=1e-10)
-            del Xall
-            print("cluster, reduce='sum' (chunks of %d): %.3f s  %s" % (chunk, tr, fmt(ts)))
+            A, B = Xall[:, :-1], Xall[:, 1:]
+            np.testing.assert_allclose(rr["r"][1], (100 * (B - A * A) ** 2 + (1 - A) ** 2).sum(),
+                                       rtol=1e-10)
+            del Xall, A, B
+            r = show("cluster, reduce='sum', %d chunks" % nch, runs)
+            red_in = sum(s1[w]["cpu"] - s0[w]["cpu"] for w in s1) / a.repeats
+            res["reduce"] = r + (red_in,)
+            print("    in the chunks' vmap calls: cpu %.3f s (%.1f ns/point)"
+                  % (red_in, red_in / P * 1e9))
         out.clear()
-        g = v = gg = vv = Xd = None          # (free the persisted arrays)
+        g = v = gg = vv = Xd = None             # (free the persisted arrays)
     client.close()
     cluster.close()
-    t_c, nch, per_chunk, over = results[C]
-    t_s, nch_s, _, _ = results[C // 10]
-    slope = (t_s - t_c) * a.workers / (nch_s - nch)
-    print("\nsummary (medians):")
-    print("  single process %d threads %.3f s, 1 thread %.3f s; cluster of %d x 1 thread %.3f s"
-          % (numba.get_num_threads(), t_loc, t_one, a.workers, t_c))
+
+    wc, wc_best, cc, cc_best, nch, in_cpu, in_wall = res[C]
+    ws, _, cs, _, nch_s, in_cpu_s, _ = res[C // 10]
+    print("\nsummary (medians [fastest]):")
+    print("  one process: %d threads %.3f s [%.3f], 1 thread %.3f s [%.3f] (cpu %.3f s, %.1f "
+          "ns/point); cluster of %d x 1 thread %.3f s [%.3f]"
+          % (numba.get_num_threads(), loc[0], loc[1], one[0], one[1], one[2], one[2] / P * 1e9,
+             W, wc, wc_best))
     if jr is not None:
-        print("  jax %.3f s: cluster / jax %.2fx faster, single process / jax %.2fx"
-              % (jr[0], jr[0] / t_c, jr[0] / t_loc))
-    print("  scaling efficiency (1-thread time / (%d x cluster time)): %.0f%%"
-          % (a.workers, 100 * t_one / (a.workers * t_c)))
-    print("  against the single process on the same cores: %.2fx" % (t_loc / t_c))
-    print("  per chunk of %d points: compute %.1f ms (%.1f ns/point), overhead %.2f ms "
-          "(wall); slope between chunk sizes %.2f ms per extra chunk"
-          % (C, per_chunk * 1e3, per_chunk / C * 1e9, over * 1e3, slope * 1e3))
+        print("  jax %.3f s [%.3f] (cpu %.3f s): jax / cluster %.2fx [%.2fx], jax / one process "
+              "%.2fx [%.2fx], jax cpu / tapegrad 1-thread cpu %.2fx"
+              % (jx[0], jx[1], jx[2], jx[0] / wc, jx[1] / wc_best, jx[0] / loc[0],
+                 jx[1] / loc[1], jx[2] / one[2]))
+    print("  scaling efficiency, 1-thread time / (%d x cluster time): wall %.0f%% [%.0f%%], "
+          "cpu %.0f%%" % (W, 100 * one[0] / (W * wc), 100 * one[1] / (W * wc_best),
+                          100 * one[2] / cc))
+    print("  per chunk of %d points: compute %.1f ms cpu (%.1f ns/point), overhead %.2f ms cpu; "
+          "chunks of %d: overhead %.2f ms cpu per chunk"
+          % (C, in_cpu / nch * 1e3, in_cpu / P * 1e9, (cc - in_cpu) / nch * 1e3, C // 10,
+             (cs - in_cpu_s) / nch_s * 1e3))
+    print("  load average at the end: %.1f %.1f %.1f" % os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import io
 import operator
 import pickle
 import threading
+import time
 import types
 
 import numpy as np
@@ -39,14 +40,16 @@ from .tensor import GUARD, Tensor
 
 _KEEP = 16                  # programs kept per process (by token), least recently used out
 _LOADED = {}
-_STATS = {"arrivals": 0, "loads": 0, "chunks": 0}
+_STATS = {"arrivals": 0, "loads": 0, "chunks": 0, "seconds": 0.0, "cpu": 0.0}
 _lock = threading.Lock()
 
 
 def stats():
     """This process's counts: ``arrivals`` (programs unpickled), ``loads`` (first arrivals of
-    a program, the ones that build it), ``chunks`` run, ``recordings`` made here after the
-    client's (guard failures on this process's chunks), ``bytes`` of the programs held."""
+    a program, the ones that build it), ``chunks`` run, and in them ``seconds`` (wall) and
+    ``cpu`` (the calling thread's CPU time: all of it with one Numba thread) spent in the local
+    vmap, ``recordings`` made here after the client's (guard failures on this process's
+    chunks), ``bytes`` of the programs held."""
     with _lock:
         out = dict(_STATS)
         progs = list(_LOADED.values())
@@ -58,7 +61,7 @@ def stats():
 def _reset_stats():
     with _lock:
         for k in _STATS:
-            _STATS[k] = 0
+            _STATS[k] = 0 * _STATS[k]
 
 
 # ----------------------------------------------------------------------------- pickling
@@ -172,13 +175,17 @@ class _Program:
         vm = self.vm
         try:
             with self._run:             # one chunk at a time per process (each on all cores)
+                t, c = time.perf_counter(), time.thread_time()
                 out = vm(*args)
+                t, c = time.perf_counter() - t, time.thread_time() - c
         except Exception as e:
             raise _named(e, where) from e
         outs = []
         st["tf"]._flatten(out, outs)
         with _lock:
             _STATS["chunks"] += 1
+            _STATS["seconds"] += t
+            _STATS["cpu"] += c
         if st["reduce"] is not None:
             return tuple(t._data[None] for t in outs)
         return tuple(t._data for t in outs)
