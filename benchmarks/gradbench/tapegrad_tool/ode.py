@@ -1,0 +1,41 @@
+"""ode: s steps of fourth-order Runge-Kutta on y' = f(y), f(y)_0 = x_0, f(y)_i = x_i y_{i-1},
+from y = 0 to t = 2, and the gradient of the last component of the result w.r.t. x
+(GradBench's ode eval)."""
+import tapegrad as tg
+import tapegrad.func as tf
+
+from . import Function
+from ._common import f64, tolist
+
+
+def rhs(x, y):
+    return tg.cat([x[:1], x[1:] * y[:-1]])
+
+
+def ode(x, s):
+    h = 2.0 / s
+    y = tg.zeros_like(x)
+    for _ in range(s):
+        k1 = rhs(x, y)
+        k2 = rhs(x, y + h / 2 * k1)
+        k3 = rhs(x, y + h / 2 * k2)
+        k4 = rhs(x, y + h * k3)
+        y = y + h / 6 * (k1 + (2 * k2 + 2 * k3 + k4))
+    return y
+
+
+def _last(x, s):
+    return ode(x, s)[-1]
+
+
+gradient = tf.grad(_last)
+
+
+def prepare(inp):
+    return f64(inp["x"]), int(inp["s"])
+
+
+FUNCTIONS = {
+    "primal": Function(lambda p: ode(*p), prepare, tolist),
+    "gradient": Function(lambda p: gradient(*p), prepare, tolist),
+}
