@@ -50,9 +50,14 @@ def gmm_objective(alpha, mu, q, l, x, d, k, n, m, gamma):
             - wishart + k * (C - multigammaln(0.5 * nn, d)))
 
 
-# The objective alone runs eagerly (no tensor requires grad, nothing is recorded: each op is
-# one numpy call); the gradient records once per signature and replays compiled.
 gradient = tf.grad(gmm_objective, argnums=(0, 1, 2, 3))
+
+
+@functools.lru_cache(maxsize=16)
+def objective(d, k, n, m, gamma):
+    """The objective alone, recorded once and replayed (``tapegrad.compile`` takes tensors
+    only: the sizes are bound)."""
+    return tg.compile(functools.partial(gmm_objective, d=d, k=k, n=n, m=m, gamma=gamma))
 
 
 def prepare(inp):
@@ -61,8 +66,8 @@ def prepare(inp):
 
 
 def _objective(p):
-    tensors, (d, k, n, m, gamma) = p
-    return gmm_objective(*tensors, d, k, n, m, gamma)
+    tensors, static = p
+    return objective(*static)(*tensors)
 
 
 def _jacobian(p):

@@ -100,10 +100,9 @@ def _angle_axis(aa):
 
 
 def bone_transforms(theta, m):
-    """The skinning transforms (linear 3x3 part flattened, then translation) of every bone as
-    a (nbones, 12) tensor: absolute pose times inverse base absolute, all affine."""
-    rows = []
-    absolutes = []
+    """The skinning transform of every bone: absolute pose times inverse base absolute, as
+    (linear 3x3 part, translation) pairs."""
+    absolutes, out = [], []
     for b in range(m.nbones):
         A, t = m.rel[b]
         R = _euler(theta, m.pose[3 + b])
@@ -115,15 +114,19 @@ def bone_transforms(theta, m):
             A, t = Ap @ A, Ap @ t + tp
         absolutes.append((A, t))
         Ai, ti = m.inv[b]
-        rows.append(tg.cat([(A @ Ai).reshape(9), A @ ti + t]))
-    return tg.stack(rows)
+        out.append((A @ Ai, A @ ti + t))
+    return out
 
 
 def _place(theta, m, weights, positions):
-    """World positions of k vertices (weights (k, nbones), base positions (k, 3))."""
-    T = weights @ bone_transforms(theta, m)                  # (k, 12)
-    k = weights.shape[0]
-    local = (T[:, :9].reshape(k, 3, 3) @ positions[:, :, None])[:, :, 0] + T[:, 9:]
+    """World positions (k, 3) of k vertices (bone weights (k, nbones), base positions (k, 3)):
+    the weighted sum of the bones' transforms of each, then the global rotation and
+    translation. (Accumulated bone by bone: a ``stack`` of the bones' transforms records as a
+    tree of pairwise concatenations, costlier here.)"""
+    local = None
+    for b, (A, t) in enumerate(bone_transforms(theta, m)):
+        term = weights[:, b:b + 1] * (positions @ A.T + t)
+        local = term if local is None else local + term
     R = _angle_axis(theta[0:3])
     world = local if R is None else local @ R.T
     return world + theta[3:6]
