@@ -50,7 +50,7 @@ PRESETS = {
         "lse": ["-n", "2500", "40000", "640000"],
         "gmm": ["-d", "2", "10", "20", "-k", "5", "25", "50"],
         "kmeans": ["-k", "10", "100", "-n", "1000", "10000", "-d", "8"],
-        "lstm": ["-l", "2", "4", "-c", "1024", "4096"],
+        "lstm": ["-l", "2", "4", "-c", "1024"],
         "ba": ["--min", "1", "--max", "3"],
         "ht": ["--min", "1", "--max", "3", "--model", "small"],
         "llsq": ["-n", "128", "1024", "16392"],
@@ -153,7 +153,7 @@ def eager28_messages(gb, name):
                 inp = dict(m["input"])
                 scale = inp["p"] / p
                 inp.update(p=p, n=max(1, round(inp["n"] / scale)), m=max(1, round(inp["m"] / scale)))
-                out.append(dict(m, input=inp, description="%s %s" % (m["description"], size)))
+                out.append(dict(m, input=inp, description="%s %s" % (m["description"].split("_")[0], size)))
         msgs = out
     elif name in EAGER28_KEEP:
         msgs = [m for m in msgs if m["description"] in EAGER28_KEEP[name]]
@@ -291,6 +291,7 @@ def run(args):
     procs = {t: Tool(t, gb, args.cpu, log) for t in tools}
     use_golden = golden_available(gb) and not args.no_validate
     results = []
+    timed_out = set()                   # (tool, eval): a timeout skips the eval's larger sizes
     print("tools: %s; rounds %d; min_runs %d, min_seconds %g; cpu %s; golden validator: %s"
           % (", ".join(tools), args.rounds, args.min_runs, args.min_seconds, args.cpu,
              "yes" if use_golden else "no"), flush=True)
@@ -312,6 +313,9 @@ def run(args):
                         tr = row["tools"].setdefault(t, {"runs": [], "first": None})
                         if tr.get("skip"):
                             continue
+                        if (t, name) in timed_out:
+                            tr["skip"] = "timeout at a smaller size"
+                            continue
                         tool = procs[t]
                         if not tool.define(name, args.timeout):
                             tr["skip"] = "not implemented"
@@ -321,6 +325,8 @@ def run(args):
                                             args.timeout)
                         if not resp.get("success"):
                             tr["skip"] = (resp.get("error") or "failed").strip().splitlines()[-1][:120]
+                            if resp.get("timeout"):
+                                timed_out.add((t, name))
                             continue
                         ns = [x["nanoseconds"] for x in resp.get("timings", [])
                               if x["name"] == "evaluate"]
@@ -376,7 +382,7 @@ def print_row(row, tools, flush=False):
         if t != tools[0] and base.get("median"):
             s += " %.2fx" % (tr["median"] / base["median"])
         cells.append(s + _status(tr, tools[0]))
-    print("%-7s %-9s %-26s | %s" % (row["eval"], row["function"], row["description"][:26],
+    print("%-7s %-9s %-28s | %s" % (row["eval"], row["function"], row["description"][:28],
                                     " | ".join(cells)), flush=flush)
 
 
