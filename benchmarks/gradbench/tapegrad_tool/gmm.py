@@ -27,6 +27,15 @@ def _index(d):
     return rows, cols, np.arange(d)
 
 
+def logsumexp(v, dim):
+    """log-sum-exp along ``dim``, shifted by the maximum as a stop-gradient constant. Not
+    ``tapegrad.logsumexp``: a recording keeps its shift as a constant of the tape, unguarded
+    (replays far from the recorded values give inf/nan: see README.md). A detached value is
+    guarded by tapegrad.func (a replay on other values records again)."""
+    m = v.detach().amax(dim, keepdim=True)
+    return (m + tg.log(tg.exp(v - m).sum(dim, keepdim=True))).squeeze(dim)
+
+
 def gmm_objective(alpha, mu, q, l, x, d, k, n, m, gamma):
     rows, cols, diag = _index(d)
     Qdiags = tg.exp(q)
@@ -34,19 +43,19 @@ def gmm_objective(alpha, mu, q, l, x, d, k, n, m, gamma):
     L = tg.zeros((k, d, d), dtype=tg.float64)
     L[:, rows, cols] = l
     L[:, diag, diag] = Qdiags
-    # L_i (x_m - mu_i) for every point m and component i as one matrix product:
-    # [x_m, 1] @ [[L_i^T], [-(L_i mu_i)^T]] for all i side by side, (n, d+1) @ (d+1, k*d).
-    W = L.permute(2, 0, 1).reshape(d, k * d)                    # W[c, i*d + j] = L[i, j, c]
-    b = -(L * mu[:, None, :]).sum(2).reshape(1, k * d)
-    x1 = tg.cat([x, tg.ones((n, 1), dtype=tg.float64)], 1)
-    Lx = x1 @ tg.cat([W, b])
-    sqsum = (Lx ** 2).reshape(n, k, d).sum(2)                   # (n, k)
-    slse = tg.logsumexp(alpha + sum_qs - 0.5 * sqsum, 1).sum()
+    # |L_i (x_m - mu_i)|^2 = x_m^T S_i x_m - 2 (S_i mu_i) . x_m + mu_i^T S_i mu_i, S_i = L_i^T L_i:
+    # matrix products of the data (x and its outer products, (n, d*d)) with (k, d*d) and
+    # (k, d) parameters, no (n, k, d) intermediate (ADBench's einsum("ijk,mik->mij")).
+    S = L.transpose(1, 2) @ L                                   # (k, d, d)
+    Smu = (S * mu[:, None, :]).sum(2)                           # (k, d)
+    xx = (x[:, :, None] * x[:, None, :]).reshape(n, d * d)
+    sqsum = xx @ S.reshape(k, d * d).T - 2 * (x @ Smu.T) + (Smu * mu).sum(1)    # (n, k)
+    slse = logsumexp(alpha + sum_qs - 0.5 * sqsum, 1).sum()
     # the Wishart prior
     nn = d + m + 1
     wishart = (0.5 * gamma * gamma * ((Qdiags ** 2).sum(1) + (l ** 2).sum(1)) - m * sum_qs).sum()
     C = nn * d * math.log(gamma / math.sqrt(2))
-    return (-n * d * 0.5 * math.log(2 * math.pi) + slse - n * tg.logsumexp(alpha, 0)
+    return (-n * d * 0.5 * math.log(2 * math.pi) + slse - n * logsumexp(alpha, 0)
             - wishart + k * (C - multigammaln(0.5 * nn, d)))
 
 

@@ -14,7 +14,7 @@ def cost(points, centroids):
     n = points.shape[0]
     c1 = tg.cat([-2 * centroids, (centroids ** 2).sum(1, keepdim=True)], 1)    # (k, d+1)
     p1 = tg.cat([points, tg.ones((n, 1), dtype=points.dtype)], 1)              # (n, d+1)
-    return (c1 @ p1.T).min(0).values.sum() + (points ** 2).sum()
+    return (c1 @ p1.T).amin(0).sum() + (points ** 2).sum()
 
 
 def _dir_terms(centroids, points, ones):
