@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tapegrad's GradBench tool against GradBench's PyTorch and JAX tools, on the same messages.
 
-    python benchmarks/gradbench/compare.py --gradbench DIR [--preset native|quick|eager28]
+    python benchmarks/gradbench/compare.py --gradbench DIR [--preset sizes|large|quick|eager28]
         [--evals gmm,lse,...] [--tools tapegrad,pytorch,jax] [--rounds 3] [--min-runs 3]
         [--min-seconds 0.2] [--timeout 300] [--cpu 0] [--json out.json]
 
@@ -44,8 +44,21 @@ sys.path.insert(0, HERE)
 from peer_runner import ONE_THREAD  # noqa: E402
 
 # Sizes, as each eval's command-line arguments (GradBench's defaults are much longer lists).
+# ``sizes`` (the default): a small and a medium size of every eval, issue 28's 28 cases (the
+# first 7 evals, as EAGER28 below) plus llsq and ode; ``large``: a longer sweep.
 PRESETS = {
-    "native": {
+    "sizes": {
+        "hello": [],
+        "lse": ["-n", "2500", "40000"],
+        "gmm": ["-d", "2", "10", "-k", "5", "25"],
+        "kmeans": ["-k", "10", "100", "-n", "1000", "-d", "8"],
+        "lstm": ["-l", "2", "4", "-c", "1024"],
+        "ba": ["--min", "1", "--max", "1"],
+        "ht": ["--min", "1", "--max", "2", "--model", "small"],
+        "llsq": ["-n", "128", "1024"],
+        "ode": ["-n", "1000", "10000", "-s", "1", "10"],
+    },
+    "large": {
         "hello": [],
         "lse": ["-n", "2500", "40000", "640000"],
         "gmm": ["-d", "2", "10", "20", "-k", "5", "25", "50"],
@@ -72,17 +85,15 @@ PRESETS = {
 # hold 31,843 observations and more, far too slow for GradBench's PyTorch tool (a Python loop
 # with two backward passes per observation): its two sizes keep ba1's camera, point and
 # feature with p = 200 and 2,000 observations (n, m scaled alike).
-EAGER28 = {
-    "hello": [],                                     # square/double at x = 1 and the last pair
-    "lse": ["-n", "2500", "40000"],
-    "gmm": ["-d", "2", "10", "-k", "5", "25"],       # (2, 5) and (10, 25) of the 4 pairs
-    "kmeans": ["-k", "10", "100", "-n", "1000", "-d", "8"],
-    "lstm": ["-l", "2", "4", "-c", "1024"],
-    "ba": ["--min", "1", "--max", "1"],
-    "ht": ["--min", "1", "--max", "2", "--model", "small"],
-}
-EAGER28_KEEP = {"gmm": {"2_5_1000", "10_25_1000"}}
+EAGER28 = {name: PRESETS["sizes"][name]
+           for name in ("hello", "lse", "gmm", "kmeans", "lstm", "ba", "ht")}
+# the messages kept of those the arguments generate (by description): gmm's (2, 5) and
+# (10, 25) of its 4 pairs, ode's (1000, 1) and (10000, 10) of its 4
+KEEP = {"gmm": {"2_5_1000", "10_25_1000"}, "ode": {"n=1000,s=1", "n=10000,s=10"}}
 BA_EAGER_P = (200, 2000)
+# ba in the other presets: ba1 reduced to 2,000 observations (a size GradBench's PyTorch tool
+# finishes) before GradBench's own files (ba1: 31,843 observations)
+BA_NATIVE_P = (2000,)
 
 TOOL_ARGS = {
     "tapegrad": lambda gb: [sys.executable, os.path.join(HERE, "tool.py")],
@@ -152,26 +163,27 @@ def ba_reduced(msgs, ps):
     return out
 
 
+def _hello_pairs(msgs):
+    """hello's first and last (square, double) pairs, named "small" and "medium"."""
+    msgs = msgs[:2] + msgs[-2:]
+    for m, size in zip(msgs, ("small", "small", "medium", "medium")):
+        m["description"] = size
+    return msgs
+
+
 def preset_messages(gb, name, preset):
-    if preset == "eager28":
-        return eager28_messages(gb, name)
-    validator, msgs = eval_messages(gb, name, PRESETS[preset].get(name, []))
-    if name == "ba" and preset == "native":
-        # a size GradBench's PyTorch tool finishes (from ba1: 31,843 observations, it does not)
-        msgs = ba_reduced([m for m in msgs if m["description"].startswith("ba1_")], (2000,)) + msgs
-    return validator, msgs
-
-
-def eager28_messages(gb, name):
-    validator, msgs = eval_messages(gb, name, EAGER28[name])
+    """(validator, messages) of eval ``name`` at the sizes of ``preset``."""
+    validator, msgs = eval_messages(gb, name, (EAGER28 if preset == "eager28"
+                                               else PRESETS[preset]).get(name, []))
     if name == "hello":
-        msgs = msgs[:2] + msgs[-2:]
-        for m, size in zip(msgs, ("small", "small", "medium", "medium")):
-            m["description"] = size
-    elif name == "ba":
+        msgs = _hello_pairs(msgs)
+    elif name == "ba" and preset == "eager28":
         msgs = ba_reduced(msgs, BA_EAGER_P)
-    elif name in EAGER28_KEEP:
-        msgs = [m for m in msgs if m["description"] in EAGER28_KEEP[name]]
+    elif name == "ba":
+        msgs = ba_reduced([m for m in msgs if m["description"].startswith("ba1_")],
+                          BA_NATIVE_P) + msgs
+    elif name in KEEP and preset in ("sizes", "eager28"):
+        msgs = [m for m in msgs if m["description"] in KEEP[name]]
     return validator, msgs
 
 
@@ -445,7 +457,7 @@ def markdown(results, tools):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gradbench", required=True, help="an extracted GradBench checkout")
-    parser.add_argument("--preset", default="native", choices=("native", "quick", "eager28"))
+    parser.add_argument("--preset", default="sizes", choices=("sizes", "large", "quick", "eager28"))
     parser.add_argument("--evals", default="")
     parser.add_argument("--tools", default=None)
     parser.add_argument("--rounds", type=int, default=3)
