@@ -1,5 +1,6 @@
 """kmeans: the k-means cost of centroids and one Newton step direction, gradient / (Hessian
 times ones) (GradBench's kmeans eval)."""
+import numpy as np
 import tapegrad as tg
 import tapegrad.func as tf
 
@@ -11,24 +12,47 @@ def cost(points, centroids):
     """Sum over the points of the squared distance to the nearest centroid:
     |p|^2 + min_j (|c_j|^2 - 2 c_j . p), the bracket for all (j, p) as one matrix product
     [-2 c_j, |c_j|^2] @ [p, 1]^T."""
+    return _brackets(points, centroids).amin(0).sum() + (points ** 2).sum()
+
+
+def _brackets(points, centroids):
     n = points.shape[0]
     c1 = tg.cat([-2 * centroids, (centroids ** 2).sum(1, keepdim=True)], 1)    # (k, d+1)
     p1 = tg.cat([points, tg.ones((n, 1), dtype=points.dtype)], 1)              # (n, d+1)
-    return (c1 @ p1.T).amin(0).sum() + (points ** 2).sum()
+    return c1 @ p1.T
 
 
-def _dir_terms(centroids, points, ones):
+def assigned_cost(points, centroids, nearest):
+    """The cost with each point's nearest centroid given (``nearest``: the (k, n) one-hot of
+    the argmin): the same value, and the same gradient wherever the nearest centroid is
+    unique (the cost is piecewise quadratic: its pieces are the assignments)."""
+    return (_brackets(points, centroids) * nearest).sum() + (points ** 2).sum()
+
+
+def _dir_terms(centroids, points, ones, nearest):
     """(grad . ones, grad): differentiating the first again gives the Hessian times ones."""
-    (g,) = tg.autograd.grad(cost(points, centroids), centroids, create_graph=True)
+    (g,) = tg.autograd.grad(assigned_cost(points, centroids, nearest), centroids,
+                            create_graph=True)
     return (g * ones).sum(), g
 
 
 _hvp_and_grad = tf.grad_and_value(_dir_terms, has_aux=True)
 
 
+def nearest(points, centroids):
+    """The one-hot (k, n) of each point's nearest centroid (numpy, outside the recording:
+    a recorded ``amin`` is guarded by the order of all k x n brackets, an argsort on every
+    replay that took 80% of the direction's replay at k = 100; see README.md)."""
+    c, p = centroids.numpy(), points.numpy()
+    b = (c ** 2).sum(1)[:, None] - 2 * (c @ p.T)
+    onehot = np.zeros(b.shape)
+    onehot[b.argmin(0), np.arange(b.shape[1])] = 1.0
+    return tg.from_numpy(onehot)
+
+
 def direction(p):
     points, centroids, ones = p
-    hv, (_, g) = _hvp_and_grad(centroids, points, ones)
+    hv, (_, g) = _hvp_and_grad(centroids, points, ones, nearest(points, centroids))
     return g / hv
 
 
