@@ -40,8 +40,9 @@ import time
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.dirname(HERE)]
 from peer_runner import ONE_THREAD  # noqa: E402
+from _results import default_path, write  # noqa: E402
 
 # Sizes, as each eval's command-line arguments (GradBench's defaults are much longer lists).
 # ``sizes`` (the default): a small and a medium size of every eval, issue 28's 28 cases (the
@@ -410,6 +411,11 @@ def print_row(row, tools, flush=False):
                                     " | ".join(cells)), flush=flush)
 
 
+# issue 28's goals: peer median / tapegrad median at least this
+GOALS = {("tapegrad", "jax"): 1.0, ("tapegrad", "pytorch"): 5.0,
+         ("pytorch-on-tapegrad", "pytorch"): 1.0}
+
+
 def summary(results, tools):
     base = tools[0]
     print("\nSummary (ratio = peer median / %s median; > 1: %s faster)" % (base, base))
@@ -422,6 +428,15 @@ def summary(results, tools):
         print("  %-20s %2d cases: geometric mean %.2fx, min %.2fx, max %.2fx, %d of %d >= 1"
               % (t, len(ratios), geo, min(ratios), max(ratios), sum(x >= 1 for x in ratios),
                  len(ratios)))
+        goal = GOALS.get((tools[0], t))
+        if goal:
+            miss = ["%s %s %s %.2fx" % (r["eval"], r["function"], r["description"],
+                                         r["tools"][t]["median"] / r["tools"][base]["median"])
+                    for r in results if r["tools"].get(t, {}).get("median")
+                    and r["tools"].get(base, {}).get("median")
+                    and r["tools"][t]["median"] / r["tools"][base]["median"] < goal]
+            print("  %-20s goal >= %gx: met in %d of %d%s" % ("", goal, len(ratios) - len(miss),
+                  len(ratios), "; missed: " + ", ".join(miss) if miss else ""))
     bad = [(r["eval"], r["function"], r["description"], t) for r in results
            for t, tr in r["tools"].items() if tr.get("valid") is False or tr.get("agree")]
     print("  outputs: %s" % ("all agree" if not bad else "%d disagreements: %s" % (len(bad), bad)))
@@ -454,6 +469,45 @@ def markdown(results, tools):
     return "\n".join(lines)
 
 
+# the tools' names in benchmarks/results/ (the tool whose ratios are taken is "tapegrad")
+RESULT_TOOL = {"tapegrad": "tapegrad", "pytorch-on-tapegrad": "tapegrad", "pytorch": "torch",
+               "jax": "jax", "jax-async": "jax-async"}
+
+
+def bench_name(preset):
+    return "gradbench" if preset == "sizes" else "gradbench_" + preset
+
+
+def result_rows(results, tools):
+    """The rows of benchmarks/results/ (``_results``' schema): one per message and tool,
+    the case "eval function size"; ``first_s`` the first call, ``samples`` the other runs."""
+    rows = []
+    for r in results:
+        case = "%s %s %s" % (r["eval"], r["function"], r["description"])
+        for t in tools:
+            tr = r["tools"].get(t, {})
+            row = {"case": case, "size": None, "tool": RESULT_TOOL.get(t, t),
+                   "median_s": tr["median"] / 1e9 if "median" in tr else None,
+                   "repeats": len(tr.get("runs", [])) or int("median" in tr), "ratio": None}
+            if tr.get("first") is not None:
+                row["first_s"] = tr["first"] / 1e9
+                row["samples"] = [x / 1e9 for x in tr["runs"]]
+            for k in ("skip", "valid", "valid_error"):
+                if tr.get(k) is not None:
+                    row[k] = tr[k]
+            if t != tools[0] and "agree" in tr:
+                row["agrees"] = not tr["agree"]
+            rows.append(row)
+    return rows
+
+
+def load_average():
+    try:
+        return list(os.getloadavg())
+    except OSError:
+        return None
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gradbench", required=True, help="an extracted GradBench checkout")
@@ -466,7 +520,9 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--cpu", type=int, default=None, help="pin every tool to this CPU")
     parser.add_argument("--no-validate", action="store_true")
-    parser.add_argument("--json", default=None)
+    parser.add_argument("--json", default=None,
+                        help="the results in benchmarks/_results.py's schema (default: "
+                        "benchmarks/results/gradbench[_PRESET].json; '' for none)")
     parser.add_argument("--markdown", default=None)
     parser.add_argument("--log", default=None, help="append the tools' stderr here")
     args = parser.parse_args(argv)
@@ -474,15 +530,20 @@ def main(argv=None):
         args.tools = ("pytorch-on-tapegrad,pytorch" if args.preset == "eager28"
                       else "tapegrad,jax,pytorch")
     tools = args.tools.split(",")
+    load = [load_average()]
     results = run(args)
+    load.append(load_average())
     summary(results, tools)
+    print("  load average (1, 5, 15 min) at the start %s, at the end %s" % tuple(load))
     md = markdown(results, tools)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(md + "\n")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "results": results}, f, indent=1)
+    path = default_path(bench_name(args.preset)) if args.json is None else args.json
+    if path:
+        opts = dict(vars(args), load_start=str(load[0]), load_end=str(load[1]))
+        write(path, bench_name(args.preset), result_rows(results, tools), opts,
+              detail={"load_average": load, "tools": tools, "messages": results})
 
 
 if __name__ == "__main__":
