@@ -475,3 +475,99 @@ def test_ode(s):
                                ode_numpy(x, s), rtol=1e-13)
     np.testing.assert_allclose(evaluate("ode", "gradient", {"x": x.tolist(), "s": s}),
                                fd_grad(lambda v: ode_numpy(v, s)[-1], x), rtol=1e-6, atol=1e-10)
+
+
+# ----------------------------------------------------------------------------- run_eval, compare
+class _FakeEval:
+    """An eval process: the lines it writes, and what it read back (GradBench's eval writes
+    one message, reads the response, writes the next)."""
+
+    def __init__(self, messages):
+        self.stdout = [json.dumps(m) + "\n" for m in messages]
+        self.stdin = self
+        self.read = []
+
+    def write(self, line):
+        self.read.append(json.loads(line))
+
+    def flush(self):
+        pass
+
+
+class _InProcessTool:
+    """The tool's process, answered in this process by tapegrad_tool.respond."""
+
+    def __init__(self):
+        self.stdin, self.stdout, self.replies = self, self, []
+
+    def write(self, line):
+        m = json.loads(line)
+        if m["kind"] != "end":
+            self.replies.append(json.dumps(T.respond(m)) + "\n")
+
+    def flush(self):
+        pass
+
+    def readline(self):
+        return self.replies.pop(0)
+
+
+def test_run_eval_relays_as_gradbench_runner():
+    import io
+    import run_eval
+    msgs = [{"id": 0, "kind": "start", "eval": "hello"},
+            {"id": 1, "kind": "define", "module": "hello"},
+            {"id": 2, "kind": "evaluate", "module": "hello", "function": "square", "input": 3.0},
+            {"id": 3, "kind": "analysis", "of": 2, "valid": True},
+            {"id": 4, "kind": "evaluate", "module": "hello", "function": "nope", "input": 3.0},
+            {"id": 5, "kind": "end"}]
+    ev, out, log = _FakeEval(msgs), io.StringIO(), io.StringIO()
+    rows = run_eval.relay(ev, _InProcessTool(), log, out)
+    assert [r["id"] for r in ev.read] == [0, 1, 2, 3, 4]        # every response, in order
+    assert ev.read[2]["output"] == 9.0
+    assert [(r["function"], r["success"], r["valid"]) for r in rows] == [
+        ("square", True, True), ("nope", False, None)]
+    assert [json.loads(x)["message"]["id"] for x in log.getvalue().splitlines()] == [0, 1, 2, 3, 4]
+    assert "valid" in out.getvalue() and "failed" in out.getvalue()
+
+
+def test_run_eval_with_gradbench():
+    """GradBench's own hello eval (its validator) against tool.py: only where a GradBench
+    checkout is named by GRADBENCH_DIR."""
+    gb = os.environ.get("GRADBENCH_DIR")
+    if not gb or not os.path.isdir(os.path.join(gb, "python", "gradbench")):
+        pytest.skip("GRADBENCH_DIR does not name a GradBench checkout")
+    pytest.importorskip("pydantic")
+    p = subprocess.run([sys.executable, os.path.join(TOOL_DIR, "run_eval.py"), "--gradbench", gb,
+                        "hello"], text=True, capture_output=True, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.count(" valid ") == 8
+
+
+def test_compare_agreement_and_results_rows():
+    import compare
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import _results
+    assert compare.agree({"a": [1.0, 2.0]}, {"a": [1.0, 2.0 + 1e-9]}) == []
+    assert compare.agree([1000.0], [1000.0 * (1 + 1e-5)]) != []        # relative 1e-6
+    assert compare.agree([0.0], [5e-7]) == [] and compare.agree([0.0], [2e-6]) != []
+    assert compare.agree({"a": 1}, {"b": 1}) != [] and compare.agree([1, 2], [1]) != []
+    ba1 = {"function": "objective", "description": "ba1_n49_m7776_p31843",
+           "input": {"n": 49, "m": 7776, "p": 31843, "cam": [0.0], "min_runs": 1}}
+    (small,) = compare.ba_reduced([ba1], (2000,))
+    assert small["description"] == "ba1 p=2000" and small["input"]["p"] == 2000
+    assert small["input"]["n"] == round(49 * 2000 / 31843) and small["input"]["m"] == 488
+    assert ba1["input"]["p"] == 31843                        # the original is left alone
+    results = [{"eval": "gmm", "function": "objective", "description": "2_5_1000", "tools": {
+        "tapegrad": {"runs": [1e6, 3e6], "first": 5e7, "median": 2e6, "valid": True},
+        "jax": {"runs": [4e6], "first": 1e9, "median": 4e6, "agree": []},
+        "pytorch": {"runs": [], "first": None, "skip": "timeout (300 s)"}}}]
+    rows = compare.result_rows(results, ["tapegrad", "jax", "pytorch"])
+    doc = _results.check({"schema": _results.SCHEMA, "bench": "gradbench", "date": "", "commit": "",
+                          "machine": {}, "results": rows})
+    tg, jx, pt = doc["results"]
+    assert (tg["tool"], tg["median_s"], tg["first_s"], tg["repeats"]) == ("tapegrad", 2e-3, 5e-2, 2)
+    assert (jx["tool"], jx["median_s"], jx["agrees"]) == ("jax", 4e-3, True)
+    assert (pt["tool"], pt["median_s"], pt["skip"]) == ("torch", None, "timeout (300 s)")
+    _results._ratios(rows)
+    assert jx["ratio"] == pytest.approx(2.0) and pt["ratio"] is None
