@@ -90,7 +90,8 @@ def main(argv=None):
     parser.add_argument("eval", help="an eval's name: hello, lse, gmm, ...")
     parser.add_argument("--gradbench", required=True, help="an extracted GradBench checkout")
     parser.add_argument("--tool", default=None,
-                        help="the tool's command (default: this directory's tool.py)")
+                        help="the tool's command, run from DIR (default: this directory's "
+                        "tool.py)")
     parser.add_argument("-o", "--output", default=None, help="log the exchange here (JSONL)")
     args = parser.parse_args(argv)
     gb = os.path.abspath(args.gradbench)
@@ -100,8 +101,10 @@ def main(argv=None):
     eval_cmd = [sys.executable, os.path.join(py, "gradbench", "evals", args.eval, "run.py")]
     tool_cmd = (shlex.split(args.tool) if args.tool
                 else [sys.executable, os.path.join(HERE, "tool.py")])
+    # both from the checkout's root, with its Python package importable, as GradBench's
+    # runner starts them (a tool command may name GradBench's own tools by relative path)
     tool_proc = subprocess.Popen(tool_cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 text=True, bufsize=1)
+                                 text=True, bufsize=1, cwd=gb, env=env)
     eval_proc = subprocess.Popen(eval_cmd + eval_args, stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True, bufsize=1, cwd=gb, env=env)
     log = open(args.output, "w") if args.output else None
