@@ -1,6 +1,5 @@
 """kmeans: the k-means cost of centroids and one Newton step direction, gradient / (Hessian
 times ones) (GradBench's kmeans eval)."""
-import numpy as np
 import tapegrad as tg
 import tapegrad.func as tf
 
@@ -23,10 +22,10 @@ def _brackets(points, centroids):
 
 
 def assigned_cost(points, centroids, nearest):
-    """The cost with each point's nearest centroid given (``nearest``: the (k, n) one-hot of
-    the argmin): the same value, and the same gradient wherever the nearest centroid is
+    """The cost with each point's nearest centroid given (``nearest``: the index of each
+    point's): the same value, and the same derivatives wherever the nearest centroid is
     unique (the cost is piecewise quadratic: its pieces are the assignments)."""
-    return (_brackets(points, centroids) * nearest).sum() + (points ** 2).sum()
+    return ((points - centroids[nearest]) ** 2).sum()
 
 
 def _dir_terms(centroids, points, ones, nearest):
@@ -40,14 +39,12 @@ _hvp_and_grad = tf.grad_and_value(_dir_terms, has_aux=True)
 
 
 def nearest(points, centroids):
-    """The one-hot (k, n) of each point's nearest centroid (numpy, outside the recording:
-    a recorded ``amin`` is guarded by the order of all k x n brackets, an argsort on every
-    replay that took 80% of the direction's replay at k = 100; see README.md)."""
+    """Each point's nearest centroid (an index tensor, found in numpy from the brackets,
+    outside the recording: a recorded ``amin`` is guarded by the order of all k x n brackets,
+    an argsort on every replay that took 80% of the direction's replay at k = 100; see
+    README.md). An index tensor argument is an input of the replay, not a constant."""
     c, p = centroids.numpy(), points.numpy()
-    b = (c ** 2).sum(1)[:, None] - 2 * (c @ p.T)
-    onehot = np.zeros(b.shape)
-    onehot[b.argmin(0), np.arange(b.shape[1])] = 1.0
-    return tg.from_numpy(onehot)
+    return tg.from_numpy(((c ** 2).sum(1) - 2 * (p @ c.T)).argmin(1))       # (n, k): rows
 
 
 def direction(p):
