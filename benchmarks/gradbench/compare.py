@@ -508,6 +508,21 @@ def load_average():
         return None
 
 
+def kept(path, results, tools, load):
+    """``results`` with the earlier run's messages (file ``path``) of the evals not in them,
+    in the presets' order of the evals; the load averages of both runs."""
+    with open(path) as f:
+        doc = json.load(f)
+    if doc["detail"]["tools"] != tools:
+        raise SystemExit("--keep: %s ran the tools %s, not %s" % (path, doc["detail"]["tools"],
+                                                                  tools))
+    now = {r["eval"] for r in results}
+    merged = [r for r in doc["detail"]["messages"] if r["eval"] not in now] + results
+    order = {e: i for i, e in enumerate(PRESETS["large"])}
+    merged.sort(key=lambda r: order.get(r["eval"], len(order)))     # stable: sizes in order
+    return merged, load + doc["detail"]["load_average"][:2]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gradbench", required=True, help="an extracted GradBench checkout")
@@ -525,6 +540,9 @@ def main(argv=None):
                         "benchmarks/results/gradbench[_PRESET].json; '' for none)")
     parser.add_argument("--markdown", default=None)
     parser.add_argument("--log", default=None, help="append the tools' stderr here")
+    parser.add_argument("--keep", default=None,
+                        help="an earlier run's results file (--json): its messages of the "
+                        "evals not run now are kept (same tools), to rerun some evals only")
     args = parser.parse_args(argv)
     if args.tools is None:
         args.tools = ("pytorch-on-tapegrad,pytorch" if args.preset == "eager28"
@@ -533,8 +551,11 @@ def main(argv=None):
     load = [load_average()]
     results = run(args)
     load.append(load_average())
+    if args.keep:
+        results, load = kept(args.keep, results, tools, load)
     summary(results, tools)
-    print("  load average (1, 5, 15 min) at the start %s, at the end %s" % tuple(load))
+    print("  load average (1, 5, 15 min) at the start %s, at the end %s" % tuple(load[:2])
+          + ("; the kept run's %s, %s" % tuple(load[2:]) if len(load) > 2 else ""))
     md = markdown(results, tools)
     if args.markdown:
         with open(args.markdown, "w") as f:
