@@ -11,22 +11,25 @@ from ._common import f64, tolist
 
 
 def ode(x, s):
-    """The trajectory's end. ``x``'s two pieces are sliced once, not in every evaluation of
-    the right-hand side (each slice is an entry of the tape: 36 against 21 ms at n = 10,000,
-    s = 10, side by side on a loaded machine)."""
+    """The trajectory's end. The state is carried as z = [1, y] (n + 1 values), so that
+    f(y) is one product with no concatenation: [0, f(y)] = [0, x] * roll(z, 1) (roll(z, 1)
+    = [y_{n-1}, 1, y_0, ..., y_{n-2}], its first value cancelled by the 0). Two entries per
+    right-hand side instead of five (slice, product, and a concatenation's three): the same
+    values to the last bit, 12.7 -> 11.0 ms (primal) and 23.2 -> 12.8 ms (gradient) at
+    n = 10,000, s = 10, side by side on a loaded machine."""
     h = 2.0 / s
-    x0, x1 = x[:1], x[1:]
+    xz = tg.cat([tg.zeros(1, dtype=x.dtype), x])
+    z = tg.cat([tg.ones(1, dtype=x.dtype), tg.zeros(x.shape[0], dtype=x.dtype)])
 
-    def rhs(y):
-        return tg.cat([x0, x1 * y[:-1]])
-    y = tg.zeros_like(x)
+    def rhs(z):
+        return xz * z.roll(1)
     for _ in range(s):
-        k1 = rhs(y)
-        k2 = rhs(y + h / 2 * k1)
-        k3 = rhs(y + h / 2 * k2)
-        k4 = rhs(y + h * k3)
-        y = y + h / 6 * (k1 + (2 * k2 + 2 * k3 + k4))
-    return y
+        k1 = rhs(z)
+        k2 = rhs(z + h / 2 * k1)
+        k3 = rhs(z + h / 2 * k2)
+        k4 = rhs(z + h * k3)
+        z = z + h / 6 * (k1 + (2 * k2 + 2 * k3 + k4))
+    return z[1:]
 
 
 def _last(x, s):
