@@ -571,3 +571,9 @@ def test_compare_agreement_and_results_rows():
     assert (pt["tool"], pt["median_s"], pt["skip"]) == ("torch", None, "timeout (300 s)")
     _results._ratios(rows)
     assert jx["ratio"] == pytest.approx(2.0) and pt["ratio"] is None
+    many = [dict(results[0], tools={"tapegrad": {"runs": [float(i) for i in range(1, 151)],
+                                                 "first": 9.0, "median": 75.5}})]
+    (row,) = compare.result_rows(many, ["tapegrad"])
+    assert row["repeats"] == 150 and "samples" not in row
+    assert row["p10_s"] == pytest.approx(15.1e-9) and row["p90_s"] == pytest.approx(135.9e-9)
+    assert many[0]["tools"]["tapegrad"]["runs"][0] == 1.0        # the run's own lists untouched

@@ -478,20 +478,44 @@ def bench_name(preset):
     return "gradbench" if preset == "sizes" else "gradbench_" + preset
 
 
+MAX_SAMPLES = 100
+
+
+def compact(results):
+    """``results`` for a file: a tool's runs kept when there are at most MAX_SAMPLES of them,
+    else their count and 10th / 90th percentiles (hello's and lse's runs of 10-100 us number
+    thousands with --min-seconds)."""
+    out = []
+    for r in results:
+        r = dict(r, tools={t: dict(tr) for t, tr in r["tools"].items()})
+        for tr in r["tools"].values():
+            runs = tr.get("runs") or []
+            tr.setdefault("n_runs", len(runs))
+            if len(runs) > MAX_SAMPLES:
+                q = statistics.quantiles(runs, n=10)
+                tr["p10"], tr["p90"], tr["runs"] = q[0], q[-1], []
+        out.append(r)
+    return out
+
+
 def result_rows(results, tools):
     """The rows of benchmarks/results/ (``_results``' schema): one per message and tool,
-    the case "eval function size"; ``first_s`` the first call, ``samples`` the other runs."""
+    the case "eval function size"; ``first_s`` the first call, ``samples`` the other runs (or
+    ``p10_s`` / ``p90_s``: see ``compact``)."""
     rows = []
-    for r in results:
+    for r in compact(results):
         case = "%s %s %s" % (r["eval"], r["function"], r["description"])
         for t in tools:
             tr = r["tools"].get(t, {})
             row = {"case": case, "size": None, "tool": RESULT_TOOL.get(t, t),
                    "median_s": tr["median"] / 1e9 if "median" in tr else None,
-                   "repeats": len(tr.get("runs", [])) or int("median" in tr), "ratio": None}
+                   "repeats": tr.get("n_runs", 0) or int("median" in tr), "ratio": None}
             if tr.get("first") is not None:
                 row["first_s"] = tr["first"] / 1e9
-                row["samples"] = [x / 1e9 for x in tr["runs"]]
+                if tr.get("runs"):
+                    row["samples"] = [x / 1e9 for x in tr["runs"]]
+                if "p10" in tr:
+                    row["p10_s"], row["p90_s"] = tr["p10"] / 1e9, tr["p90"] / 1e9
             for k in ("skip", "valid", "valid_error"):
                 if tr.get(k) is not None:
                     row[k] = tr[k]
@@ -564,7 +588,7 @@ def main(argv=None):
     if path:
         opts = dict(vars(args), load_start=str(load[0]), load_end=str(load[1]))
         write(path, bench_name(args.preset), result_rows(results, tools), opts,
-              detail={"load_average": load, "tools": tools, "messages": results})
+              detail={"load_average": load, "tools": tools, "messages": compact(results)})
 
 
 if __name__ == "__main__":
