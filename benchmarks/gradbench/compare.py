@@ -3,7 +3,8 @@
 
     python benchmarks/gradbench/compare.py --gradbench DIR [--preset sizes|large|quick|eager28]
         [--evals gmm,lse,...] [--tools tapegrad,pytorch,jax] [--rounds 3] [--min-runs 3]
-        [--min-seconds 0.2] [--timeout 300] [--cpu 0] [--json out.json]
+        [--min-seconds 0.2] [--timeout 300] [--cpu 0] [--json out.json] [--markdown t.md]
+        [--keep earlier.json]
 
 The messages are GradBench's own: each eval's ``run.py`` main runs in this process with its
 ``SingleModuleValidatedEval`` replaced by a recorder, on the sizes of the preset (command-line
