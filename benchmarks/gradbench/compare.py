@@ -200,12 +200,8 @@ class Tool:
     def start(self):
         env = dict(os.environ)
         env.update(ONE_THREAD)
-        pre = None
-        if self.cpu is not None:
-            cpu = self.cpu
-
-            def pre():
-                os.sched_setaffinity(0, {cpu})
+        cpu = self.cpu
+        pre = None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu}))
         self.proc = subprocess.Popen(TOOL_ARGS[self.name](self.gb), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, text=True,
                                      env=env, cwd=self.gb, preexec_fn=pre, bufsize=1)

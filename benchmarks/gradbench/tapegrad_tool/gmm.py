@@ -8,7 +8,7 @@ import tapegrad as tg
 import tapegrad.func as tf
 
 from . import Function
-from ._common import f64, tolist
+from ._common import compiled, f64, tolist
 
 ARGS = ("alpha", "mu", "q", "l")
 
@@ -84,12 +84,10 @@ def gmm_objective(alpha, mu, q, l, x, d, k, n, m, gamma, per_point=False):
 gradient = tf.grad(gmm_objective, argnums=(0, 1, 2, 3), has_aux=True)
 
 
-@functools.lru_cache(maxsize=16)
-def objective(d, k, n, m, gamma, per_point):
-    """The objective alone, recorded once and replayed (``tapegrad.compile`` takes tensors
-    only: the sizes are bound)."""
-    return tg.compile(functools.partial(gmm_objective, d=d, k=k, n=n, m=m, gamma=gamma,
-                                        per_point=per_point))
+def objective(alpha, mu, q, l, x, d, k, n, m, gamma, per_point):
+    """The objective alone, recorded once per sizes and replayed."""
+    return compiled(gmm_objective, d=d, k=k, n=n, m=m, gamma=gamma,
+                    per_point=per_point)(alpha, mu, q, l, x)
 
 
 def _far(rows):
@@ -103,9 +101,9 @@ def prepare(inp):
 
 def _objective(p):
     tensors, static = p
-    value, rows = objective(*static, False)(*tensors)
+    value, rows = objective(*tensors, *static, False)
     if _far(rows):
-        value, rows = objective(*static, True)(*tensors)
+        value, rows = objective(*tensors, *static, True)
     return value
 
 

@@ -1,13 +1,9 @@
 """llsq: a linear least-squares objective, 1/2 sum_i (sign(t_i) - sum_j x_j t_i^j)^2 over n
 points t_i evenly spaced in [-1, 1], and its gradient (GradBench's llsq eval)."""
-import functools
-
 import numpy as np
 import tapegrad as tg
-import tapegrad.func as tf
 
-from . import Function
-from ._common import f64, tolist
+from ._common import primal_and_gradient
 
 
 def powers(n, m):
@@ -24,19 +20,4 @@ def llsq(x, n):
     return 0.5 * ((s - T @ x) ** 2).sum()
 
 
-gradient = tf.grad(llsq)
-
-
-@functools.lru_cache(maxsize=16)
-def primal(n):
-    return tg.compile(functools.partial(llsq, n=n))
-
-
-def prepare(inp):
-    return f64(inp["x"]), int(inp["n"])
-
-
-FUNCTIONS = {
-    "primal": Function(lambda p: primal(p[1])(p[0]), prepare, float),
-    "gradient": Function(lambda p: gradient(*p), prepare, tolist),
-}
+FUNCTIONS = primal_and_gradient(llsq, llsq, "n", float)

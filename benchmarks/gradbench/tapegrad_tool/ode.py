@@ -1,13 +1,9 @@
 """ode: s steps of fourth-order Runge-Kutta on y' = f(y), f(y)_0 = x_0, f(y)_i = x_i y_{i-1},
 from y = 0 to t = 2, and the gradient of the last component of the result w.r.t. x
 (GradBench's ode eval)."""
-import functools
-
 import tapegrad as tg
-import tapegrad.func as tf
 
-from . import Function
-from ._common import f64, tolist
+from ._common import primal_and_gradient, tolist
 
 
 def ode(x, s):
@@ -36,20 +32,4 @@ def _last(x, s):
     return ode(x, s)[-1]
 
 
-gradient = tf.grad(_last)
-
-
-@functools.lru_cache(maxsize=16)
-def primal(s):
-    """The trajectory alone, recorded once per step count and replayed."""
-    return tg.compile(functools.partial(ode, s=s))
-
-
-def prepare(inp):
-    return f64(inp["x"]), int(inp["s"])
-
-
-FUNCTIONS = {
-    "primal": Function(lambda p: primal(p[1])(p[0]), prepare, tolist),
-    "gradient": Function(lambda p: gradient(*p), prepare, tolist),
-}
+FUNCTIONS = primal_and_gradient(ode, _last, "s", tolist)
