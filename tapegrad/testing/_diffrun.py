@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from ._api_hints import RANDOM
+from ._api_hints import RANDOM, SIGN_AMBIGUOUS
 
 __all__ = ["execute", "compare", "Finding", "CATEGORIES", "close", "snapshot"]
 
@@ -275,6 +275,29 @@ def close(a, b, dtype):
     return bool(np.all(np.abs(fa - fb) <= rtol * np.abs(fb) + atol * scale))
 
 
+_ORDER = ("float16", "float32", "float64")
+
+
+def _looser(dtype, tol):
+    """The looser of two dtypes' tolerances (None: dtype's own)."""
+    if tol is None or dtype not in TOL:
+        return dtype if tol is None or tol not in TOL else (tol if dtype not in TOL else dtype)
+    return tol if _ORDER.index(tol) < _ORDER.index(dtype) else dtype
+
+
+def _loosest(*runs):
+    """The least precise float dtype among the values of the runs (None if none)."""
+    seen = set()
+    for r in runs:
+        for ev in r.events:
+            for s in ev.get("snaps", {}).values():
+                seen.add(s.dtype)
+    for d in _ORDER:
+        if d in seen:
+            return d
+    return None
+
+
 def _bit_equal(a, b):
     if a is None or b is None:
         return False
@@ -292,9 +315,11 @@ def _fmt(a, limit=120):
     return s if len(s) <= limit else s[:limit] + "..."
 
 
-def _cmp_tensor(x, y, where, out, stmt, op, full=True):
+def _cmp_tensor(x, y, where, out, stmt, op, full=True, tol=None):
     """Compare TSnaps x (tapegrad) and y (torch); append findings; True when the data
-    differ (or shape/dtype)."""
+    differ (or shape/dtype). ``tol``: the dtype whose tolerance applies (the least precise
+    float dtype of the program: float32 rounding reaches float64 results through
+    promotion)."""
     bad = False
     if x.shape != y.shape:
         out.append(Finding("shape", stmt, op, "%s: shape %s, torch %s" % (where, x.shape,
@@ -304,7 +329,8 @@ def _cmp_tensor(x, y, where, out, stmt, op, full=True):
         out.append(Finding("dtype", stmt, op, "%s: dtype %s, torch %s" % (where, x.dtype,
                                                                          y.dtype)))
         bad = True
-    if x.data is not None and y.data is not None and not close(x.data, y.data, y.dtype):
+    if x.data is not None and y.data is not None and not close(
+            x.data, y.data, _looser(y.dtype, tol)):
         out.append(Finding("values", stmt, op, "%s: %s, torch %s" % (
             where, _fmt(x.data), _fmt(y.data))))
         bad = True
@@ -323,10 +349,10 @@ def _cmp_tensor(x, y, where, out, stmt, op, full=True):
     return bad
 
 
-def _cmp_obj(x, y, where, out, stmt, op):
+def _cmp_obj(x, y, where, out, stmt, op, tol=None):
     """Compare normalised non-tensor results; True when they differ."""
     if isinstance(x, TSnap) and isinstance(y, TSnap):
-        return _cmp_tensor(x, y, where, out, stmt, op)
+        return _cmp_tensor(x, y, where, out, stmt, op, tol=tol)
     if isinstance(x, TSnap) or isinstance(y, TSnap):
         out.append(Finding("result_type", stmt, op, "%s: %s, torch %s" % (
             where, _kind(x), _kind(y))))
@@ -348,10 +374,10 @@ def _cmp_obj(x, y, where, out, stmt, op):
                 return True
             bad = False
             for i, (a, b) in enumerate(zip(x[1], y[1])):
-                bad |= _cmp_obj(a, b, "%s[%d]" % (where, i), out, stmt, op)
+                bad |= _cmp_obj(a, b, "%s[%d]" % (where, i), out, stmt, op, tol)
             return bad
         if x[0] == "float":
-            if not close(np.array(x[1]), np.array(y[1]), "float64"):
+            if not close(np.array(x[1]), np.array(y[1]), _looser("float64", tol)):
                 out.append(Finding("values", stmt, op, "%s: %r, torch %r" % (where, x[1], y[1])))
                 return True
             return False
@@ -404,6 +430,7 @@ def compare(prog, a, b, *, anchor_lib=None):
         return out
     taint = set()
     prev_a, prev_b = {}, {}
+    tol = _loosest(a, b)
     n = min(len(a.events), len(b.events))
     for k in range(n):
         st = prog.stmts[k]
@@ -421,7 +448,7 @@ def compare(prog, a, b, *, anchor_lib=None):
             pass
         elif "result" in eb or "result" in ea:
             if _cmp_obj(ea.get("result"), eb.get("result"), st.target or "result", local, k,
-                        op):
+                        op, tol):
                 taint.update(st.outs)
         sa, sb = ea["snaps"], eb["snaps"]
         for e, y in sb.items():
@@ -436,12 +463,18 @@ def compare(prog, a, b, *, anchor_lib=None):
             before = len(local)
             if is_out and st.op in RANDOM:
                 # random draws / uninitialised memory: metadata only, the values taint
-                _cmp_tensor(x, y, e, local, k, op)
+                _cmp_tensor(x, y, e, local, k, op, tol=tol)
                 local[before:] = [f for f in local[before:] if f.cat != "values"]
                 taint.add(e)
                 continue
+            if is_out and st.op in SIGN_AMBIGUOUS and x.data is not None and \
+                    y.data is not None and x.shape == y.shape and \
+                    not close(x.data, y.data, y.dtype) and \
+                    close(np.abs(x.data), np.abs(y.data), y.dtype):
+                taint.add(e)                      # the same up to signs
+                continue
             if is_out:
-                bad = _cmp_tensor(x, y, e, local, k, op)
+                bad = _cmp_tensor(x, y, e, local, k, op, tol=tol)
             else:
                 # an earlier value: its data, grad_fn and flags after this statement
                 px, py = prev_a.get(e), prev_b.get(e)
@@ -450,7 +483,10 @@ def compare(prog, a, b, *, anchor_lib=None):
                     (y.gfn, y.rg) != (py.gfn, py.rg)
                 if not changed:
                     continue
-                bad = _cmp_tensor(x, y, e, local, k, op)
+                if st.op in RANDOM:               # drawn in place: random values
+                    taint.add(e)
+                    continue
+                bad = _cmp_tensor(x, y, e, local, k, op, tol=tol)
                 for f in local[before:]:
                     if f.cat == "values":
                         f.cat = "side_effects"
@@ -504,9 +540,9 @@ def compare(prog, a, b, *, anchor_lib=None):
             continue
         loc = []
         if isinstance(x, TSnap) and isinstance(y, TSnap):
-            _cmp_tensor(x, y, e, loc, len(prog.stmts), ops, full=False)
+            _cmp_tensor(x, y, e, loc, len(prog.stmts), ops, full=False, tol=tol)
         else:
-            _cmp_obj(x, y, e, loc, len(prog.stmts), ops)
+            _cmp_obj(x, y, e, loc, len(prog.stmts), ops, tol)
         for f in loc:
             f.cat = {"values": "grads", "shape": "grads_meta", "dtype": "grads_meta"}.get(
                 f.cat, f.cat)
