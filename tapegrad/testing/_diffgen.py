@@ -42,7 +42,16 @@ def drawable_keys():
 
 # ================================================================ choosers
 class Chooser:
-    """Integer choices; option 0 is always the simplest (shrinking goes there)."""
+    """Integer choices; option 0 is always the simplest (shrinking goes there). ``marks``:
+    the positions in ``seq`` where each statement's choices begin (for shrinking by
+    whole statements)."""
+
+    def mark(self):
+        seq = getattr(self, "seq", None)
+        if seq is not None:
+            if not hasattr(self, "marks"):
+                self.marks = []
+            self.marks.append(len(seq))
 
     def integer(self, n, weights=None):
         raise NotImplementedError
@@ -498,6 +507,7 @@ class Gen:
         while len([s for s in self.stmts if s.phase == "body"]) < nsteps and not self.dead \
                 and attempts < 4 * nsteps + 4:
             attempts += 1
+            self.ch.mark()
             key = self.ch.choice(self.keys, self.key_weights)
             nv = self.nvals
             try:
@@ -511,10 +521,13 @@ class Gen:
                 self.nvals = nv
                 self.gen_errors.append((key, repr(e)))
                 continue
+        self.ch.mark()
         if not self.dead:
             self.ending()
-        return DProgram(self.inputs, self.stmts, self.observe, getattr(self.ch, "seq", None),
+        prog = DProgram(self.inputs, self.stmts, self.observe, getattr(self.ch, "seq", None),
                         sorted(self.consts, key=repr))
+        prog.marks = list(getattr(self.ch, "marks", ()))
+        return prog
 
     # ---------------------------------------------------------------- endings
     observe = ()

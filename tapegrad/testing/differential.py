@@ -336,10 +336,11 @@ def replay_check(prog, *, n_variants=20, seed=0, torch=None, vmap=True, nested=T
     """Record ``prog``'s loss with ``tapegrad.func.grad_and_value`` and compare every replay
     with eager tapegrad on the same inputs (and eager tapegrad with torch, when installed).
     Returns a list of findings (categories ``REPLAY_CATEGORIES``); ``stats`` (a dict)
-    collects counts (calls, replays served after re-recording, ...)."""
+    collects counts (calls, replays served after re-recording, ...). ``torch=False``: do
+    not compare with torch even when it is installed."""
     import tapegrad.func as tf
     tg = _tapegrad()
-    torch = torch if torch is not None else _torch()
+    torch = _torch() if torch is None else (torch or None)      # False: without torch
     stats = stats if stats is not None else {}
     if prog.replay_source() is None:
         return []
@@ -565,6 +566,18 @@ def shrink(prog, finding, check=None, *, budget=300, ref=None, **gen_kw):
             return None
         return None
 
+    # whole statements first (the choice blocks between marks), last to first
+    marks = list(getattr(prog, "marks", ()))
+    j = len(marks) - 2
+    while j >= 0 and calls[0] < budget:
+        a, b = marks[j], marks[j + 1]
+        r = attempt(seq[:a] + seq[b:]) if b > a else None
+        if r is not None:
+            best, bestf = r
+            seq = list(best.choices)
+            marks = list(getattr(best, "marks", ()))
+            j = min(j, len(marks) - 2)
+        j -= 1
     improved = True
     while improved and calls[0] < budget:
         improved = False
@@ -601,11 +614,7 @@ def shrink(prog, finding, check=None, *, budget=300, ref=None, **gen_kw):
 def _worker(mode, start, count, out_path, seed, timeout):
     """Run programs [start, start + count) of stream ``seed``; one JSON line each."""
     torch = _torch()
-    ref = reference()
     stats = {}
-    keys = None
-    if mode == "replay":
-        keys = [k for k in drawable_keys() if k not in H.RANDOM]
     with open(out_path, "w") as fh:
         for i in range(start, start + count):
             s = seed * 10_000_000 + i
@@ -614,12 +623,10 @@ def _worker(mode, start, count, out_path, seed, timeout):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
+                    p = regenerate(mode, s)
                     if mode == "eager":
-                        p = generate(RandomChooser(s), ref)
                         fs = eager_check(p, timeout=timeout, torch=torch)
                     else:
-                        p = generate(RandomChooser(s), ref, keys=keys, keep_errors=0.0,
-                                     endings=("grad",), float_only=True)
                         fs = replay_check(p, seed=s, torch=torch, stats=stats)
                 rec["ops"] = sorted(set(p.ops))
                 rec["n_stmts"] = len(p.ops)
@@ -745,6 +752,110 @@ def summary_lines(res):
     return lines
 
 
+_REPLAY_GEN = None
+
+
+def _replay_gen_kw():
+    global _REPLAY_GEN
+    if _REPLAY_GEN is None:
+        _REPLAY_GEN = dict(keys=[k for k in drawable_keys() if k not in H.RANDOM],
+                           keep_errors=0.0, endings=("grad",), float_only=True)
+    return _REPLAY_GEN
+
+
+def regenerate(mode, seed):
+    """The program a long run drew for ``seed``."""
+    if mode == "replay":
+        return generate(RandomChooser(seed), reference(), **_replay_gen_kw())
+    return generate(RandomChooser(seed), reference())
+
+
+def catalogue(out_dir, *, budget=150, modes=("eager", "replay"), log=print):
+    """Distinct findings of a results directory, each shrunk to a minimal program:
+    a list of dicts (mode, cat, op, count, seed, detail, source, allowed)."""
+    recs = load(out_dir)
+    res = summary(recs)
+    out = []
+    for mode in modes:
+        if mode not in res:
+            continue
+        items = sorted(res[mode]["distinct"].items(), key=lambda kv: -kv[1][0])
+        for (cat, op), (count, seed, detail) in items:
+            entry = {"mode": mode, "cat": cat, "op": op, "count": count, "seed": seed,
+                     "detail": detail}
+            try:
+                p = regenerate(mode, seed)
+                if mode == "eager":
+                    fs = eager_check(p)
+                    check, kw = eager_check, {}
+                else:
+                    fs = replay_check(p, seed=seed)
+                    check = (lambda q, s=seed: replay_check(q, seed=s))
+                    kw = _replay_gen_kw()
+                f0 = next((f for f in fs if (f.cat, f.op) == (cat, op)), None)
+                if f0 is None:
+                    entry["source"] = p.source()
+                    entry["note"] = "did not reproduce on regeneration"
+                else:
+                    t0 = time.time()
+                    small, f1 = shrink(p, f0, check, budget=budget, **kw)
+                    entry.update(source=small.source(), detail_min=f1.detail,
+                                 op_min=f1.op, shrink_s=round(time.time() - t0, 1))
+            except Exception as e:                                 # noqa: BLE001
+                entry["note"] = "shrinking failed: %s: %s" % (type(e).__name__, str(e)[:120])
+            log("%s %s %s (%d)" % (mode, cat, op, count))
+            out.append(entry)
+    return out, res
+
+
+_MODULES = (("op.", "operators and indexing"), ("Tensor.", "Tensor methods"),
+            ("F.", "torch.nn.functional"), ("linalg.", "torch.linalg"),
+            ("special.", "torch.special"), ("torch.", "torch"), ("ops:", "whole programs"))
+
+
+def _module(op):
+    for p, name in _MODULES:
+        if op.startswith(p):
+            return name
+    return "other"
+
+
+def write_catalogue(entries, res, md_path, json_path, header=""):
+    """tests/differential_findings.{md,json}: every distinct finding with its minimal
+    runnable reproducer, grouped by category and by module, with counts."""
+    with open(json_path, "w") as fh:
+        json.dump({"summary": {m: {k: v for k, v in r.items() if k != "distinct"}
+                               for m, r in res.items()}, "findings": entries}, fh, indent=1)
+    cats = dict(CATEGORIES)
+    cats.update(REPLAY_CATEGORIES)
+    order = list(SEVERE) + [c for c in SILENT] + [c for c in cats if c not in SEVERE and
+                                                  c not in SILENT]
+    lines = [header, "", "## Summary", "", "```"] + summary_lines(res) + ["```", ""]
+    n = 0
+    for cat in order:
+        es = [e for e in entries if e["cat"] == cat]
+        if not es:
+            continue
+        lines += ["## %s: %s (%d distinct)" % (cat, cats[cat], len(es)), ""]
+        for mod in sorted({_module(e.get("op_min", e["op"])) for e in es}):
+            group = [e for e in es if _module(e.get("op_min", e["op"])) == mod]
+            lines += ["### %s" % mod, ""]
+            for e in sorted(group, key=lambda e: -e["count"]):
+                n += 1
+                lines.append("%d. **%s** (%s, %d programs; seed %d)" % (
+                    n, e.get("op_min", e["op"]), e["mode"], e["count"], e["seed"]))
+                lines.append("   %s" % (e.get("detail_min") or e["detail"]).replace(
+                    "\n", " "))
+                if e.get("note"):
+                    lines.append("   (%s)" % e["note"])
+                if e.get("source"):
+                    lines += ["", "   ```python"] + ["   " + ln for ln in
+                                                   e["source"].splitlines()] + ["   ```"]
+                lines.append("")
+    with open(md_path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
 def main(argv=None):
     import argparse
     ap = argparse.ArgumentParser(prog="python -m tapegrad.testing.differential",
@@ -756,6 +867,9 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=500)
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--report", metavar="DIR", help="print the summary of a results directory")
+    ap.add_argument("--catalogue", metavar="PREFIX", help="with --report: shrink every distinct "
+                    "finding and write PREFIX.md and PREFIX.json")
+    ap.add_argument("--budget", type=int, default=150, help="shrinking attempts per finding")
     ap.add_argument("--show", type=int, metavar="SEED", help="print the program of a seed")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
@@ -766,17 +880,17 @@ def main(argv=None):
         _worker(a.mode, a.start, a.count, a.file, a.seed, a.timeout)
         return 0
     if a.show is not None:
-        if a.mode == "replay":
-            keys = [k for k in drawable_keys() if k not in H.RANDOM]
-            p = generate(RandomChooser(a.show), reference(), keys=keys, keep_errors=0.0,
-                         endings=("grad",), float_only=True)
-        else:
-            p = draw_program(a.show)
+        p = regenerate(a.mode, a.show)
         print(p.source())
         for f in (eager_check(p) if a.mode == "eager" else replay_check(p, seed=a.show)):
             print("#", f)
         return 0
     if a.report:
+        if a.catalogue:
+            entries, res = catalogue(a.report, budget=a.budget,
+                                     log=lambda m: print(m, flush=True))
+            write_catalogue(entries, res, a.catalogue + ".md", a.catalogue + ".json")
+            return 0
         for line in summary_lines(summary(load(a.report))):
             print(line)
         return 0
