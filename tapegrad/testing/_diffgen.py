@@ -223,7 +223,7 @@ class DProgram:
         lines = ["def f(%s):" % args]
         for s in self.stmts:
             if s.phase in ("body", "loss"):
-                lines.append("    " + s.code)
+                lines.extend("    " + ln for ln in s.code.split("\n"))
         lines.append("    return loss")
         return "\n".join(lines)
 
