@@ -234,6 +234,18 @@ ALLOWLIST = {
     ("values", "torch.polygamma", "e+1"):
         "docs/api.md: polygamma at the poles is inf where torch's float32 gives a rounding "
         "artefact such as 1.29e15",
+    ("values", "linalg.inv_ex", "nan"):
+        "docs/api.md: inv_ex / solve_ex of a singular matrix give nan where torch's LAPACK "
+        "gives inf",
+    ("values", "linalg.solve_ex", "nan"):
+        "docs/api.md: inv_ex / solve_ex of a singular matrix give nan where torch's LAPACK "
+        "gives inf",
+    ("values", "Tensor.topk", "torch"):
+        "docs/api.md: with tied values torch's topk may return other indices among equal "
+        "values (tapegrad takes them in stable order); sorted=False order is unspecified",
+    ("values", "torch.topk", "torch"):
+        "docs/api.md: with tied values torch's topk may return other indices among equal "
+        "values (tapegrad takes them in stable order); sorted=False order is unspecified",
     ("torch_backward_raises", "torch.vander", None):
         "docs/api.md: torch's vander with gradients fails in backward; tapegrad differentiates",
     ("torch_backward_raises", "linalg.cond", None):
