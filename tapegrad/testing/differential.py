@@ -833,9 +833,29 @@ def _module(op):
     return "other"
 
 
+def merge_entries(entries):
+    """Entries that shrank to the same (mode, category, op) are one finding: counts and seeds
+    summed, the shortest reproducer kept."""
+    groups = {}
+    for e in entries:
+        k = (e["mode"], e["cat"], e.get("op_min", e["op"]))
+        g = groups.get(k)
+        if g is None:
+            groups[k] = dict(e, seeds=[e["seed"]])
+            continue
+        g["count"] += e["count"]
+        g["seeds"].append(e["seed"])
+        if e.get("source") and (not g.get("source") or len(e["source"]) < len(g["source"])):
+            for f in ("source", "detail", "detail_min", "seed", "note"):
+                if f in e:
+                    g[f] = e[f]
+    return sorted(groups.values(), key=lambda e: -e["count"])
+
+
 def write_catalogue(entries, res, md_path, json_path, header=""):
     """tests/differential_findings.{md,json}: every distinct finding with its minimal
     runnable reproducer, grouped by category and by module, with counts."""
+    entries = merge_entries(entries)
     with open(json_path, "w") as fh:
         json.dump({"summary": {m: {k: v for k, v in r.items() if k != "distinct"}
                                for m, r in res.items()}, "findings": entries}, fh, indent=1)
