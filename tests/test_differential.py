@@ -97,7 +97,7 @@ def _report(prog, fs):
 def test_eager_quick_profile():
     pytest.importorskip("torch")
     new, n_stmts = [], 0
-    for seed in range(N_EAGER):
+    for seed in range(N_EAGER):                     # the long profile's programs of seed 2
         p = D.draw_program(20_000_000 + seed)
         n_stmts += len(p.ops)
         fs = [f for f in D.eager_check(p) if not _is_known(f)]
@@ -129,8 +129,8 @@ def test_eager_hypothesis_programs():
 # ---------------------------------------------------------------- replay, quick profile
 def test_replay_quick_profile():
     new, calls = [], 0
-    for seed in range(N_REPLAY):
-        p = D.regenerate("replay", 30_000_000 + seed)
+    for seed in range(30_000_000, 30_000_000 + N_REPLAY):     # the long profile's seed 3
+        p = D.regenerate("replay", seed)
         stats = {}
         fs = [f for f in D.replay_check(p, seed=seed, stats=stats) if not _is_known(f)]
         calls += stats.get("calls", 0)
