@@ -651,10 +651,35 @@ def _worker(mode, start, count, out_path, seed, timeout):
         fh.write(json.dumps({"stats": stats}) + "\n")
 
 
-def run_long(mode, n, seed, out_dir, chunk=500, timeout=120):
+def _run_watched(cmd, path, start, seed, stall):
+    """Run a worker; kill it when its output has not grown for ``stall`` seconds (a hang
+    inside compiled code, which no signal interrupts) and record the program it was on as
+    a ``timeout``."""
+    proc = subprocess.Popen(cmd)
+    last, since = None, time.time()
+    while proc.poll() is None:
+        time.sleep(5)
+        size = os.path.getsize(path) if os.path.exists(path) else 0
+        if size != last:
+            last, since = size, time.time()
+        elif time.time() - since > stall:
+            proc.kill()
+            proc.wait()
+            nxt = _done_upto(path)
+            nxt = start if nxt is None else nxt
+            with open(path, "a") as fh:
+                fh.write(json.dumps({"seed": seed * 10_000_000 + nxt, "i": nxt, "findings": [
+                    {"cat": "timeout", "stmt": -1, "op": "hang", "detail": "no result after "
+                     "%d s: the worker was killed" % stall, "phase": "body",
+                     "allowed": None}], "t": stall}) + "\n")
+            return
+
+
+def run_long(mode, n, seed, out_dir, chunk=500, timeout=120, stall=600):
     """Run ``n`` programs in chunks, each in a fresh ``nice``d subprocess (a timed-out
     statement can leave a process in a bad state: its chunk stops and the next chunk starts
-    where it stopped). Resumes: finished chunks are kept."""
+    where it stopped; a worker making no progress for ``stall`` seconds is killed and its
+    program recorded as a ``timeout``). Resumes: finished chunks are kept."""
     os.makedirs(out_dir, exist_ok=True)
     i = 0
     while i < n:
@@ -670,7 +695,7 @@ def run_long(mode, n, seed, out_dir, chunk=500, timeout=120):
                "--worker", "--mode", mode, "--start", str(start),
                "--count", str(min(i + chunk, n) - start), "--seed", str(seed),
                "--timeout", str(timeout), "--file", path]
-        subprocess.run(cmd, check=False)
+        _run_watched(cmd, path, start, seed, stall)
         if _done_upto(path) in (None, start):
             # nothing finished: skip one program so a crash cannot loop
             with open(path, "a") as fh:
