@@ -679,30 +679,36 @@ def run_long(mode, n, seed, out_dir, chunk=500, timeout=120, stall=600):
     """Run ``n`` programs in chunks, each in a fresh ``nice``d subprocess (a timed-out
     statement can leave a process in a bad state: its chunk stops and the next chunk starts
     where it stopped; a worker making no progress for ``stall`` seconds is killed and its
-    program recorded as a ``timeout``). Resumes: finished chunks are kept."""
+    program recorded as a ``timeout``; a crash skips the program it was on). Resumes: every
+    program recorded in ``out_dir`` counts as done."""
     os.makedirs(out_dir, exist_ok=True)
-    i = 0
-    while i < n:
-        path = os.path.join(out_dir, "%s_s%d_%07d.jsonl" % (mode, seed, i))
-        done = _done_upto(path)
-        if done is not None and done >= min(i + chunk, n):
-            i += chunk
-            continue
-        start = i if done is None else done
-        if done is not None and done < i + chunk:
-            path = os.path.join(out_dir, "%s_s%d_%07d.jsonl" % (mode, seed, start))
+    nxt = _next_program(out_dir, mode, seed)
+    while nxt < n:
+        end = min((nxt // chunk + 1) * chunk, n)
+        path = os.path.join(out_dir, "%s_s%d_%07d.jsonl" % (mode, seed, nxt))
         cmd = ["nice", "-n", "10", sys.executable, "-m", "tapegrad.testing.differential",
-               "--worker", "--mode", mode, "--start", str(start),
-               "--count", str(min(i + chunk, n) - start), "--seed", str(seed),
-               "--timeout", str(timeout), "--file", path]
-        _run_watched(cmd, path, start, seed, stall)
-        if _done_upto(path) in (None, start):
-            # nothing finished: skip one program so a crash cannot loop
+               "--worker", "--mode", mode, "--start", str(nxt), "--count", str(end - nxt),
+               "--seed", str(seed), "--timeout", str(timeout), "--file", path]
+        _run_watched(cmd, path, nxt, seed, stall)
+        after = _next_program(out_dir, mode, seed)
+        if after == nxt:                    # nothing recorded: skip the program it was on
             with open(path, "a") as fh:
-                fh.write(json.dumps({"seed": seed * 10_000_000 + start, "i": start,
+                fh.write(json.dumps({"seed": seed * 10_000_000 + nxt, "i": nxt,
                                      "error": "worker crashed"}) + "\n")
-        if _done_upto(path) and _done_upto(path) >= min(i + chunk, n):
-            i += chunk
+            after = nxt + 1
+        nxt = after
+
+
+def _next_program(out_dir, mode, seed):
+    """One past the highest program index recorded for (mode, seed) in ``out_dir``."""
+    best = 0
+    pre = "%s_s%d_" % (mode, seed)
+    for name in os.listdir(out_dir):
+        if name.startswith(pre) and name.endswith(".jsonl"):
+            d = _done_upto(os.path.join(out_dir, name))
+            if d is not None:
+                best = max(best, d)
+    return best
 
 
 def _done_upto(path):
