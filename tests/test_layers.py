@@ -44,7 +44,10 @@ LAYERS = [
     # clients of the torch namespace: they run programs written against ``import tapegrad as
     # torch`` (the package never imports them; autograd's gradcheck lives in autograd)
     (10, ["tapegrad.testing.programs", "tapegrad.testing.strategies",
-          "tapegrad.testing.pytest_plugin"]),
+          "tapegrad.testing.pytest_plugin", "tapegrad.testing._api_hints",
+          "tapegrad.testing._api_specs", "tapegrad.testing._diffgen",
+          "tapegrad.testing._diffrun", "tapegrad.testing.differential",
+          "tapegrad.testing._gen_api_specs"]),
 ]
 
 def _ranks():

@@ -203,8 +203,8 @@ def _python_overload(fn, method, aten_params=None):
 def public_names():
     """{spec key: (tapegrad object, torch object or None, aten name, method?)} for every
     public callable or Tensor attribute of tapegrad."""
-    import tapegrad as tg
-    import tapegrad.nn.functional as tgF
+    import tapegrad as tg  # deferred: the namespace under test, loaded when a run starts
+    import tapegrad.nn.functional as tgF  # deferred: the namespace under test, loaded when a run starts
     out = {}
     spaces = [("torch", tg, "", ""), ("F", tgF, "nn.functional.", ""),
               ("linalg", tg.linalg, "linalg.", "linalg_"),

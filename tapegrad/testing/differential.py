@@ -70,7 +70,7 @@ def _torch():
 
 
 def _tapegrad():
-    import tapegrad
+    import tapegrad  # deferred: the namespace under test, loaded when a run starts
     return tapegrad
 
 
@@ -347,7 +347,7 @@ def replay_check(prog, *, n_variants=20, seed=0, torch=None, vmap=True, nested=T
     Returns a list of findings (categories ``REPLAY_CATEGORIES``); ``stats`` (a dict)
     collects counts (calls, replays served after re-recording, ...). ``torch=False``: do
     not compare with torch even when it is installed."""
-    import tapegrad.func as tf
+    import tapegrad.func as tf  # deferred: the namespace under test, loaded when a run starts
     tg = _tapegrad()
     torch = _torch() if torch is None else (torch or None)      # False: without torch
     stats = stats if stats is not None else {}
@@ -442,7 +442,7 @@ def _cmp_replay(e, r, where, ops, dt, idx, ldt, prog, arrs):
 
 
 def _vmap_check(prog, f, inputs, idx, ops, dt, ldt, eager):
-    import tapegrad.func as tf
+    import tapegrad.func as tf  # deferred: the namespace under test, loaded when a run starts
     tg = _tapegrad()
     pts = []
     for arrs, e in zip(inputs, eager):
@@ -480,7 +480,7 @@ def _vmap_check(prog, f, inputs, idx, ops, dt, ldt, eager):
 
 def _nested_check(prog, f, inputs, idx, ops, dt):
     """grad(grad), vjp(grad), jvp(grad), hessian against eager double backward."""
-    import tapegrad.func as tf
+    import tapegrad.func as tf  # deferred: the namespace under test, loaded when a run starts
     tg = _tapegrad()
     i0 = idx[0]
     out = []
