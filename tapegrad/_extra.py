@@ -333,7 +333,7 @@ def _bessel_fns():
     if "i0" not in _FN:
         # d i0(x) = i1(x) dx;  d i1(x) = (i0(x) - i1(x) / x) dx  (1/2 at 0)
         _FN["i0"] = _pointwise_fn("I0", _i0_np, i0, lambda x, y: i1(x))
-        _FN["i1"] = _pointwise_fn("SpecialI1", _i1_np, i1, _di1)
+        _FN["i1"] = _pointwise_fn("SpecialI1", _i1_np, i1, _di1, saves="xy")
     return _FN
 
 

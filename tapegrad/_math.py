@@ -32,7 +32,7 @@ import numbers
 from ._compiled import _layout, _vmath
 from ._core.names import name_id as _name_id
 from .ops import _u as _ops_u
-from ._record import entry_of, hide, named, tap, tap_entry
+from ._record import entry_of, hide, named, saves_result, tap, tap_entry
 from ._state import no_grad
 from ._shape import _add_entry, _scatter_entry, stack
 from .ops import OPCODE
@@ -138,7 +138,8 @@ def reciprocal(input):
         input = _convert(input, _DEFAULT[0])
     y = np.reciprocal(input._data)
     if input._rg and STATE.enabled:
-        return _record_unary(input, BY_NAME["pow_scalar"], y, c=-1.0, nm=_nm("ReciprocalBackward0"))
+        return saves_result(_record_unary(input, BY_NAME["pow_scalar"], y, c=-1.0,
+                                          nm=_nm("ReciprocalBackward0")))
     return _wrap(y, input._dtype)
 
 
@@ -649,7 +650,7 @@ def rsqrt(input):
     x = _floatify(input)
     _pow = pow
     y = _pow(x, -0.5)
-    return exact(named(y, "RsqrtBackward0"), 1.0 / np.sqrt(x._data))
+    return saves_result(exact(named(y, "RsqrtBackward0"), 1.0 / np.sqrt(x._data)))
 
 
 def square(input):
@@ -1612,8 +1613,8 @@ def copysign(input, other):
         out = p
     if a2 is not a:
         hide(a2)
-    return exact(named(out, "CopysignBackward0" if ot else "CopysignBackward1",
-                       arity=2 if ot else 1), y)
+    return saves_result(exact(named(out, "CopysignBackward0" if ot else "CopysignBackward1",
+                                    arity=2 if ot else 1), y))
 
 
 def nextafter(input, other):

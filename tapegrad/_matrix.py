@@ -13,7 +13,7 @@ from ._record import _mm_core
 from ._math import exact
 from ._record import hide, named, tap_entry
 from ._shape import _concat, expand, index_map, permute
-from ._record import _reshape_view
+from ._record import as_result
 from ._compiled import _blas
 from .tensor import _ndarray
 from .tensor import int64
@@ -109,7 +109,8 @@ def mv(input, vec):
 
 
 def _rv(t, shape, name):
-    return _reshape_view(t, tuple(shape), name)
+    """The product's intermediate ``t`` reshaped as the result (no view: as_result)."""
+    return as_result(t, tuple(shape), name)
 
 
 def _check_dtypes(a, b):

@@ -16,7 +16,7 @@ import weakref
 from math import prod as _prod
 
 import numpy as np
-from ._schema import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK, NM, NPROD
+from ._schema import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK, NM, NPROD, P0
 from ._state import STATE
 from ._compiled import _blas
 from .ops import BY_NAME, OPCODE, OPS
@@ -574,7 +574,7 @@ def _bump(t, name=None):
 _NUMBER_TYPES = (int, float, complex)
 
 
-_VM_MULTI, _VM_MULTI_NOGRAD, _VM_NOGRAD = 1, 2, 3
+_VM_MULTI, _VM_MULTI_NOGRAD, _VM_NOGRAD, _VM_CUSTOM = 1, 2, 3, 4
 
 
 _MULTI_TAIL = ("This view is the output of a function that returns multiple views. Such functions "
@@ -600,6 +600,15 @@ def _view_checks(t, sub=None):
     """torch's refusals of an in-place write with gradients through the view ``t`` (``sub``:
     the grad_fn name of the view of t that a setitem writes, when it makes one)."""
     vm = t._vm
+    if vm == _VM_CUSTOM:
+        tp, node = _tp.resolve(t)
+        raise RuntimeError(
+            "Output %d of %s is a view and is being modified inplace. This view was created "
+            "inside a custom Function (or because an input was returned as-is) and the autograd "
+            "logic to handle view+inplace would override the custom backward associated with "
+            "the custom Function, leading to incorrect gradients. This behavior is forbidden. "
+            "You can fix this by cloning the output of the custom Function."
+            % (tp.N[node * NK + 4], _tp._short(entry_name(tp, tp.N[node * NK + NPROD]))))
     if vm == _VM_MULTI:
         if sub is not None:
             nr, name = 0, sub
@@ -730,6 +739,9 @@ def _own_saves(res, vc, n, mem):
             continue
         n -= 1
         e = rec[2]
+        if type(rec[4]) is tuple:          # a custom Function's saved tensor: a copy in ctx
+            _own_saved_tensor(tp, e, rec[4][-1], mem)
+            continue
         code = E[e * K + (5 if rec[4] == "a" else 6 if rec[4] == "b" else 7)]
         if code <= -2:
             dt = N[E[e * K + 2] * NK + NDT] & 1
@@ -740,6 +752,17 @@ def _own_saves(res, vc, n, mem):
                 tp.XO[dt][j] = c
                 tp.XA[dt][2 * j] = _address(c)
                 tp.nbytes += c.nbytes
+
+
+def _own_saved_tensor(tp, e, j, mem):
+    """Tensor ``j`` that the custom Function of entry ``e`` saved becomes a copy when it
+    shares the memory ``mem`` an in-place write is about to change (``_own_saves``)."""
+    ctx = tp.pyfuncs[tp.E[e * K + P0]].ctx
+    t = ctx._saved[j]
+    if type(t._data) is _ndarray and np.may_share_memory(t._data, mem):
+        c = _wrap(t._data.copy(), t._dtype)
+        c._vc, c._rg = t._vc, t._rg
+        ctx._saved = ctx._saved[:j] + (c,) + ctx._saved[j + 1:]
 
 
 def _inplace_record(self, res, vc, n):
@@ -1435,6 +1458,23 @@ def entry_of(t):
     return tp, tp.N[node * NK + NPROD]       # (array.array items: no numpy view needed)
 
 
+def saves_result(t):
+    """torch saves this op's result ``t`` for its backward, so writing ``t`` in place makes
+    that backward raise "modified by an inplace operation" (a composite whose own entries do
+    not read it gets the version record torch's node would have: on the entry producing t,
+    which the message names)."""
+    if t._tape is not None:
+        tp, e = entry_of(t)
+        if e >= 0:
+            if tp.mark is None:
+                tp.mark = _tp.INPLACE[0]
+            vc = t._vc
+            if vc is None:
+                vc = t._vc = [0]
+            tp.sv.append((vc, vc[0], e, t._data.shape, "y"))
+    return t
+
+
 def hide(*ts):
     """Mark the entries producing these (intermediate) tensors HIDDEN."""
     for t in ts:
@@ -1489,6 +1529,29 @@ def _reshape_view(x, shape, name):
     else:
         out = _wrap(y, x._dtype)
     _track_view(out, x, lambda p: p.reshape(shape))
+    return out
+
+
+def as_result(t, shape, name, copy=False):
+    """The value of ``t`` in shape ``shape`` as an op's result named ``name`` (an identity
+    entry). Not a view, as torch's result is new memory: ``t`` is an intermediate of a
+    composite (its memory is reused and its version counter shared, so a write to the result
+    is seen by whatever saved t), or, with ``copy``, a tensor the caller was given (an input,
+    which must not change when the result is written: copied)."""
+    d = t._arr()
+    if t._base is not None:                # a view shows someone else's memory
+        copy = True
+    y = np.array(d).reshape(shape) if copy else d.reshape(shape)
+    if t._rg and STATE.enabled:
+        tp, e, n = _record_index(t, "copy", None, y, nm=_nm(name))
+        out = _out(y, t._dtype, tp, n)
+    else:
+        out = _wrap(y, t._dtype)
+    if not copy:
+        vc = t._vc
+        if vc is None:
+            vc = t._vc = [0]
+        out._vc = vc
     return out
 
 

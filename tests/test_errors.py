@@ -250,8 +250,6 @@ XFAIL = {
     "deepcopy_nonleaf": "issue 24 finding 8: copy.deepcopy of a non-leaf is accepted",
     "float_power_inplace_float32": "E-exc: float_power_ on float32 accepted (torch: result "
                                    "type Double can't be cast to the desired output type Float)",
-    "solve_output_inplace": "issue 24 finding 1: in-place write on a custom Function's output "
-                            "goes undetected (A.grad silently wrong)",
 }
 
 _NUMPY_LEAKS = ("ndarray", "out of bounds for array", "could not be broadcast",

@@ -278,7 +278,8 @@ class Tape:
         if other.sv:
             if self.mark is None or (other.mark is not None and other.mark < self.mark):
                 self.mark = other.mark
-            self.sv += [(vc, v, e + de, sh, w) for vc, v, e, sh, w in other.sv]
+            self.sv += [(vc, v, e + de, sh, w if type(w) is str or w[0] != "i" or w[1] < 0
+                         else ("i", w[1] + dn)) for vc, v, e, sh, w in other.sv]
         for e, v in other.views.items():
             v._tape, v._entry = self, e + de
             self.views[e + de] = v
@@ -504,11 +505,13 @@ def store_views(tp):
 
 def version_mask(tp, ne):
     """Entries with a saved tensor modified in place since it was saved (a shared all-zero
-    array when no in-place operation happened since the tape's first record)."""
+    array when no in-place operation happened since the tape's first record). A custom
+    Function's saved tensors (records whose ``which`` is a tuple) are checked when its
+    backward unpacks them (``ctx.saved_tensors``), as torch does, not here."""
     if tp.sv and tp.mark != INPLACE[0]:
         bad = np.zeros(max(ne, 1), np.uint8)
-        for vc, v, e, _, _ in tp.sv:
-            if vc[0] != v:
+        for vc, v, e, _, w in tp.sv:
+            if vc[0] != v and type(w) is str:
                 bad[e] = 1
         return bad
     if _NOBAD[0].size < ne:
@@ -517,35 +520,49 @@ def version_mask(tp, ne):
 
 
 def _version_error(tp, e):
-    for vc, ver, ent, shape_, which in tp.sv:
-        if ent == e and vc[0] != ver:
-            E = view_i64(tp.E).reshape(-1, K)
-            Nv = view_i64(tp.N).reshape(-1, NK)
-            if which == "y":
-                src = ", which is output 0 of %s," % _short(entry_name(tp, e))
-            else:
-                # torch names the saved tensor's grad_fn now: a view's is regenerated
-                # (AsStrided), a tensor written in place with grads has the writer's
-                node = int(E[e, IA if which == "a" else IB])
-                prod = int(Nv[node, NPROD]) if node >= 0 else -1
-                name = entry_name(tp, prod) if prod >= 0 else None
-                if name is not None and _short(name) in _VIEW_OPS:
-                    name = "AsStridedBackward0"
-                elif name is not None and len(vc) > 1:
-                    name = vc[1]
-                src = (", which is output %d of %s," % (int(Nv[node, NNR]), _short(name))
-                       if name is not None else "")
-            shape = "[" + ", ".join(str(s) for s in shape_) + "]"
-            ttype = "torch.FloatTensor" if int(Nv[int(E[e, OUT]), NDT]) & 1 == 0 else "torch.DoubleTensor"
-            del E, Nv
-            return RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                "inplace operation: [%s %s]%s is at version %d; expected version %d instead. "
-                "Hint: enable anomaly detection to find the operation that failed to compute its "
-                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
-                % (ttype, shape, src, vc[0], ver))
+    for rec in tp.sv:
+        if rec[2] == e and rec[0][0] != rec[1] and type(rec[4]) is str:
+            return RuntimeError(version_message(tp, rec))
     return RuntimeError("one of the variables needed for gradient computation has been modified "
                         "by an inplace operation")
+
+
+def version_message(tp, rec):
+    """torch's message for the version record ``rec`` = (counter, version, entry, shape,
+    which) of tape ``tp`` whose tensor was modified in place. ``which``: "a" / "b" (an
+    operand's saved value), "y" (the output's), or for a custom Function's saved tensor a
+    tuple: ("o", k) output k of the Function, ("i", node) an input on that node (-1: a
+    constant), ("x",) a tensor made inside its forward."""
+    vc, ver, e, shape_, which = rec
+    Nb = tp.N
+    if which == "y" or which[0] == "o":
+        src = ", which is output %d of %s," % (0 if which == "y" else which[1],
+                                               _short(entry_name(tp, e)))
+    elif which[0] == "x":
+        src = ""
+    else:
+        # torch names the saved tensor's grad_fn now: a view's is regenerated
+        # (AsStrided), a tensor written in place with grads has the writer's
+        if type(which) is str:
+            node = int(tp.E[e * K + (IA if which == "a" else IB)])
+        else:
+            node = which[1]
+        prod = int(Nb[node * NK + NPROD]) if node >= 0 else -1
+        name = entry_name(tp, prod) if prod >= 0 else None
+        if name is not None and _short(name) in _VIEW_OPS:
+            name = "AsStridedBackward0"
+        elif name is not None and len(vc) > 1:
+            name = vc[1]
+        src = (", which is output %d of %s," % (int(Nb[node * NK + NNR]), _short(name))
+               if name is not None else "")
+    shape = "[" + ", ".join(str(s) for s in shape_) + "]"
+    ttype = "torch.FloatTensor" if int(Nb[int(tp.E[e * K + OUT]) * NK + NDT]) & 1 == 0 \
+        else "torch.DoubleTensor"
+    return ("one of the variables needed for gradient computation has been modified by an "
+            "inplace operation: [%s %s]%s is at version %d; expected version %d instead. "
+            "Hint: enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            % (ttype, shape, src, vc[0], ver))
 
 
 # grad_fn names (shortened) of entries whose output is a view of their input
