@@ -514,6 +514,8 @@ def _parse(key, shape):
                 raise IndexError(_INVALID % _type_name(c)) from None
         # an integer: select
         i = int(c)
+        if not -2 ** 63 <= i < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
         if dim >= len(cur):
             if simple and ndim == 0 and i == 0:
                 raise IndexError(_ZERO_DIM)

@@ -27,7 +27,7 @@ from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype,
                      float64, int32, int64)
 from ._record import _convert, _nm, _out, _src, _tape_for
 from .tensor import _norm_dims
-from ._math import _NotDifferentiable, exact, unary
+from ._math import _NotDifferentiable, exact, _not_tensor, unary
 from ._record import hide, named, saves_result, tap, tap_entry
 from ._record import _SUM0_NM, _add_reduce, _record_unary_sum, _red_args, _reduce
 from ._compiled import _vmath
@@ -46,6 +46,8 @@ __all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort
 
 
 def sum(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND, out=None):
+    if not isinstance(input, Tensor):
+        raise _not_tensor("sum", input)
     if dim is _ND and dtype is None and keepdim is _ND and axis is _ND and keepdims is _ND \
             and input._dtype._cat == 2:
         # x.sum() of a floating tensor (_reduce's first branch, without its dispatch)
@@ -377,11 +379,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=_ND):
         raise RuntimeError("selected index k out of range")
     _guard_order(input, dim)
     if d.ndim == 0:
-        dd = d.reshape(1)
-        idx = _order(dd, 0, largest)[:k]
-        v = dd[idx]
-        return return_types.topk(_pick(input, idx, (k,), v, "TopkBackward0") if input._dtype._cat == 2
-                                 else _wrap(v, input._dtype), _wrap(idx.astype(np.int64), int64))
+        # torch: a 0-dim result (the element itself, for k = 0 too)
+        idx = np.zeros((), np.int64)
+        return return_types.topk(_pick(input, idx, (), d, "TopkBackward0")
+                                 if input._dtype._cat == 2 else _wrap(d[()], input._dtype),
+                                 _wrap(np.int64(0), int64))
     idx = np.take(_order(d, ax, largest), np.arange(k), axis=ax)
     vals = np.take_along_axis(d, idx, ax)
     pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
@@ -395,6 +397,15 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
     _guard_order(input, dim)
     d = np.asarray(input._arr())
     ax = _one_dim(dim, d.ndim)
+    n = d.shape[ax] if d.ndim else 1
+    if n == 0:
+        raise IndexError("kthvalue(): Expected reduction dim %d to have non-zero size." % ax)
+    if not 1 <= k <= n:
+        raise RuntimeError("kthvalue(): selected number k out of range for dimension %d" % ax)
+    if d.ndim == 0:             # dim 0 / -1 of a 0-dim tensor: the element itself
+        v = _pick(input, np.zeros((), np.int64), (), d, "KthvalueBackward0") \
+            if input._dtype._cat == 2 else _wrap(d[()], input._dtype)
+        return return_types.kthvalue(v, _wrap(np.int64(0), int64))
     idx = np.take(_order(d, ax, False), [k - 1], axis=ax)
     vals = np.take_along_axis(d, idx, ax)
     pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
@@ -412,6 +423,8 @@ def median(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
     if dim is None:
         flat = d.reshape(-1)
         if flat.size == 0:
+            if input._dtype._cat == 2 and _grads(input):     # NaN, with a grad_fn (torch)
+                return exact(named(input.sum(), "MedianBackward0"), _val(np.nan, input._dtype))
             return _wrap(_val(np.nan, input._dtype), input._dtype)
         if input._dtype._cat == 2 and np.isnan(flat).any():
             y = flat.dtype.type(np.nan)
@@ -441,7 +454,7 @@ def median(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
         v = _pick(input, pos, vals.shape, vals, "MedianBackward1") if _grads(input) else \
             _wrap(_val(vals, input._dtype), input._dtype)
         return return_types.median(v, _wrap(_val(idx, int64), int64))
-    r = kthvalue(input, (n - 1) // 2 + 1, ax, keepdim)
+    r = kthvalue(input, (n - 1) // 2 + 1, dim if d.ndim == 0 else ax, keepdim)
     if r.values._tape is not None:
         _rename(r.values, "MedianBackward1")
     return return_types.median(r.values, r.indices)

@@ -9,7 +9,7 @@ from ._state import STATE
 from .tensor import Tensor, _wrap  # noqa: F401
 from ._math import sigmoid as expit
 from ._math import _floatify, clamp, erf, exact, exp2, expm1, log1p, unary, where  # noqa: F401
-from ._record import hide, named
+from ._record import _check_broadcast, hide, named
 from ._reduce import logsumexp  # noqa: F401
 from .nn.functional import log_softmax as _log_softmax, softmax as _softmax
 
@@ -361,6 +361,7 @@ def _sf2(name):
 
 def _xlog(input, other, l1p):
     x, y, which = _tensor_pair(input, other, "special_xlog1py" if l1p else "xlogy")
+    _check_broadcast(x, y)
     out = _sf2("XlogyFn").apply(x, y, l1p)
     return named(out, ("SpecialXlog1PyBackward%d" if l1p else "XlogyBackward%d") % which)
 

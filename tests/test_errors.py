@@ -228,29 +228,9 @@ ERRORS = [
      "modified by an inplace operation"),
 ]
 
-# rows tapegrad gets wrong today (strict: remove the row from here once it passes)
-_I7 = "issue 24 finding 7: numpy's exception class leaks"
-XFAIL = {
-    "exp_str": _I7 + " (AttributeError: 'str' object has no attribute '_data')",
-    "sum_str": _I7 + " (AttributeError: 'str' object has no attribute '_dtype')",
-    "lerp_broadcast": _I7 + " (ValueError: operands could not be broadcast)",
-    "addcmul_broadcast": _I7 + " (ValueError: operands could not be broadcast)",
-    "addcdiv_broadcast": _I7 + " (ValueError: operands could not be broadcast)",
-    "xlogy_broadcast": _I7 + " (ValueError: operands could not be broadcast)",
-    "zeros_huge": _I7 + " (ValueError: array is too big)",
-    "ones_huge": _I7 + " (ValueError: array is too big)",
-    "empty_overflow": _I7 + " (ValueError: Maximum allowed dimension exceeded)",
-    "repeat_huge": _I7 + " (MemoryError: Unable to allocate 8.00 TiB)",
-    "index_2_63": _I7 + " (IndexError where torch raises ValueError)",
-    "kthvalue_k": _I7 + " (numpy's IndexError 'out of bounds for axis 0')",
-    "leaky_relu_str": "E-exc: ValueError from float('a') (torch: TypeError)",
-    "view_str": "E-exc: ValueError from int('a') (torch: TypeError)",
-    "permute_no_dims": "issue 24 finding 8: permute() with no dims is accepted as sparse_coo "
-                       "wording; torch raises TypeError (missing dims)",
-    "deepcopy_nonleaf": "issue 24 finding 8: copy.deepcopy of a non-leaf is accepted",
-    "float_power_inplace_float32": "E-exc: float_power_ on float32 accepted (torch: result "
-                                   "type Double can't be cast to the desired output type Float)",
-}
+# rows tapegrad gets wrong today (strict xfail: remove the row from here once it passes);
+# none left after issue 24
+XFAIL = {}
 
 _NUMPY_LEAKS = ("ndarray", "out of bounds for array", "could not be broadcast",
                 "object has no attribute", "AxisError")

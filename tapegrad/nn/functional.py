@@ -7,6 +7,7 @@ intermediate entries are hidden and whose last entry carries torch's grad_fn nam
 """
 import sys as _sys
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -21,6 +22,7 @@ from .._math import relu as _relu
 from ..tensor import _guard_sel
 from .._record import hide, named, tap, tap_entry
 from .._record import saves_result as _saves_result
+from .._record import private_result as _private_result
 from .._math import exact, unary
 from .._compiled import _vmath
 from ..ops import BY_NAME as _ROWS
@@ -127,6 +129,9 @@ def threshold_(input, threshold, value):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     _float_only(input, "leaky_relu_cpu")
+    if isinstance(negative_slope, bool) or not isinstance(negative_slope, numbers.Number):
+        raise TypeError("leaky_relu(): argument 'negative_slope' (position 2) must be Number, "
+                        "not %s" % type(negative_slope).__name__)
     c = float(negative_slope)
     if inplace and c < 0 and input._rg and STATE.enabled:
         raise RuntimeError("In-place leakyReLu backward calculation is triggered with a negative "
@@ -167,7 +172,9 @@ def elu(input, alpha=1.0, inplace=False):
     def f(x):
         if _nan_sum(x):
             return _nan_passes(x, lambda v: unary(v, "elu", c=c), 1.0, "EluBackward0")
-        return unary(x, "elu", c=c)
+        out = unary(x, "elu", c=c)
+        # torch's EluBackward0 saves the input: a write to the result changes nothing
+        return out if inplace else _private_result(out)
     return _act(input, inplace, f, iname="EluBackward1", result=True)
 
 
