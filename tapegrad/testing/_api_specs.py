@@ -58,6 +58,8 @@ SPECS = {
     (('py', (('input', 'T', 0), ('alpha', 'F', 0, 1.0), ('inplace', 'B', 0, False)), 'ANY', 'p'),),
     'F.celu_':
     (('', (('self', 'T', 0), ('alpha', 'S', 0, 1.0)), 'T', 'i'),),
+    'F.channel_shuffle':
+    (('', (('self', 'T', 0), ('groups', 'I', 0)), 'T', ''),),
     'F.conv1d':
     (('',
       (('input', 'T', 0), ('weight', 'T', 0), ('bias', 'T?', 0, None), ('stride', 'I[1]', 0, (1,)),
@@ -78,6 +80,19 @@ SPECS = {
        ('stride', 'I[2]', 0, (1, 1)), ('padding', 'STR', 0, 'valid'),
        ('dilation', 'I[2]', 0, (1, 1)), ('groups', 'I', 0, 1)),
       'T', '')),
+    'F.conv_transpose1d':
+    (('',
+      (('input', 'T', 0), ('weight', 'T', 0), ('bias', 'T?', 0, None), ('stride', 'I[1]', 0, (1,)),
+       ('padding', 'I[1]', 0, (0,)), ('output_padding', 'I[1]', 0, (0,)), ('groups', 'I', 0, 1),
+       ('dilation', 'I[1]', 0, (1,))),
+      'T', ''),),
+    'F.conv_transpose2d':
+    (('input',
+      (('input', 'T', 0), ('weight', 'T', 0), ('bias', 'T?', 0, None),
+       ('stride', 'I[2]', 0, (1, 1)), ('padding', 'I[2]', 0, (0, 0)),
+       ('output_padding', 'I[2]', 0, (0, 0)), ('groups', 'I', 0, 1),
+       ('dilation', 'I[2]', 0, (1, 1))),
+      'T', ''),),
     'F.cosine_embedding_loss':
     (('py',
       (('input1', 'T', 0), ('input2', 'T', 0), ('target', 'T', 0), ('margin', 'I', 0, 0),
@@ -91,7 +106,28 @@ SPECS = {
        ('ignore_index', 'I', 0, -100), ('reduction', 'STR', 0, 'mean'),
        ('label_smoothing', 'F', 0, 0.0)),
       'ANY', 'p'),),
+    'F.ctc_loss':
+    (('py',
+      (('log_probs', 'T', 0), ('targets', 'T', 0), ('input_lengths', 'T', 0),
+       ('target_lengths', 'T', 0), ('blank', 'I', 0, 0), ('reduction', 'STR', 0, 'mean'),
+       ('zero_infinity', 'B', 0, False)),
+      'ANY', 'p'),),
     'F.dropout':
+    (('py',
+      (('input', 'T', 0), ('p', 'F', 0, 0.5), ('training', 'B', 0, True),
+       ('inplace', 'B', 0, False)),
+      'ANY', 'p'),),
+    'F.dropout1d':
+    (('py',
+      (('input', 'T', 0), ('p', 'F', 0, 0.5), ('training', 'B', 0, True),
+       ('inplace', 'B', 0, False)),
+      'ANY', 'p'),),
+    'F.dropout2d':
+    (('py',
+      (('input', 'T', 0), ('p', 'F', 0, 0.5), ('training', 'B', 0, True),
+       ('inplace', 'B', 0, False)),
+      'ANY', 'p'),),
+    'F.dropout3d':
     (('py',
       (('input', 'T', 0), ('p', 'F', 0, 0.5), ('training', 'B', 0, True),
        ('inplace', 'B', 0, False)),
@@ -107,6 +143,19 @@ SPECS = {
       (('input', 'T', 0), ('weight', 'T', 0), ('padding_idx', 'I?', 0, None),
        ('max_norm', 'F?', 0, None), ('norm_type', 'F', 0, 2.0),
        ('scale_grad_by_freq', 'B', 0, False), ('sparse', 'B', 0, False)),
+      'ANY', 'p'),),
+    'F.embedding_bag':
+    (('py',
+      (('input', 'T', 0), ('weight', 'T', 0), ('offsets', 'T?', 0, None),
+       ('max_norm', 'F?', 0, None), ('norm_type', 'I', 0, 2),
+       ('scale_grad_by_freq', 'B', 0, False), ('mode', 'STR', 0, 'mean'),
+       ('sparse', 'B', 0, False), ('per_sample_weights', 'T?', 0, None),
+       ('include_last_offset', 'B', 0, False), ('padding_idx', 'I?', 0, None)),
+      'ANY', 'p'),),
+    'F.feature_alpha_dropout':
+    (('py',
+      (('input', 'T', 0), ('p', 'F', 0, 0.5), ('training', 'B', 0, False),
+       ('inplace', 'B', 0, False)),
       'ANY', 'p'),),
     'F.fold':
     (('py',
@@ -161,6 +210,12 @@ SPECS = {
        ('weight', 'T?', 0, None), ('bias', 'T?', 0, None), ('use_input_stats', 'B', 0, True),
        ('momentum', 'F', 0, 0.1), ('eps', 'F', 0, 1e-05)),
       'ANY', 'p'),),
+    'F.interpolate':
+    (('py',
+      (('input', 'T', 0), ('size', 'I?', 0, None), ('scale_factor', 'F[]?', 0, None),
+       ('mode', 'STR', 0, 'nearest'), ('align_corners', 'B?', 0, None),
+       ('recompute_scale_factor', 'B?', 0, None), ('antialias', 'B', 0, False)),
+      'ANY', 'p'),),
     'F.kl_div':
     (('py',
       (('input', 'T', 0), ('target', 'T', 0), ('reduction', 'STR', 0, 'mean'),
@@ -183,10 +238,25 @@ SPECS = {
     (('', (('self', 'T', 0), ('negative_slope', 'S', 0, 0.01)), 'T', 'i'),),
     'F.linear':
     (('', (('input', 'T', 0), ('weight', 'T', 0), ('bias', 'T?', 0, None)), 'T', ''),),
+    'F.local_response_norm':
+    (('py',
+      (('input', 'T', 0), ('size', 'I', 0), ('alpha', 'F', 0, 0.0001), ('beta', 'F', 0, 0.75),
+       ('k', 'F', 0, 1.0)),
+      'ANY', 'p'),),
     'F.log_softmax':
     (('py', (('input', 'T', 0), ('dim', 'I?', 0, None), ('dtype', 'I?', 0, None)), 'ANY', 'p'),),
     'F.logsigmoid':
     (('', (('self', 'T', 0),), 'T', ''),),
+    'F.lp_pool1d':
+    (('py',
+      (('input', 'T', 0), ('norm_type', 'I', 0), ('kernel_size', 'I', 0),
+       ('stride', 'ANY?', 0, None), ('ceil_mode', 'B', 0, False)),
+      'ANY', 'p'),),
+    'F.lp_pool2d':
+    (('py',
+      (('input', 'T', 0), ('norm_type', 'I', 0), ('kernel_size', 'ANY?', 0),
+       ('stride', 'ANY?', 0, None), ('ceil_mode', 'B', 0, False)),
+      'ANY', 'p'),),
     'F.margin_ranking_loss':
     (('py',
       (('input1', 'T', 0), ('input2', 'T', 0), ('target', 'T', 0), ('margin', 'I', 0, 0),
@@ -203,6 +273,16 @@ SPECS = {
        ('padding', 'I[2]', 0, (0, 0)), ('dilation', 'I[2]', 0, (1, 1)),
        ('ceil_mode', 'B', 0, False)),
       'T', ''),),
+    'F.max_unpool1d':
+    (('py',
+      (('input', 'T', 0), ('indices', 'T', 0), ('kernel_size', 'ANY?', 0),
+       ('stride', 'ANY?', 0, None), ('padding', 'I?', 0, 0), ('output_size', 'ANY?', 0, None)),
+      'ANY', 'p'),),
+    'F.max_unpool2d':
+    (('py',
+      (('input', 'T', 0), ('indices', 'T', 0), ('kernel_size', 'ANY?', 0),
+       ('stride', 'ANY?', 0, None), ('padding', 'I?', 0, 0), ('output_size', 'I[2]', 0, None)),
+      'ANY', 'p'),),
     'F.mish':
     (('py', (('input', 'T', 0), ('inplace', 'B', 0, False)), 'ANY', 'p'),),
     'F.mse_loss':
@@ -210,11 +290,25 @@ SPECS = {
       (('input', 'T', 0), ('target', 'T', 0), ('reduction', 'STR', 0, 'mean'),
        ('weight', 'T?', 0, None)),
       'ANY', 'p'),),
+    'F.multi_head_attention_forward':
+    (('py',
+      (('query', 'T', 0), ('key', 'T', 0), ('value', 'T', 0), ('embed_dim_to_check', 'I', 0),
+       ('num_heads', 'I', 0), ('in_proj_weight', 'T?', 0), ('in_proj_bias', 'T?', 0),
+       ('bias_k', 'T?', 0), ('bias_v', 'T?', 0), ('add_zero_attn', 'B', 0), ('dropout_p', 'F', 0),
+       ('out_proj_weight', 'T', 0), ('out_proj_bias', 'T?', 0), ('training', 'B', 0, True),
+       ('key_padding_mask', 'T?', 0, None), ('need_weights', 'B', 0, True),
+       ('attn_mask', 'T?', 0, None), ('use_separate_proj_weight', 'B', 0, False),
+       ('q_proj_weight', 'T?', 0, None), ('k_proj_weight', 'T?', 0, None),
+       ('v_proj_weight', 'T?', 0, None), ('static_k', 'T?', 0, None), ('static_v', 'T?', 0, None),
+       ('average_attn_weights', 'B', 0, True), ('is_causal', 'B', 0, False)),
+      'ANY', 'p'),),
     'F.multi_margin_loss':
     (('py',
       (('input', 'T', 0), ('target', 'T', 0), ('p', 'I', 0, 1), ('margin', 'F', 0, 1.0),
        ('weight', 'T?', 0, None), ('reduction', 'STR', 0, 'mean')),
       'ANY', 'p'),),
+    'F.multilabel_margin_loss':
+    (('py', (('input', 'T', 0), ('target', 'T', 0), ('reduction', 'STR', 0, 'mean')), 'ANY', 'p'),),
     'F.multilabel_soft_margin_loss':
     (('py',
       (('input', 'T', 0), ('target', 'T', 0), ('weight', 'T?', 0, None),
@@ -242,6 +336,10 @@ SPECS = {
       'T', ''),),
     'F.pdist':
     (('', (('self', 'T', 0), ('p', 'F', 0, 2.0)), 'T', ''),),
+    'F.pixel_shuffle':
+    (('', (('self', 'T', 0), ('upscale_factor', 'I', 0)), 'T', ''),),
+    'F.pixel_unshuffle':
+    (('', (('self', 'T', 0), ('downscale_factor', 'I', 0)), 'T', ''),),
     'F.poisson_nll_loss':
     (('py',
       (('input', 'T', 0), ('target', 'T', 0), ('log_input', 'B', 0, True), ('full', 'B', 0, False),
@@ -260,6 +358,16 @@ SPECS = {
       (('input', 'T', 0), ('normalized_shape', 'I[]', 0), ('weight', 'T?', 0, None),
        ('eps', 'F?', 0, None)),
       'ANY', 'p'),),
+    'F.rrelu':
+    (('py',
+      (('input', 'T', 0), ('lower', 'F', 0, 0.125), ('upper', 'F', 0, 0.3333333333333333),
+       ('training', 'B', 0, False), ('inplace', 'B', 0, False)),
+      'ANY', 'p'),),
+    'F.rrelu_':
+    (('',
+      (('self', 'T', 0), ('lower', 'S', 0, 0.125), ('upper', 'S', 0, 0.3333333333333333),
+       ('training', 'B', 0, False)),
+      'T', 'ig'),),
     'F.scaled_dot_product_attention':
     (('',
       (('query', 'T', 0), ('key', 'T', 0), ('value', 'T', 0), ('attn_mask', 'T?', 0, None),
@@ -317,6 +425,17 @@ SPECS = {
     (('py',
       (('input', 'T', 0), ('kernel_size', 'ANY?', 0), ('dilation', 'I?', 0, 1),
        ('padding', 'I?', 0, 0), ('stride', 'I?', 0, 1)),
+      'ANY', 'p'),),
+    'F.upsample':
+    (('py',
+      (('input', 'T', 0), ('size', 'ANY?', 0, None), ('scale_factor', 'ANY?', 0, None),
+       ('mode', 'STR', 0, 'nearest'), ('align_corners', 'ANY?', 0, None)),
+      'ANY', 'p'),),
+    'F.upsample_bilinear':
+    (('py', (('input', 'T', 0), ('size', 'ANY?', 0, None), ('scale_factor', 'ANY?', 0, None)),
+      'ANY', 'p'),),
+    'F.upsample_nearest':
+    (('py', (('input', 'T', 0), ('size', 'ANY?', 0, None), ('scale_factor', 'ANY?', 0, None)),
       'ANY', 'p'),),
     'Tensor.H':
     (('attr', (), 'ANY', 'a'),),
