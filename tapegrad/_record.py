@@ -143,7 +143,7 @@ def _out(data, dt, tp, node):
     t._rg = True
     t._tape = tp
     t._node = node
-    if np.size(data) >= _WATCH_FROM:   # liveness: its death may free saved values
+    if type(data) is _ndarray and data.size >= _WATCH_FROM:   # liveness (tape.watch)
         _tp.watch(t, tp, node)
     return t
 
