@@ -657,6 +657,16 @@ class TensorMethods:
         try:
             d[nk] = vd
         except ValueError:
+            # torch drops a value's leading size-1 dims beyond the target's (x[0] = t of
+            # shape (1,)); numpy 2 refuses a sequence for one element
+            v2 = np.asarray(vd)
+            nt = np.ndim(d[nk])
+            while v2.ndim > nt and v2.shape[0] == 1:
+                v2 = v2[0]
+            if v2.ndim == nt:
+                d[nk] = v2
+                _bump(self)
+                return
             _setitem_shape_error(d, key, nk, vd)
             raise
         _bump(self)

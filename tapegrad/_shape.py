@@ -487,9 +487,17 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
+def _diag_dims(dim1, dim2, nd):
+    """The two dims of a diagonal, normalised (torch's errors: out of range, identical)."""
+    a1, a2 = _dim(dim1, nd), _dim(dim2, nd)
+    if a1 == a2:
+        raise RuntimeError("diagonal dimensions cannot be identical %d, %d" % (dim1, dim2))
+    return a1, a2
+
+
 def diagonal(input, offset=0, dim1=0, dim2=1):
     nd = input._data.ndim
-    a1, a2 = _dim(dim1, nd), _dim(dim2, nd)
+    a1, a2 = _diag_dims(dim1, dim2, nd)
     return index_map(input, lambda a: _writable(np.diagonal(a, offset, a1, a2)),
                      "DiagonalBackward0")
 
