@@ -27,6 +27,7 @@ from ._core.names import chain_name_id as _chain_name_id, name_id as _name_id
 from .tensor import Tensor, bool_, uint8, int32, int64
 from ._state import STATE
 from .tensor import _BY_NP, _ndarray, _wrap
+from ._record import _leaf_inplace_check
 from ._record import (_NUMBER_TYPES, _SLICE_NM, _SLICE_OP, _block_offset, _bump,
                       _check_internal_overlap, _check_overlap, _expand_check, _leaf_error, _nm,
                       _out, _record_index, _record_offset, _record_slice, _shape_str, _track_view,
@@ -645,7 +646,11 @@ class TensorMethods:
         if vt is None and not isinstance(value, _NUMBER_TYPES):
             raise TypeError("can't assign a %s to a %s" % (_type_name(value), self.type()))
         d = self._arr()
-        nk = _np_key(key, d.shape)
+        try:
+            nk = _np_key(key, d.shape)
+        except (IndexError, TypeError, ValueError):
+            _leaf_inplace_check(self)        # torch refuses the leaf before the index
+            raise
         if STATE.enabled and (self._rg or (vt is not None and vt._rg)) and self._dtype.slot >= 0:
             _setitem_grad(self, key, nk, value)
             return
