@@ -26,7 +26,7 @@ from ._matrix import diag_embed
 from . import _math
 from ._math import _floatify, _hide_below, exact, scale
 from .special import _pointwise_fn
-from ._shape import _dim, _flat, _kept, _merge, _multi, _put_flat, index_map
+from ._shape import _dim, _flat, _kept, _merge, _multi, _put_flat, _diag_dims, index_map
 from .nn._conv import scatter_reduce
 from .tensor import _guard_sel
 from ._core import tape as _tp
@@ -333,7 +333,7 @@ def _bessel_fns():
     if "i0" not in _FN:
         # d i0(x) = i1(x) dx;  d i1(x) = (i0(x) - i1(x) / x) dx  (1/2 at 0)
         _FN["i0"] = _pointwise_fn("I0", _i0_np, i0, lambda x, y: i1(x))
-        _FN["i1"] = _pointwise_fn("SpecialI1", _i1_np, i1, _di1)
+        _FN["i1"] = _pointwise_fn("SpecialI1", _i1_np, i1, _di1, saves="xy")
     return _FN
 
 
@@ -450,6 +450,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    dim1, dim2 = _diag_dims(dim1, dim2, input._data.ndim)
     P = np.diagonal(_pos(input._data.shape), offset, dim1, dim2)
     _check_src(input, src, P, "diagonal_scatter")
     return _place(input, src, P, "DiagonalScatterBackward0")

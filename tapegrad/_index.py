@@ -27,6 +27,7 @@ from ._core.names import chain_name_id as _chain_name_id, name_id as _name_id
 from .tensor import Tensor, bool_, uint8, int32, int64
 from ._state import STATE
 from .tensor import _BY_NP, _ndarray, _wrap
+from ._record import _leaf_inplace_check
 from ._record import (_NUMBER_TYPES, _SLICE_NM, _SLICE_OP, _block_offset, _bump,
                       _check_internal_overlap, _check_overlap, _expand_check, _leaf_error, _nm,
                       _out, _record_index, _record_offset, _record_slice, _shape_str, _track_view,
@@ -514,6 +515,8 @@ def _parse(key, shape):
                 raise IndexError(_INVALID % _type_name(c)) from None
         # an integer: select
         i = int(c)
+        if not -2 ** 63 <= i < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
         if dim >= len(cur):
             if simple and ndim == 0 and i == 0:
                 raise IndexError(_ZERO_DIM)
@@ -643,7 +646,11 @@ class TensorMethods:
         if vt is None and not isinstance(value, _NUMBER_TYPES):
             raise TypeError("can't assign a %s to a %s" % (_type_name(value), self.type()))
         d = self._arr()
-        nk = _np_key(key, d.shape)
+        try:
+            nk = _np_key(key, d.shape)
+        except (IndexError, TypeError, ValueError):
+            _leaf_inplace_check(self)        # torch refuses the leaf before the index
+            raise
         if STATE.enabled and (self._rg or (vt is not None and vt._rg)) and self._dtype.slot >= 0:
             _setitem_grad(self, key, nk, value)
             return
@@ -655,6 +662,20 @@ class TensorMethods:
         try:
             d[nk] = vd
         except ValueError:
+            # torch drops a value's leading size-1 dims beyond the target's (x[0] = t of
+            # shape (1,)); numpy 2 refuses a sequence for one element
+            v2 = np.asarray(vd)
+            nt = np.ndim(d[nk])
+            while v2.ndim > nt and v2.shape[0] == 1:
+                v2 = v2[0]
+            if v2.ndim == nt and v2.ndim < np.ndim(vd):
+                try:
+                    d[nk] = v2
+                except ValueError:
+                    pass
+                else:
+                    _bump(self)
+                    return
             _setitem_shape_error(d, key, nk, vd)
             raise
         _bump(self)

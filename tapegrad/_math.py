@@ -20,7 +20,7 @@ from ._schema import F_HIDDEN, FL, K, NK, NM, NPROD
 from .ops import BY_NAME
 from .tensor import (GUARD, Tensor, _DEFAULT, _guard_sel, _checked_scalar, _result_dtype, _wrap,
                      bool_, int64)
-from ._record import (_check_shapes, _convert, _is_number, _nm, _par_map, _vm_of, _record_binary,
+from ._record import (_check_broadcast, _check_shapes, _convert, _is_number, _nm, _par_map, _vm_of, _record_binary,
                       _record_unary, _rename_last)
 from .tensor import _np_scalar, _tyname
 from ._schema import F_BIG, F_SAVES
@@ -32,7 +32,7 @@ import numbers
 from ._compiled import _layout, _vmath
 from ._core.names import name_id as _name_id
 from .ops import _u as _ops_u
-from ._record import entry_of, hide, named, tap, tap_entry
+from ._record import entry_of, hide, named, saves_result, tap, tap_entry
 from ._state import no_grad
 from ._shape import _add_entry, _scatter_entry, stack
 from .ops import OPCODE
@@ -64,6 +64,12 @@ _TRUE = object()     # div without rounding_mode (an explicit rounding_mode=None
 
 
 # ----------------------------------------------------------------------------- functions
+def _not_tensor(fname, obj, arg="input", pos=1):
+    """torch's TypeError for a non-tensor where a tensor argument is expected."""
+    return TypeError("%s(): argument '%s' (position %d) must be Tensor, not %s"
+                     % (fname, arg, pos, type(obj).__name__))
+
+
 def _unary_row_fn(opname, on_int=None):
     """The eager function of unary row ``opname``; integer and bool inputs are converted to the
     default float dtype, or handed to ``on_int`` (ops that keep integer dtypes: abs, relu)."""
@@ -83,7 +89,10 @@ def _unary_row_fn(opname, on_int=None):
     lanes = _vmath._LANES
 
     def f(input):
-        d = input._data
+        try:
+            d = input._data
+        except AttributeError:
+            raise _not_tensor(opname, input) from None
         if input._dtype._cat < 2:
             if on_int is not None:
                 return on_int(input)
@@ -156,7 +165,8 @@ def reciprocal(input):
         input = _convert(input, _DEFAULT[0])
     y = np.reciprocal(input._data)
     if input._rg and STATE.enabled:
-        return _record_unary(input, BY_NAME["pow_scalar"], y, c=-1.0, nm=_nm("ReciprocalBackward0"))
+        return saves_result(_record_unary(input, BY_NAME["pow_scalar"], y, c=-1.0,
+                                          nm=_nm("ReciprocalBackward0")))
     return _wrap(y, input._dtype)
 
 
@@ -667,7 +677,7 @@ def rsqrt(input):
     x = _floatify(input)
     _pow = pow
     y = _pow(x, -0.5)
-    return exact(named(y, "RsqrtBackward0"), 1.0 / np.sqrt(x._data))
+    return saves_result(exact(named(y, "RsqrtBackward0"), 1.0 / np.sqrt(x._data)))
 
 
 def square(input):
@@ -1104,6 +1114,7 @@ def lerp(input, end, weight):
     if input._dtype._cat < 2:
         raise NotImplementedError("\"lerp_kernel_%s\" not implemented for '%s'"
                                   % ("tensor" if w_t else "scalar", input._dtype._tname))
+    _check_broadcast(input, end, weight)
     d = np.asarray(input._data)
     e = np.asarray(end._data)
     wv = np.asarray(weight._data if w_t else weight)
@@ -1413,6 +1424,7 @@ def _rdt3(a, b, c):
 
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2 (AddcmulBackward0 over the three tensors)."""
+    _check_broadcast(input, tensor1, tensor2)
     rdt = _rdt3(input, tensor1, tensor2)
     with np.errstate(all="ignore"):
         y = np.asarray(_npval(input, rdt) + rdt.np.type(value) * _npval(tensor1, rdt)
@@ -1436,6 +1448,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
                            "as (input + value * tensor1 / tensor2) for float inputs. The future "
                            "addcdiv behavior is just the latter implementation: (input + value * "
                            "tensor1 / tensor2), for all dtypes.")
+    _check_broadcast(input, tensor1, tensor2)
     rdt = _rdt3(input, tensor1, tensor2)
     with np.errstate(all="ignore"):
         y = np.asarray(_npval(input, rdt) + rdt.np.type(value) * _npval(tensor1, rdt)
@@ -1630,8 +1643,8 @@ def copysign(input, other):
         out = p
     if a2 is not a:
         hide(a2)
-    return exact(named(out, "CopysignBackward0" if ot else "CopysignBackward1",
-                       arity=2 if ot else 1), y)
+    return saves_result(exact(named(out, "CopysignBackward0" if ot else "CopysignBackward1",
+                                    arity=2 if ot else 1), y))
 
 
 def nextafter(input, other):
@@ -1848,10 +1861,19 @@ def _install(Tensor):
                 "log10", "rsqrt", "square", "asin", "acos", "atan", "atan2", "hypot", "remainder", "fmod",
                 "floor_divide", "lerp", "maximum", "minimum", "addcmul", "addcdiv",
                 "copysign", "nan_to_num",
-                "deg2rad", "rad2deg", "logaddexp", "logaddexp2", "float_power", "sgn",
+                "deg2rad", "rad2deg", "logaddexp", "logaddexp2", "sgn",
                 "addmv", "addr", "baddbmm", "addbmm"):
         f = globals()[nm_]
         setattr(T, nm_ + "_", _inplace_fn(f))
+    fp_ = _inplace_fn(float_power)
+
+    def float_power_(self, exponent):
+        # torch: the result is float64, which only a float64 base can hold
+        if self._dtype is not float64:
+            raise RuntimeError("the base given to float_power_ has dtype %s but the operation's "
+                               "result requires dtype Double" % self._dtype._tname)
+        return fp_(self, exponent)
+    T.float_power_ = float_power_
     for nm_ in ("asinh", "acosh", "atanh"):
         setattr(T, nm_ + "_", _inplace_fn(_no_inplace_derivative(nm_)))
         setattr(T, "arc" + nm_[1:] + "_", getattr(T, nm_ + "_"))

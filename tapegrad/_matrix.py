@@ -13,7 +13,7 @@ from ._record import _mm_core
 from ._math import exact
 from ._record import hide, named, tap_entry
 from ._shape import _concat, expand, index_map, permute
-from ._record import _reshape_view
+from ._record import as_result
 from ._compiled import _blas
 from .tensor import _ndarray
 from .tensor import int64
@@ -113,7 +113,8 @@ def mv(input, vec):
 
 
 def _rv(t, shape, name):
-    return _reshape_view(t, tuple(shape), name)
+    """The product's intermediate ``t`` reshaped as the result (no view: as_result)."""
+    return as_result(t, tuple(shape), name)
 
 
 def _check_dtypes(a, b):
@@ -129,7 +130,13 @@ def _bmm3(a, b, name):
     if not (STATE.enabled and (a._rg or b._rg)):
         return _wrap(y, a._dtype)
     if B == 0:
-        return _wrap(y, a._dtype)
+        # an empty batch: still a node of a and b (torch's BmmBackward0), whose gradients are
+        # empty; recorded as sum(a, -1) * sum(b, -2), shape (0, m, n)
+        sa_ = tap_entry(a.sum(-1, keepdim=True), 0)
+        sb_ = tap_entry(b.sum(-2, keepdim=True), 1)
+        out = sa_ * sb_
+        hide(sa_, sb_)
+        return exact(named(out, name, 2), y)
     outs = []
     for i in range(B):
         # the selections are taps: torch's node lists (a, b)
@@ -406,6 +413,10 @@ def _sumproduct_pair(left, right, sum_dims):
     """(left * right).sum(sum_dims, keepdim=True) as torch computes it (bmm)."""
     if not sum_dims:
         return left * right
+    if left._dtype is not right._dtype and (left._data.size == 0 or right._data.size == 0):
+        # torch: an empty pair of mixed dtypes is not refused (bmm is skipped), the result
+        # has the right operand's dtype
+        left = left.to(right._dtype)
     dim = left._data.ndim
     sl_ = left._data.shape
     sr_ = right._data.shape

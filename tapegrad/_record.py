@@ -16,7 +16,7 @@ import weakref
 from math import prod as _prod
 
 import numpy as np
-from ._schema import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK, NM, NPROD
+from ._schema import F_BIG, F_HIDDEN, F_SAVES, K, NDT, NK, NM, NPROD, P0, SY
 from ._state import STATE
 from ._compiled import _blas
 from .ops import BY_NAME, OPCODE, OPS
@@ -107,6 +107,9 @@ _NPVJP_FROM = [op.np_vjp_from if op.np_vjp_from > 0 else 1 << 62 for op in OPS]
 _NATIVE_VJP = [op.native_vjp for op in OPS]
 
 
+_WATCH_FROM = _tp.WATCH_FROM
+
+
 def _src(t, tp):
     """Node of a tensor that requires grad, on tape ``tp`` (leaves get a node there)."""
     if t._tape is None:
@@ -140,6 +143,8 @@ def _out(data, dt, tp, node):
     t._rg = True
     t._tape = tp
     t._node = node
+    if type(data) is _ndarray and data.size >= _WATCH_FROM:   # liveness (tape.watch)
+        _tp.watch(t, tp, node)
     return t
 
 
@@ -203,6 +208,8 @@ def _record_unary(x, op, y, c=None, nm=None):
     out._rg = True
     out._tape = tp
     out._node = n
+    if size >= _WATCH_FROM:          # liveness: its death may free saved values
+        _tp.watch(out, tp, n)
     if save_x or save_y:             # version records (Tape.version_record, inlined)
         if tp.mark is None:
             tp.mark = _tp.INPLACE[0]
@@ -349,6 +356,8 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
     out._rg = True
     out._tape = tp
     out._node = node
+    if y.size >= _WATCH_FROM:        # liveness: its death may free saved values
+        _tp.watch(out, tp, node)
     # version records (Tape.version_record, inlined on this hot path)
     if (save_a and ta) or (save_b and tb) or save_y:
         if tp.mark is None:
@@ -415,6 +424,8 @@ def _record_tn(opcode, nm, saves, a, c, y, rdt):
     out._rg = True
     out._tape = tp
     out._node = node
+    if n >= _WATCH_FROM:             # liveness: its death may free saved values
+        _tp.watch(out, tp, node)
     if save_a or save_y:
         if tp.mark is None:
             tp.mark = _tp.INPLACE[0]
@@ -517,6 +528,8 @@ def _record_tt(op, a, b, y, rdt, av=None, bv=None):
     out._rg = True
     out._tape = tp
     out._node = node
+    if n >= _WATCH_FROM:             # liveness: its death may free saved values
+        _tp.watch(out, tp, node)
     if save_a or save_b or save_y:
         if tp.mark is None:
             tp.mark = _tp.INPLACE[0]
@@ -574,7 +587,7 @@ def _bump(t, name=None):
 _NUMBER_TYPES = (int, float, complex)
 
 
-_VM_MULTI, _VM_MULTI_NOGRAD, _VM_NOGRAD = 1, 2, 3
+_VM_MULTI, _VM_MULTI_NOGRAD, _VM_NOGRAD, _VM_CUSTOM = 1, 2, 3, 4
 
 
 _MULTI_TAIL = ("This view is the output of a function that returns multiple views. Such functions "
@@ -600,6 +613,15 @@ def _view_checks(t, sub=None):
     """torch's refusals of an in-place write with gradients through the view ``t`` (``sub``:
     the grad_fn name of the view of t that a setitem writes, when it makes one)."""
     vm = t._vm
+    if vm == _VM_CUSTOM:
+        tp, node = _tp.resolve(t)
+        raise RuntimeError(
+            "Output %d of %s is a view and is being modified inplace. This view was created "
+            "inside a custom Function (or because an input was returned as-is) and the autograd "
+            "logic to handle view+inplace would override the custom backward associated with "
+            "the custom Function, leading to incorrect gradients. This behavior is forbidden. "
+            "You can fix this by cloning the output of the custom Function."
+            % (tp.N[node * NK + 4], _tp._short(entry_name(tp, tp.N[node * NK + NPROD]))))
     if vm == _VM_MULTI:
         if sub is not None:
             nr, name = 0, sub
@@ -730,6 +752,9 @@ def _own_saves(res, vc, n, mem):
             continue
         n -= 1
         e = rec[2]
+        if type(rec[4]) is tuple:          # a custom Function's saved tensor: a copy in ctx
+            _own_saved_tensor(tp, e, rec[4][-1], mem)
+            continue
         code = E[e * K + (5 if rec[4] == "a" else 6 if rec[4] == "b" else 7)]
         if code <= -2:
             dt = N[E[e * K + 2] * NK + NDT] & 1
@@ -740,6 +765,17 @@ def _own_saves(res, vc, n, mem):
                 tp.XO[dt][j] = c
                 tp.XA[dt][2 * j] = _address(c)
                 tp.nbytes += c.nbytes
+
+
+def _own_saved_tensor(tp, e, j, mem):
+    """Tensor ``j`` that the custom Function of entry ``e`` saved becomes a copy when it
+    shares the memory ``mem`` an in-place write is about to change (``_own_saves``)."""
+    ctx = tp.pyfuncs[tp.E[e * K + P0]].ctx
+    t = ctx._saved[j]
+    if type(t._data) is _ndarray and np.may_share_memory(t._data, mem):
+        c = _wrap(t._data.copy(), t._dtype)
+        c._vc, c._rg = t._vc, t._rg
+        ctx._saved = ctx._saved[:j] + (c,) + ctx._saved[j + 1:]
 
 
 def _inplace_record(self, res, vc, n):
@@ -1065,6 +1101,27 @@ def _check_shapes(a, b):
                                            % (pa[i], pb[i], i))
 
 
+def _check_broadcast(*ts):
+    """torch's broadcast error over several operands (numbers and None skipped), in order:
+    each one's shape against the broadcast of those before it."""
+    acc = None
+    for t in ts:
+        if not isinstance(t, Tensor):
+            continue
+        sh = t._data.shape
+        if acc is None or acc == sh:
+            acc = sh
+            continue
+        n = max(len(acc), len(sh))
+        pa, pb = (1,) * (n - len(acc)) + acc, (1,) * (n - len(sh)) + sh
+        for i in range(n - 1, -1, -1):
+            if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+                raise RuntimeError("The size of tensor a (%d) must match the size of tensor b "
+                                   "(%d) at non-singleton dimension %d" % (pa[i], pb[i], i))
+        acc = tuple(max(x, y) if x != 1 and y != 1 else (y if x == 1 else x)
+                    for x, y in zip(pa, pb))
+
+
 def _rename_last(t, name):
     tp, node = _tp.resolve(t)
     tp.E[tp.N[node * NK + NPROD] * K + NM] = _nm(name)    # array.array items: no numpy views
@@ -1261,9 +1318,14 @@ _SEGSUM_OPCODE = OPCODE["segsum"]
 _SUM0_NM = _name_id("SumBackward0")
 
 
-def _shape_arg(shape):
+def _shape_arg(shape, fname="view"):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
         shape = tuple(shape[0])
+    for s in shape:
+        if isinstance(s, bool) or not isinstance(s, (numbers.Integral, Tensor)):
+            raise TypeError("%s(): argument '%s' (position 1) must be tuple of ints, but found "
+                            "element of type %s at pos 0" % (fname, "size" if fname == "view"
+                                                             else "shape", type(s).__name__))
     return tuple(int(s) for s in shape)
 
 
@@ -1295,7 +1357,7 @@ def _check_infer(shape):
 
 
 def _view(x, shape, kind):
-    shape = _shape_arg(shape)
+    shape = _shape_arg(shape, kind)
     if shape and min(shape) < 0:
         _check_infer(shape)
     d = x._arr()
@@ -1415,6 +1477,8 @@ def _mm_core(a, b, m, k, n, y, name):
     out._rg = True
     out._tape = tp
     out._node = node
+    if y.size >= _WATCH_FROM:                   # liveness: its death may free saved values
+        _tp.watch(out, tp, node)
     if tp.mark is None:                         # version records (inlined)
         tp.mark = _tp.INPLACE[0]
     if gb:
@@ -1433,6 +1497,41 @@ _MM_OPCODE = OPCODE["mm"]
 def entry_of(t):
     tp, node = _tp.resolve(t)
     return tp, tp.N[node * NK + NPROD]       # (array.array items: no numpy view needed)
+
+
+def saves_result(t):
+    """torch saves this op's result ``t`` for its backward, so writing ``t`` in place makes
+    that backward raise "modified by an inplace operation" (a composite whose own entries do
+    not read it gets the version record torch's node would have: on the entry producing t,
+    which the message names)."""
+    if t._tape is not None:
+        tp, e = entry_of(t)
+        if e >= 0:
+            if tp.mark is None:
+                tp.mark = _tp.INPLACE[0]
+            vc = t._vc
+            if vc is None:
+                vc = t._vc = [0]
+            tp.sv.append((vc, vc[0], e, t._data.shape, "y"))
+    return t
+
+
+def private_result(t):
+    """The entry producing ``t`` keeps its own copy of the result it saved (torch's node saves
+    the input there, not the result: writing ``t`` in place must not affect the backward)."""
+    if t._tape is None:
+        return t
+    tp, e = entry_of(t)
+    code = tp.E[e * K + SY] if e >= 0 else -1
+    if code <= -2:
+        d = tp.N[tp.E[e * K + 2] * NK + NDT] & 1
+        j = -2 - code
+        c = np.array(tp.XO[d][j], copy=True)
+        tp.XO[d][j] = c
+        tp.XA[d][2 * j] = _tp.address(c)
+        vc = t._vc
+        tp.sv = [r for r in tp.sv if not (r[2] == e and r[4] == "y" and r[0] is vc)]
+    return t
 
 
 def hide(*ts):
@@ -1489,6 +1588,29 @@ def _reshape_view(x, shape, name):
     else:
         out = _wrap(y, x._dtype)
     _track_view(out, x, lambda p: p.reshape(shape))
+    return out
+
+
+def as_result(t, shape, name, copy=False):
+    """The value of ``t`` in shape ``shape`` as an op's result named ``name`` (an identity
+    entry). Not a view, as torch's result is new memory: ``t`` is an intermediate of a
+    composite (its memory is reused and its version counter shared, so a write to the result
+    is seen by whatever saved t), or, with ``copy``, a tensor the caller was given (an input,
+    which must not change when the result is written: copied)."""
+    d = t._arr()
+    if t._base is not None:                # a view shows someone else's memory
+        copy = True
+    y = np.array(d).reshape(shape) if copy else d.reshape(shape)
+    if t._rg and STATE.enabled:
+        tp, e, n = _record_index(t, "copy", None, y, nm=_nm(name))
+        out = _out(y, t._dtype, tp, n)
+    else:
+        out = _wrap(y, t._dtype)
+    if not copy:
+        vc = t._vc
+        if vc is None:
+            vc = t._vc = [0]
+        out._vc = vc
     return out
 
 

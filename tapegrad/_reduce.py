@@ -27,13 +27,13 @@ from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype,
                      float64, int32, int64)
 from ._record import _convert, _nm, _out, _src, _tape_for
 from .tensor import _norm_dims
-from ._math import _NotDifferentiable, exact, unary
-from ._record import hide, named, tap, tap_entry
+from ._math import _NotDifferentiable, exact, _not_tensor, unary
+from ._record import hide, named, saves_result, tap, tap_entry
 from ._record import _SUM0_NM, _add_reduce, _record_unary_sum, _red_args, _reduce
 from ._compiled import _vmath
 from ._shape import _add_entry, _scatter_entry, cat, narrow, select
 from ._math import clamp, logical_xor, maximum, minimum, not_differentiable
-from ._record import _rename_last, _reshape_view
+from ._record import _rename_last, _reshape_view, as_result
 from .creation import ones, zeros
 
 # the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
@@ -46,6 +46,8 @@ __all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort
 
 
 def sum(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND, out=None):
+    if not isinstance(input, Tensor):
+        raise _not_tensor("sum", input)
     if dim is _ND and dtype is None and keepdim is _ND and axis is _ND and keepdims is _ND \
             and input._dtype._cat == 2:
         # x.sum() of a floating tensor (_reduce's first branch, without its dispatch)
@@ -131,7 +133,8 @@ _GATHER = OPCODE["gather"]
 def _even_split(x, tied, out_index, nout, out_shape, y, name, nan_out=None):
     """Extrema with ties: each output's gradient split evenly over its tied inputs.
     tied: flat positions of tied elements; out_index: their output numbers; nan_out: outputs
-    whose gradient is NaN on all their inputs (amax of a slice holding a NaN, as torch)."""
+    whose gradient is NaN on all their inputs (amax of a slice holding a NaN, as torch).
+    torch's nodes (amax, max(), median(), the inf norms) save the result."""
     if not _grads(x):
         return _wrap(_val(y, x._dtype), x._dtype)
     tp = _tape_for(x)
@@ -139,19 +142,19 @@ def _even_split(x, tied, out_index, nout, out_shape, y, name, nan_out=None):
     dt = x._dtype.slot
     if nout == 1 and tied.size == 1 and nan_out is None:   # one extremum: one gather
         e, n = tp.entry(_GATHER, _nm(name), 1, dt, node, -1, p0=tp.index(tied), p1=1)
-        return _out(_val(y, x._dtype), x._dtype, tp, n)
+        return saves_result(_out(_val(y, x._dtype), x._dtype, tp, n))
     counts = np.bincount(out_index, minlength=nout)
     if nan_out is None and np.all(counts == 1):
         order = np.argsort(out_index, kind="stable")
         e, n = tp.entry(OPCODE["gather"], _nm(name), nout, dt, node, -1,
                         p0=tp.index(tied[order]), p1=tied.size)
-        return _out(_val(y, x._dtype), x._dtype, tp, n)
+        return saves_result(_out(_val(y, x._dtype), x._dtype, tp, n))
     e, g = tp.entry(OPCODE["gather"], _nm("IndexBackward0"), tied.size, dt, node, -1,
                     p0=tp.index(tied), p1=tied.size, fl=F_HIDDEN)
     if nout == 1:
         c = math.nan if nan_out is not None else 1.0 / tied.size
         e, n = tp.entry(OPCODE["sum"], _nm(name), 1, dt, g, -1, ci=tp.const(c))
-        return _out(_val(y, x._dtype), x._dtype, tp, n)
+        return saves_result(_out(_val(y, x._dtype), x._dtype, tp, n))
     s = _scatter_entry(tp, g, np.ascontiguousarray(out_index, np.int64), nout, dt,
                        _nm("SumBackward1"), F_HIDDEN)
     w = (1.0 / np.maximum(counts, 1)).astype(x._dtype.np)
@@ -159,7 +162,7 @@ def _even_split(x, tied, out_index, nout, out_shape, y, name, nan_out=None):
         w[nan_out] = np.nan
     cw = tp.save(w, dt)
     e, n = tp.entry(OPCODE["mul"], _nm(name), nout, dt, s, -1, sb=cw, p0=1, p1=1, fl=2)
-    return _out(_val(y, x._dtype), x._dtype, tp, n)
+    return saves_result(_out(_val(y, x._dtype), x._dtype, tp, n))
 
 
 # ----------------------------------------------------------------------------- max / min
@@ -241,7 +244,7 @@ def _amax(input, dim, keepdim, largest, name=None, nan_grad=True):
     if input._dtype._cat < 2 or not _grads(input):
         return _wrap(_val(y, input._dtype), input._dtype)
     if d.size == 0:
-        return _final(input, np.shape(y), name)
+        return _final(input, np.shape(y), name, copy=True)
     # torch scales the gradient by the count of elements equal to the result: a slice whose
     # result is NaN (it holds one) matches none, 0/0, and all its elements get NaN (nan_grad;
     # vector_norm's inf orders split it over the NaNs instead)
@@ -376,11 +379,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=_ND):
         raise RuntimeError("selected index k out of range")
     _guard_order(input, dim)
     if d.ndim == 0:
-        dd = d.reshape(1)
-        idx = _order(dd, 0, largest)[:k]
-        v = dd[idx]
-        return return_types.topk(_pick(input, idx, (k,), v, "TopkBackward0") if input._dtype._cat == 2
-                                 else _wrap(v, input._dtype), _wrap(idx.astype(np.int64), int64))
+        # torch: a 0-dim result (the element itself, for k = 0 too)
+        idx = np.zeros((), np.int64)
+        return return_types.topk(_pick(input, idx, (), d, "TopkBackward0")
+                                 if input._dtype._cat == 2 else _wrap(d[()], input._dtype),
+                                 _wrap(np.int64(0), int64))
     idx = np.take(_order(d, ax, largest), np.arange(k), axis=ax)
     vals = np.take_along_axis(d, idx, ax)
     pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
@@ -394,6 +397,15 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
     _guard_order(input, dim)
     d = np.asarray(input._arr())
     ax = _one_dim(dim, d.ndim)
+    n = d.shape[ax] if d.ndim else 1
+    if n == 0:
+        raise IndexError("kthvalue(): Expected reduction dim %d to have non-zero size." % ax)
+    if not 1 <= k <= n:
+        raise RuntimeError("kthvalue(): selected number k out of range for dimension %d" % ax)
+    if d.ndim == 0:             # dim 0 / -1 of a 0-dim tensor: the element itself
+        v = _pick(input, np.zeros((), np.int64), (), d, "KthvalueBackward0") \
+            if input._dtype._cat == 2 else _wrap(d[()], input._dtype)
+        return return_types.kthvalue(v, _wrap(np.int64(0), int64))
     idx = np.take(_order(d, ax, False), [k - 1], axis=ax)
     vals = np.take_along_axis(d, idx, ax)
     pos = np.take_along_axis(np.arange(d.size, dtype=np.int64).reshape(d.shape), idx, ax)
@@ -411,6 +423,8 @@ def median(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
     if dim is None:
         flat = d.reshape(-1)
         if flat.size == 0:
+            if input._dtype._cat == 2 and _grads(input):     # NaN, with a grad_fn (torch)
+                return exact(named(input.sum(), "MedianBackward0"), _val(np.nan, input._dtype))
             return _wrap(_val(np.nan, input._dtype), input._dtype)
         if input._dtype._cat == 2 and np.isnan(flat).any():
             y = flat.dtype.type(np.nan)
@@ -440,7 +454,7 @@ def median(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
         v = _pick(input, pos, vals.shape, vals, "MedianBackward1") if _grads(input) else \
             _wrap(_val(vals, input._dtype), input._dtype)
         return return_types.median(v, _wrap(_val(idx, int64), int64))
-    r = kthvalue(input, (n - 1) // 2 + 1, ax, keepdim)
+    r = kthvalue(input, (n - 1) // 2 + 1, dim if d.ndim == 0 else ax, keepdim)
     if r.values._tape is not None:
         _rename(r.values, "MedianBackward1")
     return return_types.median(r.values, r.indices)
@@ -527,7 +541,7 @@ def _prod_linear(x, d, yk, dims, keepdim, name):
     return named(t, name)
 
 
-def prod(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
+def _prod(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
     dim, keepdim = _prod_args(dim, keepdim, axis, keepdims)
     x = input
     if dtype is not None:
@@ -551,7 +565,7 @@ def prod(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
     y = np.prod(d, axis=ax, keepdims=keepdim, dtype=x._dtype.np) if d.ndim else d
     if not _grads(x) or d.ndim == 0:
         if d.ndim == 0 and _grads(x):
-            return _final(x, (), "ProdBackward1")
+            return _final(x, (), "ProdBackward1", copy=True)
         return _wrap(_val(y, x._dtype), x._dtype)
     if d.size == 0:
         return exact(named(x.sum(ax, keepdim=keepdim), "ProdBackward1"), y)
@@ -559,12 +573,18 @@ def prod(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
         yk = y if keepdim else np.expand_dims(y, ax)
         return exact(_prod_linear(x, d, yk, ax, keepdim, "ProdBackward1"), y)
     p = _tree_prod(x, ax)
-    return exact(_final(p, np.shape(y), "ProdBackward1"), y)
+    return exact(_final(p, np.shape(y), "ProdBackward1", copy=p is x), y)
 
 
-def _final(t, shape, name):
-    """An identity entry named ``name`` giving ``t`` its final shape (the visible node)."""
-    return _reshape_view(t, tuple(shape), name)
+def prod(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
+    """torch's node saves the result: writing it in place makes backward raise."""
+    return saves_result(_prod(input, dim, keepdim, dtype, axis=axis, keepdims=keepdims))
+
+
+def _final(t, shape, name, copy=False):
+    """An identity entry named ``name`` giving ``t`` its final shape (the visible node; not a
+    view: ``copy`` when t is the op's input, see ``as_result``)."""
+    return as_result(t, tuple(shape), name, copy)
 
 
 # ----------------------------------------------------------------------------- var / std
@@ -711,7 +731,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, 
 _NORM = "LinalgVectorNormBackward0"
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if dtype is not None:
         x = x.to(_as_dtype(dtype))
     if x._dtype._cat < 2:
@@ -773,6 +793,11 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     out = cl ** (1.0 / p)
     hide(ab, pw, s, cl)
     return exact(named(_nan_slices(out, x, sdims, keepdim, y), _NORM), y)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """torch's node saves the result: writing it in place makes backward raise."""
+    return saves_result(_vector_norm(x, ord, dim, keepdim, dtype=dtype, out=out))
 
 
 def _nan_slices(out, x, dims, keepdim, y):
@@ -850,7 +875,7 @@ def logsumexp(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
         lg = sm.log()
         out = lg + mf
         hide(z, e, sm, lg)
-        return named(out, "LogsumexpBackward0")
+        return saves_result(named(out, "LogsumexpBackward0"))
     mt = _wrap(m, x._dtype)
     z = x - mt
     e = z.exp()
@@ -863,7 +888,7 @@ def logsumexp(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
         out = _final(out, np.squeeze(out._data, dims).shape, "LogsumexpBackward0")
     else:
         named(out, "LogsumexpBackward0")
-    return out
+    return saves_result(out)
 
 
 # ----------------------------------------------------------------------------- scans
@@ -903,7 +928,7 @@ def cumsum(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
         return _wrap(_val(y, x._dtype), x._dtype)
     k = d.shape[ax] if nd else 1
     if k <= 1:
-        return _final(x, d.shape, "CumsumBackward0")
+        return _final(x, d.shape, "CumsumBackward0", copy=True)
     tp = _tape_for(x)
     node = _src(x, tp)
     dt = x._dtype.slot
@@ -923,7 +948,7 @@ def cumsum(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
     return _out(_val(y, x._dtype), x._dtype, tp, node)
 
 
-def cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
+def _cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
     """cumprod: Hillis-Steele products; every step's operand values are saved for its VJP."""
     dim = _need_dim(dim, axis, "cumprod")
     x = input
@@ -938,7 +963,7 @@ def cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
         return _wrap(_val(y, x._dtype), x._dtype)
     k = d.shape[ax] if d.ndim else 1
     if k <= 1:
-        return _final(x, d.shape, "CumprodBackward0")
+        return _final(x, d.shape, "CumprodBackward0", copy=True)
     if not np.isfinite(d).all() and not (d == 0).any():
         # torch's gradient without zeros: reversed_cumsum(g * y) / x, NaN or inf where the
         # scan of products would stay finite (x holds an inf or a NaN). Recorded as
@@ -968,7 +993,12 @@ def cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
     return exact(named(cur, "CumprodBackward0"), y)
 
 
-def logcumsumexp(input, dim=_ND, *, axis=_ND):
+def cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
+    """torch's node saves the result: writing it in place makes backward raise."""
+    return saves_result(_cumprod(input, dim, dtype, out, axis=axis))
+
+
+def _logcumsumexp(input, dim=_ND, *, axis=_ND):
     dim = _need_dim(dim, axis, "logcumsumexp")
     x = input
     if x._dtype._cat < 2:
@@ -986,6 +1016,11 @@ def logcumsumexp(input, dim=_ND, *, axis=_ND):
     out = lg + mt
     hide(z, e, c, lg)
     return named(out, "LogcumsumexpBackward0")
+
+
+def logcumsumexp(input, dim=_ND, *, axis=_ND):
+    """torch's node saves the result: writing it in place makes backward raise."""
+    return saves_result(_logcumsumexp(input, dim, axis=axis))
 
 
 # ----------------------------------------------------------------------------- Tensor methods
@@ -1158,13 +1193,13 @@ def _cumext(input, dim, largest):
     name = "cummax" if largest else "cummin"
     d = np.asarray(input._arr())
     if d.ndim == 0:
-        v = _final(input, (), "CummaxBackward0" if largest else "CumminBackward0") \
+        v = _final(input, (), "CummaxBackward0" if largest else "CumminBackward0", copy=True) \
             if _grads(input) else _wrap(d[()], input._dtype)
         return getattr(return_types, name)(v, _wrap(np.int64(0), int64))
     ax = _one_dim(dim, d.ndim)
     if d.size == 0:
         return getattr(return_types, name)(
-            _final(input, d.shape, "CummaxBackward0" if largest else "CumminBackward0")
+            _final(input, d.shape, "CummaxBackward0" if largest else "CumminBackward0", True)
             if _grads(input) else _wrap(d.copy(), input._dtype),
             _wrap(np.zeros(d.shape, np.int64), int64))
     with np.errstate(invalid="ignore"):
@@ -1205,7 +1240,8 @@ def mode(input, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
     _guard_order(input, dim)
     d = np.asarray(input._arr())
     if d.ndim == 0:
-        v = _final(input, (), "ModeBackward0") if _grads(input) and input._dtype._cat == 2 \
+        v = _final(input, (), "ModeBackward0", copy=True) if _grads(input) and \
+            input._dtype._cat == 2 \
             else _wrap(d[()], input._dtype)
         return return_types.mode(v, _wrap(np.int64(0), int64))
     ax = _one_dim(dim, d.ndim)

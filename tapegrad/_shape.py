@@ -11,6 +11,8 @@ top entry carries torch's name.
 """
 import numbers
 
+import warnings
+
 import numpy as np
 
 from ._core import tape as _tp
@@ -19,7 +21,7 @@ from ._core.names import multi_name_id, tap_name_id
 from ._schema import F_HIDDEN
 from .ops import OPCODE
 from .tensor import Size, Tensor, _wrap, promote_types
-from .tensor import _norm_dims
+from .tensor import _norm_dims, check_alloc
 from ._record import (_nm, _out, _record_index, _record_offset, _src, _tape_for, _track_view,
                       _track_views, _view, _convert)
 from .tensor import _grad_on, _ndarray, dtype
@@ -162,6 +164,8 @@ swapaxes = swapdims = transpose
 
 
 def permute(input, *dims):
+    if not dims:
+        raise TypeError("permute() missing 1 required positional arguments: \"dims\"")
     dims = _dims_tuple(dims)
     nd = input._data.ndim
     if len(dims) != nd:
@@ -192,6 +196,11 @@ def _T(self):
 
 
 def _mT(self):
+    if self._data.ndim == 0:
+        # torch: deprecated on 0-D tensors and the identity (the tensor itself)
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity "
+                      "in these cases.", UserWarning, stacklevel=2)
+        return self
     if self._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                            "Got %d-D tensor." % self._data.ndim)
@@ -319,6 +328,8 @@ def repeat(input, *sizes):
     if len(sizes) < nd:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
                            "dimensions of tensor")
+    shape = (1,) * (len(sizes) - nd) + input._data.shape
+    check_alloc(tuple(a * b for a, b in zip(shape, sizes)), input._data.dtype)
 
     def fn(a):
         a = a.reshape((1,) * (len(sizes) - a.ndim) + a.shape)
@@ -468,15 +479,25 @@ def movedim(input, source, destination):
     for what, ds in (("source", src), ("destination", dst)):
         if len(set(ds)) != len(ds):
             raise RuntimeError("movedim: repeated dim in `%s` (%s)" % (what, ds))
+    if nd == 0:                 # dims 0 / -1 of a 0-dim tensor: torch's alias (a view)
+        return index_map(input, lambda a: a[...], "AliasBackward0")
     return index_map(input, lambda a: np.moveaxis(a, src, dst), "PermuteBackward0")
 
 
 moveaxis = movedim
 
 
+def _diag_dims(dim1, dim2, nd):
+    """The two dims of a diagonal, normalised (torch's errors: out of range, identical)."""
+    a1, a2 = _dim(dim1, nd), _dim(dim2, nd)
+    if a1 == a2:
+        raise RuntimeError("diagonal dimensions cannot be identical %d, %d" % (dim1, dim2))
+    return a1, a2
+
+
 def diagonal(input, offset=0, dim1=0, dim2=1):
     nd = input._data.ndim
-    a1, a2 = _dim(dim1, nd), _dim(dim2, nd)
+    a1, a2 = _diag_dims(dim1, dim2, nd)
     return index_map(input, lambda a: _writable(np.diagonal(a, offset, a1, a2)),
                      "DiagonalBackward0")
 
@@ -882,7 +903,16 @@ def index_select(input, dim, index):
     if isinstance(index, Tensor) and index._dtype.name not in ("int64", "int32"):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     idx = np.asarray(index._data).reshape(-1).astype(np.int64)
-    ax = _dim(dim, input._data.ndim) if input._data.ndim else 0
+    if input._data.ndim == 0:
+        # torch: one index, 0 or -1, and a 0-dim result
+        _dim(dim, 0)
+        if idx.size != 1:
+            raise RuntimeError("index_select(): Index to scalar can have only 1 value, got %d "
+                               "value(s)" % idx.size)
+        if idx[0] not in (0, -1):
+            raise IndexError("index out of range in self")
+        return index_map(input, lambda a: a.copy(), "IndexSelectBackward0", view=False)
+    ax = _dim(dim, input._data.ndim)
     return index_map(input, lambda a: np.take(a, idx, axis=ax), "IndexSelectBackward0", view=False)
 
 

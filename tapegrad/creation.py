@@ -17,7 +17,7 @@ import numpy as np
 from .tensor import (GUARD, Size, Tensor, _BY_NP, _DEFAULT, _as_dtype, _check_device,
                      _checked_scalar, _result_dtype, _wrap, bool_, float16, float32, float64,
                      int64, promote_types)
-from .tensor import _ALL
+from .tensor import _ALL, check_alloc
 from ._record import _bump, _leaf_inplace_check
 import builtins
 from .tensor import LEGACY
@@ -187,10 +187,27 @@ def _size(size, fname, kw=None, required=False):
             raise TypeError("%s(): argument 'size' (position 1) must be tuple of ints, not %s"
                             % (fname, _tyname(s)))
     out = tuple(int(s) for s in size)
+    for i, s in enumerate(out):
+        if not -2 ** 63 <= s < 2 ** 63:
+            raise TypeError("%s(): argument 'size' failed to unpack the object at pos %d with "
+                            "error \"Overflow when unpacking long long\"" % (fname, i + 1))
     if any(s < 0 for s in out):
         raise RuntimeError("Trying to create tensor with negative dimension %d: %s"
                            % (min(out), list(out)))
     return out
+
+
+def allocate(fn, shape, npdt):
+    """``fn(shape, npdt)`` (np.zeros, np.ones, np.empty...) with torch's errors for sizes that
+    cannot be allocated: the byte count overflowing int64, or more memory than there is."""
+    n = check_alloc(shape, npdt)
+    try:
+        return fn(shape, npdt)
+    except (MemoryError, ValueError) as e:
+        if isinstance(e, ValueError) and "too big" not in str(e):
+            raise
+        raise RuntimeError("DefaultCPUAllocator: not enough memory: you tried to allocate %d "
+                           "bytes." % (n * np.dtype(npdt).itemsize)) from None
 
 
 def _dt(dtype, fname):
@@ -400,7 +417,7 @@ def _filled(fn, fname, size, kw, dtype, device, requires_grad):
     shape = _size(size, fname, _kw_size(kw, fname), required=True)
     _check_device(device)
     dt = _dt(dtype, fname)
-    return _finish(fn(shape, dt.np), dt, requires_grad)
+    return _finish(allocate(fn, shape, dt.np), dt, requires_grad)
 
 
 def _kw_size(kw, fname):

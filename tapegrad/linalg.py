@@ -314,15 +314,14 @@ def _funcs():
     class LinalgInv(Function):
         @staticmethod
         def forward(ctx, A):
-            ctx.save_for_backward(A)
-            y = _inv_np(A._data)
-            ctx.y = y
-            return _w(y, A._dtype)
+            Y = _w(_inv_np(A._data), A._dtype)
+            ctx.save_for_backward(Y)            # torch saves the inverse only
+            return Y
 
         @staticmethod
         def backward(ctx, g):
-            (A,) = ctx.saved_tensors
-            Ait = _T(inv(A) if _recorded() else _w(ctx.y, A._dtype))
+            (Y,) = ctx.saved_tensors            # (under create_graph: bound to the output)
+            Ait = _T(Y)
             return -(Ait @ g @ Ait)
 
     class LinalgDet(Function):
@@ -331,24 +330,27 @@ def _funcs():
             ctx.save_for_backward(A)
             d = np.linalg.det(A._data)
             ctx.d = d
-            return _w(d, A._dtype)
+            D = _w(d, A._dtype)
+            ctx.save_for_backward(A, D)         # torch saves A and the result
+            return D
 
         @staticmethod
         def backward(ctx, g):
-            (A,) = ctx.saved_tensors
+            A, _ = ctx.saved_tensors
             return (g.unsqueeze(-1).unsqueeze(-1) if A._data.ndim > 2 or g._data.ndim else g) \
                 * _cofactor(A, ctx.d)
 
     class LinalgSlogdet(Function):
         @staticmethod
         def forward(ctx, A):
-            ctx.save_for_backward(A)
             sign, lad = np.linalg.slogdet(A._data)
-            return _w(sign, A._dtype), _w(lad, A._dtype)
+            sign = _w(sign, A._dtype)
+            ctx.save_for_backward(A, sign)      # torch saves A and the sign
+            return sign, _w(lad, A._dtype)
 
         @staticmethod
         def backward(ctx, gsign, glad):
-            (A,) = ctx.saved_tensors
+            A, _ = ctx.saved_tensors
             return glad.unsqueeze(-1).unsqueeze(-1) * _T(inv(A))
 
     class LinalgSolve(Function):
@@ -364,24 +366,23 @@ def _funcs():
                 raise LinAlgError("torch.linalg.solve: %sThe solver failed because the input "
                                   "matrix is singular." % _batch_prefix(ab, bad[0]))
             x = np.linalg.solve(ab, bb)
-            ctx.save_for_backward(A, B)
+            X = _w(x[..., 0] if vec else x, A._dtype)
+            ctx.save_for_backward(A, X)         # torch saves A (its LU) and the result
             ctx.vec = vec
-            ctx.x = x
-            return _w(x[..., 0] if vec else x, A._dtype)
+            ctx.bshape = B.shape
+            return X
 
         @staticmethod
         def backward(ctx, g):
-            A, B = ctx.saved_tensors
+            A, X = ctx.saved_tensors            # (under create_graph: X bound to the output)
             vec = ctx.vec
             gm = g.unsqueeze(-1) if vec else g
             gB = _solve(_T(A), gm, False)
             gA = gB_ = None
             if ctx.needs_input_grad[0]:
-                X = _solve(A, B.unsqueeze(-1) if vec else B, False) if _recorded() else \
-                    _w(ctx.x, A._dtype)
-                gA = _sum_to(-(gB @ _T(X)), A.shape)
+                gA = _sum_to(-(gB @ _T(X.unsqueeze(-1) if vec else X)), A.shape)
             if ctx.needs_input_grad[1]:
-                gB_ = _sum_to(gB, B.shape + ((1,) if vec else ()))
+                gB_ = _sum_to(gB, ctx.bshape + ((1,) if vec else ()))
                 if vec:
                     gB_ = gB_.squeeze(-1)
             return gA, gB_, None
@@ -389,43 +390,39 @@ def _funcs():
     class LinalgSolveTriangular(Function):
         @staticmethod
         def forward(ctx, A, B, upper, left, unit):
-            x = _tri_solve_np(A._data, B._data, upper, left, unit)
-            ctx.save_for_backward(A, B)
+            X = _w(_tri_solve_np(A._data, B._data, upper, left, unit), A._dtype)
+            ctx.save_for_backward(A, X)         # torch saves A and the result
             ctx.args = (upper, left, unit)
-            ctx.x = x
-            return _w(x, A._dtype)
+            ctx.bshape = B.shape
+            return X
 
         @staticmethod
         def backward(ctx, g):
-            A, B = ctx.saved_tensors
+            A, X = ctx.saved_tensors
             upper, left, unit = ctx.args
             # X = A^-1 B: gB = A^-T g, gA = -gB X^T (left); X = B A^-1: gB = g A^-T, gA = -X^T gB
             gB = solve_triangular(_T(A), g, upper=not upper, left=left, unitriangular=unit)
             gA = gB_ = None
             if ctx.needs_input_grad[0]:
-                X = solve_triangular(A, B, upper=upper, left=left, unitriangular=unit) \
-                    if _recorded() else _w(ctx.x, A._dtype)
                 gA = -(gB @ _T(X)) if left else -(_T(X) @ gB)
                 k = (1 if upper else -1) if unit else 0
                 gA = _sum_to(_triu(gA, k) if upper else _tril(gA, k), A.shape)
             if ctx.needs_input_grad[1]:
-                gB_ = _sum_to(gB, B.shape)
+                gB_ = _sum_to(gB, ctx.bshape)
             return gA, gB_, None, None, None
 
     class LinalgCholesky(Function):
         @staticmethod
         def forward(ctx, A, upper):
-            L = _cholesky_np(A._data, upper)
-            ctx.save_for_backward(A)
+            L = _w(_cholesky_np(A._data, upper), A._dtype)
+            ctx.save_for_backward(L)            # torch saves the factor only
             ctx.upper = upper
-            ctx.L = L
-            return _w(L, A._dtype)
+            return L
 
         @staticmethod
         def backward(ctx, gL):
-            (A,) = ctx.saved_tensors
+            (L,) = ctx.saved_tensors
             upper = ctx.upper
-            L = cholesky(A, upper=upper) if _recorded() else _w(ctx.L, A._dtype)
             if upper:
                 L, gL = _T(L), _T(gL)
             # torch's cholesky_backward: Phi(L^H gL) symmetrised, L^-H (.) L^-1
@@ -439,23 +436,18 @@ def _funcs():
         def forward(ctx, A, uplo):
             a = A._data
             lam, V = np.linalg.eigh(a, UPLO=uplo)
-            ctx.save_for_backward(A)
+            lam, V = _w(lam, A._dtype), _w(V, A._dtype)
+            ctx.save_for_backward(lam, V)       # torch saves the results only
             ctx.set_materialize_grads(False)    # no eigenvector gradient: no 1 / (l_j - l_i)
-            ctx.uplo = uplo
-            ctx.lv = (lam, V)
-            return _w(lam, A._dtype), _w(V, A._dtype)
+            return lam, V
 
         @staticmethod
         def backward(ctx, gL, gV):
-            (A,) = ctx.saved_tensors
-            if _recorded():
-                lam, V = eigh(A, ctx.uplo)
-            else:
-                lam, V = (_w(v, A._dtype) for v in ctx.lv)
+            lam, V = ctx.saved_tensors
             # torch: gA = V (skew(V^H gV) / E + diag(gL)) V^H, E_ij = lam_j - lam_i (1 on the
             # diagonal)
-            n = A.shape[-1]
-            eye = _eye_like(n, A._dtype)
+            n = V.shape[-1]
+            eye = _eye_like(n, V._dtype)
             inner = None
             if gV is not None:
                 VhgV = _T(V) @ gV
@@ -473,21 +465,17 @@ def _funcs():
         @staticmethod
         def forward(ctx, A):
             Q, R = np.linalg.qr(A._data, mode="reduced")
-            ctx.save_for_backward(A)
-            ctx.qr = (Q, R)
-            return _w(Q, A._dtype), _w(R, A._dtype)
+            Q, R = _w(Q, A._dtype), _w(R, A._dtype)
+            ctx.save_for_backward(Q, R)         # torch saves the results only
+            return Q, R
 
         @staticmethod
         def backward(ctx, gQ, gR):
-            (A,) = ctx.saved_tensors
-            m, n = A.shape[-2], A.shape[-1]
+            Q, R = ctx.saved_tensors
+            m, n = Q.shape[-2], R.shape[-1]
             if m < n:
                 raise NotImplementedError("The derivative of linalg.qr is not implemented when "
                                           "mode='reduced' and nrows < ncols yet")
-            if _recorded():
-                Q, R = qr(A)
-            else:
-                Q, R = (_w(v, A._dtype) for v in ctx.qr)
             # M = R gR^T - gQ^T Q; gA = (gQ + Q copyltu(M)) R^-T
             M = R @ _T(gR) - _T(gQ) @ Q
             M = _tril(M) + _T(_tril(M, -1))
@@ -498,19 +486,15 @@ def _funcs():
         @staticmethod
         def forward(ctx, A):
             u, sv, vh = np.linalg.svd(A._data, full_matrices=False)
-            ctx.save_for_backward(A)
+            U, S, Vh = _w(u, A._dtype), _w(sv, A._dtype), _w(vh, A._dtype)
+            ctx.save_for_backward(U, S, Vh)     # torch saves the results only
             ctx.set_materialize_grads(False)    # S alone: U diag(gS) Vh, no 1 / (s_j^2 - s_i^2)
-            ctx.usv = (u, sv, vh)
-            return _w(u, A._dtype), _w(sv, A._dtype), _w(vh, A._dtype)
+            return U, S, Vh
 
         @staticmethod
         def backward(ctx, gU, gS, gVh):
-            (A,) = ctx.saved_tensors
-            if _recorded():
-                U, S, Vh = svd(A, full_matrices=False)
-            else:
-                U, S, Vh = (_w(v, A._dtype) for v in ctx.usv)
-            return _svd_backward(A, U, S, Vh, gU, gS, gVh)
+            U, S, Vh = ctx.saved_tensors
+            return _svd_backward(U, S, Vh, gU, gS, gVh)
 
     class LinalgPinv(Function):
         @staticmethod
@@ -519,16 +503,13 @@ def _funcs():
             with np.errstate(all="ignore"):
                 x = np.linalg.pinv(a, rcond=rtol, hermitian=hermitian) if a.size else \
                     np.zeros(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
-            ctx.save_for_backward(A)
-            ctx.args = (rtol, hermitian)
-            ctx.x = x
-            return _w(x, A._dtype)
+            X = _w(x, A._dtype)
+            ctx.save_for_backward(A, X)         # torch saves A and the result
+            return X
 
         @staticmethod
         def backward(ctx, g):
-            (A,) = ctx.saved_tensors
-            X = pinv(A, rtol=ctx.args[0], hermitian=ctx.args[1]) if _recorded() else \
-                _w(ctx.x, A._dtype)
+            A, X = ctx.saved_tensors
             # dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X
             m, n = A.shape[-2], A.shape[-1]
             Im, In = _eye_like(m, A._dtype), _eye_like(n, A._dtype)
@@ -576,15 +557,15 @@ def _cofactor(A, d):
     return det(minors) * sign
 
 
-def _svd_backward(A, U, S, Vh, gU, gS, gVh):
+def _svd_backward(U, S, Vh, gU, gS, gVh):
     """torch's svd_backward (real, full_matrices=False)."""
-    m, n = A.shape[-2], A.shape[-1]
+    m, n = U.shape[-2], Vh.shape[-1]
     k = S.shape[-1]
     V = _T(Vh)
     gV = None if gVh is None else _T(gVh)
     if gU is None and gV is None:
         return (U * gS.unsqueeze(-2)) @ Vh if gS is not None else None
-    eye = _eye_like(k, A._dtype)
+    eye = _eye_like(k, U._dtype)
     # E_jk = S_k^2 - S_j^2 (1 on the diagonal)
     S2 = S * S
     E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye

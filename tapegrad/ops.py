@@ -587,7 +587,9 @@ _VJP_T = {
     "clamp_min": lambda T, g, x, y, c: g * (x >= c).to(g.dtype),
     "clamp_max": lambda T, g, x, y, c: g * (x <= c).to(g.dtype),
     "leaky_relu": lambda T, g, x, y, c: g * _mix(x > 0, 1.0, c, x.dtype),
-    "elu": lambda T, g, x, y, c: g * _where_t(x > 0, 1.0, y + c),
+    # torch's elu_double_backward masks with x < 0: the second derivative at 0 is 0
+    "elu": lambda T, g, x, y, c: g * _where_t(x > 0, 1.0, _where_t(x < 0, y + c,
+                                                                    (y + c).detach())),
     "gelu": lambda T, g, x, y, c: g * _gelu_d(x, c),
     "silu": lambda T, g, x, y, c: g * _silu_d(x),
     "softplus": lambda T, g, x, y, c: g * _where_t(x * c > 20, 1.0, (x * c).sigmoid()),

@@ -9,7 +9,7 @@ from ._state import STATE
 from .tensor import Tensor, _wrap  # noqa: F401
 from ._math import sigmoid as expit
 from ._math import _floatify, clamp, erf, exact, exp2, expm1, log1p, unary, where  # noqa: F401
-from ._record import hide, named
+from ._record import _check_broadcast, hide, named
 from ._reduce import logsumexp  # noqa: F401
 from .nn.functional import log_softmax as _log_softmax, softmax as _softmax
 
@@ -115,21 +115,31 @@ def _erfinv_np(x):
     return y
 
 
-def _pointwise_fn(name, np_fn, fn, deriv):
+def _pointwise_fn(name, np_fn, fn, deriv, saves="x"):
     """A custom Function for the elementwise ``fn``: the value from ``np_fn`` (numpy, float64
     inside), the gradient ``g * deriv(x, y)`` written with tapegrad ops of x and y = fn(x), so
-    higher order works (y is recomputed through ``fn`` when the backward is recorded)."""
+    higher order works. ``saves``: what torch's node saves ("x", "y" or "xy"; a saved result
+    written in place makes backward raise, as torch's). When y is not saved, the backward
+    computes it again from x (``fn``: recorded, under create_graph); when x is not, deriv
+    gets None for it."""
     from .autograd.function import Function
 
     def forward(ctx, x):
-        ctx.save_for_backward(x)
         y = np.asarray(np_fn(np.asarray(x._data)))
-        ctx.y = y
-        return _wrap(np.asarray(y, x._dtype.np) if y.ndim else x._dtype.np.type(y), x._dtype)
+        out = _wrap(np.asarray(y, x._dtype.np) if y.ndim else x._dtype.np.type(y), x._dtype)
+        ctx.save_for_backward(*((x,) if saves == "x" else (out,) if saves == "y" else (x, out)))
+        return out
 
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        y = fn(x) if STATE.enabled else _wrap(np.asarray(ctx.y, x._dtype.np), x._dtype)
+        saved = ctx.saved_tensors
+        if saves == "x":
+            x = saved[0]
+            y = fn(x) if STATE.enabled else _wrap(np.asarray(np_fn(np.asarray(x._data)),
+                                                             x._dtype.np), x._dtype)
+        elif saves == "y":
+            x, y = None, saved[0]
+        else:
+            x, y = saved
         return g * deriv(x, y)
 
     return type(name, (Function,), {"forward": staticmethod(forward),
@@ -274,10 +284,10 @@ def _special_funcs2():
 
     # d log Phi(x) = phi(x) / Phi(x) dx = exp(-x^2 / 2 - log Phi(x)) / sqrt(2 pi) dx
     LogNdtr = _pointwise_fn("LogNdtr", _log_ndtr_np, log_ndtr, lambda x, ly: (
-        x * x * -0.5 - ly).exp() * (1 / math.sqrt(2 * math.pi)))
+        x * x * -0.5 - ly).exp() * (1 / math.sqrt(2 * math.pi)), saves="xy")
     # d ndtri(p) = sqrt(2 pi) exp(ndtri(p)^2 / 2) dp
     Ndtri = _pointwise_fn("Ndtri", _ndtri_np, ndtri,
-                          lambda p, y: (y * y * 0.5).exp() * math.sqrt(2 * math.pi))
+                          lambda p, y: (y * y * 0.5).exp() * math.sqrt(2 * math.pi), saves="y")
 
     class Entr(Function):
         @staticmethod
@@ -351,6 +361,7 @@ def _sf2(name):
 
 def _xlog(input, other, l1p):
     x, y, which = _tensor_pair(input, other, "special_xlog1py" if l1p else "xlogy")
+    _check_broadcast(x, y)
     out = _sf2("XlogyFn").apply(x, y, l1p)
     return named(out, ("SpecialXlog1PyBackward%d" if l1p else "XlogyBackward%d") % which)
 

@@ -8,6 +8,7 @@ operations (mean, sigmoid via the table, reshape, unbind, indexing, matmul shape
 here from the primitive core of ``ops.py``.
 """
 import builtins
+import copy as _copy
 import math
 import numbers
 import operator
@@ -462,6 +463,16 @@ def _norm_dims(dim, ndim):
     return tuple(sorted(out))
 
 
+def check_alloc(shape, npdt):
+    """The element count of ``shape``; torch's error when its byte count overflows int64."""
+    n = 1
+    for s in shape:
+        n *= s
+    if n * np.dtype(npdt).itemsize >= 2 ** 63:
+        raise RuntimeError("Storage size calculation overflowed with sizes=%s" % list(shape))
+    return n
+
+
 class Tensor:
     """A multi-dimensional array with PyTorch's autograd semantics."""
     # Defaults live on the class so that making a tensor sets only what differs (~2x cheaper
@@ -721,6 +732,28 @@ class Tensor:
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (np.array(self._data), self._dtype.name, self._rg))
+
+    def __deepcopy__(self, memo):
+        """torch's: graph leaves only; the copy keeps requires_grad, a deep copy of .grad and
+        the attributes set on the tensor."""
+        if self._tape is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may "
+                "be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001")
+        new = memo.get(id(self))
+        if new is not None:
+            return new
+        new = _rebuild(np.array(self._data), self._dtype.name, self._rg)
+        memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        own = Tensor.__dict__
+        for k, v in self.__dict__.items():
+            if k not in own and k not in ("_data", "_dtype"):
+                setattr(new, k, _copy.deepcopy(v, memo))
+        return new
 
     def detach(self):
         if GUARD[0] is not None:                 # (tapegrad.func: a constant of these values)

@@ -44,7 +44,10 @@ LAYERS = [
     # clients of the torch namespace: they run programs written against ``import tapegrad as
     # torch`` (the package never imports them; autograd's gradcheck lives in autograd)
     (10, ["tapegrad.testing.programs", "tapegrad.testing.strategies",
-          "tapegrad.testing.pytest_plugin", "tapegrad.viz"]),
+          "tapegrad.testing.pytest_plugin", "tapegrad.testing._api_hints",
+          "tapegrad.testing._api_specs", "tapegrad.testing._diffgen",
+          "tapegrad.testing._diffrun", "tapegrad.testing.differential",
+          "tapegrad.testing._gen_api_specs", "tapegrad.viz"]),
     # the training stack (nn.Module and layers, optim, utils.data, save/load): written against
     # the torch namespace (``import tapegrad as _tg``), loaded on first use by tapegrad/nn's
     # and the package's __getattr__

@@ -31,7 +31,7 @@ EXCLUDED = {
     "bfloat16", "cdouble", "cfloat", "chalf",
     # torch's dispatch and serialization protocols, DLPack
     "__torch_dispatch__", "__torch_function__", "__dlpack__", "__dlpack_c_exchange_api__",
-    "__dlpack_device__", "__setstate__", "__deepcopy__", "__annotations__", "as_subclass",
+    "__dlpack_device__", "__setstate__", "__annotations__", "as_subclass",
     "module_load", "hash_tensor",
     # Python 2 era and deprecated names
     "__div__", "__idiv__", "__rdiv__", "__long__", "__nonzero__", "reinforce", "volatile",

@@ -85,7 +85,7 @@ class Tape:
     __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "wself", "leaf_pairs",
                  "pyfuncs", "sv", "mark", "nbytes", "retained", "hooks",
                  "views", "into", "dn", "de", "n_saving", "released", "crefs", "held",
-                 "carried", "__weakref__")
+                 "carried", "wtape", "watched", "dead", "dead_bytes", "__weakref__")
 
     def __init__(self):
         # (copies of empty templates: ~3x cheaper than array(typecode), and a tape is made
@@ -114,6 +114,10 @@ class Tape:
         self.crefs = None           # recording(): [(dtype slot, save code, Tensor)] constants
         self.held = None            # recording(): leaves held until the recording is frozen
         self.carried = None         # (leaf rows, asz after them) when made by _carry_leaves
+        self.wtape = None           # liveness (``watch``): a weakref to this tape, made on demand
+        self.watched = None         # {id: _Watch} weakrefs of large results recorded here
+        self.dead = None            # nodes whose watched result died (not yet collected)
+        self.dead_bytes = 0         # bytes of those results that nothing consumed
 
     # ----------------------------------------------------------------- recording
     def __len__(self):
@@ -278,11 +282,25 @@ class Tape:
         if other.sv:
             if self.mark is None or (other.mark is not None and other.mark < self.mark):
                 self.mark = other.mark
-            self.sv += [(vc, v, e + de, sh, w) for vc, v, e, sh, w in other.sv]
+            self.sv += [(vc, v, e + de, sh, w if type(w) is str or w[0] != "i" or w[1] < 0
+                         else ("i", w[1] + dn)) for vc, v, e, sh, w in other.sv]
         for e, v in other.views.items():
             v._tape, v._entry = self, e + de
             self.views[e + de] = v
         self.n_saving += other.n_saving
+        if other.watched:
+            if self.wtape is None:
+                self.wtape = weakref.ref(self)
+            ws = self.watched if self.watched is not None else {}
+            for k, w in other.watched.items():
+                w.node += dn
+                w.tp = self.wtape
+                ws[k] = w
+            self.watched = ws
+        if other.dead:
+            self.dead = (self.dead or []) + [n + dn for n in other.dead]
+            self.dead_bytes += other.dead_bytes
+        other.watched = other.dead = None
         other.into, other.dn, other.de = self, dn, de
         # the forwarding stub keeps nothing alive but the link
         other.E = other.N = other.I = other.C = None
@@ -504,11 +522,13 @@ def store_views(tp):
 
 def version_mask(tp, ne):
     """Entries with a saved tensor modified in place since it was saved (a shared all-zero
-    array when no in-place operation happened since the tape's first record)."""
+    array when no in-place operation happened since the tape's first record). A custom
+    Function's saved tensors (records whose ``which`` is a tuple) are checked when its
+    backward unpacks them (``ctx.saved_tensors``), as torch does, not here."""
     if tp.sv and tp.mark != INPLACE[0]:
         bad = np.zeros(max(ne, 1), np.uint8)
-        for vc, v, e, _, _ in tp.sv:
-            if vc[0] != v:
+        for vc, v, e, _, w in tp.sv:
+            if vc[0] != v and type(w) is str:
                 bad[e] = 1
         return bad
     if _NOBAD[0].size < ne:
@@ -517,35 +537,49 @@ def version_mask(tp, ne):
 
 
 def _version_error(tp, e):
-    for vc, ver, ent, shape_, which in tp.sv:
-        if ent == e and vc[0] != ver:
-            E = view_i64(tp.E).reshape(-1, K)
-            Nv = view_i64(tp.N).reshape(-1, NK)
-            if which == "y":
-                src = ", which is output 0 of %s," % _short(entry_name(tp, e))
-            else:
-                # torch names the saved tensor's grad_fn now: a view's is regenerated
-                # (AsStrided), a tensor written in place with grads has the writer's
-                node = int(E[e, IA if which == "a" else IB])
-                prod = int(Nv[node, NPROD]) if node >= 0 else -1
-                name = entry_name(tp, prod) if prod >= 0 else None
-                if name is not None and _short(name) in _VIEW_OPS:
-                    name = "AsStridedBackward0"
-                elif name is not None and len(vc) > 1:
-                    name = vc[1]
-                src = (", which is output %d of %s," % (int(Nv[node, NNR]), _short(name))
-                       if name is not None else "")
-            shape = "[" + ", ".join(str(s) for s in shape_) + "]"
-            ttype = "torch.FloatTensor" if int(Nv[int(E[e, OUT]), NDT]) & 1 == 0 else "torch.DoubleTensor"
-            del E, Nv
-            return RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                "inplace operation: [%s %s]%s is at version %d; expected version %d instead. "
-                "Hint: enable anomaly detection to find the operation that failed to compute its "
-                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
-                % (ttype, shape, src, vc[0], ver))
+    for rec in tp.sv:
+        if rec[2] == e and rec[0][0] != rec[1] and type(rec[4]) is str:
+            return RuntimeError(version_message(tp, rec))
     return RuntimeError("one of the variables needed for gradient computation has been modified "
                         "by an inplace operation")
+
+
+def version_message(tp, rec):
+    """torch's message for the version record ``rec`` = (counter, version, entry, shape,
+    which) of tape ``tp`` whose tensor was modified in place. ``which``: "a" / "b" (an
+    operand's saved value), "y" (the output's), or for a custom Function's saved tensor a
+    tuple: ("o", k) output k of the Function, ("i", node) an input on that node (-1: a
+    constant), ("x",) a tensor made inside its forward."""
+    vc, ver, e, shape_, which = rec
+    Nb = tp.N
+    if which == "y" or which[0] == "o":
+        src = ", which is output %d of %s," % (0 if which == "y" else which[1],
+                                               _short(entry_name(tp, e)))
+    elif which[0] == "x":
+        src = ""
+    else:
+        # torch names the saved tensor's grad_fn now: a view's is regenerated
+        # (AsStrided), a tensor written in place with grads has the writer's
+        if type(which) is str:
+            node = int(tp.E[e * K + (IA if which == "a" else IB)])
+        else:
+            node = which[1]
+        prod = int(Nb[node * NK + NPROD]) if node >= 0 else -1
+        name = entry_name(tp, prod) if prod >= 0 else None
+        if name is not None and _short(name) in _VIEW_OPS:
+            name = "AsStridedBackward0"
+        elif name is not None and len(vc) > 1:
+            name = vc[1]
+        src = (", which is output %d of %s," % (int(Nb[node * NK + NNR]), _short(name))
+               if name is not None else "")
+    shape = "[" + ", ".join(str(s) for s in shape_) + "]"
+    ttype = "torch.FloatTensor" if int(Nb[int(tp.E[e * K + OUT]) * NK + NDT]) & 1 == 0 \
+        else "torch.DoubleTensor"
+    return ("one of the variables needed for gradient computation has been modified by an "
+            "inplace operation: [%s %s]%s is at version %d; expected version %d instead. "
+            "Hint: enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            % (ttype, shape, src, vc[0], ver))
 
 
 # grad_fn names (shortened) of entries whose output is a view of their input
@@ -806,6 +840,7 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
     # node's gradient buffer): fewer live arrays of megabytes, warm memory reused sooner.
     # Not when a caller reads non-leaf cotangents afterwards (retain_grad, autograd.grad).
     drop = not keep and needed is None and not tp.retained
+    SWEEPING[0] += 1
     try:
         E, N, V4, V8, XA4, XA8, I, C = store_views(tp)
         step = _anomaly["enabled"]
@@ -896,6 +931,7 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
         traceback.clear_frames(exc.__traceback__)
         raise
     finally:
+        SWEEPING[0] -= 1
         del E, N, V4, V8, XA4, XA8, I, C
     if err is not None:
         if err >= 0:
@@ -1018,6 +1054,203 @@ def release(tp):
     tp.sv = []
     tp.mark = None
     tp.released = True
+    tp.watched = tp.dead = None
+
+
+# --------------------------------------------------------------------- liveness
+# Entries that no live tensor can reach are freed (their saved values dropped, the entry
+# marked freed), so a graph's memory does not grow with results the user has let go of
+# (issue 24: ``c = x * 2`` kept, 300 ``c.exp()`` dropped: the saved copies of their values
+# are released, as torch frees a node with its last tensor). Results of at least WATCH_FROM
+# elements are watched (a weakref with a callback, on the recording paths); when the ones
+# that died unconsumed add up to a quarter of the tape's saved bytes (and at least
+# COLLECT_MIN), ``collect`` finds what is still reachable from the live tensors of the tape
+# (exactly: gc.get_referrers of the tape) and frees the rest. Small results are not watched
+# (the check per result would cost more than their saved values); their unreachable entries
+# are freed whenever a collection runs.
+WATCH_FROM = BIG
+COLLECT_MIN = 1 << 20
+SWEEPING = [0]          # sweeps in progress (any thread): no collection meanwhile
+
+
+class _Watch(weakref.ref):
+    __slots__ = ("tp", "node", "nbytes")
+
+
+def watch(t, tp, node):
+    """Watch result ``t`` (node ``node`` of tape ``tp``): its death may free saved values."""
+    w = _Watch(t, _died)
+    wt = tp.wtape
+    if wt is None:
+        wt = tp.wtape = weakref.ref(tp)
+    w.tp = wt
+    w.node = node
+    w.nbytes = t._data.nbytes
+    ws = tp.watched
+    if ws is None:
+        ws = tp.watched = {}
+    ws[id(w)] = w
+
+
+def _died(w):
+    tp = w.tp()
+    if tp is None:
+        return
+    ws = tp.watched
+    if ws is not None:
+        ws.pop(id(w), None)
+    if tp.released or tp.crefs is not None or tp.into is not None:
+        return
+    node = w.node
+    dead = tp.dead
+    if dead is None:
+        dead = tp.dead = []
+    dead.append(node)
+    try:
+        if _consumed(tp, node):
+            return
+        tp.dead_bytes += w.nbytes
+        if tp.dead_bytes >= max(COLLECT_MIN, tp.nbytes >> 2) and not SWEEPING[0]:
+            collect(tp)
+    except Exception:                              # noqa: BLE001 - a weakref callback:
+        pass                                       # freeing is an optimisation, never an error
+
+
+def _consumed(tp, node):
+    """Whether an entry recorded after ``node``'s producer reads it (an operand or a custom
+    Function's input). Only entries after the producer can: a short scan for a temporary."""
+    prod = tp.N[node * NK + NPROD]
+    if prod < 0:
+        return True
+    rows = tp.E[(prod + 1) * K:]                   # a copy: no buffer export
+    if len(rows):
+        Ev = np.frombuffer(rows, np.int64).reshape(-1, K)
+        if (Ev[:, IA] == node).any() or (Ev[:, IB] == node).any():
+            return True
+    for rec in tp.pyfuncs:
+        if node in rec.in_nodes:
+            return True
+    return False
+
+
+_EMPTY_SAVED = (np.zeros(1, np.float32), np.zeros(1, np.float64))
+
+
+def _live_nodes(tp):
+    """Nodes of ``tp`` held by live tensors (found through the objects that reference the tape
+    or a tape absorbed into it), and entries held by grad_fn objects."""
+    import gc                                      # deferred: used by collections only
+    nodes, entries = [], list(tp.views)
+    targets = {id(tp): 0}                          # tape id -> node shift to tp
+    todo = [tp]
+    while todo:
+        refs = gc.get_referrers(*todo)
+        todo = []
+        for o in refs:
+            if type(o) is dict:
+                t, n = o.get("_tape"), o.get("_node")
+            elif isinstance(o, Tape):
+                if o.into is not None and id(o.into) in targets and id(o) not in targets:
+                    targets[id(o)] = targets[id(o.into)] + o.dn
+                    todo.append(o)
+                continue
+            else:
+                t, n = getattr(o, "_tape", None), getattr(o, "_node", None)
+            if t is not None and id(t) in targets and isinstance(n, (int, np.integer)):
+                nodes.append(int(n) + targets[id(t)])
+        del refs
+    return nodes, entries
+
+
+def collect(tp):
+    """Free the saved values of the entries of ``tp`` that no live tensor can reach (see
+    WATCH_FROM). Reachable: the producers of live tensors' nodes, of nodes nothing consumes
+    yet that are not known dead (an operation being recorded holds them), of grad_fn objects'
+    entries, and everything those entries read. Freed entries raise MSG_FREED if ever swept
+    (they cannot be: nothing reaches them)."""
+    tp.dead_bytes = 0
+    if tp.released or tp.crefs is not None or tp.into is not None or SWEEPING[0]:
+        return 0
+    live, entries = _live_nodes(tp)
+    Ev = np.frombuffer(tp.E[:], np.int64).reshape(-1, K)
+    Nv = np.frombuffer(tp.N[:], np.int64).reshape(-1, NK)
+    ne, nn = Ev.shape[0], Nv.shape[0]
+    if not ne:
+        return 0
+    prod = Nv[:, NPROD]
+    ops = Ev[:, OP]
+    pyf = np.flatnonzero(ops == PYFUNC_OPCODE)
+    ins = [Ev[:, IA], Ev[:, IB]]
+    extra = {}                                     # custom Function entry -> its input nodes
+    for e in pyf.tolist():
+        extra[e] = [n for n in tp.pyfuncs[int(Ev[e, P0])].in_nodes if n >= 0]
+    consumed = np.zeros(nn + 1, bool)
+    for col in ins:
+        consumed[col[col >= 0]] = True
+    for v in extra.values():
+        consumed[v] = True
+    nlive = np.zeros(nn, bool)
+    nlive[[n for n in live if 0 <= n < nn]] = True
+    dead = np.zeros(nn, bool)
+    if tp.dead:
+        dead[[n for n in tp.dead if 0 <= n < nn]] = True
+    nlive |= ~consumed[:nn] & ~dead
+    elive = np.zeros(ne, bool)
+    p = prod[nlive]
+    elive[p[p >= 0]] = True
+    elive[[e for e in entries if 0 <= e < ne]] = True
+    # reverse topological order: an entry's inputs were made before it
+    el = elive.tolist()
+    nl = nlive.tolist()
+    pl = prod.tolist()
+    IAl, IBl = ins[0].tolist(), ins[1].tolist()
+    top = max((e for e in range(ne) if el[e]), default=-1)
+    for e in range(top, -1, -1):
+        if not el[e]:
+            continue
+        for n in (IAl[e], IBl[e]) if e not in extra else [IAl[e], IBl[e]] + extra[e]:
+            if n >= 0 and not nl[n]:
+                nl[n] = True
+                q = pl[n]
+                if q >= 0:
+                    el[q] = True
+    elive = np.array(el, bool)
+    fl = Ev[:, FL]
+    gone = ~elive
+    # an entry a backward already freed never runs again either: its saved values go too
+    spent = gone | ((fl & (F_SAVES | F_FREED)) == (F_SAVES | F_FREED))
+    newly = gone & ((fl & (F_SAVES | F_FREED)) == F_SAVES)
+    # saved arrays used only by gone entries (a code can be shared by several entries)
+    vd = Nv[Ev[:, OUT], NDT] & 1
+    keep = [set(), set()]
+    drop = [set(), set()]
+    for col in (SA, SB, SY):
+        c = Ev[:, col]
+        for d in (0, 1):
+            m = (c <= -2) & (vd == d)
+            keep[d].update((-2 - c[m & ~spent]).tolist())
+            drop[d].update((-2 - c[m & spent]).tolist())
+    freed = 0
+    for d in (0, 1):
+        XO, XA, z = tp.XO[d], tp.XA[d], _EMPTY_SAVED[d]
+        za = address(z)
+        for j in drop[d] - keep[d]:
+            a = XO[j]
+            if a is z:
+                continue
+            freed += a.nbytes
+            XO[j] = z
+            XA[2 * j] = za
+            XA[2 * j + 1] = 0
+    E = tp.E
+    for e in np.flatnonzero(gone & ((fl & (F_SAVES | F_FREED)) != (F_SAVES | F_FREED))).tolist():
+        E[e * K + FL] |= F_SAVES | F_FREED
+    tp.n_saving -= int(np.count_nonzero(newly))
+    tp.nbytes = max(0, tp.nbytes - freed)
+    if tp.sv:
+        tp.sv = [r for r in tp.sv if not gone[r[2]]]
+    tp.dead = [n for n in tp.dead or () if prod[n] >= 0 and not gone[prod[n]]] or None
+    return freed
 
 
 # --------------------------------------------------------------------- replay

@@ -11,10 +11,10 @@ import weakref
 import numpy as np
 
 from .._core import tape as _tp
-from .._schema import F_SAVES, NK
+from .._schema import F_SAVES, NK, NPROD
 from .._state import STATE, no_grad
 from .._core.names import function_name_id, name_id
-from .._record import _out, _src, _tape_for
+from .._record import _VM_CUSTOM, _out, _src, _tape_for, _track_view
 from ..tensor import Tensor, _vcof, _wrap
 from ..ops import OPCODE
 
@@ -31,24 +31,42 @@ class FunctionCtx:
         self._dirty = ()
         self._non_diff = ()
         self._saved_outs = None     # (output number per saved tensor, weakref to the record)
+        self._rec = None            # weakref to the PyFuncRecord once recorded
 
     def save_for_backward(self, *tensors):
         self._saved = tensors
-        self._saved_versions = tuple(t._version if t is not None else 0 for t in tensors)
+        self._saved_versions = tuple(t._version if isinstance(t, Tensor) else 0 for t in tensors)
 
     @property
     def saved_tensors(self):
         if self._freed:
             raise RuntimeError(_tp.MSG_FREED)
-        for t, v in zip(self._saved, self._saved_versions):
-            if t is not None and t._version != v:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    "an inplace operation: [%s %s], is at version %d; expected version %d instead."
-                    % (t.type(), list(t.shape), t._version, v))
+        for j, (t, v) in enumerate(zip(self._saved, self._saved_versions)):
+            if isinstance(t, Tensor) and t._version != v:
+                raise RuntimeError(self._version_message(j, t, v))
         if self._saved_outs is not None and STATE.enabled:
             return self._bound_outputs()
         return self._saved
+
+    def _version_message(self, j, t, v):
+        """torch's message for saved tensor ``j`` modified in place: from its version record
+        on the tape (which names the tensor's producer) when the Function was recorded."""
+        rec = self._rec() if self._rec is not None else None
+        tp = rec.wtape() if rec is not None else None
+        if tp is not None:
+            while tp.into is not None:
+                tp = tp.into
+            outs = [n for n in rec.out_nodes if n >= 0]
+            e = int(tp.N[outs[0] * NK + NPROD]) if outs else -1
+            vc = t._vc
+            for r in tp.sv:
+                if r[2] == e and r[0] is vc and type(r[4]) is tuple and r[4][-1] == j:
+                    return _tp.version_message(tp, r)
+        return ("one of the variables needed for gradient computation has been modified by an "
+                "inplace operation: [%s %s] is at version %d; expected version %d instead. Hint: "
+                "enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+                % (t.type(), ", ".join(str(s) for s in t.shape).join("[]"), t._version, v))
 
     def _bound_outputs(self):
         """With grad mode on (a backward recorded for create_graph), saved outputs of the
@@ -256,15 +274,24 @@ class Function(metaclass=FunctionMeta):
                 continue
             node = n0 if k == k0 else tp.node(o._data.size, o._dtype.slot, e, k)
             out_nodes.append(node)
-            if any(o is a for a in args):
-                if id(o) in dirty:             # modified in place: the same tensor, new node
-                    o._tape, o._node, o._rg = tp, node, True
-                    _vcof(o)[0] += 1           # torch bumps the version when rebasing history
-                    results[i] = o
-                    continue
-                o = _wrap(o._data, o._dtype)      # returning an input: a new view of it
-            res = _out(o._data, o._dtype, tp, node)
-            res._vc = _vcof(o)
+            src = _aliased_input(o, tin)
+            if src is not None and src is o and id(o) in dirty:
+                # modified in place: the same tensor, new node
+                o._tape, o._node, o._rg = tp, node, True
+                _vcof(o)[0] += 1           # torch bumps the version when rebasing history
+                results[i] = o
+                continue
+            if src is not None:
+                # an input returned as-is, or a view of one made in forward: a view of that
+                # input (its version counter), which torch forbids writing in place with grads
+                res = _out(o._data, o._dtype, tp, node)
+                _track_view(res, src)
+                res._vm = _VM_CUSTOM
+                if o is not src:
+                    o._vc = res._vc
+            else:
+                res = _out(o._data, o._dtype, tp, node)
+                res._vc = _vcof(o)
             results[i] = res
         rec = PyFuncRecord(cls, ctx, in_nodes, tuple(out_nodes), tuple(out_meta), in_meta)
         rec.wtape = weakref.ref(tp)
@@ -274,7 +301,54 @@ class Function(metaclass=FunctionMeta):
             ks = tuple(outk.get(id(t), -1) for t in ctx._saved)
             if any(k >= 0 for k in ks):
                 ctx._saved_outs = (ks, weakref.ref(rec))
+            _version_records(tp, e, ctx, args, in_nodes, touts, ks)
+        ctx._rec = weakref.ref(rec)
         return results[0] if single else tuple(results)
+
+
+def _aliased_input(o, tin):
+    """The input tensor that output ``o`` of a Function's forward is, or shares memory with
+    (None: o owns its memory)."""
+    for a in tin:
+        if o is a:
+            return a
+    od = o._data
+    if type(od) is not np.ndarray or not od.size:
+        return None
+    for a in tin:
+        ad = a._data
+        if type(ad) is np.ndarray and np.may_share_memory(od, ad) and np.shares_memory(od, ad):
+            return a
+    return None
+
+
+def _version_records(tp, e, ctx, args, in_nodes, touts, ks):
+    """The tensors a recorded Function saved (``ctx.save_for_backward``) get version records
+    on its entry, as every op's saved values do: ``ctx.saved_tensors`` raises torch's
+    "modified by an inplace operation" for one written since, and an in-place variant built
+    on the Function copies a saved operand that the write would change (``_own_saves``).
+    Versions are those after apply (torch saves after wrapping the outputs)."""
+    if tp.mark is None:
+        tp.mark = _tp.INPLACE[0]
+    sv = tp.sv
+    vers = []
+    for j, t in enumerate(ctx._saved):
+        if not isinstance(t, Tensor):
+            vers.append(0)
+            continue
+        k = ks[j]
+        if k >= 0:
+            which = ("o", touts[k][0], j)
+        else:
+            which = ("x", j)
+            for i, a in enumerate(args):
+                if a is t:
+                    which = ("i", in_nodes[i], j)
+                    break
+        vc = _vcof(t)
+        sv.append((vc, vc[0], e, t._data.shape, which))
+        vers.append(vc[0])
+    ctx._saved_versions = tuple(vers)
 
 
 _BASE_SETUP = Function.setup_context

@@ -7,6 +7,7 @@ intermediate entries are hidden and whose last entry carries torch's grad_fn nam
 """
 import sys as _sys
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -20,6 +21,8 @@ from .._math import sigmoid, tanh
 from .._math import relu as _relu
 from ..tensor import _guard_sel
 from .._record import hide, named, tap, tap_entry
+from .._record import saves_result as _saves_result
+from .._record import private_result as _private_result
 from .._math import exact, unary
 from .._compiled import _vmath
 from ..ops import BY_NAME as _ROWS
@@ -58,16 +61,18 @@ def _snapshot(x):
     return s
 
 
-def _act(input, inplace, f, name=None, iname=None):
+def _act(input, inplace, f, name=None, iname=None, result=False):
     """``f(input)`` (its last entry named ``name``), or the same written into ``input`` (named
-    ``iname``; ``f`` then sees a snapshot of the input)."""
+    ``iname``; ``f`` then sees a snapshot of the input). ``result``: torch's in-place node
+    saves the result (elu_, celu_, selu_, leaky_relu_: writing it again makes backward raise)."""
     if not inplace:
         out = f(input)
         return named(out, name) if name else out
 
     def g(s, o):
         out = f(_snapshot(s) if s._rg and STATE.enabled else s)
-        return named(out, iname or name) if (iname or name) else out
+        out = named(out, iname or name) if (iname or name) else out
+        return _saves_result(out) if result else out
     return input._inplace(None, g)
 
 
@@ -124,6 +129,9 @@ def threshold_(input, threshold, value):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     _float_only(input, "leaky_relu_cpu")
+    if isinstance(negative_slope, bool) or not isinstance(negative_slope, numbers.Number):
+        raise TypeError("leaky_relu(): argument 'negative_slope' (position 2) must be Number, "
+                        "not %s" % type(negative_slope).__name__)
     c = float(negative_slope)
     if inplace and c < 0 and input._rg and STATE.enabled:
         raise RuntimeError("In-place leakyReLu backward calculation is triggered with a negative "
@@ -132,7 +140,8 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
                            "version instead. File an issue at https://github.com/pytorch/pytorch "
                            "if you do require supporting in-place leakRelu backward calculation "
                            "with negative slope")
-    return _act(input, inplace, lambda x: unary(x, "leaky_relu", c=c), iname="LeakyReluBackward1")
+    return _act(input, inplace, lambda x: unary(x, "leaky_relu", c=c), iname="LeakyReluBackward1",
+                result=True)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -163,8 +172,10 @@ def elu(input, alpha=1.0, inplace=False):
     def f(x):
         if _nan_sum(x):
             return _nan_passes(x, lambda v: unary(v, "elu", c=c), 1.0, "EluBackward0")
-        return unary(x, "elu", c=c)
-    return _act(input, inplace, f, iname="EluBackward1")
+        out = unary(x, "elu", c=c)
+        # torch's EluBackward0 saves the input: a write to the result changes nothing
+        return out if inplace else _private_result(out)
+    return _act(input, inplace, f, iname="EluBackward1", result=True)
 
 
 def elu_(input, alpha=1.0):
@@ -185,7 +196,7 @@ def celu(input, alpha=1.0, inplace=False):
         hide(a, b)
         return _math.scale(b, alpha)
     return _act(input, inplace, lambda x: _nan_passes(x, f, 1.0, "CeluBackward0") if _nan_sum(x)
-                else f(x), "CeluBackward0", "CeluBackward1")
+                else f(x), "CeluBackward0", "CeluBackward1", result=True)
 
 
 def celu_(input, alpha=1.0):
@@ -204,7 +215,7 @@ def selu(input, inplace=False):
         hide(b)
         return _math.scale(b, _SELU_SCALE)
     return _act(input, inplace, lambda x: _nan_passes(x, f, _SELU_SCALE, "EluBackward0")
-                if _nan_sum(x) else f(x), "EluBackward0", "EluBackward1")
+                if _nan_sum(x) else f(x), "EluBackward0", "EluBackward1", result=True)
 
 
 def selu_(input):
@@ -452,7 +463,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     s = (ez.sum() if d.ndim == 1 else ez.sum(dim, keepdim=True)) if d.ndim else ez
     out = ez / s
     hide(z, ez, s)
-    return named(out, "SoftmaxBackward0")
+    return _saves_result(named(out, "SoftmaxBackward0"))
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -478,7 +489,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     ls = s.log()
     out = z - ls
     hide(z, ez, s, ls)
-    return exact(named(out, "LogSoftmaxBackward0"), y)
+    return _saves_result(exact(named(out, "LogSoftmaxBackward0"), y))
 
 
 # ----------------------------------------------------------------------------- linear, dropout
@@ -850,7 +861,8 @@ def _bce_funcs():
         (p - t) / max(p (1 - p), 1e-12) stays finite at p = 0 or 1; the target gradient
         log(1 - p) - log(p). The backward is written with tapegrad operations (higher order)."""
         @staticmethod
-        def forward(ctx, input, target, w, red):
+        def forward(ctx, input, target, wt, w, red):
+            weight = wt[0]      # in a tuple: not an input of the node (torch's has 2 edges)
             p = np.asarray(input._data)
             t = np.asarray(target._data, p.dtype)
             dt = p.dtype
@@ -865,18 +877,19 @@ def _bce_funcs():
                 loss = np.asarray(loss.sum(dtype=dt), dt)
             elif red == "mean":
                 loss = np.asarray(loss.mean(dtype=dt) if loss.size else np.nan, dt)
-            ctx.save_for_backward(input, target)
-            ctx.w, ctx.red, ctx.n = w, red, p.size
+            ctx.save_for_backward(input, target, weight)   # as torch (weight version-checked)
+            ctx.red, ctx.n = red, p.size
             return _wrap(loss if loss.ndim else loss[()], input._dtype)
 
         @staticmethod
         def backward(ctx, g):
-            p, t = ctx.saved_tensors
+            p, t, weight = ctx.saved_tensors
             if ctx.red != "none":
                 g = g.expand(p.shape)
                 if ctx.red == "mean":
                     g = g / ctx.n
-            w = None if ctx.w is None else _wrap(np.asarray(ctx.w, p._dtype.np), p._dtype)
+            w = None if weight is None else _wrap(np.asarray(_np(weight), p._dtype.np),
+                                                  p._dtype)
             gi = gt = None
             if ctx.needs_input_grad[0]:
                 gi = g * (p - t) / _math.clamp(p * (1 - p), min=1e-12)
@@ -884,7 +897,7 @@ def _bce_funcs():
             if ctx.needs_input_grad[1]:
                 gt = g * (_math.log1p(-p) - p.log())
                 gt = gt if w is None else gt * w
-            return gi, gt, None, None
+            return gi, gt, None, None, None
     return BinaryCrossEntropy
 
 
@@ -924,7 +937,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                                                         _size(w.shape), list(d.shape)))
     if not _BCE:
         _BCE.append(_bce_funcs())
-    out = _BCE[0].apply(input, target, w, red)
+    out = _BCE[0].apply(input, target, (weight,), w, red)
     return named(out, "BinaryCrossEntropyBackward0")
 
 

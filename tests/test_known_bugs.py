@@ -1,0 +1,535 @@
+"""The findings of issues 24 and 31 as regression tests.
+
+Each test states torch's behaviour (hard-coded, so it runs without torch; where torch is
+installed a few also check the expectation against it). A finding still present is marked
+``xfail(strict=True)``: the test starts passing when the finding is fixed, strict xfail then
+fails the suite, and the fixer removes the mark. Findings already fixed on this branch are
+plain tests (they guard the fix). More findings, from the differential runs, are listed in
+tests/differential_findings.md.
+"""
+import copy
+import gc
+import sys
+import threading
+import tracemalloc
+import weakref
+
+import numpy as np
+import pytest
+
+import tapegrad as torch
+import tapegrad.func as tf
+
+F = torch.nn.functional
+D = torch.float64
+
+
+def _xfail(n, what):
+    return pytest.mark.xfail(strict=True, reason="issue %s: %s" % (n, what))
+
+
+def _torch():
+    try:
+        import torch as real                      # deferred: optional oracle
+        return real
+    except ImportError:
+        return None
+
+
+# ================================================================ issue 24
+def test_24_1_solve_output_modified_in_place():
+    A = torch.tensor([[2., 1.], [1., 3.]], dtype=D, requires_grad=True)
+    b = torch.tensor([1., 2.], dtype=D)
+    x = torch.linalg.solve(A, b)
+    x.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        x.sum().backward()
+
+
+def test_24_1_inv_output_modified_in_place():
+    A = torch.tensor([[2., 1.], [1., 3.]], dtype=D, requires_grad=True)
+    y = torch.linalg.inv(A)
+    y.exp_()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_24_1_logsumexp_output_modified_in_place():
+    x = torch.tensor([1., 2.], dtype=D, requires_grad=True)
+    y = x.logsumexp(0)
+    y.div_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_24_2_cumprod_size_one_dim_aliases():
+    x = torch.tensor([[1., 2.]], requires_grad=True)
+    a = x * 1
+    b = torch.cumprod(a, 0)
+    b.exp_()
+    assert a.tolist() == [[1., 2.]]
+
+
+def test_24_2_cumsum_0dim_aliases():
+    x = torch.tensor(2., requires_grad=True)
+    a = x * 1
+    b = torch.cumsum(a, 0)
+    b.add_(1)
+    assert a.item() == 2.
+
+
+def test_24_2_cummax_cummin_do_not_alias():
+    # the issue's cummax case no longer aliases on this branch: kept as a regression test
+    for shape in ((), (1,), (1, 2), (2, 1)):
+        a = torch.ones(shape) * 1
+        for f in (torch.cummax, torch.cummin):
+            for d in (0, -1):
+                v = f(a, d).values
+                assert not np.shares_memory(v.numpy(), a.numpy()), (shape, f, d)
+
+
+def test_24_2_prod_keepdim_aliases():
+    x = torch.tensor([[1., 2.]], requires_grad=True)
+    a = x * 1
+    b = a.prod(0, keepdim=True)
+    b.add_(1)
+    assert a.tolist() == [[1., 2.]]
+
+
+def test_24_2_cumprod_alias_gradient():
+    x = torch.tensor([[1., 2.]], requires_grad=True)
+    a = x * 2
+    b = torch.cumprod(a, 0)
+    b.mul_(3)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        b.sum().backward()
+
+
+def _rss_growth(fn):
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        fn()
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    return after - before
+
+
+def test_24_3_dropped_results_are_freed():
+    """(more in tests/test_memory.py: dropped one by one, kept results still differentiate)"""
+    x = torch.ones(100_000, requires_grad=True)
+    c = x * 2
+    refs = []
+
+    def work():
+        ys = [c.exp() for _ in range(300)]
+        refs.extend(weakref.ref(y._data) for y in ys)
+        del ys
+    grown = _rss_growth(work)
+    assert grown < 5e6, "%.1f MB still held" % (grown / 1e6)
+    assert sum(r() is not None for r in refs) <= 5
+
+
+def test_24_4_addcmul_addcdiv_lerp_results_are_writable():
+    x = torch.ones(3)
+    for r in (torch.addcmul(x, x, x), torch.addcdiv(x, x, x), torch.lerp(x, x * 2, 0.5)):
+        r.add_(1)
+    assert torch.addcmul(x, x, x).add_(1).tolist() == [3., 3., 3.]
+
+
+def test_24_5_movedim_0dim():
+    assert torch.movedim(torch.tensor(1.5), 0, -1).shape == ()
+
+
+def test_24_5_median_dim_0dim():
+    r = torch.median(torch.tensor(1.5), 0)
+    assert (r.values.item(), r.indices.item()) == (1.5, 0)
+
+
+def test_24_5_kthvalue_dim_0dim():
+    r = torch.kthvalue(torch.tensor(1.5), 1, 0)
+    assert (r.values.item(), r.indices.item()) == (1.5, 0)
+
+
+def test_24_5_mT_0dim():
+    with pytest.warns(UserWarning):
+        assert torch.tensor(1.5).mT.item() == 1.5
+
+
+def test_24_6_empty_inner_var_glu():
+    assert torch.inner(torch.zeros(0), torch.zeros(0)).item() == 0.
+    with pytest.warns(UserWarning):
+        v = torch.var(torch.zeros(0, 3), 0)
+    assert v.shape == (3,) and np.isnan(v.numpy()).all()
+    assert F.glu(torch.zeros(0, 4)).shape == (0, 2)
+
+
+def test_24_6_einsum_empty_mixed_dtypes():
+    r = torch.einsum('i,i->', torch.zeros(0), torch.zeros(0, dtype=D))
+    assert r.dtype == D and r.item() == 0.
+
+
+def test_24_6_bmm_empty_batch_create_graph():
+    a = torch.zeros(0, 2, 2, requires_grad=True)
+    b = torch.zeros(0, 2, 2, requires_grad=True)
+    g, = torch.autograd.grad(torch.matmul(a, b).sum(), [a], create_graph=True)
+    assert g.shape == (0, 2, 2)
+
+
+@pytest.mark.parametrize("call", [
+    pytest.param("torch.lerp(torch.zeros(3), torch.zeros(2), 0.5)", id="lerp"),
+    pytest.param("torch.addcmul(torch.zeros(3), torch.zeros(2), torch.zeros(3))", id="addcmul"),
+    pytest.param("torch.addcdiv(torch.zeros(3), torch.zeros(2), torch.ones(3))", id="addcdiv"),
+    pytest.param("torch.xlogy(torch.zeros(3), torch.zeros(2))", id="xlogy"),
+])
+def test_24_7_broadcast_errors_are_runtime_errors(call):
+    with pytest.raises(RuntimeError, match="must match the size"):
+        eval(call)                                                 # noqa: S307
+
+
+def test_24_7_exp_of_str():
+    with pytest.raises(TypeError):
+        torch.exp('a')
+
+
+def test_24_7_index_2_63():
+    with pytest.raises(ValueError):
+        torch.zeros(3)[2 ** 63]
+
+
+def test_24_7_impossible_size():
+    with pytest.raises(RuntimeError):
+        torch.zeros(2 ** 40, 2 ** 40)
+
+
+def test_24_8_mixed_dtypes_refused():
+    a, b = torch.zeros(2, 2), torch.zeros(2, 2, dtype=D)
+    for call in (lambda: torch.tensordot(a, b, 1), lambda: torch.addmm(a, b, a),
+                 lambda: F.linear(a, b)):
+        with pytest.raises(RuntimeError):
+            call()
+
+
+def test_24_8_index_put_other_dtype_refused():
+    t = torch.zeros(3)
+    with pytest.raises(RuntimeError, match="dtypes match"):
+        t.index_put_((torch.tensor([0]),), torch.tensor([1], dtype=torch.int64))
+
+
+def test_24_8_permute_no_dims():
+    with pytest.raises(TypeError):
+        torch.zeros(2, 3).permute()
+
+
+def test_24_8_index_select_0dim():
+    assert torch.index_select(torch.tensor(1.), 0, torch.tensor([0])).shape == ()
+
+
+def test_24_8_deepcopy_non_leaf():
+    y = torch.ones(2, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(y)
+
+
+def test_24_9_topk_0dim():
+    r = torch.topk(torch.tensor(1.), 1)
+    assert r.values.shape == () and r.indices.shape == ()
+
+
+def test_24_9_median_empty_requires_grad():
+    assert torch.median(torch.zeros(0, requires_grad=True)).requires_grad
+
+
+def test_24_9_elu_view_inplace_backward():
+    x = torch.tensor([1., -1.], requires_grad=True)
+    y = F.elu(x)
+    y[0].add_(1)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1., np.exp(-1.)], rtol=1e-6)
+
+
+def test_24_9_elu_second_derivative_at_zero():
+    x = torch.tensor([0.], dtype=D, requires_grad=True)
+    g, = torch.autograd.grad(F.elu(x).sum(), x, create_graph=True)
+    g2, = torch.autograd.grad(g.sum(), x)
+    assert g2.tolist() == [0.]
+
+
+# ================================================================ issue 31
+@_xfail("31 finding 1", "copysign replayed with the signs of the recording: dx [1, 1] "
+        "(torch.func: [-1, 1])")
+def test_31_1_copysign_replay():
+    g = tf.grad(lambda x, y: torch.copysign(x, y).sum())
+    x = torch.tensor([1., 2.], dtype=D)
+    g(x, torch.tensor([1., 1.], dtype=D))
+    assert g(x, torch.tensor([-1., 1.], dtype=D)).tolist() == [-1., 1.]
+
+
+@_xfail("31 finding 1", "fmod's gradient for the divisor replays the recorded quotients")
+def test_31_1_fmod_replay():
+    g = tf.grad(lambda x, y: torch.fmod(x, y).sum(), argnums=1)
+    g(torch.tensor([1., 2.], dtype=D), torch.tensor([3., 3.], dtype=D))
+    assert g(torch.tensor([3.5, 5.], dtype=D), torch.tensor([2., 2.], dtype=D)).tolist() == \
+        [-1., -2.]
+
+
+@_xfail("31 finding 1", "nan_to_num(x.log()) replays the recorded nan mask: gradient -1 at "
+        "x = -1 (eager: 0)")
+def test_31_1_nan_to_num_replay():
+    g = tf.grad(lambda x: torch.nan_to_num(x.log()).sum())
+    g(torch.tensor([1., 2.], dtype=D))
+    assert g(torch.tensor([-1., 2.], dtype=D)).tolist() == [0., 0.5]
+
+
+def test_31_1_hardsigmoid_and_pow_abs_replay():
+    g = tf.grad(lambda x: F.hardsigmoid(x).sum())
+    g(torch.tensor([0., 1.], dtype=D))
+    np.testing.assert_allclose(g(torch.tensor([5., 1.], dtype=D)).numpy(), [0., 1 / 6])
+    g = tf.grad(lambda x, y: (x ** y.abs()).sum(), argnums=1)
+    x = torch.tensor([2., 2.], dtype=D)
+    g(x, torch.tensor([1., 1.], dtype=D))
+    np.testing.assert_allclose(g(x, torch.tensor([-1., 1.], dtype=D)).numpy(),
+                               [-2 * np.log(2), 2 * np.log(2)])
+
+
+@_xfail("31 finding 2", "262,144 elements: value 0.0 and an all-zero gradient")
+def test_31_2_big_input():
+    x = torch.linspace(-2, 3, 262144, dtype=D)
+
+    def f(x):
+        return (x.sin() * (-x ** 2).exp() + x.tanh()).sum()
+    g, v = tf.grad_and_value(f)(x)
+    xe = x.detach().requires_grad_()
+    le = f(xe)
+    le.backward()
+    np.testing.assert_allclose(float(v), float(le), rtol=1e-9)
+    np.testing.assert_allclose(g.numpy(), xe.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@_xfail("31 finding 3", "grad(grad(sin))(x) is 0 (torch.func: -sin x)")
+def test_31_3_grad_grad():
+    x = torch.tensor(0.7, dtype=D)
+    assert abs(float(tf.grad(tf.grad(torch.sin))(x)) + np.sin(0.7)) < 1e-12
+
+
+@_xfail("31 finding 3", "vjp(grad(f), x)[1](v) gives zeros")
+def test_31_3_vjp_of_grad():
+    x = torch.tensor([1., 2.], dtype=D)
+    _, fn = tf.vjp(tf.grad(lambda x: (x ** 3).sum()), x)
+    assert fn(torch.ones(2, dtype=D))[0].tolist() == [6., 12.]
+
+
+@_xfail("31 finding 3", "jvp(grad(f), (x,), (v,)) raises 'element 0 of tensors does not "
+        "require grad'")
+def test_31_3_jvp_of_grad():
+    x = torch.tensor([1., 2.], dtype=D)
+    g, hv = tf.jvp(tf.grad(lambda x: (x ** 3).sum()), (x,), (torch.ones(2, dtype=D),))
+    assert g.tolist() == [3., 12.] and hv.tolist() == [6., 12.]
+
+
+@pytest.mark.parametrize("shape", [(), (2,)], ids=["scalar-plan", "vector"])
+def test_31_4_threads(shape):
+    """The issue's scenario (one grad_and_value object, f branching on its input, 4 threads,
+    switch interval 1e-6) gives no wrong result on this branch: kept as a regression test."""
+    def f(x):
+        if x.sum() > 0:
+            return (x.sin() * x).sum()
+        return (x.cos() * 3).sum()
+    gv = tf.grad_and_value(f)
+    xs = [(torch.full(shape, 0.5 + k / 10, dtype=D)) * (1 if k % 2 else -1) for k in range(4)]
+    want = []
+    for x in xs:
+        xe = x.detach().requires_grad_()
+        le = f(xe)
+        le.backward()
+        want.append((float(le), xe.grad.numpy().copy()))
+    bad = []
+
+    def worker(k):
+        for _ in range(150):
+            try:
+                g, v = gv(xs[k])
+                if abs(float(v) - want[k][0]) > 1e-12 or not np.allclose(g.numpy(), want[k][1]):
+                    bad.append(k)
+            except Exception as e:                                 # noqa: BLE001
+                bad.append(repr(e))
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        ts = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert not bad, "%d wrong of 600 calls: %s" % (len(bad), bad[:3])
+
+
+@_xfail("31 finding 5", "a function calling linalg.det (a custom Function) cannot be recorded")
+def test_31_5_custom_function_recorded():
+    A = torch.tensor([[2., 1.], [1., 3.]], dtype=D)
+    g = tf.grad(lambda A: torch.linalg.det(A))(A)
+    np.testing.assert_allclose(g.numpy(), [[3., -1.], [-1., 2.]])
+
+
+def test_expectations_match_torch():
+    """A few of the expectations above, checked against torch when it is installed."""
+    real = _torch()
+    if real is None:
+        pytest.skip("torch not installed")
+    assert real.topk(real.tensor(1.), 1).values.shape == ()
+    assert real.index_select(real.tensor(1.), 0, real.tensor([0])).shape == ()
+    assert real.movedim(real.tensor(1.5), 0, -1).shape == ()
+    x = real.tensor([0.], dtype=real.float64, requires_grad=True)
+    g, = real.autograd.grad(real.nn.functional.elu(x).sum(), x, create_graph=True)
+    assert real.autograd.grad(g.sum(), x)[0].tolist() == [0.]
+    x = real.tensor([1., -1.], requires_grad=True)
+    y = real.nn.functional.elu(x)
+    y[0].add_(1)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1., np.exp(-1.)], rtol=1e-6)
+    e = real.einsum('i,i->', real.zeros(0), real.zeros(0, dtype=real.float64))
+    assert e.dtype == real.float64
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y = real.tensor([1., 2.], dtype=real.float64, requires_grad=True).logsumexp(0)
+        y.div_(2)
+        y.backward()
+
+
+# ---------------------------------------------------------------- issue 24, against torch
+# Each finding's calls run on tapegrad and on torch: the same exception class, or the same
+# results (values, shapes, dtypes, requires_grad, grad_fn names) and gradients. The snippet
+# binds ``r`` (a tensor or a tuple of them); ``x`` (a leaf) gets ``r``'s gradient when r
+# requires grad and ``x`` requires grad.
+FINDINGS_24 = [
+    ("1_solve", "A = torch.tensor([[2., 1.], [1., 3.]], requires_grad=True); "
+     "r = torch.linalg.solve(A, torch.tensor([1., 2.])); r.mul_(2); r.sum().backward()"),
+    ("1_inv", "A = torch.tensor([[2., 1.], [1., 3.]], requires_grad=True); "
+     "r = torch.linalg.inv(A); r.exp_(); r.sum().backward()"),
+    ("1_det", "A = torch.tensor([[2., 1.], [1., 3.]], requires_grad=True); "
+     "r = torch.linalg.det(A); r.mul_(2); r.backward()"),
+    ("1_logsumexp", "x = torch.tensor([1., 2.], requires_grad=True); r = x.logsumexp(0); "
+     "r.div_(2); r.backward()"),
+    ("1_solve_unmodified", "x = torch.tensor([[2., 1.], [1., 3.]], requires_grad=True); "
+     "r = torch.linalg.solve(x, torch.tensor([1., 2.]))"),
+    ("2_cumprod", "x = torch.tensor([[1., 2.]], requires_grad=True); a = x * 2; "
+     "b = torch.cumprod(a, 0); b.exp_(); r = (a, b)"),
+    ("2_cumprod_grad", "x = torch.tensor([[1., 2.]], requires_grad=True); a = x * 2; "
+     "b = torch.cumprod(a, 0); b.mul_(3); b.sum().backward()"),
+    ("2_cumsum_0dim", "x = torch.tensor(2., requires_grad=True); a = x * 1; "
+     "b = torch.cumsum(a, 0); b.add_(1); r = (a, b)"),
+    ("2_cummax_0dim", "x = torch.tensor(2., requires_grad=True); a = x * 1; "
+     "b = torch.cummax(a, 0).values; b.add_(1); r = (a, b)"),
+    ("2_prod_keepdim", "x = torch.tensor([[1., 2.]], requires_grad=True); a = x * 1; "
+     "b = a.prod(0, keepdim=True); b.add_(1); r = (a, b)"),
+    ("4_writable", "x = torch.ones(3); r = (torch.addcmul(x, x, x).add_(1), "
+     "torch.addcdiv(x, x, x).mul_(2), torch.lerp(x, x * 2, 0.5).sub_(1))"),
+    ("5_movedim", "x = torch.tensor(1.5, requires_grad=True); r = torch.movedim(x * 1, 0, -1)"),
+    ("5_movedim_bad", "torch.movedim(torch.tensor(1.5), 0, 1)"),
+    ("5_median_dim", "x = torch.tensor(1.5, requires_grad=True); r = torch.median(x * 1, 0)"),
+    ("5_median_keepdim", "x = torch.tensor(1.5, requires_grad=True); "
+     "r = torch.median(x * 1, -1, keepdim=True)"),
+    ("5_kthvalue_dim", "x = torch.tensor(1.5, requires_grad=True); "
+     "r = torch.kthvalue(x * 1, 1, 0)"),
+    ("5_kthvalue_k", "torch.kthvalue(torch.tensor(1.5), 2, 0)"),
+    ("5_mT", "x = torch.tensor(1.5, requires_grad=True); r = (x * 1).mT"),
+    ("6_inner", "x = torch.zeros(0, requires_grad=True); r = torch.inner(x, x)"),
+    ("6_var", "x = torch.zeros(0, 3, requires_grad=True); r = torch.var(x, 0)"),
+    ("6_glu", "x = torch.zeros(0, 4, requires_grad=True); r = F.glu(x)"),
+    ("6_einsum", "r = torch.einsum('i,i->', torch.zeros(0), torch.zeros(0, dtype=torch.float64))"),
+    ("6_einsum_rev", "r = torch.einsum('ij,jk->ik', torch.zeros(2, 0, dtype=torch.float64), "
+     "torch.zeros(0, 3))"),
+    ("6_bmm_empty", "x = torch.zeros(0, 2, 2, requires_grad=True); "
+     "b = torch.zeros(0, 2, 2, requires_grad=True); "
+     "r = torch.autograd.grad(torch.matmul(x, b).sum(), [x], create_graph=True)[0]"),
+    ("7_lerp", "torch.lerp(torch.zeros(3), torch.zeros(2), 0.5)"),
+    ("7_lerp_weight", "torch.lerp(torch.zeros(3), torch.zeros(3), torch.zeros(2))"),
+    ("7_addcmul", "torch.addcmul(torch.zeros(3), torch.zeros(2), torch.zeros(3))"),
+    ("7_addcdiv", "torch.addcdiv(torch.zeros(3), torch.zeros(2), torch.ones(3))"),
+    ("7_xlogy", "torch.xlogy(torch.zeros(3), torch.zeros(2))"),
+    ("7_xlogy_ok", "x = torch.tensor([[1.], [2.]], requires_grad=True); "
+     "r = torch.xlogy(x, torch.tensor([1., 3.]))"),
+    ("7_exp_str", "torch.exp('a')"),
+    ("7_sin_int", "torch.sin(3)"),
+    ("7_index", "torch.zeros(3)[2 ** 63]"),
+    ("7_zeros", "torch.zeros(2 ** 40, 2 ** 40)"),
+    ("7_ones", "torch.ones(2 ** 62)"),
+    ("7_empty", "torch.empty(2 ** 63)"),
+    ("7_repeat", "torch.ones(2).repeat(2 ** 40, 2 ** 40)"),
+    ("8_tensordot", "torch.tensordot(torch.zeros(2, 2), torch.zeros(2, 2, dtype=torch.float64), 1)"),
+    ("8_addmm", "torch.addmm(torch.zeros(2, 2), torch.zeros(2, 2, dtype=torch.float64), "
+     "torch.zeros(2, 2))"),
+    ("8_linear", "F.linear(torch.zeros(2, 2), torch.zeros(2, 2, dtype=torch.float64))"),
+    ("8_permute", "torch.zeros(2, 3).permute()"),
+    ("8_index_select", "x = torch.tensor(1., requires_grad=True); "
+     "r = torch.index_select(x * 2, 0, torch.tensor([0]))"),
+    ("8_index_select_two", "torch.index_select(torch.tensor(1.), 0, torch.tensor([0, 0]))"),
+    ("8_index_put", "torch.zeros(3).index_put_((torch.tensor([0]),), "
+     "torch.tensor([1], dtype=torch.int64))"),
+    ("8_deepcopy", "copy.deepcopy(torch.ones(2, requires_grad=True) * 2)"),
+    ("8_deepcopy_leaf", "x = torch.ones(2, requires_grad=True); x.grad = torch.ones(2); "
+     "c = copy.deepcopy(x); r = (c, c.grad)"),
+    ("9_topk", "x = torch.tensor(1., requires_grad=True); r = torch.topk(x * 1, 1)"),
+    ("9_median_empty", "x = torch.zeros(0, requires_grad=True); r = torch.median(x)"),
+    ("9_elu_view", "x = torch.tensor([1., -1.], requires_grad=True); y = F.elu(x); "
+     "y[0].add_(1); y.sum().backward(); r = y"),
+    ("9_elu_second", "x = torch.tensor([0., -1., 2.], dtype=torch.float64, requires_grad=True); "
+     "g, = torch.autograd.grad(F.elu(x).sum(), x, create_graph=True); "
+     "r = torch.autograd.grad(g.sum(), x)[0]"),
+]
+
+
+# rows whose results' grad_fn names are not compared: the create_graph backward of matmul
+# names its result's node differently for every batch size (AddBackward0 where torch has
+# ViewBackward0), a difference of the differential runs' grad_fn category, not of finding 6
+NO_GRAD_FN = {"6_bmm_empty"}
+
+
+def _run24(lib, code):
+    ns = {"torch": lib, "F": lib.nn.functional, "copy": copy}
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            exec(code, ns)                                         # noqa: S102 - the table
+        except Exception as e:                                     # noqa: BLE001
+            return type(e).__name__, None, None
+    r = ns.get("r")
+    rs = tuple(r) if isinstance(r, (tuple, list)) else (r,) if r is not None else ()
+    info = []
+    for t in rs:
+        fn = t.grad_fn
+        info.append((tuple(t.shape), str(t.dtype).split(".")[-1], t.requires_grad,
+                     type(fn).__name__ if fn is not None else None,
+                     np.asarray(t.detach().tolist(), dtype=float)))
+    x = ns.get("x")
+    grad = None
+    if x is not None and x.requires_grad and rs and rs[0].requires_grad and x.grad is None:
+        if rs[0].numel():
+            rs[0].sum().backward()
+        grad = None if x.grad is None else np.asarray(x.grad.tolist(), dtype=float)
+    elif x is not None and x.grad is not None:
+        grad = np.asarray(x.grad.tolist(), dtype=float)
+    return None, info, grad
+
+
+@pytest.mark.parametrize("name, code", [pytest.param(i, c, id=i) for i, c in FINDINGS_24])
+def test_24_findings_against_torch(name, code):
+    real = pytest.importorskip("torch")
+    exc_t, info_t, grad_t = _run24(real, code)
+    exc_g, info_g, grad_g = _run24(torch, code)
+    assert exc_g == exc_t, "torch raised %s, tapegrad %s" % (exc_t, exc_g)
+    if exc_t is not None:
+        return
+    assert len(info_g) == len(info_t)
+    k = 3 if name in NO_GRAD_FN else 4
+    for a, b in zip(info_t, info_g):
+        assert a[:k] == b[:k], "torch %r, tapegrad %r" % (a[:4], b[:4])
+        np.testing.assert_allclose(b[4], a[4], rtol=1e-6, equal_nan=True)
+    assert (grad_t is None) == (grad_g is None)
+    if grad_t is not None:
+        np.testing.assert_allclose(grad_g, grad_t, rtol=1e-6, equal_nan=True)
