@@ -30,11 +30,11 @@ import weakref
 
 import numpy as np
 
-from . import _native
+from ._compiled import _native
 from ._sel import SEL as _SEL
-from . import tape as _tp
-from .kernels import (CI, F_ALIAS, F_BIG, F_HOOK, F_NOGA, F_NOGB, F_NPFWD, FL, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT,
-                      IA, IB, NM, P0, P1, SA, SB)
+from ._core import tape as _tp
+from ._schema import (CI, F_ALIAS, F_BIG, F_HOOK, F_NOGA, F_NOGB, F_NPFWD, FL, K, NDT, NK, NOFF,
+                      NPROD, NSIZE, OP, OUT, IA, IB, NM, P0, P1, SA, SB)
 
 log = logging.getLogger("tapegrad.func")
 _MISSING = object()
@@ -55,7 +55,7 @@ def _mods():
     """tensor module and interpreter, imported once (not per call)."""
     if "T" not in _M:
         import sys
-        from . import _interp
+        from ._compiled import _interp
         from .tensor import Tensor, _wrap  # noqa: F401
         _M["forward"], _M["reverse"] = _interp.forward, _interp.reverse
         _M["pforward"], _M["preverse"] = _interp.pforward, _interp.preverse
@@ -325,7 +325,7 @@ class CompiledTape:
                 u._rg = True
             fresh.append(u)
         self._recording = None
-        from .autograd.grad_mode import enable_grad
+        from ._state import enable_grad
         stack = _rec_stack()
         _guard_on(GUARD)
         stack.append(self)
@@ -472,7 +472,7 @@ class CompiledTape:
         values (no grad mode), its outputs written into their nodes; the context is kept in
         the call's store for the reverse sweep."""
         from .autograd.function import FunctionCtx, _run_forward
-        from .autograd.grad_mode import no_grad
+        from ._state import no_grad
         T = _mods()["T"]
         pc = self.pyfuncs[e]
         N = self.N
@@ -1471,9 +1471,9 @@ class CompiledTape:
         Returns (outputs, gradients, ok): outputs (P, *shape), gradients per input
         (P, *shape) or None (unreached), ok a bool (P,) mask of the points whose recorded
         branch decisions hold (the others must be evaluated again)."""
-        from ._interp import run
+        from ._compiled._driver import run
         from numba import get_num_threads
-        from ._vmath import start_threads
+        from ._compiled._vmath import start_threads
         start_threads()                     # the workers' short spin-wait (see _vmath)
         if self.crefs:
             self._refresh_constants()
@@ -1586,7 +1586,7 @@ class CompiledTape:
 
     # --------------------------------------------------------------- presentation
     def _names(self, tp):
-        from .autograd.graph import NAMES
+        from ._core.names import NAMES
         from .ops import OPS
         E = self.E.reshape(-1, K)
         return [(OPS[int(E[e, OP])].name, NAMES[int(E[e, NM])]) for e in range(self.ne)]
@@ -1695,7 +1695,7 @@ class _EagerCall:
     eager = "served eagerly"
 
     def __init__(self, f, args):
-        from .autograd.grad_mode import enable_grad
+        from ._state import enable_grad
         T = _mods()["T"]
         leaves = []
         spec = _flatten(args, leaves)
@@ -2120,7 +2120,7 @@ def _split_aux(out, has_aux, name):
 
 def _gv_graph(func, args, argnums, has_aux):
     """grad_and_value on the recorded graph (nesting)."""
-    from .autograd.grad_mode import enable_grad
+    from ._state import enable_grad
     T = _mods()["T"]
     _argnums_in_range(argnums, args, "grad_and_value")
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
@@ -2148,7 +2148,7 @@ def _gv_graph(func, args, argnums, has_aux):
 
 
 def _vjp_graph(func, primals, has_aux):
-    from .autograd.grad_mode import enable_grad
+    from ._state import enable_grad
     T = _mods()["T"]
     al_primals, specs, flat = [], [], []
     for p in primals:
@@ -2180,7 +2180,7 @@ def _vjp_graph(func, primals, has_aux):
 
 def _jac_graph(func, args, argnums, has_aux, name):
     """jacrev / jacfwd on the recorded graph: one recorded backward per output element."""
-    from .autograd.grad_mode import enable_grad
+    from ._state import enable_grad
     T = _mods()["T"]
     _argnums_in_range(argnums, args, name)
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
@@ -2232,7 +2232,7 @@ def _jac_tree(out_spec, jac, parts, argnums):
 def _jvp_graph(func, primals, tangents, has_aux):
     """jvp on the recorded graph by the double-backward trick: J t = d<J^T u, t>/du (linear
     in u, so any u serves; zeros)."""
-    from .autograd.grad_mode import enable_grad
+    from ._state import enable_grad
     T = _mods()["T"]
     al_primals, flat = [], []
     for p in primals:

@@ -151,12 +151,12 @@ def _w(a, dt):
 
 
 def _name(t, name):
-    from ._math import named
+    from ._record import named
     return named(t, name)
 
 
 def _hide(*ts):
-    from ._math import hide
+    from ._record import hide
     hide(*ts)
 
 
@@ -261,7 +261,7 @@ def _inv_np(a, fname="linalg.inv"):
 
 
 def _recorded():
-    from .autograd.grad_mode import STATE
+    from ._state import STATE
     return STATE.enabled
 
 
@@ -802,7 +802,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     _matrix(A, "svd")
     if full_matrices and min(A.shape[-2:]) != max(A.shape[-2:]):
         from .tensor import _wrap
-        from .autograd.grad_mode import STATE
+        from ._state import STATE
         if A._rg and STATE.enabled:
             raise NotImplementedError("linalg.svd: the derivative with full_matrices=True on a "
                                       "non-square input is not supported; use "
@@ -918,7 +918,7 @@ def multi_dot(tensors, *, out=None):
     """torch's multi_dot: a 1-D first (last) tensor as a row (column), the product in torch's
     order (the cheaper of the two for three matrices, the optimal chain order for more), then
     a view to the result's shape (ViewBackward0)."""
-    from .tensor import mm
+    from ._matrix import mm
     n = len(tensors)
     if n < 2:
         raise RuntimeError("multi_dot(): expected at least 2 tensors but got %d" % n)

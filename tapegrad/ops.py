@@ -18,11 +18,9 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
-from . import _vmath
+from ._schema import BINARY, CAST, INDEX, KIND_CODES, MM, PYFUNC, SUM, UNARY  # noqa: F401
+from ._compiled import _vmath
 
-# Kinds (calling conventions of the kernel pair, see kernels.py).
-UNARY, BINARY, SUM, INDEX, MM, CAST, PYFUNC = "unary", "binary", "sum", "index", "mm", "cast", "pyfunc"
-KIND_CODES = {UNARY: 0, BINARY: 1, SUM: 2, INDEX: 3, MM: 4, CAST: 5, PYFUNC: 6}
 
 
 def _never(na, nb):
@@ -76,9 +74,6 @@ class Op:
     domain: Tuple[float, float] = (-2.0, 2.0)   # test inputs drawn from here
     const: Optional[float] = None               # test constant for rows that take one (pow_scalar)
     doc: str = ""
-    # source of a lambda reaching the row through the public API (``torch``: the library), for
-    # test generators: "lambda x: x.tan()"
-    src: str = ""
     opcode: int = -1                            # its index in OPS (set below)
 
 
@@ -270,7 +265,7 @@ def _remainder_ref(a, b):
 
 def _np_polygamma(k, x):
     """numpy polygamma (the kernels' algorithm through their scalar helper)."""
-    from .kernels import _polygamma
+    from ._compiled.kernels import _polygamma  # deferred: Numba machine code, loaded on first use
     xs = np.asarray(x, np.float64)
     with np.errstate(all="ignore"):     # poles and overflow are values (inf), as torch's
         return np.vectorize(lambda v: _polygamma(int(k), float(v)), otypes=[np.float64])(xs)
@@ -349,7 +344,7 @@ def _mm_vjp(g, a, b, na, nb, oa=None, ob=None):
     oa / ob: C-contiguous arrays of a's / b's shape the product is added into (None is then
     returned in its place) instead of being returned as a new array. Both wanted: the two
     products side by side (``_blas.mm2``)."""
-    from . import _blas
+    from ._compiled import _blas  # deferred: Numba machine code, loaded on first use
     if _blas.OK and g.size * (a.shape[1] if a is not None else b.shape[0]) >= _blas.MIN:
         if na and nb:                  # both: side by side, one per core
             return _blas.mm2((g, b, False, True, oa), (a, g, True, False, ob))
@@ -497,7 +492,7 @@ OPS = [
        "elements", np_vjp=_log_softmax_vjp),
     # ---- scalar-constant forms of add / sub: the batched plans (func.CompiledTape._bplan)
     # rewrite a binary entry whose other operand is a recorded scalar constant to these
-    # (no numpy forms, vjp_t or src: those serve eager tapes, which never hold these rows)
+    # (no numpy forms or vjp_t: those serve eager tapes, which never hold these rows)
     Op("add_scalar", UNARY, "AddBackward0", lambda x, c: x + x.dtype.type(c), const=1.7,
        doc="x + c for a recorded scalar constant c", plan_only=True),
     Op("rsub_scalar", UNARY, "RsubBackward1", lambda x, c: x.dtype.type(c) - x, const=1.7,
@@ -598,24 +593,24 @@ _VJP_T = {
     "softplus": lambda T, g, x, y, c: g * _where_t(x * c > 20, 1.0, (x * c).sigmoid()),
     "log_sigmoid": lambda T, g, x, y, c: g * (-x).sigmoid(),
     "smooth_l1": lambda T, g, x, y, c: g * (x / c).clamp(-1.0, 1.0),
-    "lgamma": lambda T, g, x, y, c: g * _pg(0, x),
-    "polygamma": lambda T, g, x, y, c: g * _pg(int(c) + 1, x),
+    "lgamma": lambda T, g, x, y, c: g * _pg(T, 0, x),
+    "polygamma": lambda T, g, x, y, c: g * _pg(T, int(c) + 1, x),
     "maximum": lambda T, g, a, b, y: (g * _tie(a, b), g * _tie(b, a)),
     "minimum": lambda T, g, a, b, y: (g * _tie(b, a), g * _tie(a, b)),
     "atan2": lambda T, g, a, b, y: (g * b / (a * a + b * b), -(g * a) / (a * a + b * b)),
     "hypot": lambda T, g, a, b, y: (None if a is None else g * a / y, None if b is None else g * b / y),
     "remainder": lambda T, g, a, b, y: (g, None if a is None else -(g * (a / b).floor())),
-    "softmax": lambda T, g, x, y, c: _softmax_vjp_t(g, y, int(c), False),
-    "log_softmax": lambda T, g, x, y, c: _softmax_vjp_t(g, y, int(c), True),
+    "softmax": lambda T, g, x, y, c: _softmax_vjp_t(T, g, y, int(c), False),
+    "log_softmax": lambda T, g, x, y, c: _softmax_vjp_t(T, g, y, int(c), True),
 }
 
 
-def _softmax_vjp_t(g, y, L, log):
+def _softmax_vjp_t(T, g, y, L, log):
     """The recorded VJP of (log_)softmax rows of L elements, as torch's node over
     (grad_output, output): ``SoftmaxBackwardDataBackward0`` y (g - sum(g y)), or
-    ``LogSoftmaxBackwardDataBackward0`` g - exp(y) sum(g) (intermediates hidden)."""
-    from ._math import hide, named, tap_entry
-    from .autograd.higher import _T, reshaped
+    ``LogSoftmaxBackwardDataBackward0`` g - exp(y) sum(g) (intermediates hidden). T: the
+    functions ``vjp_t`` is given (autograd.higher)."""
+    hide, named, tap_entry = T.hide, T.named, T.tap_entry
     gr, yr = tap_entry(g.view(-1, L), 0), tap_entry(y.view(-1, L), 1)
     if log:
         e, s = yr.exp(), gr.sum(1, keepdim=True)
@@ -628,7 +623,7 @@ def _softmax_vjp_t(g, y, L, log):
         d = gr - s
         r = yr * d
         hide(gy, s, d)
-    return named(reshaped(_T(), r, (r._data.size,)),
+    return named(T.reshaped(r, (r._data.size,)),
                  "LogSoftmaxBackwardDataBackward0" if log else "SoftmaxBackwardDataBackward0", 2)
 
 
@@ -642,9 +637,8 @@ def _where_t(mask, hi, lo_t):
     return m * hi + (1 - m) * lo_t
 
 
-def _pg(k, x):
-    from ._math import unary
-    return unary(x, "polygamma", c=float(k), name="PolygammaBackward0")
+def _pg(T, k, x):
+    return T.unary(x, "polygamma", c=float(k), name="PolygammaBackward0")
 
 
 def _tie(a, b):
@@ -665,34 +659,6 @@ def _silu_d(x):
 for _name, _f in _VJP_T.items():
     object.__setattr__(next(o for o in OPS if o.name == _name), "vjp_t", _f)
 
-_SRC = {
-    "neg": "lambda x: -x", "exp": "lambda x: x.exp()", "log": "lambda x: torch.log(x)",
-    "sin": "lambda x: x.sin()", "cos": "lambda x: torch.cos(x)", "tanh": "lambda x: x.tanh()",
-    "sigmoid": "lambda x: torch.sigmoid(x)", "relu": "lambda x: x.relu()",
-    "sqrt": "lambda x: torch.sqrt(x)", "abs": "lambda x: x.abs()",
-    "pow_scalar": "lambda x: x ** 2.5",
-    "add": "lambda a, b: a + b", "sub": "lambda a, b: a - b", "mul": "lambda a, b: a * b",
-    "div": "lambda a, b: a / b", "pow": "lambda a, b: a ** b",
-    "tan": "lambda x: x.tan()", "asin": "lambda x: torch.asin(x)", "acos": "lambda x: x.acos()",
-    "atan": "lambda x: torch.atan(x)", "sinh": "lambda x: x.sinh()", "cosh": "lambda x: torch.cosh(x)",
-    "erf": "lambda x: torch.erf(x)", "log1p": "lambda x: x.log1p()", "expm1": "lambda x: x.expm1()",
-    "scale": "lambda x: torch.exp2(x)", "step": "lambda x: x.floor()",
-    "clamp_min": "lambda x: x.clamp(min=0.7)", "clamp_max": "lambda x: torch.clamp(x, max=0.7)",
-    "leaky_relu": "lambda x: torch.nn.functional.leaky_relu(x, 0.01)",
-    "elu": "lambda x: torch.nn.functional.elu(x)", "gelu": "lambda x: torch.nn.functional.gelu(x)",
-    "silu": "lambda x: torch.nn.functional.silu(x)",
-    "softplus": "lambda x: torch.nn.functional.softplus(x)",
-    "log_sigmoid": "lambda x: torch.nn.functional.logsigmoid(x)",
-    "smooth_l1": "lambda x: torch.nn.functional.smooth_l1_loss(x, x * 0, reduction='none')",
-    "maximum": "lambda a, b: torch.maximum(a, b)", "minimum": "lambda a, b: torch.minimum(a, b)",
-    "atan2": "lambda a, b: torch.atan2(a, b)", "hypot": "lambda a, b: torch.hypot(a, b)",
-    "remainder": "lambda a, b: a % b",
-    "lgamma": "lambda x: torch.lgamma(x)", "polygamma": "lambda x: torch.polygamma(1, x)",
-    "softmax": "lambda x: torch.softmax(x, -1)",
-    "log_softmax": "lambda x: torch.nn.functional.log_softmax(x, -1)",
-}
-for _name, _s in _SRC.items():
-    object.__setattr__(next(o for o in OPS if o.name == _name), "src", _s)
 
 OPCODE = {op.name: i for i, op in enumerate(OPS)}
 for _i, _op in enumerate(OPS):
@@ -714,13 +680,12 @@ backwards accumulating adjoints; `forward` replays it on new node values. Each i
 compiled function (its body emitted once per dtype store, float32 and float64), cached on
 disk; no tape ever triggers a compilation.
 """
-import numpy as np
-from numba import carray, njit, prange
+from numba import njit
 
+from .._schema import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
+                       F_FREED, F_SAVES, F_BIG, F_NPFWD, F_ALIAS, F_NOGA, F_NOGB)
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
-from .kernels import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
-                      F_FREED, F_SAVES, F_BIG, F_NPFWD, F_ALIAS, F_NOGA, F_NOGB, NPROD, noff, operand, mark, raw, _voidptr,
-                      _u)
+from .kernels import noff, operand, mark, raw
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 _jit_inline = njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -1096,139 +1061,6 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
 
 
 
-_DRIVER = r'''
-
-# ---------------------------------------------------------------- the batched driver
-# The batched driver: one compiled call evaluates a recorded tape on P points.
-# 
-# Points are cut into chunks of B; each chunk is laid out slot-major (element i of the node at
-# offset o: ``X[(o + i) * B + lane]``) so that the generated ``bforward`` / ``breverse`` sweeps
-# interpret each tape entry once per chunk with the inner loop over the chunk's lanes. Chunks
-# are shared among threads with ``prange`` (one group of chunks per thread, each group with its
-# own value and adjoint stores sized to stay in cache). Compiled once, cached on disk: no tape
-# or batch size triggers a compilation.
-# 
-# Inputs, outputs, cotangents and gradients are passed as tables of int64 rows
-# ``(address, node, n, point stride, dtype slot)`` describing C-contiguous arrays of shape
-# (P, n) (point stride n) or (n,) broadcast to every point (point stride 0), so one compiled
-# signature serves any number of arguments of either dtype.
-_pjit = njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-ADDR, NODE, NEL, PSTR, SLOT = range(5)
-_TILE = 8                           # points per tile when loading point-major rows
-
-
-@_jit
-def _load(X, R, B, p0, nb, N):
-    """Input rows -> lanes of the chunk starting at point p0 (nb valid lanes)."""
-    src = carray(_voidptr(R[ADDR]), (1 << 40,), X.dtype)
-    o = N[R[NODE] * NK + NOFF] * B
-    n, ps = R[NEL], R[PSTR]
-    if ps == 0:                     # the same row for every point (a constant): a fill
-        for i in range(n):
-            v = src[i]
-            for j in range(nb):
-                X[_u(o + i * B + j)] = v
-        return
-    jn = nb - nb % _TILE
-    for t0 in range(0, jn, _TILE):  # a tile of points at a time (unsigned indices, fixed
-        s0 = (p0 + t0) * ps         # tile: LLVM unrolls the tile's gather)
-        for i in range(n):
-            d = o + i * B + t0
-            for j in range(_TILE):
-                X[_u(d + j)] = src[_u(s0 + j * ps + i)]
-    for j in range(jn, nb):
-        s0 = (p0 + j) * ps
-        for i in range(n):
-            X[_u(o + i * B + j)] = src[_u(s0 + i)]
-
-
-@_jit
-def _store(X, R, B, p0, nb, N):
-    """Lanes of a node -> rows p0..p0+nb of a (P, n) output array, written in address order
-    (one point's row at a time, gathering its elements from the chunk's cache-resident lanes):
-    Rosenbrock's (P, 10) gradients 7-8% faster overall than tiled as ``_load``, whose
-    scattered writes to the output's cache lines cost more than scattered reads of lanes."""
-    dst = carray(_voidptr(R[ADDR]), (1 << 40,), X.dtype)
-    o = N[R[NODE] * NK + NOFF] * B
-    n = R[NEL]
-    for j in range(nb):
-        d0 = (p0 + j) * n
-        for i in range(n):
-            dst[_u(d0 + i)] = X[_u(o + i * B + j)]
-
-
-@_jit
-def _seed(A, R, B, p0, nb, N, nreach, ereach):
-    """Add a cotangent row into the adjoint lanes of its node and mark it reached."""
-    src = carray(_voidptr(R[ADDR]), (1 << 40,), A.dtype)
-    node = R[NODE]
-    o = N[node * NK + NOFF] * B
-    n, ps = R[NEL], R[PSTR]
-    for i in range(n):
-        d = A[o + i * B:]
-        s = src[p0 * ps + i:]
-        for j in range(nb):
-            d[j] += s[j * ps]
-    nreach[node] = 1
-    p = N[node * NK + NPROD]
-    if p >= 0:
-        ereach[p] = 1
-
-
-@_pjit
-def run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS, GRADS, rev_start, nreal):
-    """Evaluate the tape on P points in chunks of B lanes, G groups of chunks in parallel:
-    forward (inputs INS -> outputs OUTS), then, when rev_start >= 0, the reverse sweep from
-    entry rev_start seeded by the cotangents CTS, writing the adjoints of GRADS. Nodes from
-    nreal on are the recorded constants' lanes."""
-    nn = len(N) // NK
-    nchunks = (P + B - 1) // B
-    for g in prange(G):
-        X4 = np.zeros(max(n4, 1) * B, np.float32)
-        X8 = np.zeros(max(n8, 1) * B, np.float64)
-        A4 = np.zeros(max(n4, 1) * B if rev_start >= 0 else 1, np.float32)
-        A8 = np.zeros(max(n8, 1) * B if rev_start >= 0 else 1, np.float64)
-        nreach = np.zeros(nn + 1, np.uint8)
-        ereach = np.zeros(ne + 1, np.uint8)
-        r4, r8 = raw(X4), raw(X8)
-        for ch in range(g, nchunks, G):
-            p0 = ch * B
-            nb = min(B, P - p0)
-            for r in range(INS.shape[0]):
-                if INS[r, SLOT] == 0:
-                    _load(r4, INS[r], B, p0, nb, N)
-                else:
-                    _load(r8, INS[r], B, p0, nb, N)
-            bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, 0, ne)
-            for r in range(OUTS.shape[0]):
-                if OUTS[r, SLOT] == 0:
-                    _store(r4, OUTS[r], B, p0, nb, N)
-                else:
-                    _store(r8, OUTS[r], B, p0, nb, N)
-            if rev_start < 0:
-                continue
-            nreach[:] = 0
-            ereach[:] = 0
-            for r in range(CTS.shape[0]):
-                if CTS[r, SLOT] == 0:
-                    _seed(A4, CTS[r], B, p0, nb, N, nreach, ereach)
-                else:
-                    _seed(A8, CTS[r], B, p0, nb, N, nreach, ereach)
-            breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, rev_start, 0,
-                     nreal)
-            for r in range(GRADS.shape[0]):
-                if GRADS[r, SLOT] == 0:
-                    _store(A4, GRADS[r], B, p0, nb, N)
-                else:
-                    _store(A8, GRADS[r], B, p0, nb, N)
-            for node in range(nn):              # leaves' adjoints: cleared for the next chunk
-                if nreach[node] != 0 and N[node * NK + NPROD] < 0:
-                    o, m = N[node * NK + NOFF] * B, N[node * NK + NSIZE] * B
-                    if N[node * NK + NDT] == 0:
-                        A4[o:o + m] = 0
-                    else:
-                        A8[o:o + m] = 0
-'''
 
 _BREVERSE_TAIL = '''        # a node's adjoint is dead once its producer's VJP ran: clear its lanes now, while
         # they are in cache, so the next chunk starts from zeros without a pass over the store
@@ -1314,12 +1146,16 @@ def generate_interp():
     for code, op in enumerate(OPS):
         by_kind.setdefault(op.kind, []).append((code, op))
     import hashlib
-    import os
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.py"), "rb") as fh:
-        sha = hashlib.sha256(fh.read()).hexdigest()[:16]
+    h = hashlib.sha256()
+    for part in _KERNEL_SOURCES:
+        with open(_path(*part), "rb") as fh:
+            h.update(fh.read())
+    sha = h.hexdigest()[:16]
     # Numba's disk cache keys a function on its own file only: naming the kernels' digest
-    # here makes any change to kernels.py change this file, so no stale compiled sweep survives.
-    L = [_HEADER, "KERNELS_SHA = %r  # sha256 of kernels.py: regenerate when it changes" % sha]
+    # here makes any change to the kernels (or the schema and addresses they compile in)
+    # change this file, so no stale compiled sweep survives.
+    L = [_HEADER, "KERNELS_SHA = %r  # sha256 of kernels.py, _addr.py, _schema.py: regenerate "
+         "when they change" % sha]
     L.append("# kind code of each opcode (see ops.KIND_CODES)")
     L.append("KIND = (%s,)" % ", ".join(str(KIND_CODES[op.kind]) for op in OPS))
     L.append("OPNAMES = (%s,)" % ", ".join(repr(op.name) for op in OPS))
@@ -1351,15 +1187,38 @@ def generate_interp():
     L.append("        else:")
     L += _bbody(by_kind, _BREV, "8", " " * 12)
     L.append(_BREVERSE_TAIL)
-    L.append(_DRIVER.rstrip("\n"))
     return "\n".join(L) + "\n"
 
 
-def write_interp(path=None):
+# the sources the generated sweeps compile in (their digest is KERNELS_SHA)
+_KERNEL_SOURCES = (("_compiled", "kernels.py"), ("_compiled", "_addr.py"), ("_schema.py",))
+
+
+def _path(*parts):
     import os
-    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "_interp.py")
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), *parts)
+
+
+def driver_source(interp_text):
+    """Source text of ``_compiled/_driver.py`` with its ``INTERP_SHA`` line naming the digest
+    of ``interp_text`` (the driver compiles the generated sweeps into itself)."""
+    import hashlib
+    import re
+    sha = hashlib.sha256(interp_text.encode("utf-8")).hexdigest()[:16]
+    with open(_path("_compiled", "_driver.py"), encoding="utf-8") as fh:
+        src = fh.read()
+    return re.sub(r"^INTERP_SHA = '[0-9a-fx]*'", "INTERP_SHA = %r" % sha, src, count=1,
+                  flags=re.M)
+
+
+def write_interp(path=None):
+    text = generate_interp()
+    path = path or _path("_compiled", "_interp.py")
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write(generate_interp())
+        fh.write(text)
+    drv = driver_source(text)
+    with open(_path("_compiled", "_driver.py"), "w", encoding="utf-8") as fh:
+        fh.write(drv)
     return path
 
 

@@ -4,11 +4,12 @@ import math
 
 import numpy as np
 
-from .autograd.graph import ONE_INPUT
-from .autograd.grad_mode import STATE
-from .tensor import Tensor, _wrap, sigmoid as expit  # noqa: F401
-from ._math import (_floatify, clamp, erf, exact, exp2, expm1, hide, log1p, named, unary,  # noqa: F401
-                    where)
+from ._core.names import ONE_INPUT
+from ._state import STATE
+from .tensor import Tensor, _wrap  # noqa: F401
+from ._math import sigmoid as expit
+from ._math import _floatify, clamp, erf, exact, exp2, expm1, log1p, unary, where  # noqa: F401
+from ._record import hide, named
 from ._reduce import logsumexp  # noqa: F401
 from .nn.functional import log_softmax as _log_softmax, softmax as _softmax
 

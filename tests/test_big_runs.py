@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import _vmath, tape
+from tapegrad._compiled import _vmath
+from tapegrad._core import tape
 
 pytestmark = pytest.mark.skipif(not _vmath.OK, reason="no libmvec kernels: no runs")
 
@@ -232,8 +233,8 @@ def test_plan_counts_cotangents_in_the_adjoint_dictionary_as_existing():
     not marked reached is added to (BEFORE), not overwritten (NEW); the plan marks the
     nodes it makes reached, and refuses a run shorter than run_min without touching the
     flags."""
-    from tapegrad import _runs
-    from tapegrad.kernels import NK, NPROD
+    from tapegrad._compiled import _runs
+    from tapegrad._schema import NK, NPROD
     x = tg.tensor(np.linspace(0.1, 1.0, 40000, dtype=np.float32), requires_grad=True)
     u = x * 2.0
     y = tg.sin(u) * tg.exp(u)

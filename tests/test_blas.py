@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import _blas
+from tapegrad._compiled import _blas
 
 needs_blas = pytest.mark.skipif(not _blas.OK, reason="no OpenBLAS with thread control here")
 
@@ -109,8 +109,9 @@ def test_mid_size_product_vjps_run_compiled_and_match_the_closed_form(mkn, dt):
     """Products below _blas.MIN multiply-adds whose nodes are small stay in the compiled sweep
     (no F_BIG; kernels.vjp_mm calls gemm when BLAS is bound); from MIN on, numpy's side runs
     them. Both give G B^T and A^T G for a random cotangent G (oracle: numpy in float64)."""
-    from tapegrad import _native, tape
-    from tapegrad.kernels import F_BIG, FL, K
+    from tapegrad._compiled import _native
+    from tapegrad._core import tape
+    from tapegrad._schema import F_BIG, FL, K
     m, k, n = mkn
     rs = np.random.default_rng(m + k + n)
     a0, b0, g0 = rs.uniform(-1, 1, (m, k)), rs.uniform(-1, 1, (k, n)), rs.uniform(-1, 1, (m, n))

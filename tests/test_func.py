@@ -368,7 +368,7 @@ def test_replay_of_large_transcendental_entries_runs_their_forward_on_vector_mat
     VJP compiled; sin over >= 2048 runs its VJP compiled too where libmvec computes the cos
     (ops.Op.native_vjp), else forward and VJP on numpy (ops.Op.np_vjp_from); values and
     gradients equal eager recording."""
-    from tapegrad import _vmath
+    from tapegrad._compiled import _vmath
     def f(x):
         return (x.tanh() * x.exp() + x.sin()).sum()
     gv = tf.grad_and_value(f)
@@ -650,7 +650,7 @@ def test_batched_plan_aliases_contiguous_slices(dtype):
     # the plan really aliased the slices
     rec = tf.make_tape(lambda x: f(x)[0], tg.tensor(X[0], dtype=dtype))
     Eb = rec._batch_plan()[0].reshape(-1, tf.K)
-    from tapegrad.kernels import F_ALIAS
+    from tapegrad._schema import F_ALIAS
     assert np.count_nonzero(Eb[:, tf.FL] & F_ALIAS) >= 6
 
 
@@ -708,7 +708,7 @@ def test_replay_with_blas_products_reuses_numpy_steps_on_new_values(dtype, monke
     monkeypatch.setattr(tt, "_NATIVE_VJP", [False] * len(tt._NATIVE_VJP))
     # products this small run compiled in eager sweeps too; recorded as the big ones
     # (>= _blas.MIN multiply-adds: F_BIG), their replay takes the numpy steps
-    from tapegrad import _blas
+    from tapegrad._compiled import _blas
     monkeypatch.setattr(_blas, "MIN", 1 << 15)
     rs = np.random.default_rng(2)
     C = tg.tensor(rs.standard_normal((64, 64)) / 8, dtype=dtype)     # a captured constant
@@ -753,7 +753,7 @@ def test_gradients_of_some_arguments_skip_the_others(dtype):
     entries that serve only the others (x.tanh() here), and the requested gradients equal
     eager backward with only those arguments requiring grad. ``CompiledTape.reverse`` with
     ``wanted`` gives None for the others; without it, every input's gradient."""
-    from tapegrad.kernels import F_NOGA, F_NOGB, FL, K
+    from tapegrad._schema import F_NOGA, F_NOGB, FL, K
 
     def f(W, x, b):
         return ((x.tanh() @ W + b).sin() * x.sum()).sum()

@@ -273,8 +273,9 @@ def test_transcendental_vjps_of_mid_size_entries_run_on_numpy(name, dtype):
     elements (below tape.BIG) to numpy's ufuncs: the entry is flagged F_BIG, unless the row's
     compiled VJP runs on libmvec (ops.Op.native_vjp, where libmvec is available); either way
     its gradient (eager, and replayed by tapegrad.func) matches the closed form."""
-    from tapegrad import _vmath, ops
-    from tapegrad.kernels import F_BIG, FL, K
+    from tapegrad._compiled import _vmath
+    from tapegrad import ops
+    from tapegrad._schema import F_BIG, FL, K
     import math
     erf_v = np.vectorize(math.erf)
     deriv = {"sin": np.cos, "cos": lambda x: -np.sin(x), "sinh": np.cosh, "cosh": np.sinh,
@@ -306,7 +307,7 @@ def test_transcendental_vjps_of_mid_size_entries_run_on_numpy(name, dtype):
 
 
 def _big(seed, n=None):
-    from tapegrad import tape
+    from tapegrad._core import tape
     n = n or tape.BIG + 1000
     return np.random.default_rng(seed).uniform(-1.2, 1.2, n)
 
@@ -361,8 +362,8 @@ def test_gradient_of_an_operand_broadcast_from_one_element(dtype):
     compiled sweep). s's gradient is a sum over the output, taken in float64 (kernels._gsum /
     _gdot) instead of element by element in s's slot; checked against the float64 closed
     form, and x's gradient with it."""
-    from tapegrad import tape
-    from tapegrad.kernels import F_BIG, FL, K
+    from tapegrad._core import tape
+    from tapegrad._schema import F_BIG, FL, K
     n = 10000
     rs = np.random.default_rng(7)
     a, w = rs.uniform(0.5, 2.0, n), rs.uniform(-1.0, 1.0, n)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import _blas, _layout, _vmath
+from tapegrad._compiled import _blas, _layout, _vmath
 
 # below _vmath.PAR elements (the one-core kernel): the first five; above it: the others
 SHAPES = [(16, 16), (64, 64), (63, 65), (100, 300), (257, 250), (17, 5000), (5000, 17),

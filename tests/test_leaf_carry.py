@@ -8,7 +8,7 @@ import weakref
 import numpy as np
 
 import tapegrad as tg
-from tapegrad import tape as T
+from tapegrad._core import tape as T
 
 
 def _step(w, b, x):

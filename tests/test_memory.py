@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import tape
+from tapegrad._core import tape
 
 MB = 1 << 20
 BOUND = 1 * MB

@@ -12,8 +12,9 @@ import pytest
 
 import tapegrad as tg
 import tapegrad.func as tf
-from tapegrad import _blas, _native, _vmath, kernels, tape
-from tapegrad.kernels import F_BIG, F_NPFWD, FL, K, NK, NSIZE, OP, OUT, P1
+from tapegrad._compiled import _blas, _native, _vmath, kernels
+from tapegrad._core import tape
+from tapegrad._schema import F_BIG, F_NPFWD, FL, K, NK, NSIZE, OP, OUT, P1
 from tapegrad.ops import OPCODE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -208,7 +209,7 @@ def test_replayed_mlp_without_native_routines_uses_numpy_steps(dtype, monkeypatc
 def test_blas_can_be_switched_off_by_environment():
     """TAPEGRAD_BLAS=0 leaves the gemm slots empty, and a replay is still right."""
     code = ("import numpy as np, tapegrad as tg, tapegrad.func as tf\n"
-            "from tapegrad import _native\n"
+            "from tapegrad._compiled import _native\n"
             "assert not _native.BLAS and _native.TABLE[0] == 0 and _native.TABLE[1] == 0\n"
             "rs = np.random.default_rng(0)\n"
             "W, x = rs.standard_normal((64, 64)), rs.standard_normal((32, 64))\n"

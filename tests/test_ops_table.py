@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import kernels, ops
+from tapegrad._compiled import kernels
+from tapegrad import ops
 from tapegrad.ops import BINARY, INDEX, MM, SUM, UNARY
 
 ROWS = ops.KERNEL_OPS
@@ -140,10 +141,14 @@ def test_every_row_has_a_kernel_pair_and_reference():
 
 def test_generated_interpreter_is_current():
     import os
-    path = os.path.join(os.path.dirname(ops.__file__), "_interp.py")
+    path = os.path.join(os.path.dirname(ops.__file__), "_compiled", "_interp.py")
     with open(path, encoding="utf-8") as fh:
-        assert fh.read() == ops.generate_interp(), (
-            "tapegrad/_interp.py is stale: run `python -m tapegrad.ops`")
+        text = fh.read()
+    assert text == ops.generate_interp(), (
+        "tapegrad/_compiled/_interp.py is stale: run `python -m tapegrad.ops`")
+    with open(os.path.join(os.path.dirname(path), "_driver.py"), encoding="utf-8") as fh:
+        assert fh.read() == ops.driver_source(text), (
+            "the INTERP_SHA of tapegrad/_compiled/_driver.py is stale: run `python -m tapegrad.ops`")
 
 
 def test_generated_dispatch_covers_every_row():
@@ -206,7 +211,7 @@ def test_single_element_step_functions_match_the_kernels(op, dtype):
     """The sweeps send one-element binary and index entries to generated step functions
     (kernel calls with a literal count of 1): each must run its own row's kernels, at the
     given offsets, against a numpy reference and finite differences."""
-    from tapegrad import _interp
+    from tapegrad._compiled import _interp
     code = ops.OPCODE[op.name]
     c = op.const if op.const is not None else 0.0
     fwd = getattr(kernels, "fwd_" + op.name)
@@ -398,8 +403,8 @@ FACADE_NAME = {"sum": "MeanBackward0", "gather": "SliceBackward0", "mm": "MmBack
 def test_compiled_replay_matches_eager(op, dtype, big, monkeypatch):
     """Record once, replay forward and reverse on new leaf values: in compiled code, or (big
     nodes, forced with BIG=1) through the rows' numpy forward and VJP."""
-    from tapegrad import tape as T
-    from tapegrad.tape import recording, replay
+    from tapegrad._core import tape as T
+    from tapegrad._core.tape import recording, replay
     if big:
         monkeypatch.setattr(T, "BIG", 1)
     f, shapes = FACADE[op.name]
@@ -435,7 +440,7 @@ def test_numpy_vjp_path_matches_compiled_path(op, dtype, chunked, monkeypatch):
     same gradients as the compiled kernels (and so as the finite differences above), also
     when the work is split into chunks on several threads (PAR_MIN=2, forward too)."""
     from tapegrad import _par
-    from tapegrad import tape as T
+    from tapegrad._core import tape as T
     if chunked:
         monkeypatch.setattr(_par, "PAR_MIN", 2)
         monkeypatch.setattr(_par, "THREADS", 3)

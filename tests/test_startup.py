@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import _fastload
+from tapegrad._compiled import _fastload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ELF = sys.platform.startswith("linux") and sys.byteorder == "little" and sys.maxsize > 2 ** 32
@@ -66,7 +66,7 @@ def test_resolvable_refuses_an_object_with_an_unregistered_symbol():
 
 
 def test_install_wraps_only_the_interpreter_dispatchers():
-    from tapegrad import _interp, kernels
+    from tapegrad._compiled import _interp, kernels
     assert "load_overload" in vars(_interp.reverse._cache)
     assert "load_overload" in vars(_interp.forward._cache)
     assert "load_overload" not in vars(kernels.vjp_sin._cache)
@@ -77,7 +77,7 @@ SCRIPT = r"""
 import json, sys
 import numpy as np
 import tapegrad as tg
-from tapegrad import _fastload
+from tapegrad._compiled import _fastload
 x = tg.tensor([0.3, -1.2, 2.0], dtype=tg.float64, requires_grad=True)
 y = ((x * x + x.sin()).tanh() * x.exp()).sum()
 y.backward()

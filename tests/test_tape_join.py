@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import tape as T
+from tapegrad._core import tape as T
 from test_semantics import in_fresh_thread as _in_thread   # its own current tape
 
 

@@ -507,7 +507,7 @@ def test_random_programs_match_torch(case):
 
 @given(S.programs_with_inputs(), st.integers(0, 2 ** 31))
 def test_random_programs_compiled_replay_matches_eager(case, seed):
-    from tapegrad.tape import recording, replay
+    from tapegrad._core.tape import recording, replay
     prog, arrays = case
     assume(prog.well_conditioned(tg, arrays))
     xs = prog.inputs(tg, arrays)
@@ -546,7 +546,7 @@ def test_planted_wrong_vjp_in_a_kernel_copy_is_caught_and_shrunk(monkeypatch):
     """A copy of sin's row with a wrong numpy VJP (cos -> sin) replaces the row; BIG=1 sends
     every entry through the rows' numpy VJPs. Random programs find it; hypothesis shrinks the
     program to a few lines and reduce_program to the one line that calls sin."""
-    from tapegrad import tape
+    from tapegrad._core import tape
     bad = dataclasses.replace(ops.BY_NAME["sin"],
                               np_vjp=lambda g, x, y, c, out: np.multiply(g, np.sin(x), out=out))
     table = list(ops.OPS)

@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from tapegrad import _alloc, _vmath, tape
+from tapegrad import _alloc
+from tapegrad._core import tape
+from tapegrad._compiled import _vmath
 from tapegrad.ops import BY_NAME, OPS
 
 needs_vm = pytest.mark.skipif(not _vmath.OK, reason="no libmvec vector math on this machine")
@@ -142,8 +144,8 @@ def test_native_vjp_runs_compiled_and_matches_the_derivative(name, dt):
     """Below tape.BIG, a row with Op.native_vjp keeps its VJP in the compiled sweep (no F_BIG
     entry) and evaluates the transcendental on libmvec; the gradient must be the derivative,
     over whole buffer blocks and a tail (5,013 = 9 x 512 + 405)."""
-    from tapegrad import tape as T
-    from tapegrad.kernels import F_BIG, FL, K
+    from tapegrad._core import tape as T
+    from tapegrad._schema import F_BIG, FL, K
     n = 5_013
     assert BY_NAME[name].np_vjp_from <= n < T.BIG
     rng = np.random.default_rng(7)
@@ -199,7 +201,7 @@ def _run(code, **env):
 
 
 def test_environment_switches_fall_back_to_numpy():
-    out = _run("import tapegrad, numpy as np; from tapegrad import _vmath, _alloc;"
+    out = _run("import tapegrad, numpy as np; from tapegrad._compiled import _vmath; from tapegrad import _alloc;"
                "x = tapegrad.tensor(np.linspace(0, 1, 50000), requires_grad=True);"
                "tapegrad.sin(x).sum().backward();"
                "print(_vmath.OK, _alloc.applied, abs(x.grad.numpy() - np.cos(np.linspace(0, 1, 50000))).max() < 1e-12)",

@@ -4,15 +4,7 @@ When on, a backward pass runs the compiled sweep one entry at a time and checks 
 gradients each entry produced; a NaN raises torch's "Function 'XBackward0' returned nan
 values in its 0th output." naming the forward op. Slower, for debugging only.
 """
-_STATE = {"enabled": False, "check_nan": True}
-
-
-def is_anomaly_enabled():
-    return _STATE["enabled"]
-
-
-def is_anomaly_check_nan_enabled():
-    return _STATE["check_nan"]
+from .._state import ANOMALY as _STATE, is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 
 
 class set_detect_anomaly:

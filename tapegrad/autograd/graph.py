@@ -7,78 +7,14 @@ outputs of one entry. Each grad_fn name (``MulBackward0``) is its own subclass o
 """
 import weakref
 
-from ..kernels import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, NSIZE, OP, OUT, P0
+from .._schema import F_HIDDEN, FL, IA, IB, K, NK, NM, NNR, NPROD, NSIZE, OP, OUT, P0
 from ..ops import BINARY, MM, OPS, PYFUNC, UNARY
-from ..tape import resolve_entry, view_i64
-
-NAMES = []
-_NAME_ID = {}
-# binary entries recorded with a constant operand whose torch node has a single input
-ONE_INPUT = {"RsubBackward1", "PowBackward2", "FillBackward2", "ZeroBackward0"}
-# nodes torch implements in C++ report a qualified name()
-_CPP_NAMES = {"CopySlices": "torch::autograd::CopySlices",
-              "CopyBackwards": "torch::autograd::CopyBackwards", "Error": "torch::autograd::Error"}
-
-
-def name_id(name):
-    i = _NAME_ID.get(name)
-    if i is None:
-        i = _NAME_ID[name] = len(NAMES)
-        NAMES.append(name)
-    return i
-
-
-for _op in OPS:
-    name_id(_op.grad_fn)
-
-# Composite nodes with n inputs (cat/stack of n tensors, losses over (input, target)): the top
-# entry's name id carries the arity, and hidden *tap* entries below it record which input slot
-# each of their operands is; next_functions lists the n slots ((None, 0) where no tap is found,
-# i.e. the input needs no grad), as torch's CatBackward0 / MseLossBackward0 do.
-ARITY = {}      # name id -> number of inputs
-TAPS = {}       # name id -> (slot of operand a, slot of operand b); -1: not a slot
-
-
-def multi_name_id(name, arity):
-    """The id of ``name`` for a top entry whose node lists ``arity`` inputs (found by taps)."""
-    key = (name, "n", int(arity))
-    i = _NAME_ID.get(key)
-    if i is None:
-        i = _NAME_ID[key] = len(NAMES)
-        NAMES.append(name)
-        ARITY[i] = int(arity)
-    return i
-
-
-def tap_name_id(name, slots):
-    """The id of ``name`` for a hidden entry whose operands are the inputs ``slots`` of the
-    composite node above it (e.g. (0, 1): a is input 0, b input 1)."""
-    key = (name, "tap", tuple(slots))
-    i = _NAME_ID.get(key)
-    if i is None:
-        i = _NAME_ID[key] = len(NAMES)
-        NAMES.append(name)
-        TAPS[i] = tuple(slots)
-    return i
-
-
-# Chains (x[1, 2], x[1:, ::2], x[0, :, idx]): torch records one node per basic indexing step
-# (SelectBackward0 under SelectBackward0 ...), tapegrad one entry; the entry's name id carries
-# the names of the nodes below the top one, shown as ``InnerNode`` views in next_functions.
-CHAIN = {}      # name id -> names of the nodes under the top one, outermost first
-
-
-def chain_name_id(names):
-    """The id of a top entry named ``names[0]`` standing for torch's chain ``names`` (outermost
-    first) of single-input nodes."""
-    key = ("chain",) + tuple(names)
-    i = _NAME_ID.get(key)
-    if i is None:
-        i = _NAME_ID[key] = len(NAMES)
-        NAMES.append(names[0])
-        CHAIN[i] = tuple(names[1:])
-    return i
-
+from .._core.names import (_CPP_NAMES, _FUNCTION_NAMES, ARITY, CHAIN, NAMES, ONE_INPUT, TAPS,  # noqa: F401
+                           chain_name_id, function_name_id, multi_name_id, name_id,
+                           tap_name_id)
+from .._core.tape import _operands, entry_name, resolve_entry, view_i64
+from .._core import tape as _tp
+from .._record import _CAST_OP
 
 class Node:
     """A backward node (``grad_fn``) of a recorded entry. ``_oshape``: the shape of its output
@@ -205,25 +141,12 @@ class FunctionNode(Node):
 
 
 _CLASSES = {}
-_FUNCTION_NAMES = set()
-
-
-def function_name_id(name):
-    """The name id of a custom Function's node (its view is a ``FunctionNode``)."""
-    _FUNCTION_NAMES.add(name)
-    return name_id(name)
-
-
 def node_class(name):
     cls = _CLASSES.get(name)
     if cls is None:
         base = FunctionNode if name in _FUNCTION_NAMES else Node
         cls = _CLASSES[name] = type(name, (base,), {"__slots__": ()})
     return cls
-
-
-def entry_name(tp, e):
-    return NAMES[int(view_i64(tp.E)[e * K + NM])]
 
 
 def node_view(tp, e, shape=None):
@@ -268,15 +191,6 @@ def _producer(tp, E, N, node):
             node = int(E[prod, IA])
             continue
         return node_view(tp, prod), int(N[node, NNR])
-
-
-def _operands(E, e):
-    kind = OPS[int(E[e, OP])].kind
-    if kind in (BINARY, MM):
-        return (int(E[e, IA]), int(E[e, IB]))
-    if kind == PYFUNC:
-        return ()
-    return (int(E[e, IA]),)
 
 
 def _slots(tp, E, N, e, arity):
@@ -371,3 +285,19 @@ class disable_saved_tensors_hooks:
 
     def __exit__(self, *exc):
         return False
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    @property
+    def grad_fn(self):
+        if self._tape is None:
+            return None
+        tp, node = _tp.resolve(self)
+        e = tp.N[node * NK + NPROD]
+        if tp.E[e * K + FL] & F_HIDDEN and tp.E[e * K] == _CAST_OP:
+            # an in-place op's result cast to its target's dtype (y += float64): torch's node
+            # is the op's
+            e = tp.N[tp.E[e * K + IA] * NK + NPROD]
+        return node_view(tp, e, self._data.shape)

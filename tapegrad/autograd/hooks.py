@@ -13,10 +13,12 @@ import itertools
 
 import numpy as np
 
-from .. import tape as _tp
-from ..kernels import F_BIG, F_HOOK, FL, IA, IB, K, NDT, NK, NPROD, NSIZE, OP, P0
+from .._core import tape as _tp
+from .._schema import F_BIG, F_HOOK, FL, IA, IB, K, NDT, NK, NPROD, NSIZE, OP, P0
 from ..ops import BINARY, MM, OPCODE, OPS, PYFUNC, UNARY
-from .grad_mode import STATE
+from .._state import STATE
+from ..tensor import _wrap
+from .graph import Node
 
 _ids = itertools.count()
 _PYFUNC = OPCODE["pyfunc"]
@@ -42,7 +44,6 @@ class RemovableHandle:
 
 def _T():
     import sys
-    from ..tensor import _wrap  # noqa: F401  (imports the module)
     return sys.modules[__name__.rsplit(".", 2)[0] + ".tensor"]
 
 
@@ -312,7 +313,6 @@ def _post_hooks(tp, e, adj, N, post, got, ins, outs):
 
 def _attach():
     T = _T()
-    from .graph import Node
     T.Tensor.register_hook = tensor_register_hook
     T.Tensor.register_post_accumulate_grad_hook = tensor_register_post_accumulate_grad_hook
     Node.register_hook = node_register_hook
@@ -320,3 +320,5 @@ def _attach():
 
 
 _attach()
+# the backward sweep (tapegrad._core.tape) calls these for hooked entries and custom Functions
+_tp.HOOKS.run_entry, _tp.HOOKS.run_pyfunc = run_entry, run_pyfunc

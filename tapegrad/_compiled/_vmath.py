@@ -140,7 +140,7 @@ if OK:
     from numba import carray, njit, prange, types
     from numba.extending import intrinsic
 
-    from .kernels import _voidptr, saved_address
+    from ._addr import _voidptr, saved_address
 
     def _vcall(base):
         """An intrinsic f(src, dst, i): dst[i:i+L] = base(src[i:i+L]) on one SIMD register
@@ -836,7 +836,7 @@ def _cfunc(fn, sig):
         from numba.core import sigutils
         from numba.core.ccallback import CFunc
 
-        from . import _fastload
+        from . import _fastload  # deferred: Numba machine code, loaded on first use
         res = CFunc(fn, sigutils.normalize_signature(sig), locals={}, options={"nogil": True})
         res.enable_caching()
         cache = res._cache

@@ -258,7 +258,7 @@ def test_conv_weight_slot_of_a_temporary_leaf():
 
 
 def test_scatter_kernels_match_numpy():
-    from tapegrad import _scatter
+    from tapegrad._compiled import _scatter
     rng = np.random.default_rng(0)
     for dt in (np.float32, np.float64):
         idx = rng.integers(0, 1000, 50000)
@@ -584,7 +584,7 @@ def test_replay_on_new_values_matches_torch():
     # leaf values (forward and reverse, compiled) gives torch's values and gradients; sizes
     # both below and above the tape's BIG node size. (max pools keep their recorded argmax.)
     torch = pytest.importorskip("torch")
-    from tapegrad import tape as T
+    from tapegrad._core import tape as T
     rng = np.random.default_rng(1)
 
     def prog(lib, x, w, b, c, g, pad):

@@ -26,8 +26,8 @@ import numpy as np
 from numba import njit
 
 from ._vmath import RUN_W
-from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NOFF,
-                      NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
+from .._schema import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NOFF, NPROD,
+                       NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
 NEW, BEFORE, READ = 0, 1, 2
 ARRAY, BROADCAST, SCRATCH = 0, 1, 2      # slot kinds for the kernel (``_vmath.run_vjp``)

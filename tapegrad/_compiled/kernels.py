@@ -35,10 +35,11 @@ import math
 
 import numpy as np
 from numba import carray, njit, types
-from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .._schema import NK, NOFF, NPROD
 from . import _native   # registers the native table's symbol before any kernel is compiled
+from ._addr import _voidptr, saved_address  # noqa: F401
 
 _jit = njit(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")
 
@@ -52,14 +53,7 @@ def _u(k):
 
 
 # ---------------------------------------------------------------- tape layout
-# Entry columns (K int64 per entry) and node columns (NK int64 per node); tape.py writes them.
-K = 12
-OP, NM, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL = range(K)
-NK = 5
-NOFF, NSIZE, NDT, NPROD, NNR = range(NK)
-F_FREED, F_SAVES, F_HIDDEN, F_BIG = 1, 2, 4, 8   # F_BIG: runs on numpy (see tape.BIG)
-F_HOOK = 16    # hooks watch this entry: it also runs in Python (with F_BIG set)
-F_NPFWD = 32   # a replayed forward runs this entry on numpy (SIMD ufuncs); its VJP stays here
+# (the columns and flags are defined in _schema.py)
 _GEMM_MIN, _SGEMM, _DGEMM = _native.GEMM_MIN, _native.SGEMM, _native.DGEMM
 _VM_MIN, _VM4, _VM8 = _native.VM_MIN, _native.VM4, _native.VM8
 # the transcendental rows whose forward kernels call the native vector math (``_vm``), with
@@ -68,19 +62,6 @@ _VM_MIN, _VM4, _VM8 = _native.VM_MIN, _native.VM4, _native.VM8
 VM_CODES = {"exp": 1, "log": 2, "sin": 3, "cos": 4, "tanh": 5, "sigmoid": 6, "tan": 10,
             "asin": 11, "acos": 12, "atan": 13, "sinh": 14, "cosh": 15, "erf": 16, "log1p": 17,
             "expm1": 18}
-F_ALIAS = 64   # batched plan only: a contiguous slice whose output node shares its operand's
-               # lanes (no copy): the batched sweeps skip it (the reverse only marks the operand)
-# replay plans only (tapegrad.func, a gradient of some inputs): operand a / b needs no adjoint
-# (no wanted input is upstream of it); an entry with both set is skipped by the reverse sweep
-F_NOGA, F_NOGB = 128, 256
-
-
-@intrinsic
-def _voidptr(typingctx, addr):
-    """int64 address -> void* (to view an array that the tape references without copying)."""
-    def codegen(context, builder, sig, args):
-        return builder.inttoptr(args[0], cgutils.voidptr_t)
-    return types.voidptr(addr), codegen
 
 
 @intrinsic
@@ -223,15 +204,6 @@ def operand(live, Xv, V, XA, N, node, s, m):
     else:
         addr = saved_address(V, XA, s)
     return carray(_voidptr(addr), (m,), V.dtype)
-
-
-@_jit
-def saved_address(V, XA, s):
-    """Address of saved value s: s <= -2 the referenced external array -2-s (XA: address /
-    length pairs), else an offset into V (-1, nothing saved: V's start, never read)."""
-    if s <= -2:
-        return XA[2 * (-2 - s)]
-    return V.ctypes.data + (s if s > 0 else 0) * V.itemsize
 
 
 @_jit

@@ -92,7 +92,7 @@ def vmath():
     """Fill the vector-math slots on first call; True when they hold libmvec routines (False
     without libmvec or with ``TAPEGRAD_VMATH=0``: the kernels keep their scalar loops)."""
     if not _vm:
-        from . import _vmath
+        from . import _vmath  # deferred: Numba machine code, loaded on first use
         ok = False
         if _vmath.OK:
             TABLE[VM4], TABLE[VM8] = _vmath.native_fwd()

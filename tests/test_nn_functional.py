@@ -261,7 +261,7 @@ def test_softmax_rows_one_entry_and_non_finite_rows_as_torch(name):
     a numpy reference of torch's formula, values and gradients."""
     import warnings
     from tapegrad import func as tf
-    from tapegrad.tape import recording, replay
+    from tapegrad._core.tape import recording, replay
     inf, nan = float("inf"), float("nan")
     a = np.array([[1.0, 2.0, 3.0], [inf, 1.0, 0.0], [-inf, -inf, -inf], [nan, 1.0, 2.0],
                   [-inf, 0.0, 1.0], [0.5, -0.25, 0.0]])
@@ -309,7 +309,7 @@ def test_softmax_of_one_big_row_on_every_core(name, dtype):
     """One row of _vmath.PAR elements or more runs on the vector-math kernels (forward and
     VJP, _vmath.softmax_row): values and gradients match a float64 numpy reference of torch's
     formula, also for a row holding -inf (0 / -inf there) and one holding +inf (nan)."""
-    from tapegrad import _vmath
+    from tapegrad._compiled import _vmath
     n = _vmath.PAR + 1001
     rs = np.random.default_rng(5)
     g = rs.uniform(-0.5, 1.5, n)                  # sum(g y) well away from 0

@@ -23,16 +23,20 @@ import ctypes
 import struct
 import threading
 import traceback
+import types
 import weakref
 from array import array
 
 import numpy as np
 
-from . import _layout, _par, _runs, _scatter, _vmath
-from .ops import (BINARY, CAST, INDEX, MM, OFFSET_OPS, OPCODE, OPS, PYFUNC, SUM,
+from .._compiled import _layout, _runs, _scatter, _vmath
+from .. import _par
+from .._state import ANOMALY, STATE, is_anomaly_check_nan_enabled
+from ..ops import (BINARY, CAST, INDEX, MM, OFFSET_OPS, OPCODE, OPS, PYFUNC, SUM,
                   UNARY, broadcast1)
-from .kernels import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NNR, NOFF,
-                      NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
+from .names import _CPP_NAMES, NAMES
+from .._schema import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NNR,
+                       NOFF, NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
 
 PYFUNC_OPCODE = OPCODE["pyfunc"]
 BIG = 1 << 15          # nodes this big live in the "big" slots and their entries run on numpy
@@ -68,6 +72,10 @@ def view_i64(buf):
 
 def view_f(buf, dt):
     return np.frombuffer(buf, dtype=NP_DT[dt]) if len(buf) else np.zeros(1, NP_DT[dt])
+
+
+def entry_name(tp, e):
+    return NAMES[int(view_i64(tp.E)[e * K + NM])]
 
 
 _Q, _F, _D = array("q"), array("f"), array("d")
@@ -514,7 +522,6 @@ def version_mask(tp, ne):
 
 
 def _version_error(tp, e):
-    from .autograd.graph import entry_name
     for vc, ver, ent, shape_, which in tp.sv:
         if ent == e and vc[0] != ver:
             E = view_i64(tp.E).reshape(-1, K)
@@ -555,7 +562,6 @@ _VIEW_OPS = {"Select", "Slice", "View", "AsStrided", "Alias", "Unsqueeze", "Sque
 def _short(name):
     """torch names the op, not the node, in this message: ExpBackward0 -> Exp (C++ nodes by
     their qualified name: torch::autograd::CopySlices)."""
-    from .autograd.graph import _CPP_NAMES
     name = _CPP_NAMES.get(name, name)
     for suffix in ("Backward0", "Backward1", "Backward2", "Backward"):
         if name.endswith(suffix):
@@ -680,12 +686,17 @@ _SWEEP_MODS = None
 _count_nonzero = np.count_nonzero
 
 
+# What the sweep calls back into above the core, registered by tapegrad.autograd.hooks when it
+# is imported (the package imports it): ``run_entry`` runs an entry that hooks watch,
+# ``run_pyfunc`` a custom Function's backward.
+HOOKS = types.SimpleNamespace(run_entry=None, run_pyfunc=None)
+
+
 def _sweep_mods():
-    """(compiled reverse, anomaly module, hooks module), imported on the first sweep."""
+    """(compiled reverse, anomaly flags, hooks), the interpreter imported on the first sweep."""
     global _SWEEP_MODS
-    from ._interp import reverse
-    from .autograd import anomaly, hooks
-    _SWEEP_MODS = (reverse, anomaly, hooks)
+    from .._compiled._interp import reverse  # deferred: Numba machine code, loaded on first sweep
+    _SWEEP_MODS = (reverse, ANOMALY, HOOKS)
     return _SWEEP_MODS
 
 
@@ -755,7 +766,6 @@ def _set_aside(tp):
     current tape, new leaf-only ops in the callback record on a fresh tape instead (``with
     enable_grad(): x = x.detach().requires_grad_() ...`` in a backward, as torch allows): ``tp``
     cannot grow now, the sweep holds views of its buffers. Returns what ``_restore`` puts back."""
-    from .autograd.grad_mode import STATE
     prev = STATE.enabled
     STATE.enabled = False
     d = _tls.__dict__
@@ -803,7 +813,7 @@ def _sweep_from(tp, adj, nreach, ereach, start, ne, retain_graph, needed, keep=F
     drop = not keep and needed is None and not tp.retained
     try:
         E, N, V4, V8, XA4, XA8, I, C = store_views(tp)
-        step = _anomaly._STATE["enabled"]
+        step = _anomaly["enabled"]
         while start >= 0:
             status, e = reverse(E, N, V4, V8, XA4, XA8, I, C, A[0], A[1], _DUMMY[0], _DUMMY[1],
                                 False, nreach, ereach, bad, start, start if step else 0)
@@ -996,8 +1006,6 @@ def _run_big(tp, adj, e, E, N, V4, V8, XA4, XA8, nreach, ereach, bad, drop):
 
 def _check_nan(tp, e, adj, E, N):
     """Anomaly mode: the gradients entry e produced must not contain NaN."""
-    from .autograd.anomaly import is_anomaly_check_nan_enabled
-    from .autograd.graph import entry_name
     if not is_anomaly_check_nan_enabled():
         return
     for i, col in enumerate((IA, IB)):
@@ -1027,7 +1035,7 @@ def replay(tp, outputs, leaves, values, cotangents=None):
     array per output to seed the reverse sweep, or None for a forward-only replay.
     Returns (output values, leaf gradients or None).
     """
-    from ._interp import forward, reverse
+    from .._compiled._interp import forward, reverse  # deferred: Numba machine code
     if tp.released:
         raise RuntimeError("this tape's saved values were freed by a backward pass; record it "
                            "again (or backward with retain_graph=True) to replay it")
@@ -1286,3 +1294,12 @@ def np_forward(tp, e, E, N, V4, V8, X):
                 @ val(b, int(E[b0 + SB]), k * (n // m)).reshape(k, n // m)).reshape(-1)
     elif op.kind == CAST:
         y[:] = val(a, -1, n)
+
+
+def _operands(E, e):
+    kind = OPS[int(E[e, OP])].kind
+    if kind in (BINARY, MM):
+        return (int(E[e, IA]), int(E[e, IB]))
+    if kind == PYFUNC:
+        return ()
+    return (int(E[e, IA]),)
