@@ -6,7 +6,6 @@ differentiable op, and ``backward()`` sweeps the tape in one call into compiled 
 from . import _alloc
 _alloc.apply()          # large freed arrays stay in the process (see _alloc.py)
 from . import autograd  # noqa: F401,E402
-from . import _methods  # noqa: F401,E402  (attaches the families' Tensor methods)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,  # noqa: F401
                        set_grad_enabled)
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,  # noqa: F401
@@ -117,7 +116,7 @@ from .nn._conv import conv1d, conv2d, scatter_reduce  # noqa: F401,E402
 
 # ---- breadth gaps (feat/gaps): torch functions, in-place variants and Tensor methods
 from . import _extra  # noqa: E402
-_extra._install()
+from . import _methods  # noqa: F401,E402  (the method table: attaches every family's Tensor methods once)
 globals().update(_extra.namespace())
 linalg.matrix_exp = _extra.matrix_exp
 special.i0 = _extra.i0

@@ -747,7 +747,7 @@ def _owned(s):
     return s
 
 
-def _install():
+def _install(Tensor):
     T = _T()
     Tn = Tensor
 

@@ -1770,7 +1770,7 @@ def chain_matmul(*matrices):
 
 
 # ----------------------------------------------------------------------------- Tensor methods
-def _install():
+def _install(Tensor):
     T = Tensor
     for nm_ in ("tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan", "sinh", "cosh", "erf",
                 "log1p", "expm1", "exp2", "log2", "log10", "rsqrt", "square", "floor", "ceil",
@@ -1828,7 +1828,7 @@ def _install():
     for nm_ in ("clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil", "round", "trunc",
                 "sign", "frac", "tan", "sinh", "cosh", "erf", "log1p", "expm1", "exp2", "log2",
                 "log10", "rsqrt", "square", "asin", "acos", "atan", "atan2", "hypot", "remainder", "fmod",
-                "floor_divide", "lerp", "maximum", "minimum", "addcmul", "addcdiv", "asinh",
+                "floor_divide", "lerp", "maximum", "minimum", "addcmul", "addcdiv",
                 "copysign", "nan_to_num",
                 "deg2rad", "rad2deg", "logaddexp", "logaddexp2", "float_power", "sgn",
                 "addmv", "addr", "baddbmm", "addbmm"):
@@ -1848,7 +1848,6 @@ def _install():
     T.__ilshift__, T.__irshift__ = T.bitwise_left_shift_, T.bitwise_right_shift_
 
 
-_install()
 
 
 class TensorMethods:

@@ -644,7 +644,7 @@ def tensordot(a, b, dims=2):
     return einsum("%s,%s->%s" % ("".join(la), "".join(lb), "".join(out)), a, b)
 
 
-def _install():
+def _install(Tensor):
     Tensor.bmm = bmm
     Tensor.matmul = matmul
     Tensor.__matmul__ = matmul
@@ -657,7 +657,6 @@ def _install():
     Tensor.cross = cross
 
 
-_install()
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
@@ -667,11 +666,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
                        (input, mat1, mat2))
 
 
-def _install_extra():
+def _install_extra(Tensor):
     Tensor.addmm = addmm
 
 
-_install_extra()
 
 
 class TensorMethods:

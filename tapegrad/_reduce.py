@@ -981,7 +981,7 @@ def logcumsumexp(input, dim=_ND, *, axis=_ND):
 
 
 # ----------------------------------------------------------------------------- Tensor methods
-def _install():
+def _install(Tensor):
     T = Tensor
 
     def _norm_m(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=_ND, keepdims=_ND):
@@ -1707,7 +1707,6 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return res[0] if len(res) == 1 else tuple(res)
 
 
-_install()
 
 
 class TensorMethods:

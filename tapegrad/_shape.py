@@ -799,7 +799,7 @@ def _atleast_2d(t):
 
 
 # ----------------------------------------------------------------------------- Tensor methods
-def _install():
+def _install(Tensor):
     def _flip_m(self, *dims):
         return flip(self, *dims)
 
@@ -826,9 +826,6 @@ def _install():
     Tensor.T = property(_T)
     Tensor.mT = property(_mT)
 
-    def _t_(self):
-        raise NotImplementedError("in-place t_() is not supported yet")
-    Tensor.t_ = _t_
 
     def _unsqueeze_(self, dim):
         if self._rg and self._tape is not None:
@@ -845,7 +842,6 @@ def _install():
     Tensor.squeeze_ = _squeeze_
 
 
-_install()
 
 
 # ----------------------------------------------------------------------------- gather & co
@@ -914,7 +910,7 @@ def masked_fill(input, mask, value):
     return named(out, name, arity)
 
 
-def _install_gather():
+def _install_gather(Tensor):
     Tensor.gather = gather
     Tensor.index_select = index_select
     Tensor.masked_select = masked_select
@@ -945,7 +941,6 @@ def _install_gather():
     Tensor.new_tensor = new_tensor
 
 
-_install_gather()
 
 
 # ----------------------------------------------------------------------------- index family
@@ -1485,7 +1480,7 @@ def unfold(input, dimension, size, step):
     return index_map(input, fn, "UnfoldBackward0")
 
 
-def _install_index_family():
+def _install_index_family(Tensor):
 
     def inplace(op, other_of):
         def m(self, *args, **kwargs):
@@ -1555,7 +1550,6 @@ def _install_index_family():
     Tensor.mH = property(_mH)
 
 
-_install_index_family()
 
 
 class TensorMethods:

@@ -1045,8 +1045,7 @@ def vecdot(x, y, *, dim=-1):
     return (x * y).sum(dim)
 
 
-def _install():
-    from .tensor import Tensor
+def _install(Tensor):
     Tensor.det = lambda self: det(self)
     Tensor.logdet = lambda self: logdet(self)
     Tensor.slogdet = lambda self: _torch_slogdet(self)
@@ -1062,7 +1061,6 @@ def _torch_slogdet(A):
     return return_types.slogdet(r.sign, r.logabsdet)
 
 
-_install()
 
 
 def _torch_cholesky(A, upper=False, *, out=None):

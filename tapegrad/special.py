@@ -414,7 +414,7 @@ def _sinc_backward(g, x):
     return out
 
 
-def _install():
+def _install(Tensor):
     for name, f in (("erfinv", erfinv), ("sinc", sinc), ("xlogy", xlogy), ("logit", logit),
                     ("lgamma", gammaln), ("digamma", digamma), ("erfc", erfc)):
         if not hasattr(Tensor, name):
@@ -425,4 +425,3 @@ def _install():
         Tensor.mvlgamma = lambda self, p: multigammaln(self, p)
 
 
-_install()

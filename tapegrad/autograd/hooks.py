@@ -311,10 +311,13 @@ def _post_hooks(tp, e, adj, N, post, got, ins, outs):
             adj.acc(N, n, np.asarray(g._data).reshape(-1), True)
 
 
+def _install(Tensor):
+    """This module's Tensor methods (tapegrad/_methods.py collects them)."""
+    Tensor.register_hook = tensor_register_hook
+    Tensor.register_post_accumulate_grad_hook = tensor_register_post_accumulate_grad_hook
+
+
 def _attach():
-    T = _T()
-    T.Tensor.register_hook = tensor_register_hook
-    T.Tensor.register_post_accumulate_grad_hook = tensor_register_post_accumulate_grad_hook
     Node.register_hook = node_register_hook
     Node.register_prehook = node_register_prehook
 

@@ -962,7 +962,7 @@ def _prod_first_order_only(grads):
             "create_graph=True through it is not supported")
 
 
-def _install():
+def _install(Tensor):
 
     def scatter_reduce_m(self, dim, index, src, reduce, *, include_self=True):
         return scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
@@ -974,4 +974,3 @@ def _install():
     Tensor.scatter_reduce_ = scatter_reduce_
 
 
-_install()

@@ -1156,13 +1156,12 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
-def _install():
+def _install(Tensor):
     Tensor.softmax = lambda self, dim=None, dtype=None: softmax(self, dim, dtype=dtype)
     Tensor.log_softmax = lambda self, dim=None, dtype=None: log_softmax(self, dim, dtype=dtype)
     Tensor.relu_ = relu_
 
 
-_install()
 
 
 def _torch_dropout(input, p, train):
