@@ -1222,10 +1222,9 @@ def _cmp_fn(npf, name):
         _check_shapes(input, other)
         r = npf(input._data, _npv(other))
         r = np.asarray(r, np.bool_)
-        out = _wrap(r if r.ndim else r[()], bool_)
         if GUARD[0] is not None:                  # tapegrad.func is recording: a branch?
-            GUARD[0]("cmp", input, other, npf, out)
-        return out
+            GUARD[0]("cmp", input, other, npf, r)     # (before the result exists: guarded)
+        return _wrap(r if r.ndim else r[()], bool_)
 
     def f(input, other):
         for pos, v in ((1, input), (2, other)):

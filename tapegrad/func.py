@@ -24,6 +24,7 @@ Not yet (issue 6): custom Functions inside a recorded function.
 """
 import builtins
 import functools
+import sys
 import logging
 import threading
 import weakref
@@ -31,7 +32,7 @@ import weakref
 import numpy as np
 
 from ._compiled import _native
-from ._sel import SEL as _SEL
+from ._sel import REPLAY as _REPLAY, SEL as _SEL
 from ._core import tape as _tp
 from ._schema import (CI, F_ALIAS, F_BIG, F_HOOK, F_NOGA, F_NOGB, F_NPFWD, FL, K, NDT, NK, NOFF,
                       NPROD, NSIZE, OP, OUT, IA, IB, NM, P0, P1, SA, SB)
@@ -57,6 +58,8 @@ def _mods():
         import sys
         from ._compiled import _interp
         from .tensor import Tensor, _wrap  # noqa: F401
+        from . import _record
+        _M["out_code"] = _record._out.__code__
         _M["forward"], _M["reverse"] = _interp.forward, _interp.reverse
         _M["pforward"], _M["preverse"] = _interp.pforward, _interp.preverse
         # "T" last: another thread takes its presence to mean every entry is there
@@ -73,6 +76,7 @@ def _mods():
 _RT = threading.local()
 _NREC = [0]
 _NREC_LOCK = threading.Lock()
+_BATCH_LOCK = threading.Lock()
 
 
 def _rec_stack():
@@ -98,6 +102,10 @@ def _guard_on(GUARD):
     with _NREC_LOCK:
         _NREC[0] += 1
         GUARD[0] = _guard_dispatch
+        if _NREC[0] == 1:               # tensors made while recording say so (_born)
+            w = _mods()["T"]._wrap
+            _M["wrap_code"] = w.__code__
+            w.__code__ = _wrap_born.__code__
 
 
 def _guard_off(GUARD):
@@ -105,6 +113,39 @@ def _guard_off(GUARD):
         _NREC[0] -= 1
         if _NREC[0] == 0:
             GUARD[0] = None
+            _mods()["T"]._wrap.__code__ = _M.pop("wrap_code")
+
+
+def _wrap_born(data, dt):
+    """The code ``tensor._wrap`` runs while a recording is active (it runs with tensor's
+    globals): a tensor made from values while a recording is made is reported to it
+    (``CompiledTape._born``). Swapping the code object, not the function, reaches every module
+    that imported ``_wrap``, and costs nothing when no recording is active."""
+    t = object.__new__(Tensor)      # noqa: F821 (tensor's globals)
+    t._data = data
+    t._dtype = dt
+    g = GUARD[0]                    # noqa: F821
+    if g is not None:
+        g("born", t)
+    return t
+
+
+def _const(data, dt):
+    """A tensor of values that depend on no recorded value (zeros, ones, one-hot cotangents)
+    made by this module while it records: declared static (``CompiledTape._born``)."""
+    return _mods()["T"]._wrap(data, dt)
+
+
+def _traced(v, T):
+    """Whether a frame's local ``v`` is, or holds, a tensor carrying gradients (a recorded
+    value)."""
+    if isinstance(v, T):
+        return v._rg
+    if type(v) in (tuple, list):
+        return any(isinstance(u, T) and u._rg for u in v)
+    if type(v) is dict:
+        return any(isinstance(u, T) and u._rg for u in v.values())
+    return False
 
 
 _NUMPY_FWD_MIN = 1024
@@ -307,13 +348,17 @@ class CompiledTape:
     eager = None
 
     def __init__(self, f, args, kwargs=None):
-        from .tensor import GUARD, Tensor, _wrap
+        from .tensor import GUARD, _wrap
         kwargs = kwargs or {}
         leaves = []
         self.in_spec = _flatten((args, kwargs), leaves)
         self.in_meta = [(t._data.shape, t._dtype) for t in leaves]
         self.guards = []
         self.eager = None           # why this recording is not replayed (None: it is)
+        self.deny = None            # ... found while recording (see _refuse)
+        self._det = {}              # frames of ops that declared their value reads (guards)
+        self._pending = []          # (tensor, why): made from recorded values (see _born)
+        self._top = sys._getframe() # frames above f's are not f's
         self._mute = 0              # inside a custom Function's forward (see _guard)
         self._tl = threading.local()
         self._lock = threading.Lock()
@@ -338,6 +383,13 @@ class CompiledTape:
             stack.pop()
             _guard_off(GUARD)
             self._recording = None
+            self._det = {}
+            self._top = None
+        for t, why in self._pending:
+            if not t._rg:
+                self._refuse(why)
+                break
+        self._pending = []
         outs = []
         self.out_spec = _flatten(out, outs)
         self.out_meta = [(t._data.shape, t._dtype) for t in outs]
@@ -349,12 +401,47 @@ class CompiledTape:
             tp.held = None
             return
         self._freeze(tp, fresh, outs)
+        why = self._selfcheck(fresh, outs)
+        if why is not None:
+            self.eager = why
+            self.E = self.N = None
+            self.ne = 0
+
+    def _selfcheck(self, fresh, outs):
+        """The frozen tape replayed at the recording's own inputs must give the recorded
+        outputs and hold its own guards (a value an op computed by numpy and its recorded
+        entries computing another, e.g. at a nan, is caught here): None, or what differs."""
+        values = [u._data for u in fresh]
+        try:
+            X = self.forward(values)
+        except _ReplayMismatch as e:
+            return str(e)
+        if self.guards and not self.guards_hold(X):
+            return "its guards do not hold at the values it was recorded at"
+        for got, t in zip(self.outputs(X, values), outs):
+            want = np.asarray(t._data)
+            if got.shape != want.shape:
+                return "a replayed output has another shape"
+            if want.dtype.kind != "f":
+                if not np.array_equal(got, want):
+                    return "a replayed output differs from the recorded one"
+                continue
+            fw, fg = np.isfinite(want), np.isfinite(got)
+            if not (np.array_equal(fw, fg) and np.array_equal(want[~fw], got[~fg], equal_nan=True)):
+                return "a replayed output's nan / inf differ from the recorded one's"
+            if fw.any():
+                w, g = want[fw].astype(np.float64), got[fg].astype(np.float64)
+                tol = (1e-3 if want.dtype == np.float32 else 1e-7) * max(1.0, np.abs(w).max())
+                if np.abs(w - g).max() > tol:
+                    return ("a replayed output differs from the recorded one (by %.3g)"
+                            % np.abs(w - g).max())
+        return None
 
     def _unreplayable(self, tp, fresh, outs):
         """Why the recording on tape ``tp`` cannot be frozen and replayed (None: it can): a
         replay then serves every call by eager recording instead (default-deny)."""
-        if any(g[0] == "sel" and g[1] == ("never",) for g in self.guards):
-            return "it draws random numbers (drawn anew at each call, as torch.func does)"
+        if self.deny is not None:
+            return self.deny
         if tp.into is not None:
             return ("its graph was merged into another one (a tensor it captured carries "
                     "gradients from outside the function)")
@@ -389,6 +476,13 @@ class CompiledTape:
         for t in outs:
             if t._tape is not None and _tp.resolve(t)[0] is not tp:
                 return "an output belongs to another graph"
+        if len(tp.E):                   # every op recorded declares how it replays (_sel.REPLAY)
+            E = _tp.view_i64(tp.E).reshape(-1, K)
+            names = _names_of(E)
+            bad = sorted(n for n in names if n not in _REPLAY)
+            if bad:
+                return "%s declare%s no replay rule (tapegrad/_sel.py REPLAY)" % (
+                    ", ".join(bad), "s" if len(bad) == 1 else "")
         return None
 
     def _freeze(self, tp, fresh, outs):
@@ -533,6 +627,10 @@ class CompiledTape:
     def _guard(self, kind, t, *rest):
         if self._recording is None:
             return
+        if kind == "born":
+            if self.deny is None and not self._mute:
+                self._born(t)
+            return
         if kind == "enter":             # a custom Function's forward: a replay runs it again,
             self._mute += 1             # so the decisions it takes need no guard
             return
@@ -543,17 +641,22 @@ class CompiledTape:
             return
         if kind == "cmp":
             other, f, r = rest
+            self._declare_frame()
             a, b = self._spec_of(t), self._spec_of(other)
             if a[0] == "const" and b[0] == "const":
                 return
-            self.guards.append(("cmp", f, a, b, np.array(r._data, copy=True)))
+            self.guards.append(("cmp", f, a, b, np.array(getattr(r, "_data", r), copy=True)))
         elif kind == "random":
-            # random numbers drawn while recording would be replayed as constants: a guard
-            # that never holds makes every call record (torch.func draws anew each call)
-            if not any(g[0] == "sel" and g[1] == ("never",) for g in self.guards):
-                self.guards.append(("sel", ("never",), None, None, None))
+            # random numbers drawn while recording would be replayed as constants; torch.func
+            # draws anew at each call: served by eager recording
+            self._refuse("it draws random numbers (drawn anew at each call, as torch.func does)")
         elif kind == "sel":
             fname, params = rest
+            self._declare_frame()
+            if fname == "never":
+                self._refuse("an op's recorded constants depend on the values in a way no "
+                             "guard captures")
+                return
             a = self._spec_of(t)
             if a[0] == "const":
                 return
@@ -564,6 +667,53 @@ class CompiledTape:
             a = self._spec_of(t)
             if a[0] != "const":
                 self.guards.append(("item", None, a, None, np.asarray(v)))
+
+    def _refuse(self, why):
+        """Make this recording one that is not replayed (calls are served eagerly)."""
+        if self.deny is None:
+            self.deny = why
+
+    def _declare_frame(self):
+        """An op registered a guard for the values it reads: tensors it makes (in its frame
+        or below) are determined by the guard (``_born``). The op's frame is the first above
+        the guard helpers."""
+        f = sys._getframe(3)            # _declare_frame <- _guard <- dispatch <- caller
+        while f is not None and f.f_code.co_name.startswith("_guard"):
+            f = f.f_back
+        if f is not None and id(f) not in self._det:
+            self._det[id(f)] = f        # (kept alive while recording: ids stay unique)
+
+    def _born(self, t):
+        """Default-deny for values: a tensor made during the recording from the values of a
+        recorded tensor (found in the locals of the tapegrad frames that made it, up to the
+        function's own code) without a guard declared by the op that made it (its frame,
+        ``_declare_frame``) makes the recording not replayable: its values would be recorded
+        constants (a mask, a sign, a no_grad result, ...)."""
+        f = sys._getframe(4)            # _born <- _guard <- dispatch <- _wrap <- maker
+        if f.f_code is _M.get("out_code"):
+            return                      # a recorded result (carries its node)
+        T = _M["T"].Tensor
+        det, top, static = self._det, self._top, _static_codes()
+        if f.f_globals.get("__name__", "") in _INFRA:
+            # the autograd machinery made it: only from the cotangents it is given, or zeros
+            # (what it records from saved values goes through the ops' own code)
+            return
+        found = None
+        while f is not None and f is not top:
+            mod = f.f_globals.get("__name__", "")
+            if not mod.startswith("tapegrad.") or mod.startswith("tapegrad.testing"):
+                break                   # the function's own code: its tensors are arguments
+            if id(f) in det or f.f_code in static:
+                return                  # a guarded op (or a maker of static values) made it
+            if found is None and any(_traced(v, T) for v in f.f_locals.values()):
+                found = f
+            f = f.f_back
+        if found is not None:
+            # decided when the recording ends: a tensor made first, then recorded, carries
+            # gradients by then
+            self._pending.append((t, "%s (%s:%d) made a tensor from recorded values without a "
+                                  "guard" % (found.f_code.co_name, found.f_code.co_filename.rsplit(
+                                      "tapegrad/", 1)[-1], found.f_lineno)))
 
     def _value(self, spec, X):
         if spec[0] == "const":
@@ -582,7 +732,7 @@ class CompiledTape:
                 now = _SEL[f[0]](self._value(a, X), *f[1:])
             else:
                 now = self._value(a, X).reshape(-1)[0]
-            if not np.array_equal(np.asarray(now), seen):
+            if not np.array_equal(np.asarray(now), seen, equal_nan=_floaty(seen)):
                 return False
         return True
 
@@ -1531,9 +1681,19 @@ class CompiledTape:
 
         def table(rows):
             return np.array(rows, np.int64).reshape(-1, 5)
-        run(Eb, Nb, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, Cb,
-            basz[0], basz[1], self.ne, B, P, G, table(ins + const_rows), table(outs_rows),
-            table(cts), table(grows), rev_start, len(N) // NK)
+        args = (Eb, Nb, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, Cb,
+                basz[0], basz[1], self.ne, B, P, G, table(ins + const_rows), table(outs_rows),
+                table(cts), table(grows), rev_start, len(N) // NK)
+        if _M.get("layer") in ("omp", "tbb"):
+            run(*args)                  # thread-safe layers: no lock
+        else:
+            # Numba's workqueue layer cannot run parallel regions from two threads at once
+            # (and the layer is known only after a first parallel run)
+            with _BATCH_LOCK:
+                run(*args)
+                if "layer" not in _M:
+                    import numba        # deferred: numba is loaded by now
+                    _M["layer"] = numba.threading_layer()
         # outputs
         res = []
         for (kind, v), (shape, dt) in zip(self.out_nodes, self.out_meta):
@@ -1573,7 +1733,8 @@ class CompiledTape:
                 continue
             if kind == "sel":
                 va = val(a)
-                ok &= np.array([np.array_equal(_SEL[f[0]](va[i], *f[1:]), seen)
+                eq = _floaty(seen)
+                ok &= np.array([np.array_equal(_SEL[f[0]](va[i], *f[1:]), seen, equal_nan=eq)
                                 for i in range(P)], bool)
                 continue
             if kind == "cmp":
@@ -1581,7 +1742,11 @@ class CompiledTape:
                 now = np.broadcast_to(now, (P,) + seen.shape).reshape(P, -1)
             else:
                 now = want[a[1]].reshape(P, -1)[:, :1]
-            ok &= (now == seen.reshape(1, -1)).all(axis=1)
+            s1 = seen.reshape(1, -1)
+            same = now == s1
+            if _floaty(s1):
+                same |= (now != now) & (s1 != s1)       # (a nan that stays a nan)
+            ok &= same.all(axis=1)
         return ok
 
     # --------------------------------------------------------------- presentation
@@ -1677,11 +1842,53 @@ class CompiledTape:
         return _unflatten(self.out_spec, outs)
 
 
+_INFRA = frozenset(("tapegrad.autograd.engine", "tapegrad.autograd.higher",
+                    "tapegrad._core.tape"))
+
+
+def _static_codes():
+    """Code objects of functions that make tensors whose values depend on no recorded value
+    (creation from shapes: zeros_like, new_ones...; this module's ``_const``; the autograd
+    engine's seeds and zero cotangents)."""
+    got = _M.get("static")
+    if got is None:
+        from . import creation
+        fns = [_const] + [
+            getattr(creation, n) for n in (
+                "zeros_like", "ones_like", "full_like", "empty_like", "zeros", "ones", "full",
+                "empty", "arange", "linspace", "logspace", "eye") if hasattr(creation, n)]
+        got = _M["static"] = frozenset(getattr(f, "__code__", None) for f in fns) - {None}
+    return got
+
+
+def _names_of(E):
+    """The grad_fn names of a recording's entries (custom Functions excepted: replayed by
+    calling back)."""
+    from ._core.names import NAMES
+    ids = np.unique(E[E[:, OP] != _pyfunc_opcode(), NM])
+    return {NAMES[int(i)] for i in ids}
+
+
+def _floaty(a):
+    return np.asarray(a).dtype.kind in "fc"
+
+
 def _pyfunc_opcode():
     if "pyfunc" not in _M:
         from .ops import OPCODE
         _M["pyfunc"] = OPCODE["pyfunc"]
     return _M["pyfunc"]
+
+
+class _EagerMark:
+    """The top of the recording stack while a call is served eagerly: no recording, but the
+    transforms called run on the graph (``recording_active``)."""
+    @staticmethod
+    def _guard(kind, t, *rest):
+        return None
+
+
+_EAGER_MARK = _EagerMark()
 
 
 class _EagerCall:
@@ -1706,8 +1913,18 @@ class _EagerCall:
             if t._dtype.is_floating_point:
                 u._rg = True
             fresh.append(u)
-        with enable_grad():
-            out = f(*_unflatten(spec, fresh))
+        # transforms f calls run on the graph (as in a recording: nesting), so that this
+        # graph differentiates through them
+        stack = _rec_stack()
+        GUARD = T.GUARD
+        _guard_on(GUARD)
+        stack.append(_EAGER_MARK)
+        try:
+            with enable_grad():
+                out = f(*_unflatten(spec, fresh))
+        finally:
+            stack.pop()
+            _guard_off(GUARD)
         outs = []
         self.out_spec = _flatten(out, outs)
         self.out_meta = [(t._data.shape, t._dtype) for t in outs]
@@ -1752,6 +1969,9 @@ class _Cache:
     first variant whose guards hold, and records a new one when none does."""
     MAX_VARIANTS = 8
     MAX_FAST = 16
+    # input signatures kept per transformed function, least recently used out first: a
+    # process calling it on ever new shapes keeps a bounded memory (docs/func.md)
+    MAX_SIGNATURES = 64
 
     def __init__(self, f, watch=None):
         self.f = f
@@ -1762,6 +1982,7 @@ class _Cache:
         self.specs = {}             # call signature -> the arguments' tree specs (_select)
         self.fasts = {}             # call signature -> its fast call (None: it has none)
         self.fast = None            # the fast call of the latest signature
+        self.lock = threading.Lock()  # the bookkeeping of tapes (never held while replaying)
 
     def _watch_list(self):
         """The tensors f names directly (closure variables and globals), by identity: a
@@ -1818,9 +2039,25 @@ class _Cache:
         self.recordings += 1
         if self.watch is None:
             self.watch = self._watch_list()
-        variants = self.tapes.setdefault(key, [])
-        variants.insert(0, ct)
-        del variants[self.MAX_VARIANTS:]
+        with self.lock:                 # (the recording itself holds no lock)
+            variants = self.tapes.get(key)
+            if variants is None:
+                while len(self.tapes) >= self.MAX_SIGNATURES:
+                    old = next(iter(self.tapes))            # the least recently used
+                    del self.tapes[old]
+                    self.fasts.pop(old, None)
+                    self.specs.pop(old, None)
+                variants = []
+            else:
+                variants = list(variants)   # (a copy: other threads iterate the old list)
+            if ct.eager is None:
+                variants.insert(0, ct)
+            elif not variants or variants[-1].eager is None:
+                # last: the calls whose decisions a replayable variant recorded still replay;
+                # the others are served eagerly (not recorded again at each call)
+                variants.append(ct)
+            del variants[self.MAX_VARIANTS:]
+            self.tapes[key] = variants
         return ct
 
     def check_names(self):
@@ -1837,7 +2074,12 @@ class _Cache:
         self.check_names()
         key, leaves = self.key(args)
         values = [t._data for t in leaves]
-        variants = self.tapes.get(key, ())
+        with self.lock:
+            variants = self.tapes.pop(key, None)
+            if variants is not None:
+                self.tapes[key] = variants      # (most recently used last)
+            else:
+                variants = ()
         eager = False
         try:
             for ct in variants:
@@ -2088,8 +2330,7 @@ def _stack(ts, dim=0):
 
 
 def _zeros_like(t):
-    T = _mods()["T"]
-    return T._wrap(np.zeros(t._data.shape, t._dtype.np), t._dtype)
+    return _const(np.zeros(t._data.shape, t._dtype.np), t._dtype)
 
 
 def _graph_grads(outputs, inputs, cotangents):
@@ -2137,7 +2378,7 @@ def _gv_graph(func, args, argnums, has_aux):
                            "Tensor, got tensor with %d dims."
                            % (value._data.ndim if isinstance(value, T.Tensor) else 0))
     flat = [t for _, al in parts for t in al]
-    one = T._wrap(np.ones(value._data.shape, value._dtype.np), value._dtype)
+    one = _const(np.ones(value._data.shape, value._dtype.np), value._dtype)
     gs = _graph_grads([value], flat, [one])
     tree, pos = [], 0
     for spec, al in parts:
@@ -2181,7 +2422,6 @@ def _vjp_graph(func, primals, has_aux):
 def _jac_graph(func, args, argnums, has_aux, name):
     """jacrev / jacfwd on the recorded graph: one recorded backward per output element."""
     from ._state import enable_grad
-    T = _mods()["T"]
     _argnums_in_range(argnums, args, name)
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     args = list(args)
@@ -2202,14 +2442,14 @@ def _jac_graph(func, args, argnums, has_aux, name):
         for i in range(size):
             ct = np.zeros(size, o._dtype.np)
             ct[i] = 1
-            rows.append(_graph_grads([o], flat, [T._wrap(ct.reshape(o._data.shape), o._dtype)]))
+            rows.append(_graph_grads([o], flat, [_const(ct.reshape(o._data.shape), o._dtype)]))
         cols = []
         for k, t in enumerate(flat):
             shape = tuple(o._data.shape) + tuple(t._data.shape)
             if size:
                 J = _stack([r[k] for r in rows]).reshape(shape)
             else:
-                J = T._wrap(np.zeros(shape, t._dtype.np), t._dtype)
+                J = _const(np.zeros(shape, t._dtype.np), t._dtype)
             cols.append(J)
         jac.append(cols)
     res = _jac_tree(out_spec, jac, parts, argnums)
@@ -2233,7 +2473,6 @@ def _jvp_graph(func, primals, tangents, has_aux):
     """jvp on the recorded graph by the double-backward trick: J t = d<J^T u, t>/du (linear
     in u, so any u serves; zeros)."""
     from ._state import enable_grad
-    T = _mods()["T"]
     al_primals, flat = [], []
     for p in primals:
         q, _, al = _alias_tree(p)
@@ -2247,7 +2486,7 @@ def _jvp_graph(func, primals, tangents, has_aux):
     out, aux = _split_aux(out, has_aux, "jvp")
     outs = []
     out_spec = _flatten(out, outs)
-    us = [T._wrap(np.zeros(o._data.shape, o._dtype.np), o._dtype).requires_grad_()
+    us = [_const(np.zeros(o._data.shape, o._dtype.np), o._dtype).requires_grad_()
           if o._dtype.is_floating_point else None for o in outs]
     w = _graph_grads(outs, flat, us)            # J^T u
     pairs = [(wi, ti) for wi, ti, x in zip(w, tl, flat) if wi is not None and wi._rg]
@@ -2709,6 +2948,7 @@ def vmap(func, in_dims=0, out_dims=0):
                       getattr(func, "__name__", func), e)
         return _vmap_loop(func, args, dims, P, out_dims)
     wrapper._cache = own
+    wrapper._tg_transform = ("vmap", func, in_dims, out_dims)
     return wrapper
 
 
