@@ -332,11 +332,11 @@ class _Scratch:
     adjoint stores and reach flags, the fast call's state. Held in a ``threading.local`` of
     the tape (so it goes with its thread), for the plan generation ``gen`` it was made for
     (a replaced captured constant makes a new plan: the stores are made again)."""
-    __slots__ = ("gen", "X", "views", "steps", "rsteps", "A", "F", "unit")
+    __slots__ = ("gen", "X", "views", "steps", "rsteps", "A", "F", "unit", "fwd")
 
     def __init__(self, gen):
         self.gen = gen
-        self.X = self.views = self.A = self.F = self.unit = None
+        self.X = self.views = self.A = self.F = self.unit = self.fwd = None
         self.steps, self.rsteps = {}, {}
 
 
@@ -694,10 +694,6 @@ class CompiledTape:
             return                      # a recorded result (carries its node)
         T = _M["T"].Tensor
         det, top, static = self._det, self._top, _static_codes()
-        if f.f_globals.get("__name__", "") in _INFRA:
-            # the autograd machinery made it: only from the cotangents it is given, or zeros
-            # (what it records from saved values goes through the ops' own code)
-            return
         found = None
         while f is not None and f is not top:
             mod = f.f_globals.get("__name__", "")
@@ -705,9 +701,14 @@ class CompiledTape:
                 break                   # the function's own code: its tensors are arguments
             if id(f) in det or f.f_code in static:
                 return                  # a guarded op (or a maker of static values) made it
-            if found is None and any(_traced(v, T) for v in f.f_locals.values()):
-                found = f
-            f = f.f_back
+            if mod in _INFRA:
+                # the autograd machinery: it makes tensors only from the cotangents it is
+                # given, or zeros (what it computes from saved values goes through the ops)
+                break
+            if mod != "tapegrad.ops" and found is None and any(
+                    _traced(v, T) for v in f.f_locals.values()):
+                found = f               # (ops.py's differentiable VJPs are tensor formulas:
+            f = f.f_back                # the ops they call are checked themselves)
         if found is not None:
             # decided when the recording ends: a tensor made first, then recorded, carries
             # gradients by then
@@ -1259,6 +1260,63 @@ class CompiledTape:
         if len(R):
             (_M.get("preverse") or _mods()["preverse"])(sp[0], sp[1], self.data.I, X[sp[2]], A, R)
         return self._read_grads(AA, reads)
+
+    def forward_runner(self):
+        """A function ``run(leaves)`` doing a forward-only replay (jvp's call) in the fewest
+        Python steps: the leaves' values copied in, one compiled forward, the outputs copied
+        out; None from ``run`` when the tape's plan changed (a captured constant replaced).
+        None when the tape needs the general path (guards, numpy steps, custom Functions)."""
+        pl = self._plan()
+        args, ins, outs, simple, keep = pl
+        E = args[0].reshape(-1, K)
+        if (self.eager is not None or self.guards or self.pyfuncs
+                or (len(E) and (E[:, FL] & (F_NPFWD | F_BIG)).any())
+                or (self.N.reshape(-1, NK)[:, NDT] >= 2).any()
+                or any(kind != "node" for kind, _ in self.out_nodes)):
+            return None
+        _mods()
+        sp, N, ne = keep[2], self.N, self.ne
+        forward, pforward, I = _M["forward"], _M["pforward"], self.data.I
+        live = [(off, src) for off, src, lv in sp[4] if lv] if sp is not None else None
+        tl = self._tl
+        reads = [(slot, off, off + size, shape) for (slot, off, size), (shape, _) in
+                 zip(outs, self.out_meta)]
+
+        def state(leaves):
+            X = self.forward([t._data for t in leaves])
+            sc = self._scratch()
+            copies = [(i, w) for i, w in enumerate(sc.views) if w is not None]
+            cap = []
+            for node, ref, kept in self.captured:
+                off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
+                cap.append((X[slot][off:off + size], ref, kept))
+            st = sc.fwd = (pl, X, copies, cap)
+            return st
+
+        def run(leaves):
+            sc = getattr(tl, "s", None)
+            st = None if sc is None else sc.fwd
+            if st is None or st[0] is not pl:
+                st = state(leaves)
+            _, X, copies, cap = st
+            if self.crefs:
+                self._refresh_constants()
+                if self.__dict__.get("_pl") is not pl:
+                    return None
+            for i, w in copies:
+                w[...] = leaves[i]._data
+            for dst, ref, kept in cap:
+                leaf = ref() if ref is not None else None
+                dst[:] = np.asarray(leaf._data if leaf is not None else kept, dst.dtype).reshape(-1)
+            if sp is not None:
+                Xs = X[sp[2]]
+                for off, src in live:
+                    Xs[off:off + src.size] = src
+                pforward(sp[0], sp[1], I, Xs, 0, len(sp[1]))
+            elif forward(*args, X[0], X[1], 0, ne) >= 0:
+                return None
+            return [X[slot][lo:hi].reshape(shape).copy() for slot, lo, hi, shape in reads]
+        return run
 
     def unit_runner(self, wanted):
         """A function ``run(leaves)`` doing grad_and_value's replay of this tape in the fewest
@@ -2688,7 +2746,16 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """(func(*primals), J @ tangents) with torch.func.jvp's signature and structure
     (``(output, jvp_out, aux)`` with has_aux). tapegrad has no forward mode: the product is
     recorded by the double-backward trick (or, for ``jvp(grad(f), ...)``, as the gradient
-    of <grad f, t>: the Hessian is symmetric) and replayed compiled, kept per function."""
+    of <grad f, t>: the Hessian is symmetric) and replayed compiled, kept per function. A
+    repeated call with the function and signature of an earlier one takes its fast call."""
+    if type(primals) is tuple and type(tangents) is tuple and not _NREC[0]:
+        got = _JVP_FAST.get((id(func), len(primals), has_aux))
+        if got is not None and got[0] is func:
+            res = got[1](primals + tangents)
+            if res is not None:
+                if has_aux:
+                    return res[0], res[1], _detach_tree(res[2])
+                return res[0], res[1]
     for what, x in (("primals", primals), ("tangents", tangents)):
         if not isinstance(x, tuple):
             raise RuntimeError("jvp(f, primals, tangents): Expected %s to be a tuple. E.g. it "
@@ -2717,12 +2784,53 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         return _jvp_graph(func, xs[:n], xs[n:], has_aux)
     cache = _func_cache(("jvp", n, has_aux), func, lambda: _Cache(both, watch=func))
     T = _mods()["T"]
-    ct, leaves, outs, _, X, _ = cache.run(tuple(primals) + tuple(tangents), False, None)
+    args = tuple(primals) + tuple(tangents)
+    ct, leaves, outs, _, X, key = cache.run(args, False, None)
     vals = [T._wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
     res = _unflatten(ct.out_spec, vals)
+    if len(cache.tapes.get(key, ())) == 1 and ct.eager is None:
+        fast = _fast_forward(cache, args, ct)
+        if fast is not None:
+            with _FLOCK:
+                _JVP_FAST[(id(func), n, has_aux)] = (func, fast)
+                while len(_JVP_FAST) > _FUNCS:
+                    del _JVP_FAST[next(iter(_JVP_FAST))]
     if has_aux:
         return res[0], res[1], _detach_tree(res[2])
     return res[0], res[1]
+
+
+_JVP_FAST = {}      # (id(func), n, has_aux) -> (func, fast call): jvp's repeated calls
+
+
+def _fast_forward(cache, args, ct):
+    """A forward-only fast call for one signature of a recording (jvp's): ``fast(args)``
+    returns the output tree, or None when ``args`` has another signature or the tape needs
+    the general path. None when the tape has no forward runner."""
+    match = _matcher(args)
+    if match is None:
+        return None
+    run = ct.forward_runner()
+    if run is None:
+        return None
+    _wrap = _mods()["T"]._wrap
+    dts = [dt for _, dt in ct.out_meta]
+    spec = ct.out_spec
+    spec_key = next((k for k, vs in cache.tapes.items() if ct in vs), None)
+
+    def fast(args):
+        leaves = match(args)
+        if leaves is None:
+            return None
+        cache.check_names()
+        vs = cache.tapes.get(spec_key)
+        if not vs or vs[0] is not ct:           # (forgotten: rebound names, LRU)
+            return None
+        res = run(leaves)
+        if res is None:
+            return None
+        return _unflatten(spec, [_wrap(v if v.ndim else v[()], dt) for v, dt in zip(res, dts)])
+    return fast
 
 
 class _NotBatchable(Exception):

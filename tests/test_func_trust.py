@@ -571,3 +571,77 @@ def test_memory_stays_flat_over_many_signatures():
     b = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     assert b - a < 2 << 20, (a, b)
+
+
+# ----------------------------------------------------------------------------- jvp's fast call
+def test_jvp_repeated_calls_take_the_fast_call_and_stay_right():
+    """A repeated jvp call (same function, same signature) replays forward only through its
+    fast call: new values, a captured tensor rebound, another signature
+    in between, has_aux and a branch on the values all give torch.func's answer."""
+    torch = pytest.importorskip("torch")
+    TF = pytest.importorskip("torch.func")
+    rng = np.random.default_rng(11)
+    W = tg.tensor(rng.standard_normal((4, 4)))
+
+    def f(x):
+        return (W @ x).sin() * x
+
+    def f_t(x, W):
+        return (W @ x).sin() * x
+
+    def g(x):
+        if x.sum() > 0:
+            return x.tanh() * x, x.sum()
+        return x.exp(), x.sum()
+
+    for k in range(12):
+        n = 4
+        x, v = rng.standard_normal(n), rng.standard_normal(n)
+        if k == 8:
+            W = tg.tensor(rng.standard_normal((4, 4)))            # rebound
+        Wn = W.numpy().copy()
+        out, t = tf.jvp(f, (tg.tensor(x),), (tg.tensor(v),))
+        to, tt = TF.jvp(lambda a: f_t(a, torch.tensor(Wn)), (torch.tensor(x),), (torch.tensor(v),))
+        _same(out.numpy(), to.numpy(), 1e-12)
+        _same(t.numpy(), tt.numpy(), 1e-12)
+        # another signature in between
+        y, u = rng.standard_normal(3), rng.standard_normal(3)
+        _, t2 = tf.jvp(lambda a: a.sin() * a, (tg.tensor(y),), (tg.tensor(u),))
+        _same(t2.numpy(), (np.cos(y) * y + np.sin(y)) * u, 1e-12)
+        # has_aux, and a branch on the values
+        z = rng.standard_normal(3) + (1.5 if k % 2 else -1.5)
+        o, t3, aux = tf.jvp(g, (tg.tensor(z),), (tg.tensor(u),), has_aux=True)
+        to, tt, taux = TF.jvp(lambda a: (a.tanh() * a, a.sum()) if float(a.sum()) > 0
+                              else (a.exp(), a.sum()), (torch.tensor(z),), (torch.tensor(u),),
+                              has_aux=True)
+        _same(o.numpy(), to.numpy(), 1e-12)
+        _same(t3.numpy(), tt.numpy(), 1e-12)
+        _same(aux.numpy(), taux.numpy(), 1e-12)
+    assert any(fn is f for fn, _ in tf._JVP_FAST.values())
+
+
+def test_jvp_of_grad_hvp_is_replayed_with_its_fast_call():
+    """jvp(grad(f)) (the forward-over-reverse Hessian-vector product): one recording, replayed
+    on later calls, equal to the analytic Hessian of Rosenbrock times v."""
+    def rosen(x):
+        a, b = x[:-1], x[1:]
+        return (100 * (b - a * a) ** 2 + (1 - a) ** 2).sum()
+
+    def exact(x, v):
+        n = x.size
+        H = np.zeros((n, n))
+        for i in range(n - 1):
+            H[i, i] += 1200 * x[i] ** 2 - 400 * x[i + 1] + 2
+            H[i + 1, i + 1] += 200
+            H[i, i + 1] -= 400 * x[i]
+            H[i + 1, i] -= 400 * x[i]
+        return H @ v
+    gr = tf.grad(rosen)
+    rng = np.random.default_rng(12)
+    for k in range(6):
+        x, v = rng.standard_normal(10), rng.standard_normal(10)
+        _, hv = tf.jvp(gr, (tg.tensor(x),), (tg.tensor(v),))
+        _same(hv.numpy(), exact(x, v), 1e-12)
+    c = tf._FCACHES[tf._tkey(gr, ("jvp", 1, False))]
+    assert c.recordings == 1 and [ct.eager for vs in c.tapes.values() for ct in vs] == [None]
+    assert tf._JVP_FAST[(id(gr), 1, False)][0] is gr
