@@ -6,7 +6,8 @@ Workloads: the Rosenbrock function of n = 1,000 and n = 10 variables (float64),
 H(x) v computed (1) with autograd.functional.hvp and (2) by double backward
 (grad with create_graph=True, then grad of <g, v>). Results are checked against each other
 and against the analytic Hessian before timing. ratio = torch / tapegrad (> 1: tapegrad
-faster). Target (issue 5): no slower than torch.
+faster). Target (issue 5): no slower than torch. Results: benchmarks/results/bench_hvp.json
+(``--json PATH`` elsewhere, ``--json ''`` not at all; schema in benchmarks/README.md).
 
 (3) replayed: ``tapegrad.func.jvp(grad(rosen), (x,), (v,))`` (forward-over-reverse, recorded
 once and replayed compiled) against ``jax.jit(lambda x, v: jax.jvp(jax.grad(rosen), (x,),
@@ -20,10 +21,13 @@ import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
 
 import tapegrad as tg  # noqa: E402
+from _results import Results, default_path  # noqa: E402
 
 try:
     import torch
@@ -92,7 +96,7 @@ def split_double_backward(lib, x0, v, repeats):
     return [statistics.median(p) for p in zip(*parts)]
 
 
-def replayed(n, xv, vv, exact, repeats):
+def replayed(n, xv, vv, exact, repeats, results):
     """jvp(grad(rosen)) replayed by tapegrad.func against jax.jit of the same."""
     import tapegrad.func as tf
     xt, vt = tg.tensor(xv), tg.tensor(vv)
@@ -121,11 +125,15 @@ def replayed(n, xv, vv, exact, repeats):
     r = interleaved(fns, repeats, 200 if n == 10 else 50)
     t_tg = statistics.median(r["tg"])
     label = "HVP n=%d (jvp(grad) replayed)" % n
+    case = "HVP (jvp(grad) replayed)"
+    results.add(case, "tapegrad", t_tg, repeats, size=n, samples=r["tg"])
     if "jax" not in r:
         print("%-30s | %8.1f us | %11s | %6s |" % (label, t_tg * 1e6, "(no jax)", "-"))
         return
     t_jx = statistics.median(r["jax"])
     paired = [b / a for a, b in zip(r["tg"], r["jax"])]
+    results.add(case, "jax", t_jx, repeats, size=n, samples=r["jax"],
+                paired_ratio_median=statistics.median(paired))
     print("%-30s | %8.1f us | %8.1f us | %5.2fx | %.2f-%.2fx (median %.2fx)   [peer: jax.jit]"
           % (label, t_tg * 1e6, t_jx * 1e6, t_jx / t_tg, min(paired), max(paired),
              statistics.median(paired)))
@@ -137,7 +145,10 @@ def main():
     ap.add_argument("--split", action="store_true",
                     help="also print the double backward's stages (forward, create_graph grad, "
                          "<g, v>, second grad)")
+    ap.add_argument("--json", default=default_path("bench_hvp"),
+                    help="results file (schema in benchmarks/README.md); '' for none")
     args = ap.parse_args()
+    results = Results("bench_hvp", options=vars(args))
     repeats = 7 if args.quick else 21
     rng = np.random.default_rng(0)
     print("%-30s | %11s | %11s | %6s | %s" % ("workload", "tapegrad", "torch", "ratio",
@@ -161,15 +172,19 @@ def main():
                 fns["torch"] = lambda: fn(torch, xp, vp)
             r = interleaved(fns, repeats, inner)
             t_tg = statistics.median(r["tg"])
+            case = "HVP (%s)" % name
+            results.add(case, "tapegrad", t_tg, repeats, size=n, samples=r["tg"])
             if torch is None:
                 print("%-30s | %8.1f us | %11s | %6s |" % (label, t_tg * 1e6, "(no torch)", "-"))
                 continue
             t_pt = statistics.median(r["torch"])
             paired = [b / a for a, b in zip(r["tg"], r["torch"])]
+            results.add(case, "torch", t_pt, repeats, size=n, samples=r["torch"],
+                        paired_ratio_median=statistics.median(paired))
             print("%-30s | %8.1f us | %8.1f us | %5.2fx | %.2f-%.2fx (median %.2fx)"
                   % (label, t_tg * 1e6, t_pt * 1e6, t_pt / t_tg, min(paired), max(paired),
                      statistics.median(paired)))
-        replayed(n, xv, vv, exact, repeats)
+        replayed(n, xv, vv, exact, repeats, results)
         if args.split:
             libs = [("tapegrad", tg, xt, vt)]
             if torch is not None:
@@ -181,6 +196,9 @@ def main():
     print("\nratio = torch / tapegrad medians (> 1 means tapegrad is faster); repeats interleaved; "
           "paired ratios: per repeat. Results checked against the analytic Hessian (rel. error "
           "< 1e-10) and against torch.")
+    if args.json:
+        results.write(args.json)
+        print("results written to %s" % os.path.relpath(args.json))
 
 
 if __name__ == "__main__":

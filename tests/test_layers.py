@@ -44,7 +44,7 @@ LAYERS = [
     # clients of the torch namespace: they run programs written against ``import tapegrad as
     # torch`` (the package never imports them; autograd's gradcheck lives in autograd)
     (10, ["tapegrad.testing.programs", "tapegrad.testing.strategies",
-          "tapegrad.testing.pytest_plugin"]),
+          "tapegrad.testing.pytest_plugin", "tapegrad.viz"]),
 ]
 
 def _ranks():
