@@ -136,6 +136,18 @@ def _const(data, dt):
     return _mods()["T"]._wrap(data, dt)
 
 
+def _untraced(v, T, out):
+    """Append the tensors not carrying gradients that ``v`` is or holds (a frame's local) to
+    ``out``."""
+    if isinstance(v, T):
+        if not v._rg:
+            out.append(v)
+    elif type(v) in (tuple, list):
+        out.extend(u for u in v if isinstance(u, T) and not u._rg)
+    elif type(v) is dict:
+        out.extend(u for u in v.values() if isinstance(u, T) and not u._rg)
+
+
 def _traced(v, T):
     """Whether a frame's local ``v`` is, or holds, a tensor carrying gradients (a recorded
     value)."""
@@ -346,6 +358,7 @@ class CompiledTape:
     _sp = None          # the scalar plan (``_make_plan``)
     pyfuncs = ()        # custom Functions' records, by entry (``_freeze``)
     eager = None
+    srcs = ()           # captured tensors whose values made recorded constants (``_source``)
 
     def __init__(self, f, args, kwargs=None):
         from .tensor import GUARD, _wrap
@@ -358,6 +371,10 @@ class CompiledTape:
         self.deny = None            # ... found while recording (see _refuse)
         self._det = {}              # frames of ops that declared their value reads (guards)
         self._pending = []          # (tensor, why): made from recorded values (see _born)
+        self.srcs = []              # (weakref, values): captured tensors read (see _source)
+        self._made = weakref.WeakValueDictionary()  # id -> tensor made while recording
+        self._alias = {}            # id -> (tensor, captured tensor whose memory it shows)
+        self._crefmap = None        # (len, {(dtype slot, save code): tensor}) of tp.crefs
         self._top = sys._getframe() # frames above f's are not f's
         self._mute = 0              # inside a custom Function's forward (see _guard)
         self._tl = threading.local()
@@ -369,6 +386,7 @@ class CompiledTape:
             if t._dtype.is_floating_point:
                 u._rg = True
             fresh.append(u)
+            self._made[id(u)] = u
         self._recording = None
         from ._state import enable_grad
         stack = _rec_stack()
@@ -385,6 +403,12 @@ class CompiledTape:
             self._recording = None
             self._det = {}
             self._top = None
+            self._made = self._alias = self._crefmap = None
+        if any(ref() is None for ref, _ in self.srcs):
+            # a tensor the recording read values from is gone: it was made during the
+            # recording by a path this module does not see, and its values cannot be checked
+            self._refuse("it read the values of a tensor made while recording that it cannot "
+                         "check on replay")
         for t, why in self._pending:
             if not t._rg:
                 self._refuse(why)
@@ -628,8 +652,11 @@ class CompiledTape:
         if self._recording is None:
             return
         if kind == "born":
-            if self.deny is None and not self._mute:
-                self._born(t)
+            if self.deny is None:
+                if self._mute:
+                    self._made[id(t)] = t
+                else:
+                    self._born(t)
             return
         if kind == "enter":             # a custom Function's forward: a replay runs it again,
             self._mute += 1             # so the decisions it takes need no guard
@@ -643,6 +670,9 @@ class CompiledTape:
             other, f, r = rest
             self._declare_frame()
             a, b = self._spec_of(t), self._spec_of(other)
+            for x, sp in ((t, a), (other, b)):
+                if sp[0] == "const":
+                    self._source(x)
             if a[0] == "const" and b[0] == "const":
                 return
             self.guards.append(("cmp", f, a, b, np.array(getattr(r, "_data", r), copy=True)))
@@ -659,6 +689,7 @@ class CompiledTape:
                 return
             a = self._spec_of(t)
             if a[0] == "const":
+                self._source(t)
                 return
             self.guards.append(("sel", (fname,) + tuple(params), a, None,
                                 _SEL[fname](np.asarray(t._data), *params)))
@@ -667,6 +698,8 @@ class CompiledTape:
             a = self._spec_of(t)
             if a[0] != "const":
                 self.guards.append(("item", None, a, None, np.asarray(v)))
+            else:
+                self._source(t)
 
     def _refuse(self, why):
         """Make this recording one that is not replayed (calls are served eagerly)."""
@@ -688,33 +721,91 @@ class CompiledTape:
         recorded tensor (found in the locals of the tapegrad frames that made it, up to the
         function's own code) without a guard declared by the op that made it (its frame,
         ``_declare_frame``) makes the recording not replayable: its values would be recorded
-        constants (a mask, a sign, a no_grad result, ...)."""
+        constants (a mask, a sign, a no_grad result, ...). A tensor made from a captured
+        tensor's values (one that existed before the recording: ``W * 2``, ``W.T``, the
+        transposes a double backward makes of it) is a constant of the recording too: the
+        captured tensor's values are checked at each replay (``_source``)."""
         f = sys._getframe(4)            # _born <- _guard <- dispatch <- _wrap <- maker
         if f.f_code is _M.get("out_code"):
             return                      # a recorded result (carries its node)
         T = _M["T"].Tensor
         det, top, static = self._det, self._top, _static_codes()
+        self._made[id(t)] = t
         found = None
+        guarded = infra = False
+        seen = []                       # non-recorded tensors the makers read
+        maker = f
         while f is not None and f is not top:
             mod = f.f_globals.get("__name__", "")
             if not mod.startswith("tapegrad.") or mod.startswith("tapegrad.testing"):
                 break                   # the function's own code: its tensors are arguments
-            if id(f) in det or f.f_code in static:
-                return                  # a guarded op (or a maker of static values) made it
+            if f.f_code in static:
+                return                  # a maker of static values made it
+            if id(f) in det:
+                guarded = True          # a guarded op made it
             if mod in _INFRA:
                 # the autograd machinery: it makes tensors only from the cotangents it is
-                # given, or zeros (what it computes from saved values goes through the ops)
-                break
-            if mod != "tapegrad.ops" and found is None and any(
-                    _traced(v, T) for v in f.f_locals.values()):
+                # given, or zeros (what it computes from saved values goes through the ops);
+                # a saved constant it wraps is the captured tensor's (``_saved_source``)
+                if f is maker:
+                    self._saved_source(f)
+                infra = True
+            loc = f.f_locals
+            for v in loc.values():
+                _untraced(v, T, seen)
+            if not (infra or guarded) and mod != "tapegrad.ops" and found is None and any(
+                    _traced(v, T) for v in loc.values()):
                 found = f               # (ops.py's differentiable VJPs are tensor formulas:
             f = f.f_back                # the ops they call are checked themselves)
-        if found is not None:
+        for v in seen:
+            if v is not t:
+                self._source(v)
+        if found is not None and not guarded:
             # decided when the recording ends: a tensor made first, then recorded, carries
             # gradients by then
             self._pending.append((t, "%s (%s:%d) made a tensor from recorded values without a "
                                   "guard" % (found.f_code.co_name, found.f_code.co_filename.rsplit(
                                       "tapegrad/", 1)[-1], found.f_lineno)))
+
+    def _saved_source(self, f):
+        """The autograd machinery's ``node_t`` wrapping a recorded constant (save code ``s``
+        of dtype slot ``vdt``): the captured tensor that constant reads is a source."""
+        if f.f_code.co_name != "node_t":
+            return
+        loc = f.f_locals
+        s, vdt, node = loc.get("s"), loc.get("vdt"), loc.get("node")
+        if node is None or node >= 0 or s is None or s == -1:
+            return
+        crefs = self._recording.crefs or ()
+        cm = self._crefmap
+        if cm is None or cm[0] != len(crefs):
+            cm = self._crefmap = (len(crefs), {(dt, code): c for dt, code, c in crefs})
+        c = cm[1].get((vdt, s))
+        if c is not None:
+            self._source(c)
+
+    def _source(self, x):
+        """``x``'s values made a constant of the recording: when ``x`` is a captured tensor
+        (not recorded, not made during the recording), a replay checks that its values are
+        still those recorded (``srcs_hold``); a change records the function again."""
+        made = self._made
+        if made is None or not isinstance(x, _M["T"].Tensor) or x._rg or made.get(id(x)) is x:
+            return
+        for ref, _ in self.srcs:
+            if ref() is x:
+                return
+        self.srcs.append((weakref.ref(x), np.array(x._data, copy=True)))
+
+    def srcs_hold(self):
+        """Whether the captured tensors the recording read values from still hold them."""
+        for ref, seen in self.srcs:
+            x = ref()
+            if x is None:
+                return False
+            d = x._data
+            if d.shape != seen.shape or not np.array_equal(d, seen, equal_nan=seen.dtype.kind in "fc"):
+                return False
+        return True
 
     def _value(self, spec, X):
         if spec[0] == "const":
@@ -1278,7 +1369,7 @@ class CompiledTape:
         sp, N, ne = keep[2], self.N, self.ne
         forward, pforward, I = _M["forward"], _M["pforward"], self.data.I
         live = [(off, src) for off, src, lv in sp[4] if lv] if sp is not None else None
-        tl = self._tl
+        tl, srcs = self._tl, self.srcs
         reads = [(slot, off, off + size, shape) for (slot, off, size), (shape, _) in
                  zip(outs, self.out_meta)]
 
@@ -1294,6 +1385,8 @@ class CompiledTape:
             return st
 
         def run(leaves):
+            if srcs and not self.srcs_hold():
+                return None
             sc = getattr(tl, "s", None)
             st = None if sc is None else sc.fwd
             if st is None or st[0] is not pl:
@@ -1346,7 +1439,7 @@ class CompiledTape:
             slot0, soff = outs[0][0], outs[0][1]
             p = int(N[v * NK + NPROD])
             asz0, asz1 = max(self.data.asz[0], 1), max(self.data.asz[1], 1)
-        tl = self._tl
+        tl, srcs = self._tl, self.srcs
 
         def state(leaves):                  # the thread's stores, made by a general forward
             X = self.forward([t._data for t in leaves])
@@ -1360,6 +1453,8 @@ class CompiledTape:
             return st
 
         def run(leaves):
+            if srcs and not self.srcs_hold():
+                return None
             sc = getattr(tl, "s", None)
             st = None if sc is None else sc.unit
             if st is None or st[0] is not pl:
@@ -1777,6 +1872,8 @@ class CompiledTape:
 
     def _guards_ok(self, want, P):
         ok = np.ones(P, bool)
+        if self.srcs and not self.srcs_hold():
+            ok[:] = False
         for kind, f, a, b, seen in self.guards:
             seen = np.asarray(seen)
 
@@ -1870,6 +1967,7 @@ class CompiledTape:
         st["guards"] = [(k, f if f is None or isinstance(f, tuple) else f.__name__, _frozen(a),
                          _frozen(b), s) for k, f, a, b, s in self.guards]
         st["crefs"] = []                        # nor do captured constant tensors
+        st["srcs"] = []                         # (whose values the recording read)
         return st
 
     def __setstate__(self, st):
@@ -2086,7 +2184,9 @@ class _Cache:
         _signature(args, leaves, toks, T)
         return tuple(toks), leaves
 
-    def record(self, key, args):
+    def record(self, key, args, stale=()):
+        """Record a new variant for signature ``key`` (the variants ``stale``, whose captured
+        tensors changed, are dropped)."""
         if key in self.tapes:
             log.debug("tapegrad.func: a recorded branch decision changed; recording %s again",
                       getattr(self.f, "__name__", self.f))
@@ -2107,7 +2207,8 @@ class _Cache:
                     self.specs.pop(old, None)
                 variants = []
             else:
-                variants = list(variants)   # (a copy: other threads iterate the old list)
+                # (a copy: other threads iterate the old list)
+                variants = [v for v in variants if all(v is not s for s in stale)]
             if ct.eager is None:
                 variants.insert(0, ct)
             elif not variants or variants[-1].eager is None:
@@ -2139,15 +2240,19 @@ class _Cache:
             else:
                 variants = ()
         eager = False
+        stale = []
         try:
             for ct in variants:
                 if ct.eager is not None:
                     break
+                if ct.srcs and not ct.srcs_hold():
+                    stale.append(ct)    # a captured tensor it read values from changed
+                    continue
                 X = ct.forward(values, fresh)
                 if not ct.guards or ct.guards_hold(X):
                     break
             else:
-                ct = self.record(key, args)
+                ct = self.record(key, args, stale)
                 if ct.eager is None:
                     X = ct.forward(values, fresh)
         except _ReplayMismatch as e:

@@ -9,7 +9,7 @@ at least 20 inputs made to cross its decisions: noise, negation, permutations th
 argmax, rounding (ties), zeros at kinks, nan and inf, clamp bounds, the +-3 kinks of the hard
 activations, all-equal values.
 
-The quick profile runs in CI (60 programs); ``TAPEGRAD_FUNC_EXAMPLES=20000 python -m pytest -s
+The quick profile runs in CI (60 programs, the same ones at every run: derandomized); ``TAPEGRAD_FUNC_EXAMPLES=20000 python -m pytest -s
 tests/test_func_property.py`` is the long one (docs/func.md has the figures of a run).
 """
 import math
@@ -216,7 +216,7 @@ def _programs_with_inputs():
         st.integers(0, 2 ** 31)))
 
 
-@settings(max_examples=QUICK, deadline=None, database=None,
+@settings(max_examples=QUICK, deadline=None, database=None, derandomize=QUICK <= 200,
           suppress_health_check=list(HealthCheck))
 @given(_programs_with_inputs())
 def test_random_programs_replay_like_eager_on_adversarial_inputs(case):

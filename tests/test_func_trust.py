@@ -576,7 +576,7 @@ def test_memory_stays_flat_over_many_signatures():
 # ----------------------------------------------------------------------------- jvp's fast call
 def test_jvp_repeated_calls_take_the_fast_call_and_stay_right():
     """A repeated jvp call (same function, same signature) replays forward only through its
-    fast call: new values, a captured tensor rebound, another signature
+    fast call: new values, a captured tensor changed in place or rebound, another signature
     in between, has_aux and a branch on the values all give torch.func's answer."""
     torch = pytest.importorskip("torch")
     TF = pytest.importorskip("torch.func")
@@ -597,6 +597,8 @@ def test_jvp_repeated_calls_take_the_fast_call_and_stay_right():
     for k in range(12):
         n = 4
         x, v = rng.standard_normal(n), rng.standard_normal(n)
+        if k == 5:
+            W._data[...] *= 2.0                     # in place: the recording reads it again
         if k == 8:
             W = tg.tensor(rng.standard_normal((4, 4)))            # rebound
         Wn = W.numpy().copy()
@@ -645,3 +647,78 @@ def test_jvp_of_grad_hvp_is_replayed_with_its_fast_call():
     c = tf._FCACHES[tf._tkey(gr, ("jvp", 1, False))]
     assert c.recordings == 1 and [ct.eager for vs in c.tapes.values() for ct in vs] == [None]
     assert tf._JVP_FAST[(id(gr), 1, False)][0] is gr
+
+
+# ----------------------------------------------------------------------------- captured tensors
+_CAPTURED = {
+    "W @ x": lambda W, x: (W @ x).sin().sum(),
+    "W.T @ x": lambda W, x: (W.T @ x[:3]).sin().sum(),
+    "x @ W.T": lambda W, x: (x @ W.T).sin().sum(),
+    "(W * 2) @ x": lambda W, x: ((W * 2) @ x).sin().sum(),
+    "W.exp() * x": lambda W, x: (W[0].exp() * x).sin().sum(),
+    "F.linear": lambda W, x: F.linear(x, W).tanh().sum(),
+    "float(W.max())": lambda W, x: (x * float(W.max())).sin().sum(),
+    "W.numpy()": lambda W, x: (x * tg.tensor(W.numpy()[0] * 2)).sin().sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CAPTURED))
+@pytest.mark.parametrize("how", ["in place", ".data", "mul_"])
+def test_a_captured_tensor_changed_between_calls_is_read_again(name, how):
+    """A tensor f captures is read at each call, also when f made a constant from its values
+    (``W * 2``, ``W.T`` copied, ``float(W.max())``): those replayed the values of the first
+    call after an in-place change (silently wrong); a replay now checks them and records
+    again when they changed."""
+    rng = np.random.default_rng(13)
+    W = tg.tensor(rng.standard_normal((3, 4)))
+    fn = _CAPTURED[name]
+
+    def f(x):
+        return fn(W, x)
+    gv = tf.grad_and_value(f)
+    for k in range(6):
+        x = rng.standard_normal(4)
+        if k in (2, 4):
+            new = rng.standard_normal((3, 4))
+            if how == "in place":
+                W._data[...] = new
+            elif how == ".data":
+                W.data = tg.tensor(new)
+            else:
+                with tg.no_grad():
+                    W.mul_(tg.tensor(new))
+        g, v = gv(tg.tensor(x))
+        ve, (ge,) = _eager(f, [x])
+        _same(v.numpy(), ve, 1e-12)
+        _same(g.numpy(), ge, 1e-12)
+
+
+@pytest.mark.parametrize("name", ["hessian", "jvp", "jvp(grad)", "vmap(grad)", "jacrev"])
+def test_nested_transforms_read_a_changed_captured_tensor_again(name):
+    """The backward passes a nested transform records transpose and copy the captured
+    matrices (constants of the recording): after an in-place change they are read again."""
+    torch = pytest.importorskip("torch")
+    TF = pytest.importorskip("torch.func")
+    rng = np.random.default_rng(14)
+    Wn = rng.standard_normal((4, 4))
+    W = tg.tensor(Wn)
+
+    def make(L, W):
+        def f(x):
+            return ((W @ x).tanh() * x).sum()
+
+        def h(x):
+            return (W @ x).sin() * x
+        return {"hessian": lambda x, v: L.hessian(f)(x),
+                "jvp": lambda x, v: L.jvp(h, (x,), (v,))[1],
+                "jvp(grad)": lambda x, v: L.jvp(L.grad(f), (x,), (v,))[1],
+                "vmap(grad)": lambda x, v: L.vmap(L.grad(f))(x.reshape(1, -1) + v.reshape(1, -1)),
+                "jacrev": lambda x, v: L.jacrev(h)(x)}[name]
+    ours = make(tf, W)
+    for k in range(5):
+        if k in (2, 4):
+            W._data[...] = rng.standard_normal((4, 4))
+        x, v = rng.standard_normal(4), rng.standard_normal(4)
+        theirs = make(TF, torch.tensor(W.numpy().copy()))
+        _same(ours(tg.tensor(x), tg.tensor(v)).numpy(),
+              theirs(torch.tensor(x), torch.tensor(v)).numpy(), 1e-10)
