@@ -136,6 +136,17 @@ def _const(data, dt):
     return _mods()["T"]._wrap(data, dt)
 
 
+def _has_array(v):
+    """Whether a custom Function's argument is, or holds, a numpy array or scalar."""
+    if isinstance(v, (np.ndarray, np.generic)):
+        return True
+    if type(v) in (tuple, list):
+        return any(_has_array(u) for u in v)
+    if type(v) is dict:
+        return any(_has_array(u) for u in v.values())
+    return False
+
+
 def _untraced(v, T, out):
     """Append the tensors not carrying gradients that ``v`` is or holds (a frame's local) to
     ``out``."""
@@ -476,6 +487,11 @@ class CompiledTape:
                 return "a custom autograd.Function was recorded without its call"
             if rec.ctx._dirty:
                 return "a custom autograd.Function marks an input dirty (in-place)"
+            if any(_has_array(a) for a in list(rec.call[0]) + list(rec.call[1].values())):
+                # a replay would pass the same array again: its values may have been computed
+                # from the recorded tensors' (tapegrad's sinc passed its output this way)
+                return ("a custom autograd.Function (%s) was given a numpy array, whose values "
+                        "a replay cannot check" % rec.cls.__name__)
         # every leaf node an entry reads must be a leaf of this tape: an input, once
         leaf_of = {}
         for node, ref in tp.leaf_pairs:
