@@ -316,42 +316,43 @@ def _branchy_ref(x):
 
 @pytest.mark.parametrize("interval", [1e-6, 1e-4])
 def test_finding4_one_compiled_function_from_four_threads(interval):
-    """One grad_and_value object called from 4 threads at once (same and different
-    signatures, both branches) with frequent thread switches: every result is its own call's
-    (it used to return the other branch's value, or raise AttributeError)."""
+    """The issue's test: one grad_and_value object (f branches on its input) called 2,000
+    times from 4 threads at once (same and different signatures, both branches) with
+    ``sys.setswitchinterval(1e-6)``: every result is its own call's (838 of 2,000 used to
+    return the other branch's value and gradient; at 1e-4, AttributeError)."""
     old = sys.getswitchinterval()
     sys.setswitchinterval(interval)
     try:
-        for rep in range(3):
-            gv = tf.grad_and_value(_branchy)
-            bad, errs = [], []
-            barrier = threading.Barrier(4)
+        gv = tf.grad_and_value(_branchy)
+        bad, errs, done = [], [], []
+        barrier = threading.Barrier(4)
 
-            def work(k):
-                rng = np.random.default_rng(100 * rep + k)
-                barrier.wait()
-                for i in range(120):
-                    n = 4 if k < 2 else 3 + (i % 3)
-                    x = rng.standard_normal(n) + (2.0 if (i + k) % 2 else -2.0)
-                    try:
-                        g, v = gv(tg.tensor(x))
-                    except Exception as e:          # noqa: BLE001 (reported below)
-                        errs.append(repr(e))
-                        continue
-                    rg, rv = _branchy_ref(x)
-                    if not (np.allclose(g.numpy(), rg) and np.allclose(float(v), rv)):
-                        bad.append((k, i))
-            ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join()
-            assert errs == [] and bad == []
+        def work(k):
+            rng = np.random.default_rng(k)
+            barrier.wait()
+            for i in range(500):
+                n = 4 if k < 2 else 3 + (i % 3)
+                x = rng.standard_normal(n) + (2.0 if (i + k) % 2 else -2.0)
+                try:
+                    g, v = gv(tg.tensor(x))
+                except Exception as e:          # noqa: BLE001 (reported below)
+                    errs.append(repr(e))
+                    continue
+                done.append(1)
+                rg, rv = _branchy_ref(x)
+                if not (np.allclose(g.numpy(), rg) and np.allclose(float(v), rv)):
+                    bad.append((k, i))
+        ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert errs == [] and bad == [] and len(done) == 2000
     finally:
         sys.setswitchinterval(old)
 
 
-def test_finding4_vjp_jacrev_vmap_from_threads():
+def test_finding4_vjp_jacrev_vmap_jvp_from_threads():
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-5)
     errs = []
@@ -360,6 +361,9 @@ def test_finding4_vjp_jacrev_vmap_from_threads():
         return (x.tanh() * x).sum()
     jr = tf.jacrev(lambda x: x.sin() * x)
     vm = tf.vmap(tf.grad(f))
+
+    def jf(a):
+        return a.sin() * a
 
     def work(k):
         rng = np.random.default_rng(k)
@@ -372,6 +376,9 @@ def test_finding4_vjp_jacrev_vmap_from_threads():
                 _same(jr(tg.tensor(x)).numpy(), np.diag(np.cos(x) * x + np.sin(x)))
                 X = rng.standard_normal((5, 3))
                 _same(vm(tg.tensor(X)).numpy(), (1 - np.tanh(X) ** 2) * X + np.tanh(X))
+                v = rng.standard_normal(3)
+                _, t = tf.jvp(jf, (tg.tensor(x),), (tg.tensor(v),))    # (its fast call)
+                _same(t.numpy(), (np.cos(x) * x + np.sin(x)) * v)
             except Exception as e:              # noqa: BLE001
                 errs.append(repr(e))
     try:
