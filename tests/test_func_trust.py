@@ -729,3 +729,23 @@ def test_nested_transforms_read_a_changed_captured_tensor_again(name):
         theirs = make(TF, torch.tensor(W.numpy().copy()))
         _same(ours(tg.tensor(x), tg.tensor(v)).numpy(),
               theirs(torch.tensor(x), torch.tensor(v)).numpy(), 1e-10)
+
+
+def test_vmap_batches_read_a_changed_captured_tensor_again():
+    """vmap's batched interpreter checks the captured tensors a recording read values from
+    (``(W * 2) @ x``) as the single-point replay does."""
+    rng = np.random.default_rng(15)
+    W = tg.tensor(rng.standard_normal((3, 4)))
+
+    def f(x):
+        return ((W * 2) @ x).sin().sum()
+    vg = tf.vmap(tf.grad_and_value(f))
+    for k in range(4):
+        if k in (1, 3):
+            W._data[...] = rng.standard_normal((3, 4))
+        X = rng.standard_normal((70, 4))
+        g, v = vg(tg.tensor(X))
+        for p in (0, 33, 69):
+            ve, (ge,) = _eager(f, [X[p]])
+            _same(v.numpy()[p], ve, 1e-12)
+            _same(g.numpy()[p], ge, 1e-12)
