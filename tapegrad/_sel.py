@@ -116,7 +116,7 @@ REPLAY = dict.fromkeys(_names("""
     AtanhBackward0 AsinhBackward0 AcoshBackward0 PolygammaBackward1
     AliasBackward0_copy DiagonalBackward0_copy SliceBackward0_copy SqueezeBackward0_copy
     SqueezeBackward1_copy TBackward0_copy UnsqueezeBackward0_copy TransposeBackward0_copy
-    PermuteBackward0_copy ExpandBackward0_copy ViewBackward0_copy
+    PermuteBackward0_copy ExpandBackward0_copy ViewBackward0_copy SelectBackwardBackward0
     """), "pure")
 REPLAY.update(dict.fromkeys(_names("""
     MaxBackward0 MaxBackward1 MinBackward0 MinBackward1 AmaxBackward0 AminBackward0

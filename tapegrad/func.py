@@ -149,13 +149,14 @@ def _has_array(v):
 
 def _untraced(v, T, out):
     """Append the tensors not carrying gradients that ``v`` is or holds (a frame's local) to
-    ``out``."""
+    ``out``: an argument tuple, not the autograd machinery's tables of cotangents (a
+    container of more than 16 items is not read: a recording makes many tensors)."""
     if isinstance(v, T):
         if not v._rg:
             out.append(v)
-    elif type(v) in (tuple, list):
+    elif type(v) in (tuple, list) and len(v) <= 16:
         out.extend(u for u in v if isinstance(u, T) and not u._rg)
-    elif type(v) is dict:
+    elif type(v) is dict and len(v) <= 16:
         out.extend(u for u in v.values() if isinstance(u, T) and not u._rg)
 
 
@@ -385,7 +386,7 @@ class CompiledTape:
         self.srcs = []              # (weakref, values): captured tensors read (see _source)
         self._made = weakref.WeakValueDictionary()  # id -> tensor made while recording
         self._alias = {}            # id -> (tensor, captured tensor whose memory it shows)
-        self._crefmap = None        # (len, {(dtype slot, save code): tensor}) of tp.crefs
+        self._crefmap = None        # [len, {(dtype slot, save code): tensor}] of tp.crefs
         self._top = sys._getframe() # frames above f's are not f's
         self._mute = 0              # inside a custom Function's forward (see _guard)
         self._tl = threading.local()
@@ -748,7 +749,7 @@ class CompiledTape:
         det, top, static = self._det, self._top, _static_codes()
         self._made[id(t)] = t
         found = None
-        guarded = infra = False
+        guarded = False
         seen = []                       # non-recorded tensors the makers read
         maker = f
         while f is not None and f is not top:
@@ -762,14 +763,15 @@ class CompiledTape:
             if mod in _INFRA:
                 # the autograd machinery: it makes tensors only from the cotangents it is
                 # given, or zeros (what it computes from saved values goes through the ops);
-                # a saved constant it wraps is the captured tensor's (``_saved_source``)
+                # a saved constant it wraps may be a captured tensor's (``_saved_source``:
+                # the tensors made from that wrap need no check of their own)
                 if f is maker:
                     self._saved_source(f)
-                infra = True
+                break
             loc = f.f_locals
             for v in loc.values():
                 _untraced(v, T, seen)
-            if not (infra or guarded) and mod != "tapegrad.ops" and found is None and any(
+            if not guarded and mod != "tapegrad.ops" and found is None and any(
                     _traced(v, T) for v in loc.values()):
                 found = f               # (ops.py's differentiable VJPs are tensor formulas:
             f = f.f_back                # the ops they call are checked themselves)
@@ -794,8 +796,12 @@ class CompiledTape:
             return
         crefs = self._recording.crefs or ()
         cm = self._crefmap
-        if cm is None or cm[0] != len(crefs):
-            cm = self._crefmap = (len(crefs), {(dt, code): c for dt, code, c in crefs})
+        if cm is None:
+            cm = self._crefmap = [0, {}]
+        if cm[0] != len(crefs):                 # (crefs only grows while recording)
+            for dt, code, c in crefs[cm[0]:]:
+                cm[1][(dt, code)] = c
+            cm[0] = len(crefs)
         c = cm[1].get((vdt, s))
         if c is not None:
             self._source(c)
