@@ -212,6 +212,11 @@ def _f3(x):
     return (x.sin() * x.exp()).sum() + (x * x * x).sum() + (x[:-1] * x[1:]).tanh().sum()
 
 
+def _fsel(x):
+    """Scalar indexing (select): its double backward records SelectBackwardBackward0."""
+    return (x[0] * x[1]).sin() + x[2] ** 3 + x[3] * x[0]
+
+
 def _sinroll(x):
     return x.sin() * x.roll(1)
 
@@ -219,6 +224,7 @@ def _sinroll(x):
 NESTED = {
     "grad(grad(sin))": (lambda L: L.grad(L.grad(lambda x: x.sin())), "scalar"),
     "grad(sum grad)": (lambda L: L.grad(lambda x: L.grad(_f3)(x).sum()), "vec"),
+    "grad(sum grad) indexed": (lambda L: L.grad(lambda x: L.grad(_fsel)(x).sum()), "vec"),
     "jacrev(grad)": (lambda L: L.jacrev(L.grad(_f3)), "vec"),
     "jacfwd(jacrev)": (lambda L: L.jacfwd(L.jacrev(_f3)), "vec"),
     "hessian": (lambda L: L.hessian(_f3), "vec"),
