@@ -11,6 +11,11 @@ decisions are recorded too: every comparison made on recorded tensors and every 
 leaves the tape (``item()``, ``bool()``, ``float()``) becomes a guard. A replay evaluates the
 guards on its own values and, if any comes out differently, records the function again (and
 logs it at debug level): never a silently wrong result. ``where`` gives branch-free code.
+Default-deny (docs/func.md): a recording replays only when every op it holds declares how
+it replays (``_sel.REPLAY``), no tensor was made from recorded values without a guard
+(``CompiledTape._born``), and it replays itself; the captured tensors whose values made
+constants are checked at each replay (``CompiledTape.srcs``). Anything else is served by
+eager recording.
 
 ``compile(f)`` returns a function with ``f``'s semantics whose outputs carry a grad_fn (a
 custom Function) whose backward is the recorded tape's compiled reverse sweep.
@@ -20,7 +25,10 @@ A repeated ``grad_and_value`` call with the signature of an earlier one takes it
 prebuilt result trees. ``vmap`` of a tape runs it in the batched interpreter (chunks of
 points, slot-major lanes, threads), point by point only for what that cannot run.
 
-Not yet (issue 6): custom Functions inside a recorded function.
+Custom Functions (and the ops built as ones) replay by calling their forward and backward
+again. A transform called while another records runs on the recorded graph (nesting:
+``grad(grad(f))``, ``jvp(grad(f))``, ``hessian``...). Calls from many threads at once keep
+their own recordings and stores (``threading.local``).
 """
 import builtins
 import functools
