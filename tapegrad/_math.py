@@ -647,6 +647,8 @@ def log10(input):
 
 def rsqrt(input):
     x = _floatify(input)
+    # (tapegrad.func: the recorded pow gives +inf at -0.0 where 1/sqrt gives -inf)
+    _guard_sel(x, "mask", "signbit")
     _pow = pow
     y = _pow(x, -0.5)
     return exact(named(y, "RsqrtBackward0"), 1.0 / np.sqrt(x._data))

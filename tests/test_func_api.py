@@ -106,6 +106,7 @@ def adversarial(base, rng, k):
         x = np.round(x, 1)
     elif kind == 5:
         flat[rng.integers(flat.size)] = 0.0
+        flat[rng.integers(flat.size)] = -0.0
     elif kind == 6:
         flat[rng.integers(flat.size)] = np.nan
     elif kind == 7:

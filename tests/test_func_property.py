@@ -146,6 +146,7 @@ def _adversarial(base, rng, k):
         x = np.round(x, 1)
     elif kind == 5 and flat.size:
         flat[rng.integers(flat.size)] = 0.0
+        flat[rng.integers(flat.size)] = -0.0
     elif kind == 6 and flat.size:
         flat[rng.integers(flat.size)] = np.nan
     elif kind == 7 and flat.size:
