@@ -450,8 +450,9 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     # the same arithmetic recorded (the values are numpy's: no separate evaluation)
     # one shift value (1-D input): a number (x's dtype holds it exactly: same rounding)
     # the shift is a constant of the recording: made as a tensor of the values, a recording
-    # for tapegrad.func is not replayed (a replay on other values could overflow)
-    z = x - _wrap(m, x._dtype)
+    # for tapegrad.func is not replayed (a replay on other values could overflow); a 0-dim
+    # input is its own shift (x - x: recorded, replayable)
+    z = x - (_wrap(m, x._dtype) if d.ndim else x)
     ez = z.exp()
     # one dimension: the plain sum (a 0-dim divisor broadcasts as the kept (1,) one would)
     s = (ez.sum() if d.ndim == 1 else ez.sum(dim, keepdim=True)) if d.ndim else ez
@@ -477,7 +478,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         return _record_unary(x, _LOG_SOFTMAX_ROW, y, c=float(d.shape[-1]))
     if not (x._rg and STATE.enabled):
         return _wrap(y if y.ndim else y[()], x._dtype)
-    z = x - _wrap(m, x._dtype)          # (the shift: see softmax)
+    z = x - (_wrap(m, x._dtype) if d.ndim else x)     # (the shift: see softmax)
     ez = z.exp()
     s = (ez.sum() if d.ndim == 1 else ez.sum(dim, keepdim=True)) if d.ndim else ez
     ls = s.log()
