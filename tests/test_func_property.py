@@ -211,7 +211,7 @@ def _close(a, b, tol=1e-7):
 
 
 class Stats:
-    programs = replays = raised = wrong = eager_served = torch_checked = 0
+    programs = replays = raised = wrong = eager_served = torch_checked = eager_differs = 0
 
 
 def _check(program, arrays, seed, stats, torch_ok):
@@ -220,6 +220,8 @@ def _check(program, arrays, seed, stats, torch_ok):
     gv = tf.grad_and_value(lambda *xs: _total(fn(*xs)), argnums=tuple(range(n)))
     rng = np.random.default_rng(seed)
     stats.programs += 1
+    # a program computing in float32 (``.float()``) rounds differently in the compiled kernels
+    tol = 1e-5 if "float" in program.source.replace("float64", "") else 1e-7
     for k in range(21):
         new = arrays if k == 0 else [_adversarial(a, rng, k + 3 * j) for j, a in enumerate(arrays)]
         try:
@@ -231,7 +233,18 @@ def _check(program, arrays, seed, stats, torch_ok):
             continue
         g, v = gv(*[tg.tensor(a, dtype=tg.float64) for a in new])
         stats.replays += 1
-        ok = _close(float(v), ve) and all(_close(a.numpy(), b) for a, b in zip(g, ge))
+        ok = _close(float(v), ve, tol) and all(_close(a.numpy(), b, tol) for a, b in zip(g, ge))
+        if not ok and torch_ok:
+            # eager tapegrad itself may differ from torch (a signed zero of remainder, say):
+            # a replay equal to torch is right
+            try:
+                vt, gt = _torch(program, new)
+            except Exception:                       # noqa: BLE001
+                vt = None
+            if vt is not None and _close(float(v), vt, tol) and all(
+                    _close(a.numpy(), b, tol) for a, b in zip(g, gt)):
+                stats.eager_differs += 1
+                continue
         if not ok:
             stats.wrong += 1
             raise AssertionError("replay differs from eager tapegrad on new inputs\n%s\n"
@@ -279,8 +292,9 @@ def test_zz_report():
     with TAPEGRAD_FUNC_EXAMPLES=20000)."""
     print("\nrandom programs: %d, replays compared with eager: %d, calls raising as eager "
           "does: %d, wrong: %d, recordings served eagerly: %d, replays also checked against "
-          "torch: %d" % (Stats.programs, Stats.replays, Stats.raised, Stats.wrong,
-                         Stats.eager_served, Stats.torch_checked))
+          "torch: %d, replays equal to torch where eager tapegrad is not: %d"
+          % (Stats.programs, Stats.replays, Stats.raised, Stats.wrong, Stats.eager_served,
+             Stats.torch_checked, Stats.eager_differs))
     # (21 calls per program; those where eager raises, e.g. an API op given a shape it
     # refuses, must raise alike and are not replays)
     assert Stats.wrong == 0 and Stats.programs > 0 and Stats.replays >= 5 * Stats.programs
