@@ -8,6 +8,10 @@ H(x) v computed (1) with autograd.functional.hvp and (2) by double backward
 and against the analytic Hessian before timing. ratio = torch / tapegrad (> 1: tapegrad
 faster). Target (issue 5): no slower than torch. Results: benchmarks/results/bench_hvp.json
 (``--json PATH`` elsewhere, ``--json ''`` not at all; schema in benchmarks/README.md).
+
+(3) replayed: ``tapegrad.func.jvp(grad(rosen), (x,), (v,))`` (forward-over-reverse, recorded
+once and replayed compiled) against ``jax.jit(lambda x, v: jax.jvp(jax.grad(rosen), (x,),
+(v,)))`` when jax is installed; ratio = jax / tapegrad. Target (issue 31): no slower than jax.
 """
 import argparse
 import os
@@ -92,6 +96,49 @@ def split_double_backward(lib, x0, v, repeats):
     return [statistics.median(p) for p in zip(*parts)]
 
 
+def replayed(n, xv, vv, exact, repeats, results):
+    """jvp(grad(rosen)) replayed by tapegrad.func against jax.jit of the same."""
+    import tapegrad.func as tf
+    xt, vt = tg.tensor(xv), tg.tensor(vv)
+    grad_rosen = tf.grad(rosen)
+
+    def ours():
+        return tf.jvp(grad_rosen, (xt,), (vt,))[1]
+    got = ours().numpy()
+    err = np.abs(got - exact).max() / max(1.0, np.abs(exact).max())
+    assert err < 1e-10, ("replayed", n, err)
+    fns = {"tg": ours}
+    try:
+        import jax                                   # deferred: optional peer
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+
+        def jrosen(x):
+            a, b = x[:-1], x[1:]
+            return (100 * (b - a * a) ** 2 + (1 - a) ** 2).sum()
+        hvp = jax.jit(lambda x, v: jax.jvp(jax.grad(jrosen), (x,), (v,))[1])
+        xj, vj = jnp.asarray(xv), jnp.asarray(vv)
+        assert np.abs(np.asarray(hvp(xj, vj)) - exact).max() < 1e-8 * max(1.0, np.abs(exact).max())
+        fns["jax"] = lambda: hvp(xj, vj).block_until_ready()
+    except ImportError:
+        pass
+    r = interleaved(fns, repeats, 200 if n == 10 else 50)
+    t_tg = statistics.median(r["tg"])
+    label = "HVP n=%d (jvp(grad) replayed)" % n
+    case = "HVP (jvp(grad) replayed)"
+    results.add(case, "tapegrad", t_tg, repeats, size=n, samples=r["tg"])
+    if "jax" not in r:
+        print("%-30s | %8.1f us | %11s | %6s |" % (label, t_tg * 1e6, "(no jax)", "-"))
+        return
+    t_jx = statistics.median(r["jax"])
+    paired = [b / a for a, b in zip(r["tg"], r["jax"])]
+    results.add(case, "jax", t_jx, repeats, size=n, samples=r["jax"],
+                paired_ratio_median=statistics.median(paired))
+    print("%-30s | %8.1f us | %8.1f us | %5.2fx | %.2f-%.2fx (median %.2fx)   [peer: jax.jit]"
+          % (label, t_tg * 1e6, t_jx * 1e6, t_jx / t_tg, min(paired), max(paired),
+             statistics.median(paired)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -137,6 +184,7 @@ def main():
             print("%-30s | %8.1f us | %8.1f us | %5.2fx | %.2f-%.2fx (median %.2fx)"
                   % (label, t_tg * 1e6, t_pt * 1e6, t_pt / t_tg, min(paired), max(paired),
                      statistics.median(paired)))
+        replayed(n, xv, vv, exact, repeats, results)
         if args.split:
             libs = [("tapegrad", tg, xt, vt)]
             if torch is not None:

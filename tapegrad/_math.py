@@ -675,6 +675,8 @@ def log10(input):
 
 def rsqrt(input):
     x = _floatify(input)
+    # (tapegrad.func: the recorded pow gives +inf at -0.0 where 1/sqrt gives -inf)
+    _guard_sel(x, "mask", "signbit")
     _pow = pow
     y = _pow(x, -0.5)
     return saves_result(exact(named(y, "RsqrtBackward0"), 1.0 / np.sqrt(x._data)))
@@ -1251,10 +1253,9 @@ def _cmp_fn(npf, name):
         _check_shapes(input, other)
         r = npf(input._data, _npv(other))
         r = np.asarray(r, np.bool_)
-        out = _wrap(r if r.ndim else r[()], bool_)
         if GUARD[0] is not None:                  # tapegrad.func is recording: a branch?
-            GUARD[0]("cmp", input, other, npf, out)
-        return out
+            GUARD[0]("cmp", input, other, npf, r)     # (before the result exists: guarded)
+        return _wrap(r if r.ndim else r[()], bool_)
 
     def f(input, other):
         for pos, v in ((1, input), (2, other)):

@@ -11,6 +11,11 @@ decisions are recorded too: every comparison made on recorded tensors and every 
 leaves the tape (``item()``, ``bool()``, ``float()``) becomes a guard. A replay evaluates the
 guards on its own values and, if any comes out differently, records the function again (and
 logs it at debug level): never a silently wrong result. ``where`` gives branch-free code.
+Default-deny (docs/func.md): a recording replays only when every op it holds declares how
+it replays (``_sel.REPLAY``), no tensor was made from recorded values without a guard
+(``CompiledTape._born``), and it replays itself; the captured tensors whose values made
+constants are checked at each replay (``CompiledTape.srcs``). Anything else is served by
+eager recording.
 
 ``compile(f)`` returns a function with ``f``'s semantics whose outputs carry a grad_fn (a
 custom Function) whose backward is the recorded tape's compiled reverse sweep.
@@ -20,7 +25,10 @@ A repeated ``grad_and_value`` call with the signature of an earlier one takes it
 prebuilt result trees. ``vmap`` of a tape runs it in the batched interpreter (chunks of
 points, slot-major lanes, threads), point by point only for what that cannot run.
 
-Not yet (issue 6): custom Functions inside a recorded function.
+Custom Functions (and the ops built as ones) replay by calling their forward and backward
+again. A transform called while another records runs on the recorded graph (nesting:
+``grad(grad(f))``, ``jvp(grad(f))``, ``hessian``...). Calls from many threads at once keep
+their own recordings and stores (``threading.local``).
 """
 import builtins
 import functools
@@ -32,7 +40,7 @@ import weakref
 import numpy as np
 
 from ._compiled import _native
-from ._sel import SEL as _SEL
+from ._sel import REPLAY as _REPLAY, SEL as _SEL
 from ._progress import run_batch as _run_batch, scaled as _scaled
 from ._core import tape as _tp
 from ._schema import (CI, F_ALIAS, F_BIG, F_HOOK, F_NOGA, F_NOGB, F_NPFWD, FL, K, NDT, NK, NOFF,
@@ -59,10 +67,118 @@ def _mods():
         import sys
         from ._compiled import _interp
         from .tensor import Tensor, _wrap  # noqa: F401
-        _M["T"] = sys.modules[__name__.rsplit(".", 1)[0] + ".tensor"]
+        from . import _record
+        _M["out_code"] = _record._out.__code__
         _M["forward"], _M["reverse"] = _interp.forward, _interp.reverse
         _M["pforward"], _M["preverse"] = _interp.pforward, _interp.preverse
+        # "T" last: another thread takes its presence to mean every entry is there
+        _M["T"] = sys.modules[__name__.rsplit(".", 1)[0] + ".tensor"]
     return _M
+
+
+# ----------------------------------------------------------------------------- recordings
+# The recordings this thread is making (innermost last). ``tensor.GUARD[0]`` is the
+# dispatcher below while any thread records: a decision taken in one thread is a guard of
+# that thread's recording only (it used to be one global hook, so two threads recording at
+# once put their guards on each other's tapes, and a tape without its guards replayed the
+# other branch).
+_RT = threading.local()
+_NREC = [0]
+_NREC_LOCK = threading.Lock()
+_BATCH_LOCK = threading.Lock()
+
+
+def _rec_stack():
+    st = getattr(_RT, "stack", None)
+    if st is None:
+        st = _RT.stack = []
+    return st
+
+
+def recording_active():
+    """Whether this thread is recording a function for ``tapegrad.func`` (a transform called
+    then runs on the recorded graph, so that the outer recording records it: nesting)."""
+    return bool(getattr(_RT, "stack", None))
+
+
+def _guard_dispatch(kind, t, *rest):
+    st = getattr(_RT, "stack", None)
+    if st:
+        st[-1]._guard(kind, t, *rest)
+
+
+def _guard_on(GUARD):
+    with _NREC_LOCK:
+        _NREC[0] += 1
+        GUARD[0] = _guard_dispatch
+        if _NREC[0] == 1:               # tensors made while recording say so (_born)
+            w = _mods()["T"]._wrap
+            _M["wrap_code"] = w.__code__
+            w.__code__ = _wrap_born.__code__
+
+
+def _guard_off(GUARD):
+    with _NREC_LOCK:
+        _NREC[0] -= 1
+        if _NREC[0] == 0:
+            GUARD[0] = None
+            _mods()["T"]._wrap.__code__ = _M.pop("wrap_code")
+
+
+def _wrap_born(data, dt):
+    """The code ``tensor._wrap`` runs while a recording is active (it runs with tensor's
+    globals): a tensor made from values while a recording is made is reported to it
+    (``CompiledTape._born``). Swapping the code object, not the function, reaches every module
+    that imported ``_wrap``, and costs nothing when no recording is active."""
+    t = object.__new__(Tensor)      # noqa: F821 (tensor's globals)
+    t._data = data
+    t._dtype = dt
+    g = GUARD[0]                    # noqa: F821
+    if g is not None:
+        g("born", t)
+    return t
+
+
+def _const(data, dt):
+    """A tensor of values that depend on no recorded value (zeros, ones, one-hot cotangents)
+    made by this module while it records: declared static (``CompiledTape._born``)."""
+    return _mods()["T"]._wrap(data, dt)
+
+
+def _has_array(v):
+    """Whether a custom Function's argument is, or holds, a numpy array or scalar."""
+    if isinstance(v, (np.ndarray, np.generic)):
+        return True
+    if type(v) in (tuple, list):
+        return any(_has_array(u) for u in v)
+    if type(v) is dict:
+        return any(_has_array(u) for u in v.values())
+    return False
+
+
+def _untraced(v, T, out):
+    """Append the tensors not carrying gradients that ``v`` is or holds (a frame's local) to
+    ``out``: an argument tuple, not the autograd machinery's tables of cotangents (a
+    container of more than 16 items is not read: a recording makes many tensors)."""
+    if isinstance(v, T):
+        if not v._rg:
+            out.append(v)
+    elif type(v) in (tuple, list) and len(v) <= 16:
+        out.extend(u for u in v if isinstance(u, T) and not u._rg)
+    elif type(v) is dict and len(v) <= 16:
+        out.extend(u for u in v.values() if isinstance(u, T) and not u._rg)
+
+
+def _traced(v, T):
+    """Whether a frame's local ``v`` is, or holds, a tensor carrying gradients (a recorded
+    value)."""
+    if isinstance(v, T):
+        return v._rg
+    if type(v) in (tuple, list):
+        return any(isinstance(u, T) and u._rg for u in v)
+    if type(v) is dict:
+        return any(isinstance(u, T) and u._rg for u in v.values())
+    return False
 
 
 _NUMPY_FWD_MIN = 1024
@@ -217,41 +333,210 @@ class _TapeData:
     __slots__ = ("C", "I", "XO", "asz", "hooks")
 
 
+class _ReplayMismatch(Exception):
+    """A replay met something its recording did not (a custom Function's outputs changed
+    shape): the call is served by eager recording."""
+
+
+class _PyCall:
+    """A custom Function's call in a recording, as a replay makes it again: the arguments
+    (a node's replayed value, a tensor constant read at the call, a static value)."""
+    __slots__ = ("cls", "args", "kwargs", "needs", "in_nodes", "out_nodes", "out_meta", "in_meta")
+
+    def __init__(self, cls, args, kwargs, needs, in_nodes, out_nodes, out_meta, in_meta):
+        self.cls, self.args, self.kwargs, self.needs = cls, args, kwargs, needs
+        self.in_nodes, self.out_nodes, self.out_meta, self.in_meta = (in_nodes, out_nodes,
+                                                                      out_meta, in_meta)
+
+    def __getstate__(self):             # captured tensors do not travel: recorded values
+        def frozen(sp):
+            return ("const", None) + sp[2:] if sp[0] == "const" else sp
+        return (self.cls, [frozen(a) for a in self.args],
+                {k: frozen(v) for k, v in self.kwargs.items()}, self.needs, self.in_nodes,
+                self.out_nodes, self.out_meta, self.in_meta)
+
+    def __setstate__(self, st):
+        self.__init__(*st)
+
+
+class _Scratch:
+    """A thread's per-call state of one CompiledTape, kept between its calls: the value store
+    X and the inputs' views into it, the numpy steps prepared on views of its stores, the
+    adjoint stores and reach flags, the fast call's state. Held in a ``threading.local`` of
+    the tape (so it goes with its thread), for the plan generation ``gen`` it was made for
+    (a replaced captured constant makes a new plan: the stores are made again)."""
+    __slots__ = ("gen", "X", "views", "steps", "rsteps", "A", "F", "unit", "fwd")
+
+    def __init__(self, gen):
+        self.gen = gen
+        self.X = self.views = self.A = self.F = self.unit = self.fwd = None
+        self.steps, self.rsteps = {}, {}
+
+
 # ----------------------------------------------------------------------------- the tape
 class CompiledTape:
     """A recorded function: replays forward and reverse in compiled code."""
+    _sp = None          # the scalar plan (``_make_plan``)
+    pyfuncs = ()        # custom Functions' records, by entry (``_freeze``)
+    eager = None
+    srcs = ()           # captured tensors whose values made recorded constants (``_source``)
 
     def __init__(self, f, args, kwargs=None):
-        from .tensor import GUARD, Tensor, _wrap
+        from .tensor import GUARD, _wrap
         kwargs = kwargs or {}
         leaves = []
         self.in_spec = _flatten((args, kwargs), leaves)
         self.in_meta = [(t._data.shape, t._dtype) for t in leaves]
         self.guards = []
+        self.eager = None           # why this recording is not replayed (None: it is)
+        self.deny = None            # ... found while recording (see _refuse)
+        self._det = {}              # frames of ops that declared their value reads (guards)
+        self._pending = []          # (tensor, why): made from recorded values (see _born)
+        self.srcs = []              # (weakref, values): captured tensors read (see _source)
+        self._made = weakref.WeakValueDictionary()  # id -> tensor made while recording
+        self._alias = {}            # id -> (tensor, captured tensor whose memory it shows)
+        self._crefmap = None        # [len, {(dtype slot, save code): tensor}] of tp.crefs
+        self._top = sys._getframe() # frames above f's are not f's
+        self._mute = 0              # inside a custom Function's forward (see _guard)
+        self._tl = threading.local()
+        self._lock = threading.Lock()
+        self._gen = 0
         fresh = []
         for t in leaves:
             u = _wrap(np.array(t._data, copy=True), t._dtype)
             if t._dtype.is_floating_point:
                 u._rg = True
             fresh.append(u)
+            self._made[id(u)] = u
         self._recording = None
         from ._state import enable_grad
-        prev = GUARD[0]
-        with _tp.recording() as tp, enable_grad():
-            self._recording = tp
-            GUARD[0] = self._guard
-            try:
+        stack = _rec_stack()
+        _guard_on(GUARD)
+        stack.append(self)
+        try:
+            with _tp.recording() as tp, enable_grad():
+                self._recording = tp
                 a, kw = _unflatten(self.in_spec, fresh)
                 out = f(*a, **kw)
-            finally:
-                GUARD[0] = prev
-                self._recording = None
-        if tp.pyfuncs:
-            raise NotImplementedError("custom autograd.Functions inside a recorded function are "
-                                      "not supported by tapegrad.func yet")
+        finally:
+            stack.pop()
+            _guard_off(GUARD)
+            self._recording = None
+            self._det = {}
+            self._top = None
+            self._made = self._alias = self._crefmap = None
+        if any(ref() is None for ref, _ in self.srcs):
+            # a tensor the recording read values from is gone: it was made during the
+            # recording by a path this module does not see, and its values cannot be checked
+            self._refuse("it read the values of a tensor made while recording that it cannot "
+                         "check on replay")
+        for t, why in self._pending:
+            if not t._rg:
+                self._refuse(why)
+                break
+        self._pending = []
         outs = []
         self.out_spec = _flatten(out, outs)
         self.out_meta = [(t._data.shape, t._dtype) for t in outs]
+        why = self._unreplayable(tp, fresh, outs)
+        if why is not None:
+            self.eager = why
+            self.E = self.N = None
+            self.ne = 0
+            tp.held = None
+            return
+        self._freeze(tp, fresh, outs)
+        why = self._selfcheck(fresh, outs)
+        if why is not None:
+            self.eager = why
+            self.E = self.N = None
+            self.ne = 0
+
+    def _selfcheck(self, fresh, outs):
+        """The frozen tape replayed at the recording's own inputs must give the recorded
+        outputs and hold its own guards (a value an op computed by numpy and its recorded
+        entries computing another, e.g. at a nan, is caught here): None, or what differs."""
+        values = [u._data for u in fresh]
+        try:
+            X = self.forward(values)
+        except _ReplayMismatch as e:
+            return str(e)
+        if self.guards and not self.guards_hold(X):
+            return "its guards do not hold at the values it was recorded at"
+        for got, t in zip(self.outputs(X, values), outs):
+            want = np.asarray(t._data)
+            if got.shape != want.shape:
+                return "a replayed output has another shape"
+            if want.dtype.kind != "f":
+                if not np.array_equal(got, want):
+                    return "a replayed output differs from the recorded one"
+                continue
+            fw, fg = np.isfinite(want), np.isfinite(got)
+            if not (np.array_equal(fw, fg) and np.array_equal(want[~fw], got[~fg], equal_nan=True)):
+                return "a replayed output's nan / inf differ from the recorded one's"
+            if fw.any():
+                w, g = want[fw].astype(np.float64), got[fg].astype(np.float64)
+                tol = (1e-3 if want.dtype == np.float32 else 1e-7) * max(1.0, np.abs(w).max())
+                if np.abs(w - g).max() > tol:
+                    return ("a replayed output differs from the recorded one (by %.3g)"
+                            % np.abs(w - g).max())
+        return None
+
+    def _unreplayable(self, tp, fresh, outs):
+        """Why the recording on tape ``tp`` cannot be frozen and replayed (None: it can): a
+        replay then serves every call by eager recording instead (default-deny)."""
+        if self.deny is not None:
+            return self.deny
+        if tp.into is not None:
+            return ("its graph was merged into another one (a tensor it captured carries "
+                    "gradients from outside the function)")
+        if tp.released or (len(tp.E) and (_tp.view_i64(tp.E).reshape(-1, K)[:, FL] & 1).any()):
+            return "it ran a backward that consumed its own graph"
+        for rec in tp.pyfuncs:
+            if rec.call is None:
+                return "a custom autograd.Function was recorded without its call"
+            if rec.ctx._dirty:
+                return "a custom autograd.Function marks an input dirty (in-place)"
+            if any(_has_array(a) for a in list(rec.call[0]) + list(rec.call[1].values())):
+                # a replay would pass the same array again: its values may have been computed
+                # from the recorded tensors' (tapegrad's sinc passed its output this way)
+                return ("a custom autograd.Function (%s) was given a numpy array, whose values "
+                        "a replay cannot check" % rec.cls.__name__)
+        # every leaf node an entry reads must be a leaf of this tape: an input, once
+        leaf_of = {}
+        for node, ref in tp.leaf_pairs:
+            t = ref()
+            if t is not None and id(t) in leaf_of:
+                return "an input has two nodes on its recording"
+            leaf_of[id(t) if t is not None else ("dead", node)] = node
+        for u in fresh:
+            lr = u._lref
+            if lr is not None and lr[0] is not tp.wself:
+                return "an input was recorded on another tape"
+        if len(tp.E):
+            E = _tp.view_i64(tp.E).reshape(-1, K)
+            N = _tp.view_i64(tp.N).reshape(-1, NK)
+            leaves = set(leaf_of.values())
+            for col in (IA, IB):
+                used = E[:, col]
+                used = used[used >= 0]
+                orphans = used[N[used, NPROD] < 0]
+                if len(orphans) and not set(orphans.tolist()) <= leaves:
+                    return "an entry reads a node that no entry produces"
+        for t in outs:
+            if t._tape is not None and _tp.resolve(t)[0] is not tp:
+                return "an output belongs to another graph"
+        if len(tp.E):                   # every op recorded declares how it replays (_sel.REPLAY)
+            E = _tp.view_i64(tp.E).reshape(-1, K)
+            names = _names_of(E)
+            bad = sorted(n for n in names if n not in _REPLAY)
+            if bad:
+                return "%s declare%s no replay rule (tapegrad/_sel.py REPLAY)" % (
+                    ", ".join(bad), "s" if len(bad) == 1 else "")
+        return None
+
+    def _freeze(self, tp, fresh, outs):
+        """The recording's arrays, copied: what replays read."""
         E = _tp.view_i64(tp.E).reshape(-1, K).copy()
         N = _tp.view_i64(tp.N).reshape(-1, NK).copy()
         # transcendental rows over many elements replay their forward on numpy's SIMD ufuncs
@@ -303,6 +588,75 @@ class CompiledTape:
             else:
                 self.out_nodes.append(("const", np.array(t._data, copy=True)))
         self.names = self._names(tp)
+        self.pyfuncs = self._pycalls(tp, E) if tp.pyfuncs else {}
+
+    def _pycalls(self, tp, E):
+        """The custom Functions of the recording, by entry: what a replay calls back."""
+        T = _mods()["T"]
+        res = {}
+        for e in np.flatnonzero(E[:, OP] == _pyfunc_opcode()).tolist():
+            rec = tp.pyfuncs[int(E[e, P0])]
+            args, kwargs, nout, single = rec.call
+
+            def spec(a, node):
+                if isinstance(a, T.Tensor):
+                    if node >= 0:
+                        return ("node", node, a._data.shape, a._dtype)
+                    return ("const", weakref.ref(a), np.array(a._data, copy=True), a._dtype)
+                return ("static", a)
+            res[e] = _PyCall(rec.cls, [spec(a, n) for a, n in zip(args, rec.in_nodes)],
+                             {k: spec(v, -1) for k, v in kwargs.items()},
+                             rec.ctx.needs_input_grad, rec.in_nodes, rec.out_nodes,
+                             rec.out_meta, rec.in_meta)
+            rec.call = None
+        return res
+
+    def _pyfunc_forward(self, e, X):
+        """A custom Function's entry on replay: its forward called again on the replayed
+        values (no grad mode), its outputs written into their nodes; the context is kept in
+        the call's store for the reverse sweep."""
+        from .autograd.function import FunctionCtx, _run_forward
+        from ._state import no_grad
+        T = _mods()["T"]
+        pc = self.pyfuncs[e]
+        N = self.N
+
+        def value(sp):
+            if sp[0] == "node":
+                _, node, shape, dt = sp
+                o, n, slot = int(N[node * NK + NOFF]), int(N[node * NK + NSIZE]), int(N[node * NK + NDT])
+                v = np.array(X[slot][o:o + n], dt.np).reshape(shape)
+                return T._wrap(v if v.ndim else v[()], dt)
+            if sp[0] == "const":
+                t = sp[1]() if sp[1] is not None else None
+                return t if t is not None else T._wrap(sp[2].copy(), sp[3])
+            return sp[1]
+        args = [value(sp) for sp in pc.args]
+        kwargs = {k: value(sp) for k, sp in pc.kwargs.items()}
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = pc.needs
+        with no_grad():
+            out = _run_forward(pc.cls, ctx, args, kwargs)
+        touts = [o for o in (out if isinstance(out, tuple) else (out,)) if isinstance(o, T.Tensor)]
+        if len(touts) != len(pc.out_nodes):
+            raise _ReplayMismatch("%s returned %d tensors, %d when recorded"
+                                  % (pc.cls.__name__, len(touts), len(pc.out_nodes)))
+        for o, node, (shape, dt) in zip(touts, pc.out_nodes, pc.out_meta):
+            if o._data.shape != shape or o._dtype is not dt:
+                raise _ReplayMismatch("%s returned a %s %s tensor, %s %s when recorded"
+                                      % (pc.cls.__name__, o._dtype, tuple(o._data.shape), dt,
+                                         tuple(shape)))
+            if node >= 0:
+                off, n, slot = int(N[node * NK + NOFF]), int(N[node * NK + NSIZE]), int(N[node * NK + NDT])
+                X[slot][off:off + n] = np.asarray(o._data).reshape(-1)
+        X[4][e] = ctx
+
+    def _pyfunc_backward(self, e, X, adj, nreach, ereach):
+        """A custom Function's backward on replay, with the context of this call's forward."""
+        from .autograd.function import PyFuncRecord
+        pc = self.pyfuncs[e]
+        rec = PyFuncRecord(pc.cls, X[4][e], pc.in_nodes, pc.out_nodes, pc.out_meta, pc.in_meta)
+        rec.backward(adj, self.N, nreach, ereach)
 
     # --------------------------------------------------------------- guards
     def _spec_of(self, t):
@@ -323,21 +677,45 @@ class CompiledTape:
     def _guard(self, kind, t, *rest):
         if self._recording is None:
             return
+        if kind == "born":
+            if self.deny is None:
+                if self._mute:
+                    self._made[id(t)] = t
+                else:
+                    self._born(t)
+            return
+        if kind == "enter":             # a custom Function's forward: a replay runs it again,
+            self._mute += 1             # so the decisions it takes need no guard
+            return
+        if kind == "exit":
+            self._mute -= 1
+            return
+        if self._mute:
+            return
         if kind == "cmp":
             other, f, r = rest
+            self._declare_frame()
             a, b = self._spec_of(t), self._spec_of(other)
+            for x, sp in ((t, a), (other, b)):
+                if sp[0] == "const":
+                    self._source(x)
             if a[0] == "const" and b[0] == "const":
                 return
-            self.guards.append(("cmp", f, a, b, np.array(r._data, copy=True)))
+            self.guards.append(("cmp", f, a, b, np.array(getattr(r, "_data", r), copy=True)))
         elif kind == "random":
-            # random numbers drawn while recording would be replayed as constants: a guard
-            # that never holds makes every call record (torch.func draws anew each call)
-            if not any(g[0] == "sel" and g[1] == ("never",) for g in self.guards):
-                self.guards.append(("sel", ("never",), None, None, None))
+            # random numbers drawn while recording would be replayed as constants; torch.func
+            # draws anew at each call: served by eager recording
+            self._refuse("it draws random numbers (drawn anew at each call, as torch.func does)")
         elif kind == "sel":
             fname, params = rest
+            self._declare_frame()
+            if fname == "never":
+                self._refuse("an op's recorded constants depend on the values in a way no "
+                             "guard captures")
+                return
             a = self._spec_of(t)
             if a[0] == "const":
+                self._source(t)
                 return
             self.guards.append(("sel", (fname,) + tuple(params), a, None,
                                 _SEL[fname](np.asarray(t._data), *params)))
@@ -346,6 +724,119 @@ class CompiledTape:
             a = self._spec_of(t)
             if a[0] != "const":
                 self.guards.append(("item", None, a, None, np.asarray(v)))
+            else:
+                self._source(t)
+
+    def _refuse(self, why):
+        """Make this recording one that is not replayed (calls are served eagerly)."""
+        if self.deny is None:
+            self.deny = why
+
+    def _declare_frame(self):
+        """An op registered a guard for the values it reads: tensors it makes (in its frame
+        or below) are determined by the guard (``_born``). The op's frame is the first above
+        the guard helpers."""
+        f = sys._getframe(3)            # _declare_frame <- _guard <- dispatch <- caller
+        while f is not None and f.f_code.co_name.startswith("_guard"):
+            f = f.f_back
+        if f is not None and id(f) not in self._det:
+            self._det[id(f)] = f        # (kept alive while recording: ids stay unique)
+
+    def _born(self, t):
+        """Default-deny for values: a tensor made during the recording from the values of a
+        recorded tensor (found in the locals of the tapegrad frames that made it, up to the
+        function's own code) without a guard declared by the op that made it (its frame,
+        ``_declare_frame``) makes the recording not replayable: its values would be recorded
+        constants (a mask, a sign, a no_grad result, ...). A tensor made from a captured
+        tensor's values (one that existed before the recording: ``W * 2``, ``W.T``, the
+        transposes a double backward makes of it) is a constant of the recording too: the
+        captured tensor's values are checked at each replay (``_source``)."""
+        f = sys._getframe(4)            # _born <- _guard <- dispatch <- _wrap <- maker
+        if f.f_code is _M.get("out_code"):
+            return                      # a recorded result (carries its node)
+        T = _M["T"].Tensor
+        det, top, static = self._det, self._top, _static_codes()
+        self._made[id(t)] = t
+        found = None
+        guarded = False
+        seen = []                       # non-recorded tensors the makers read
+        maker = f
+        while f is not None and f is not top:
+            mod = f.f_globals.get("__name__", "")
+            if not mod.startswith("tapegrad.") or mod.startswith("tapegrad.testing"):
+                break                   # the function's own code: its tensors are arguments
+            if f.f_code in static:
+                return                  # a maker of static values made it
+            if id(f) in det:
+                guarded = True          # a guarded op made it
+            if mod in _INFRA:
+                # the autograd machinery: it makes tensors only from the cotangents it is
+                # given, or zeros (what it computes from saved values goes through the ops);
+                # a saved constant it wraps may be a captured tensor's (``_saved_source``:
+                # the tensors made from that wrap need no check of their own)
+                if f is maker:
+                    self._saved_source(f)
+                break
+            loc = f.f_locals
+            for v in loc.values():
+                _untraced(v, T, seen)
+            if not guarded and mod != "tapegrad.ops" and found is None and any(
+                    _traced(v, T) for v in loc.values()):
+                found = f               # (ops.py's differentiable VJPs are tensor formulas:
+            f = f.f_back                # the ops they call are checked themselves)
+        for v in seen:
+            if v is not t:
+                self._source(v)
+        if found is not None and not guarded:
+            # decided when the recording ends: a tensor made first, then recorded, carries
+            # gradients by then
+            self._pending.append((t, "%s (%s:%d) made a tensor from recorded values without a "
+                                  "guard" % (found.f_code.co_name, found.f_code.co_filename.rsplit(
+                                      "tapegrad/", 1)[-1], found.f_lineno)))
+
+    def _saved_source(self, f):
+        """The autograd machinery's ``node_t`` wrapping a recorded constant (save code ``s``
+        of dtype slot ``vdt``): the captured tensor that constant reads is a source."""
+        if f.f_code.co_name != "node_t":
+            return
+        loc = f.f_locals
+        s, vdt, node = loc.get("s"), loc.get("vdt"), loc.get("node")
+        if node is None or node >= 0 or s is None or s == -1:
+            return
+        crefs = self._recording.crefs or ()
+        cm = self._crefmap
+        if cm is None:
+            cm = self._crefmap = [0, {}]
+        if cm[0] != len(crefs):                 # (crefs only grows while recording)
+            for dt, code, c in crefs[cm[0]:]:
+                cm[1][(dt, code)] = c
+            cm[0] = len(crefs)
+        c = cm[1].get((vdt, s))
+        if c is not None:
+            self._source(c)
+
+    def _source(self, x):
+        """``x``'s values made a constant of the recording: when ``x`` is a captured tensor
+        (not recorded, not made during the recording), a replay checks that its values are
+        still those recorded (``srcs_hold``); a change records the function again."""
+        made = self._made
+        if made is None or not isinstance(x, _M["T"].Tensor) or x._rg or made.get(id(x)) is x:
+            return
+        for ref, _ in self.srcs:
+            if ref() is x:
+                return
+        self.srcs.append((weakref.ref(x), np.array(x._data, copy=True)))
+
+    def srcs_hold(self):
+        """Whether the captured tensors the recording read values from still hold them."""
+        for ref, seen in self.srcs:
+            x = ref()
+            if x is None:
+                return False
+            d = x._data
+            if d.shape != seen.shape or not np.array_equal(d, seen, equal_nan=seen.dtype.kind in "fc"):
+                return False
+        return True
 
     def _value(self, spec, X):
         if spec[0] == "const":
@@ -364,7 +855,7 @@ class CompiledTape:
                 now = _SEL[f[0]](self._value(a, X), *f[1:])
             else:
                 now = self._value(a, X).reshape(-1)[0]
-            if not np.array_equal(np.asarray(now), seen):
+            if not np.array_equal(np.asarray(now), seen, equal_nan=_floaty(seen)):
                 return False
         return True
 
@@ -413,12 +904,16 @@ class CompiledTape:
                         "a tensor captured by the recorded function changed shape to %s; "
                         "record the function again" % (tuple(np.shape(d)),)) from None
         if stale:
-            self.crefs = [(dt, code, ref, (self.data.XO[dt][-2 - code] if orig is not None else None))
-                          for dt, code, ref, orig in self.crefs]
-            self._rebuild_xa()
-            for key in ("_bp", "_bpf", "_bpa", "_pl", "_sp", "_X", "_IV", "_S", "_RS", "_A", "_F", "_rmemo",
-                        "_unit", "_wargs"):
-                self.__dict__.pop(key, None)
+            with self._lock:
+                self.crefs = [(dt, code, ref, (self.data.XO[dt][-2 - code] if orig is not None
+                                               else None))
+                              for dt, code, ref, orig in self.crefs]
+                self._rebuild_xa()
+                # a new plan generation: every thread's scratch is made again; a call running
+                # in another thread keeps the old plan (which holds the old arrays)
+                self._gen += 1
+                for key in ("_bp", "_bpf", "_bpa", "_pl", "_rmemo", "_unit", "_wargs"):
+                    self.__dict__.pop(key, None)
 
     def _meta(self, node):
         """(store slot, offset, size) of a node as Python ints."""
@@ -431,14 +926,24 @@ class CompiledTape:
         reverse sweep is one compiled call (no entry runs on numpy: the common small tape)."""
         pl = self.__dict__.get("_pl")
         if pl is None:
-            E = self._replay_entries()
-            simple = not ((E[:, FL] & F_BIG).any() or (self.N.reshape(-1, NK)[:, NDT] >= 2).any())
-            ins = [None if n is None else self._meta(n) for n in self.in_nodes]
-            outs = [self._meta(v) if kind == "node" else None for kind, v in self.out_nodes]
-            args = (E.reshape(-1), self.N, self.V[0], self.V[1], self.XA[0], self.XA[1],
-                    self.data.I, self.data.C)
-            pl = self._pl = (args, ins, outs, simple)
-            self._sp = self._scalar_plan() if simple else None
+            with self._lock:            # built once, by one thread; then only read
+                pl = self.__dict__.get("_pl")
+                if pl is None:
+                    pl = self._make_plan()
+        return pl
+
+    def _make_plan(self):
+        E = self._replay_entries()
+        simple = not ((E[:, FL] & F_BIG).any() or (self.N.reshape(-1, NK)[:, NDT] >= 2).any()
+                      or self.pyfuncs)
+        ins = [None if n is None else self._meta(n) for n in self.in_nodes]
+        outs = [self._meta(v) if kind == "node" else None for kind, v in self.out_nodes]
+        args = (E.reshape(-1), self.N, self.V[0], self.V[1], self.XA[0], self.XA[1],
+                self.data.I, self.data.C)
+        sp = self._sp = self._scalar_plan() if simple else None     # (set before _pl)
+        # the fifth item keeps the arrays whose addresses XA holds alive while a call that
+        # took this plan runs (another thread may replace a captured constant meanwhile)
+        pl = self._pl = (args, ins, outs, simple, (list(self.data.XO[0]), list(self.data.XO[1]), sp))
         return pl
 
     def _replay_entries(self):
@@ -543,24 +1048,25 @@ class CompiledTape:
         forward = _M.get("forward") or _mods()["forward"]
         if self.crefs:
             self._refresh_constants()
-        args, ins, _, _ = self._plan()
-        sp = self._sp
-        bufs = self.__dict__.setdefault("_X", {})          # per thread: replays may overlap
-        X = None if fresh else bufs.get(threading.get_ident())
+        args, ins, _, _, keep = self._plan()
+        sp = keep[2]
+        sc = None if fresh else self._scratch()            # per thread: replays may overlap
+        X = None if fresh else sc.X
         if X is None:
             X = [np.zeros(max(self.data.asz[s], 1), _NP[s & 1]) for s in range(4)]
+            X.append({})                                   # X[4]: the call's Function contexts
             if sp is not None:                             # one store, constants included
                 X[sp[2]] = np.zeros(sp[3], _NP[sp[2]])
                 for off, src, _ in sp[4]:
                     X[sp[2]][off:off + src.size] = src
             if not fresh:
-                bufs[threading.get_ident()] = X
-        views = None if fresh else self.__dict__.setdefault("_IV", {}).get(id(X))
+                sc.X = X
+        views = None if fresh else sc.views
         if views is None:                   # the inputs' places in the store, shaped as them
             views = [None if m is None else X[m[0]][m[1]:m[1] + m[2]].reshape(shape)
                      for m, (shape, _) in zip(ins, self.in_meta)]
             if not fresh:
-                self._IV[id(X)] = views
+                sc.views = views
         for w, v in zip(views, values):
             if w is not None:
                 if type(v) is np.ndarray and v.shape == w.shape:
@@ -581,8 +1087,7 @@ class CompiledTape:
                     Xs[off:off + src.size] = src
             (_M.get("pforward") or _mods()["pforward"])(sp[0], sp[1], self.data.I, Xs, 0, len(sp[1]))
             return X
-        steps = None if fresh else self.__dict__.setdefault("_S", {}).setdefault(
-            threading.get_ident(), {})
+        steps = None if fresh else sc.steps
         start = 0
         while True:
             stop = forward(*args, X[0], X[1], start, self.ne)
@@ -593,10 +1098,19 @@ class CompiledTape:
                 fn = steps[stop] = self._np_step(stop, X)
             if fn is not None:
                 fn()
+            elif self.pyfuncs and int(self.E[stop * K + OP]) == _pyfunc_opcode():
+                self._pyfunc_forward(stop, X)
             else:
                 _tp.np_forward(self.data, stop, self.E, self.N, self.V[0], self.V[1], X)
             start = stop + 1
         return X
+
+    def _scratch(self):
+        """The calling thread's ``_Scratch`` of this tape (made on its first call)."""
+        sc = getattr(self._tl, "s", None)
+        if sc is None or sc.gen != self._gen:
+            sc = self._tl.s = _Scratch(self._gen)
+        return sc
 
     def _operand_view(self, X, vdt, node, s, size):
         """An operand of a numpy step: the node's lanes of the value store X, or the recorded
@@ -642,7 +1156,7 @@ class CompiledTape:
 
     def outputs(self, X, values):
         res = []
-        _, _, metas, _ = self._plan()
+        metas = self._plan()[2]
         for (kind, v), (shape, dt), m in zip(self.out_nodes, self.out_meta, metas):
             if kind == "node":
                 slot, off, size = m
@@ -658,23 +1172,23 @@ class CompiledTape:
         ``wanted``: None, or a frozenset of the input indices whose gradients the caller
         needs; the sweep may then skip the work that serves only the others (their gradients
         may come back None)."""
-        args, ins, outs, simple = self._plan()
+        args, ins, outs, simple, keep = self._plan()
         if simple:
-            return self._reverse_simple(X, cotangents, args, ins, outs, wanted)
+            return self._reverse_simple(X, cotangents, args, ins, outs, wanted, keep[2])
         reverse = _mods()["reverse"]
         N, E = self.N, self.E
         nn, ne = len(N) // NK, self.ne
-        tid = threading.get_ident()
         steps = None
-        if self.__dict__.get("_X", {}).get(tid) is X:     # the thread's own value store:
-            st = self._stores(tid)                        # reuse adjoint stores, flags and
+        sc = self._scratch()
+        if sc.X is X:                                     # the thread's own value store:
+            st = self._stores(sc)                         # reuse adjoint stores, flags and
             st[0][0].fill(0)                              # the numpy steps' views
             st[0][1].fill(0)
             st[1].fill(0)
             adj = _tp.Adjoints.__new__(_tp.Adjoints)
             adj.A, adj.G, adj.owned = st[0], {}, set()
             nreach, ereach, nobad = st[2:]
-            steps = self.__dict__.setdefault("_RS", {}).setdefault(tid, {})
+            steps = sc.rsteps
         else:
             adj = _tp.Adjoints(self.data)
             flags = np.zeros(nn + 2 * ne + 3, np.uint8)
@@ -697,8 +1211,15 @@ class CompiledTape:
         while start >= 0:
             status, e = reverse(*args, adj.A[0], adj.A[1], X[0], X[1], True, nreach, ereach,
                                 nobad, start, 0)
-            if status != 4:
+            if status == 0:
                 break
+            if status == 1:                               # a custom Function's backward
+                self._pyfunc_backward(e, X, adj, nreach, ereach)
+                start = e - 1
+                continue
+            if status != 4:
+                raise AssertionError("replayed reverse sweep stopped at entry %d (status %d)"
+                                     % (e, status))
             fn = None if steps is None else steps.get(e, _MISSING)
             if fn is _MISSING:
                 fn = steps[e] = self._np_vjp_step(e, X, adj.A, nreach, ereach)
@@ -717,30 +1238,28 @@ class CompiledTape:
             grads.append(g)
         return grads
 
-    def _stores(self, tid):
+    def _stores(self, sc):
         """The thread's adjoint stores and reach flags for the general sweeps (reused from
         call to call; the caller zeroes them): ([A4, A8], flags, nreach, ereach, nobad)."""
-        bufs = self.__dict__.setdefault("_A", {})
-        st = bufs.get(tid)
+        st = sc.A
         if st is None:
             nn, ne = len(self.N) // NK, self.ne
             flags = np.zeros(nn + 2 * ne + 3, np.uint8)
-            st = bufs[tid] = (
+            st = sc.A = (
                 [np.zeros(max(self.data.asz[0], 1), np.float32),
                  np.zeros(max(self.data.asz[1], 1), np.float64)],
                 flags, flags[:nn + 1], flags[nn + 1:nn + ne + 2], flags[nn + ne + 2:])
         return st
 
-    def _flags(self, tid):
+    def _flags(self, sc):
         """The thread's reach flags for the single compiled sweep (reused; the caller zeroes
         them), laid out as ``_stores``' (None where it has the adjoint stores): that sweep
         takes fresh adjoint stores per call."""
-        bufs = self.__dict__.setdefault("_F", {})
-        st = bufs.get(tid)
+        st = sc.F
         if st is None:
             nn, ne = len(self.N) // NK, self.ne
             flags = np.zeros(nn + 2 * ne + 3, np.uint8)
-            st = bufs[tid] = (None, flags, flags[:nn + 1], flags[nn + 1:nn + ne + 2],
+            st = sc.F = (None, flags, flags[:nn + 1], flags[nn + 1:nn + ne + 2],
                               flags[nn + ne + 2:])
         return st
 
@@ -791,17 +1310,16 @@ class CompiledTape:
                     ereach[p] = 1
         return step
 
-    def _reverse_simple(self, X, cotangents, args, ins, outs, wanted=None):
+    def _reverse_simple(self, X, cotangents, args, ins, outs, wanted, sp):
         """``reverse`` of a tape that no entry leaves for numpy: one compiled sweep, with reach
         flags that a thread reuses from call to call and adjoint stores made zeroed for the
         call (the gradients returned are views of them; the scalar plan keeps its reused
         store and copies)."""
-        sp = self._sp
         if sp is not None:                  # the scalar plan: one store, no flags
-            st = (self._sp_store(),)
+            st = (self._sp_store(sp),)
             A = st[0]
         else:                               # fresh zeroed adjoint stores (calloc): the
-            st = self._flags(threading.get_ident())     # gradients are views of them, not
+            st = self._flags(self._scratch())           # gradients are views of them, not
             st[1].fill(0)                               # copies out of reused ones
             asz = self.data.asz
             A = [np.zeros(max(asz[0], 1), np.float32), np.zeros(max(asz[1], 1), np.float64)]
@@ -820,7 +1338,7 @@ class CompiledTape:
             elif kind == "input":
                 extra = extra or {}
                 extra[v] = extra.get(v, 0) + np.asarray(g)
-        start, R, reads = self._read_plan(seeded, ins, None if sp is not None else wanted)
+        start, R, reads = self._read_plan(seeded, ins, None if sp is not None else wanted, sp)
         if sp is None and wanted is not None:
             args = self._wanted_args(args, wanted)
         if sp is not None:
@@ -849,21 +1367,80 @@ class CompiledTape:
     def _unit_reverse(self, X):
         """``reverse`` on the scalar plan seeded with 1 at the first output (a one-element
         node): grad_and_value's call, with the seeding and bookkeeping done once."""
-        sp = self._sp
-        AA = self._sp_store()
+        _, ins, outs, _, keep = self._plan()
+        sp = keep[2]
+        AA = self._sp_store(sp)
         A = AA[0]
         u = self.__dict__.get("_unit")
-        if u is None:
+        if u is None or u[0] is not sp:
             kind, v = self.out_nodes[0]
             if kind != "node":
                 return self.reverse(X, [np.ones((), _NP[sp[2]])] + [None] * (len(self.out_nodes) - 1))
-            _, ins, outs, _ = self._plan()
-            u = self._unit = (outs[0][1],) + self._read_plan([v], ins)
-        off, start, R, reads = u
+            u = self._unit = (sp, outs[0][1]) + self._read_plan([v], ins, None, sp)
+        _, off, start, R, reads = u
         A[off] = 1.0
         if len(R):
             (_M.get("preverse") or _mods()["preverse"])(sp[0], sp[1], self.data.I, X[sp[2]], A, R)
         return self._read_grads(AA, reads)
+
+    def forward_runner(self):
+        """A function ``run(leaves)`` doing a forward-only replay (jvp's call) in the fewest
+        Python steps: the leaves' values copied in, one compiled forward, the outputs copied
+        out; None from ``run`` when the tape's plan changed (a captured constant replaced).
+        None when the tape needs the general path (guards, numpy steps, custom Functions)."""
+        pl = self._plan()
+        args, ins, outs, simple, keep = pl
+        E = args[0].reshape(-1, K)
+        if (self.eager is not None or self.guards or self.pyfuncs
+                or (len(E) and (E[:, FL] & (F_NPFWD | F_BIG)).any())
+                or (self.N.reshape(-1, NK)[:, NDT] >= 2).any()
+                or any(kind != "node" for kind, _ in self.out_nodes)):
+            return None
+        _mods()
+        sp, N, ne = keep[2], self.N, self.ne
+        forward, pforward, I = _M["forward"], _M["pforward"], self.data.I
+        live = [(off, src) for off, src, lv in sp[4] if lv] if sp is not None else None
+        tl, srcs = self._tl, self.srcs
+        reads = [(slot, off, off + size, shape) for (slot, off, size), (shape, _) in
+                 zip(outs, self.out_meta)]
+
+        def state(leaves):
+            X = self.forward([t._data for t in leaves])
+            sc = self._scratch()
+            copies = [(i, w) for i, w in enumerate(sc.views) if w is not None]
+            cap = []
+            for node, ref, kept in self.captured:
+                off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
+                cap.append((X[slot][off:off + size], ref, kept))
+            st = sc.fwd = (pl, X, copies, cap)
+            return st
+
+        def run(leaves):
+            if srcs and not self.srcs_hold():
+                return None
+            sc = getattr(tl, "s", None)
+            st = None if sc is None else sc.fwd
+            if st is None or st[0] is not pl:
+                st = state(leaves)
+            _, X, copies, cap = st
+            if self.crefs:
+                self._refresh_constants()
+                if self.__dict__.get("_pl") is not pl:
+                    return None
+            for i, w in copies:
+                w[...] = leaves[i]._data
+            for dst, ref, kept in cap:
+                leaf = ref() if ref is not None else None
+                dst[:] = np.asarray(leaf._data if leaf is not None else kept, dst.dtype).reshape(-1)
+            if sp is not None:
+                Xs = X[sp[2]]
+                for off, src in live:
+                    Xs[off:off + src.size] = src
+                pforward(sp[0], sp[1], I, Xs, 0, len(sp[1]))
+            elif forward(*args, X[0], X[1], 0, ne) >= 0:
+                return None
+            return [X[slot][lo:hi].reshape(shape).copy() for slot, lo, hi, shape in reads]
+        return run
 
     def unit_runner(self, wanted):
         """A function ``run(leaves)`` doing grad_and_value's replay of this tape in the fewest
@@ -873,42 +1450,47 @@ class CompiledTape:
         needs the general path (numpy steps, guards, a captured constant that changed).
         The per-thread stores are made on a thread's first run. None when the tape is not
         such a tape (the caller keeps the general path)."""
-        args, ins, outs, simple = self._plan()
+        pl = self._plan()
+        args, ins, outs, simple, keep = pl
         E = args[0].reshape(-1, K)
         kind, v = self.out_nodes[0]
         if (not simple or self.guards or kind != "node" or outs[0][2] != 1
                 or (len(E) and (E[:, FL] & F_NPFWD).any())):
             return None
         _mods()
-        sp, N, ne = self._sp, self.N, self.ne
-        pl = self._pl
-        ident = threading.get_ident
+        sp, N, ne = keep[2], self.N, self.ne
         need_values = any(k == "input" for k, _ in self.out_nodes)   # (outputs reads them)
         if sp is not None:
             pforward, I = _M["pforward"], self.data.I
             live = [(off, src) for off, src, lv in sp[4] if lv]
         else:
-            start, _, reads = self._read_plan([v], ins, wanted)
+            start, _, reads = self._read_plan([v], ins, wanted, sp)
             wargs = self._wanted_args(args, wanted) if wanted is not None else args
             forward, reverse = _M["forward"], _M["reverse"]
             slot0, soff = outs[0][0], outs[0][1]
             p = int(N[v * NK + NPROD])
             asz0, asz1 = max(self.data.asz[0], 1), max(self.data.asz[1], 1)
-        states = {}
+        tl, srcs = self._tl, self.srcs
 
         def state(leaves):                  # the thread's stores, made by a general forward
             X = self.forward([t._data for t in leaves])
-            copies = [(i, w) for i, w in enumerate(self._IV[id(X)]) if w is not None]
+            sc = self._scratch()
+            copies = [(i, w) for i, w in enumerate(sc.views) if w is not None]
             cap = []
             for node, ref, kept in self.captured:
                 off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
                 cap.append((X[slot][off:off + size], ref, kept))
-            st = states[ident()] = (X, copies, cap, self._flags(ident()) if sp is None else None)
+            st = sc.unit = (pl, X, copies, cap, self._flags(sc) if sp is None else None)
             return st
 
         def run(leaves):
-            st = states.get(ident()) or state(leaves)
-            X, copies, cap, fl = st
+            if srcs and not self.srcs_hold():
+                return None
+            sc = getattr(tl, "s", None)
+            st = None if sc is None else sc.unit
+            if st is None or st[0] is not pl:
+                st = state(leaves)
+            _, X, copies, cap, fl = st
             if self.crefs:
                 self._refresh_constants()
                 if self.__dict__.get("_pl") is not pl:
@@ -944,14 +1526,14 @@ class CompiledTape:
             return res, self._read_grads(A, reads, True)
         return run
 
-    def _sp_store(self):
-        """The thread's zeroed adjoint store of the scalar plan, as a pair indexed by a store
-        slot (both slots name the one store)."""
-        bufs = self.__dict__.setdefault("_A", {})
-        st = bufs.get(threading.get_ident())
+    def _sp_store(self, sp):
+        """The thread's zeroed adjoint store of the scalar plan ``sp``, as a pair indexed by a
+        store slot (both slots name the one store)."""
+        sc = self._scratch()
+        st = sc.A
         if st is None:
-            A = np.zeros(self._sp[3], _NP[self._sp[2]])
-            st = bufs[threading.get_ident()] = ((A, A),)
+            A = np.zeros(sp[3], _NP[sp[2]])
+            st = sc.A = ((A, A),)
         st[0][0].fill(0)
         return st[0]
 
@@ -973,7 +1555,7 @@ class CompiledTape:
             grads.append(g if shape is None else g.reshape(shape))
         return grads
 
-    def _read_plan(self, seeded, ins, wanted=None):
+    def _read_plan(self, seeded, ins, wanted=None, sp=None):
         """Per set of seeded output nodes (and of wanted inputs), computed once: the last entry
         they reach, the reached entries in descending order (for the scalar plan) and how to
         read each input's gradient (store slot, bounds, dtype cast, shape; None: unreached or
@@ -986,8 +1568,8 @@ class CompiledTape:
             nreach, start = self._reach(sk)
             E = self.E.reshape(-1, K)
             R = [e for e in range(start, -1, -1) if nreach[E[e, OUT]]]
-            if self._sp is not None:                       # scalar-plan rows (aliased
-                rowmap = self._sp[5]                       # slices have none)
+            if sp is not None:                             # scalar-plan rows (aliased
+                rowmap = sp[5]                             # slices have none)
                 R = [rowmap[e] for e in R if rowmap[e] >= 0]
             R = np.array(R, np.int64)
             reads = []
@@ -1032,6 +1614,8 @@ class CompiledTape:
     # --------------------------------------------------------------- batched replay
     def batch_blocker(self):
         """Why this tape cannot run in the batched interpreter (None: it can)."""
+        if self.eager is not None:
+            return "it is served eagerly (%s)" % self.eager
         if "_blocker" not in self.__dict__:
             from .ops import KIND_CODES, OPS, PYFUNC, BINARY, MM
             E, N = self.E.reshape(-1, K), self.N.reshape(-1, NK)
@@ -1282,9 +1866,19 @@ class CompiledTape:
         def table(rows):
             return np.array(rows, np.int64).reshape(-1, 5)
         # (one call, or in parts with progress reports between them: tapegrad/_progress.py)
-        _run_batch(run, (Eb, Nb, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, Cb,
-                         basz[0], basz[1], self.ne, B, P, G, table(ins + const_rows),
-                         table(outs_rows), table(cts), table(grows), rev_start, len(N) // NK))
+        args = (Eb, Nb, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, Cb,
+                basz[0], basz[1], self.ne, B, P, G, table(ins + const_rows), table(outs_rows),
+                table(cts), table(grows), rev_start, len(N) // NK)
+        if _M.get("layer") in ("omp", "tbb"):
+            _run_batch(run, args)       # thread-safe layers: no lock
+        else:
+            # Numba's workqueue layer cannot run parallel regions from two threads at once
+            # (and the layer is known only after a first parallel run)
+            with _BATCH_LOCK:
+                _run_batch(run, args)
+                if "layer" not in _M:
+                    import numba        # deferred: numba is loaded by now
+                    _M["layer"] = numba.threading_layer()
         # outputs
         res = []
         for (kind, v), (shape, dt) in zip(self.out_nodes, self.out_meta):
@@ -1310,6 +1904,8 @@ class CompiledTape:
 
     def _guards_ok(self, want, P):
         ok = np.ones(P, bool)
+        if self.srcs and not self.srcs_hold():
+            ok[:] = False
         for kind, f, a, b, seen in self.guards:
             seen = np.asarray(seen)
 
@@ -1324,7 +1920,8 @@ class CompiledTape:
                 continue
             if kind == "sel":
                 va = val(a)
-                ok &= np.array([np.array_equal(_SEL[f[0]](va[i], *f[1:]), seen)
+                eq = _floaty(seen)
+                ok &= np.array([np.array_equal(_SEL[f[0]](va[i], *f[1:]), seen, equal_nan=eq)
                                 for i in range(P)], bool)
                 continue
             if kind == "cmp":
@@ -1332,7 +1929,11 @@ class CompiledTape:
                 now = np.broadcast_to(now, (P,) + seen.shape).reshape(P, -1)
             else:
                 now = want[a[1]].reshape(P, -1)[:, :1]
-            ok &= (now == seen.reshape(1, -1)).all(axis=1)
+            s1 = seen.reshape(1, -1)
+            same = now == s1
+            if _floaty(s1):
+                same |= (now != now) & (s1 != s1)       # (a nan that stays a nan)
+            ok &= same.all(axis=1)
         return ok
 
     # --------------------------------------------------------------- presentation
@@ -1383,21 +1984,14 @@ class CompiledTape:
 
     def __getstate__(self):
         st = dict(self.__dict__)
-        st.pop("XA", None)
-        st.pop("_X", None)
-        st.pop("_IV", None)
-        st.pop("_wargs", None)
-        st.pop("_F", None)
-        st.pop("_bvm", None)                    # (fills the receiving process's table)
-        st.pop("_bp", None)                     # holds addresses: rebuilt after unpickling
-        st.pop("_bpf", None)
-        st.pop("_bpa", None)
-        st.pop("_pl", None)
-        st.pop("_sp", None)
-        st.pop("_A", None)
-        st.pop("_unit", None)
-        st.pop("_S", None)
-        st.pop("_RS", None)
+        # per-thread state, locks, plans holding addresses (rebuilt after unpickling), and
+        # "_bvm" (fills the receiving process's table)
+        for key in ("XA", "_tl", "_lock", "_wargs", "_bvm", "_bp", "_bpf", "_bpa", "_pl", "_sp",
+                    "_unit", "_rmemo"):
+            st.pop(key, None)
+        if self.eager is not None:
+            raise TypeError("this recording is served eagerly (%s): it has no tape to pickle"
+                            % self.eager)
         d = self.data
         st["data"] = (d.C, d.I, d.XO, d.asz)
         # captured tensors do not travel: the unpickled tape uses their recorded values
@@ -1405,6 +1999,7 @@ class CompiledTape:
         st["guards"] = [(k, f if f is None or isinstance(f, tuple) else f.__name__, _frozen(a),
                          _frozen(b), s) for k, f, a, b, s in self.guards]
         st["crefs"] = []                        # nor do captured constant tensors
+        st["srcs"] = []                         # (whose values the recording read)
         return st
 
     def __setstate__(self, st):
@@ -1417,6 +2012,9 @@ class CompiledTape:
         data.C, data.I, data.XO, data.asz, data.hooks = C, I, XO, asz, {}
         self.data = data
         self._recording = None
+        self._tl = threading.local()
+        self._lock = threading.Lock()
+        self._gen = 0
         self._rebuild_xa()
 
     # --------------------------------------------------------------- convenience
@@ -1432,6 +2030,121 @@ class CompiledTape:
         return _unflatten(self.out_spec, outs)
 
 
+_INFRA = frozenset(("tapegrad.autograd.engine", "tapegrad.autograd.higher",
+                    "tapegrad._core.tape"))
+
+
+def _static_codes():
+    """Code objects of functions that make tensors whose values depend on no recorded value
+    (creation from shapes: zeros_like, new_ones...; this module's ``_const``; the autograd
+    engine's seeds and zero cotangents)."""
+    got = _M.get("static")
+    if got is None:
+        from . import creation
+        fns = [_const] + [
+            getattr(creation, n) for n in (
+                "zeros_like", "ones_like", "full_like", "empty_like", "zeros", "ones", "full",
+                "empty", "arange", "linspace", "logspace", "eye") if hasattr(creation, n)]
+        got = _M["static"] = frozenset(getattr(f, "__code__", None) for f in fns) - {None}
+    return got
+
+
+def _names_of(E):
+    """The grad_fn names of a recording's entries (custom Functions excepted: replayed by
+    calling back)."""
+    from ._core.names import NAMES
+    ids = np.unique(E[E[:, OP] != _pyfunc_opcode(), NM])
+    return {NAMES[int(i)] for i in ids}
+
+
+def _floaty(a):
+    return np.asarray(a).dtype.kind in "fc"
+
+
+def _pyfunc_opcode():
+    if "pyfunc" not in _M:
+        from .ops import OPCODE
+        _M["pyfunc"] = OPCODE["pyfunc"]
+    return _M["pyfunc"]
+
+
+class _EagerMark:
+    """The top of the recording stack while a call is served eagerly: no recording, but the
+    transforms called run on the graph (``recording_active``)."""
+    @staticmethod
+    def _guard(kind, t, *rest):
+        return None
+
+
+_EAGER_MARK = _EagerMark()
+
+
+class _EagerCall:
+    """One call served by eager recording, for a signature whose recording is not replayed
+    (``CompiledTape.eager`` says why): ``f`` runs on fresh leaves with autograd, and
+    ``reverse`` differentiates that graph (``autograd.grad``, graph retained, so a vjp
+    closure or jacrev can call it again). Same interface as a CompiledTape for the
+    transforms; ``X`` is unused."""
+    _sp = None
+    guards = ()
+    eager = "served eagerly"
+
+    def __init__(self, f, args):
+        from ._state import enable_grad
+        T = _mods()["T"]
+        leaves = []
+        spec = _flatten(args, leaves)
+        self.in_meta = [(t._data.shape, t._dtype) for t in leaves]
+        fresh = []
+        for t in leaves:
+            u = T._wrap(np.array(t._data, copy=True), t._dtype)
+            if t._dtype.is_floating_point:
+                u._rg = True
+            fresh.append(u)
+        # transforms f calls run on the graph (as in a recording: nesting), so that this
+        # graph differentiates through them
+        stack = _rec_stack()
+        GUARD = T.GUARD
+        _guard_on(GUARD)
+        stack.append(_EAGER_MARK)
+        try:
+            with enable_grad():
+                out = f(*_unflatten(spec, fresh))
+        finally:
+            stack.pop()
+            _guard_off(GUARD)
+        outs = []
+        self.out_spec = _flatten(out, outs)
+        self.out_meta = [(t._data.shape, t._dtype) for t in outs]
+        self.out_nodes = [("node", i) for i in range(len(outs))]
+        self.fresh, self.outs = fresh, outs
+
+    def outputs(self, X, values):
+        return [np.array(t._data, copy=True) for t in self.outs]
+
+    def reverse(self, X, cotangents, wanted=None):
+        from .autograd import grad as agrad
+        T = _mods()["T"]
+        grads = [None] * len(self.fresh)
+        pairs = [(o, c) for o, c in zip(self.outs, cotangents)
+                 if c is not None and o._rg and o._dtype.is_floating_point]
+        idx = [i for i, u in enumerate(self.fresh)
+               if u._rg and (wanted is None or i in wanted)]
+        if pairs and idx:
+            cts = [T._wrap(np.asarray(c, o._dtype.np).reshape(o._data.shape), o._dtype)
+                   for o, c in pairs]
+            got = agrad([o for o, _ in pairs], [self.fresh[i] for i in idx], cts,
+                        retain_graph=True, allow_unused=True)
+            for i, g in zip(idx, got):
+                if g is not None:
+                    shape, dt = self.in_meta[i]
+                    grads[i] = np.array(g._data, dt.np).reshape(shape)
+        return grads
+
+    def batch_blocker(self):
+        return "it is served eagerly"
+
+
 def make_tape(f, *example_args, **example_kwargs):
     """Record ``f`` on the example arguments; returns its CompiledTape."""
     return CompiledTape(f, example_args, example_kwargs)
@@ -1444,21 +2157,26 @@ class _Cache:
     first variant whose guards hold, and records a new one when none does."""
     MAX_VARIANTS = 8
     MAX_FAST = 16
+    # input signatures kept per transformed function, least recently used out first: a
+    # process calling it on ever new shapes keeps a bounded memory (docs/func.md)
+    MAX_SIGNATURES = 64
 
-    def __init__(self, f):
+    def __init__(self, f, watch=None):
         self.f = f
+        self.watch_fn = f if watch is None else watch     # whose names _watch_list reads
         self.tapes = {}
         self.recordings = 0
         self.watch = None
         self.specs = {}             # call signature -> the arguments' tree specs (_select)
         self.fasts = {}             # call signature -> its fast call (None: it has none)
         self.fast = None            # the fast call of the latest signature
+        self.lock = threading.Lock()  # the bookkeeping of tapes (never held while replaying)
 
     def _watch_list(self):
         """The tensors f names directly (closure variables and globals), by identity: a
         recording captured those objects, so rebinding a name must record f again."""
         T = _mods()["T"].Tensor
-        fn = getattr(self.f, "__func__", self.f)
+        fn = getattr(self.watch_fn, "__func__", self.watch_fn)
         code = getattr(fn, "__code__", None)
         out = []
         if code is None:
@@ -1498,17 +2216,39 @@ class _Cache:
         _signature(args, leaves, toks, T)
         return tuple(toks), leaves
 
-    def record(self, key, args):
+    def record(self, key, args, stale=()):
+        """Record a new variant for signature ``key`` (the variants ``stale``, whose captured
+        tensors changed, are dropped)."""
         if key in self.tapes:
             log.debug("tapegrad.func: a recorded branch decision changed; recording %s again",
                       getattr(self.f, "__name__", self.f))
         ct = CompiledTape(self.f, args)
+        if ct.eager is not None:
+            log.debug("tapegrad.func: %s is served by eager recording, not replayed: %s",
+                      getattr(self.f, "__name__", self.f), ct.eager)
         self.recordings += 1
         if self.watch is None:
             self.watch = self._watch_list()
-        variants = self.tapes.setdefault(key, [])
-        variants.insert(0, ct)
-        del variants[self.MAX_VARIANTS:]
+        with self.lock:                 # (the recording itself holds no lock)
+            variants = self.tapes.get(key)
+            if variants is None:
+                while len(self.tapes) >= self.MAX_SIGNATURES:
+                    old = next(iter(self.tapes))            # the least recently used
+                    del self.tapes[old]
+                    self.fasts.pop(old, None)
+                    self.specs.pop(old, None)
+                variants = []
+            else:
+                # (a copy: other threads iterate the old list)
+                variants = [v for v in variants if all(v is not s for s in stale)]
+            if ct.eager is None:
+                variants.insert(0, ct)
+            elif not variants or variants[-1].eager is None:
+                # last: the calls whose decisions a replayable variant recorded still replay;
+                # the others are served eagerly (not recorded again at each call)
+                variants.append(ct)
+            del variants[self.MAX_VARIANTS:]
+            self.tapes[key] = variants
         return ct
 
     def check_names(self):
@@ -1525,13 +2265,35 @@ class _Cache:
         self.check_names()
         key, leaves = self.key(args)
         values = [t._data for t in leaves]
-        for ct in self.tapes.get(key, ()):
-            X = ct.forward(values, fresh)
-            if not ct.guards or ct.guards_hold(X):
-                break
-        else:
-            ct = self.record(key, args)
-            X = ct.forward(values, fresh)
+        with self.lock:
+            variants = self.tapes.pop(key, None)
+            if variants is not None:
+                self.tapes[key] = variants      # (most recently used last)
+            else:
+                variants = ()
+        eager = False
+        stale = []
+        try:
+            for ct in variants:
+                if ct.eager is not None:
+                    break
+                if ct.srcs and not ct.srcs_hold():
+                    stale.append(ct)    # a captured tensor it read values from changed
+                    continue
+                X = ct.forward(values, fresh)
+                if not ct.guards or ct.guards_hold(X):
+                    break
+            else:
+                ct = self.record(key, args, stale)
+                if ct.eager is None:
+                    X = ct.forward(values, fresh)
+        except _ReplayMismatch as e:
+            log.debug("tapegrad.func: %s served by eager recording for this call: %s",
+                      getattr(self.f, "__name__", self.f), e)
+            eager = True
+        if eager or ct.eager is not None:   # default-deny: served by eager recording
+            ct = _EagerCall(self.f, args)
+            X = None
         outs = ct.outputs(X, values)
         if not need_reverse:
             return ct, leaves, outs, None, X, key
@@ -1616,7 +2378,7 @@ def _fast_gv(cache, args, leaves, key, ct, argnums, has_aux):
     It matches the arguments with a generated check (``_matcher``), runs the tape's
     ``unit_runner`` and builds the gradient and value trees by precomputed plans. None when
     the call cannot take it (several recorded variants or guards, numpy steps)."""
-    if len(cache.tapes.get(key, ())) != 1:
+    if len(cache.tapes.get(key, ())) != 1 or ct.eager is not None:
         return None
     match = _matcher(args)
     if match is None:
@@ -1666,10 +2428,14 @@ def _fast_gv(cache, args, leaves, key, ct, argnums, has_aux):
 
 def grad_and_value(func, argnums=0, has_aux=False):
     """(gradient of a scalar func w.r.t. args[argnums], value), replayed in compiled code.
-    A call with the signature of the previous one takes the fast call (``_fast_gv``)."""
+    A call with the signature of the previous one takes the fast call (``_fast_gv``).
+    Called while another transform records (nesting), it runs on the recorded graph."""
+    _check_argnums(argnums)
     cache = _Cache(func)
 
     def wrapper(*args):
+        if _NREC[0] and recording_active():
+            return _gv_graph(func, args, argnums, has_aux)
         if cache.fast is not None:
             cache.check_names()
             fast = cache.fast
@@ -1678,6 +2444,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 if r is not None:
                     return r
         _wrap = _mods()["T"]._wrap
+        _argnums_in_range(argnums, args, "grad_and_value")
         ct, leaves, outs, grads, _, key = cache.run(args, True, _UNIT, argnums=argnums)
         g = _select(grads, leaves, args, argnums, cache.specs, key)
         vals = [_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
@@ -1711,18 +2478,301 @@ def grad(func, argnums=0, has_aux=False):
     return wrapper
 
 
+# ----------------------------------------------------------------------------- nesting
+# A transform called while another one records (``grad(grad(f))``, ``jacrev(grad(f))``,
+# ``jvp(grad(f), ...)``, ``vmap(hessian(f))``...) runs on the recorded graph: its gradients
+# are taken with ``create_graph=True``, so the backward passes are recorded entries of the
+# outer recording, which the outer transform replays compiled (and differentiates again).
+# A replayed result inside a recording would be a constant of it: a silently wrong outer
+# derivative (``grad(grad(sin))`` gave 0).
+
+def _check_argnums(argnums):
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    if not isinstance(nums, tuple) or not nums or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in nums):
+        raise RuntimeError("argnums must be int or Tuple[int, ...], got: %r" % (argnums,))
+
+
+def _argnums_in_range(argnums, args, name):
+    for n in ((argnums,) if isinstance(argnums, int) else argnums):
+        if not -len(args) <= n < len(args):
+            raise RuntimeError("Got argnums=%s, but only %d positional inputs"
+                               % (argnums, len(args)))
+
+
+def _alias(t):
+    """A differentiable stand-in for tensor ``t`` in a transform running on the recorded
+    graph: a view of it (a node of its own, so that gradients with respect to it flow only
+    through the function's uses of the stand-in) when ``t`` carries gradients, else a fresh
+    leaf requiring grad. Non-float tensors stay as they are."""
+    if not t._dtype.is_floating_point:
+        return t
+    if t._rg:
+        return t.view_as(t)
+    return t.detach().requires_grad_()
+
+
+def _alias_tree(x):
+    leaves = []
+    spec = _flatten(x, leaves)
+    al = [_alias(t) for t in leaves]
+    return _unflatten(spec, al), spec, al
+
+
+def _stack(ts, dim=0):
+    from ._shape import stack          # deferred: an op family above func's imports
+    return stack(ts, dim=dim)
+
+
+def _zeros_like(t):
+    return _const(np.zeros(t._data.shape, t._dtype.np), t._dtype)
+
+
+def _graph_grads(outputs, inputs, cotangents):
+    """d<cotangents, outputs>/d(inputs) on the recorded graph (create_graph): zeros for
+    inputs the outputs do not reach (and for non-float inputs: None)."""
+    from .autograd import grad as agrad
+    pairs = [(o, c) for o, c in zip(outputs, cotangents)
+             if c is not None and o._rg and o._dtype.is_floating_point]
+    idx = [i for i, t in enumerate(inputs) if t._rg]
+    res = [None if not t._dtype.is_floating_point else _zeros_like(t) for t in inputs]
+    if pairs and idx:
+        got = agrad([o for o, _ in pairs], [inputs[i] for i in idx], [c for _, c in pairs],
+                    retain_graph=True, create_graph=True, allow_unused=True)
+        for i, g in zip(idx, got):
+            if g is not None:
+                res[i] = g
+    return res
+
+
+def _split_aux(out, has_aux, name):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError("%s(f, ...)(*args): output of function f should be a tuple: "
+                           "(output, aux) if has_aux is True" % name)
+    return out
+
+
+def _gv_graph(func, args, argnums, has_aux):
+    """grad_and_value on the recorded graph (nesting)."""
+    from ._state import enable_grad
+    T = _mods()["T"]
+    _argnums_in_range(argnums, args, "grad_and_value")
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    args = list(args)
+    parts = []
+    for n in nums:
+        args[n], spec, al = _alias_tree(args[n])
+        parts.append((spec, al))
+    with enable_grad():
+        out = func(*args)
+    value, aux = _split_aux(out, has_aux, "grad_and_value")
+    if not isinstance(value, T.Tensor) or value._data.size != 1:
+        raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
+                           "Tensor, got tensor with %d dims."
+                           % (value._data.ndim if isinstance(value, T.Tensor) else 0))
+    flat = [t for _, al in parts for t in al]
+    one = _const(np.ones(value._data.shape, value._dtype.np), value._dtype)
+    gs = _graph_grads([value], flat, [one])
+    tree, pos = [], 0
+    for spec, al in parts:
+        tree.append(_unflatten(spec, gs[pos:pos + len(al)]))
+        pos += len(al)
+    g = tree[0] if isinstance(argnums, int) else tuple(tree)
+    return (g, (value, aux)) if has_aux else (g, value)
+
+
+def _vjp_graph(func, primals, has_aux):
+    from ._state import enable_grad
+    T = _mods()["T"]
+    al_primals, specs, flat = [], [], []
+    for p in primals:
+        q, spec, al = _alias_tree(p)
+        al_primals.append(q)
+        specs.append((spec, len(al)))
+        flat += al
+    with enable_grad():
+        out = func(*al_primals)
+    out, aux = _split_aux(out, has_aux, "vjp")
+    outs = []
+    out_spec = _flatten(out, outs)
+
+    def vjp_fn(cotangents):
+        cl = []
+        spec = _flatten(cotangents, cl)
+        if spec != out_spec and len(cl) != len(outs):
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as "
+                               "pytree structure of outputs to the function")
+        cts = [c if isinstance(c, T.Tensor) else None for c in cl]
+        gs = _graph_grads(outs, flat, cts)
+        res, pos = [], 0
+        for spec, n in specs:
+            res.append(_unflatten(spec, gs[pos:pos + n]))
+            pos += n
+        return tuple(res)
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _jac_graph(func, args, argnums, has_aux, name):
+    """jacrev / jacfwd on the recorded graph: one recorded backward per output element."""
+    from ._state import enable_grad
+    _argnums_in_range(argnums, args, name)
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    args = list(args)
+    parts = []
+    for n in nums:
+        args[n], spec, al = _alias_tree(args[n])
+        parts.append((spec, al))
+    with enable_grad():
+        out = func(*args)
+    out, aux = _split_aux(out, has_aux, name)
+    outs = []
+    out_spec = _flatten(out, outs)
+    flat = [t for _, al in parts for t in al]
+    jac = []                                    # per output: per input leaf, a Jacobian
+    for o in outs:
+        rows = []
+        size = o._data.size
+        for i in range(size):
+            ct = np.zeros(size, o._dtype.np)
+            ct[i] = 1
+            rows.append(_graph_grads([o], flat, [_const(ct.reshape(o._data.shape), o._dtype)]))
+        cols = []
+        for k, t in enumerate(flat):
+            shape = tuple(o._data.shape) + tuple(t._data.shape)
+            if size:
+                J = _stack([r[k] for r in rows]).reshape(shape)
+            else:
+                J = _const(np.zeros(shape, t._dtype.np), t._dtype)
+            cols.append(J)
+        jac.append(cols)
+    res = _jac_tree(out_spec, jac, parts, argnums)
+    return (res, aux) if has_aux else res
+
+
+def _jac_tree(out_spec, jac, parts, argnums):
+    """torch.func's structure of a Jacobian: the outputs' tree, each leaf holding the
+    argument's tree (a tuple of them for a tuple of argnums)."""
+    per_out = []
+    for cols in jac:
+        tree, pos = [], 0
+        for spec, al in parts:
+            tree.append(_unflatten(spec, cols[pos:pos + len(al)]))
+            pos += len(al)
+        per_out.append(tree[0] if isinstance(argnums, int) else tuple(tree))
+    return _unflatten(out_spec, per_out)
+
+
+def _jvp_graph(func, primals, tangents, has_aux):
+    """jvp on the recorded graph by the double-backward trick: J t = d<J^T u, t>/du (linear
+    in u, so any u serves; zeros)."""
+    from ._state import enable_grad
+    al_primals, flat = [], []
+    for p in primals:
+        q, _, al = _alias_tree(p)
+        al_primals.append(q)
+        flat += al
+    tl = []
+    for t in tangents:
+        _flatten(t, tl)
+    with enable_grad():
+        out = func(*al_primals)
+    out, aux = _split_aux(out, has_aux, "jvp")
+    outs = []
+    out_spec = _flatten(out, outs)
+    us = [_const(np.zeros(o._data.shape, o._dtype.np), o._dtype).requires_grad_()
+          if o._dtype.is_floating_point else None for o in outs]
+    w = _graph_grads(outs, flat, us)            # J^T u
+    pairs = [(wi, ti) for wi, ti, x in zip(w, tl, flat) if wi is not None and wi._rg]
+    jv = _graph_grads([p[0] for p in pairs], [u for u in us if u is not None],
+                      [p[1] for p in pairs])
+    it = iter(jv)
+    jvs = [next(it) if u is not None else _zeros_like(o) for u, o in zip(us, outs)]
+    res = (out, _unflatten(out_spec, jvs))
+    return res + (aux,) if has_aux else res
+
+
+def _hvp_graph(func, primals, tangents):
+    """jvp(grad(f)) on the recorded graph: the Hessian is symmetric, so H t is the gradient
+    of <grad f, t> (reverse over reverse: one backward of the gradient's graph, where the
+    double-backward trick takes two)."""
+    f = func._tg_transform[1]
+    (x,), (t,) = primals, tangents
+    xa = _alias(x)
+    g, _ = _gv_graph(f, (xa,), 0, False)
+    return g, _graph_grads([g], [xa], [t])[0]
+
+
+def _is_hvp(func, primals, tangents):
+    """``jvp(grad(f), (x,), (t,))`` of one float tensor, no aux: a Hessian-vector product."""
+    tr = getattr(func, "_tg_transform", None)
+    T = _mods()["T"]
+    return (tr is not None and tr[0] == "grad" and tr[2] == 0 and not tr[3]
+            and len(primals) == 1 and type(primals[0]) is T.Tensor
+            and type(tangents[0]) is T.Tensor and primals[0]._dtype.is_floating_point)
+
+
+# ----------------------------------------------------------------------------- the transforms
+# vjp and jvp are called with the function each time: their recordings are kept per
+# transformed function (nested transforms by their structure, so ``jvp(grad(f), ...)`` made
+# anew at each call finds its recording), at most _FUNCS functions (least recently used
+# first out).
+_FUNCS = 64
+_FCACHES = {}
+_FLOCK = threading.Lock()
+
+
+def _tkey(func, kind):
+    """A hashable key of a (possibly nested) transformed function."""
+    def key(fn):
+        tr = getattr(fn, "_tg_transform", None)
+        if tr is None:
+            return fn
+        return (tr[0], key(tr[1])) + tuple(tr[2:])
+    try:
+        k = (kind, key(func))
+        hash(k)
+    except TypeError:
+        return None
+    return k
+
+
+def _func_cache(kind, func, make):
+    k = _tkey(func, kind)
+    if k is None:
+        return make()
+    with _FLOCK:
+        c = _FCACHES.pop(k, None)
+        if c is None:
+            c = make()
+        _FCACHES[k] = c                         # (most recent last)
+        while len(_FCACHES) > _FUNCS:
+            del _FCACHES[next(iter(_FCACHES))]
+    return c
+
+
 def vjp(func, *primals, has_aux=False):
-    """(func(*primals), vjp_fn): vjp_fn(cotangents) replays the compiled reverse sweep."""
-    from .tensor import _wrap
-    cache = _Cache(func)
+    """(func(*primals), vjp_fn) (and aux with has_aux): vjp_fn(cotangents) replays the
+    compiled reverse sweep of the recording (kept per function across calls)."""
+    if _NREC[0] and recording_active():
+        return _vjp_graph(func, primals, has_aux)
+    _wrap = _mods()["T"]._wrap
+    cache = _func_cache("vjp", func, lambda: _Cache(func))
     ct, leaves, outs, _, X, _ = cache.run(primals, False, None, fresh=True)
     vals = [_wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
     out = _unflatten(ct.out_spec, vals)
+    out, aux = _split_aux(out, has_aux, "vjp")
+    nout = _count_leaves(out)
 
     def vjp_fn(cotangents):
         cl = []
         _flatten(cotangents, cl)
-        grads = ct.reverse(X, [c._data for c in cl])
+        if len(cl) != nout:
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as "
+                               "pytree structure of outputs to the function")
+        cots = [c._data for c in cl] + [None] * (len(ct.out_meta) - len(cl))
+        grads = ct.reverse(X, cots)
         gl = [_wrap(g if g is not None else np.zeros(t._data.shape, t._dtype.np), t._dtype)
               for g, t in zip(grads, leaves)]
         res = []
@@ -1733,65 +2783,89 @@ def vjp(func, *primals, has_aux=False):
             res.append(_unflatten(spec, gl[pos:pos + len(sub)]))
             pos += len(sub)
         return tuple(res)
-    return out, vjp_fn
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def jacrev(func, argnums=0):
-    """The Jacobian by reverse mode: one compiled reverse replay per output element."""
-    cache = _Cache(func)
+def _count_leaves(x):
+    leaves = []
+    _flatten(x, leaves)
+    return len(leaves)
 
-    def wrapper(*args):
-        from .tensor import _wrap
-        ct, leaves, outs, _, X, _ = cache.run(args, False, None, fresh=True)
-        if len(outs) != 1:
-            raise NotImplementedError("jacrev of functions with several outputs is not "
-                                      "supported yet")
-        y = outs[0]
-        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+def _jac_replayed(cache, func, args, argnums, has_aux, name):
+    """The Jacobian of a recorded function by one compiled reverse replay per output element."""
+    T = _mods()["T"]
+    _argnums_in_range(argnums, args, name)
+    ct, leaves, outs, _, X, key = cache.run(args, False, None, fresh=True)
+    vals = [T._wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
+    out = _unflatten(ct.out_spec, vals)
+    out, aux = _split_aux(out, has_aux, name)
+    nout = _count_leaves(out)
+    bounds, specs = _arg_specs(args, len(leaves), cache.specs, key)
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    wanted = [i for n in nums for i in range(bounds[n][0], bounds[n][0] + bounds[n][1])]
+    jac = []
+    for k in range(nout):
+        y = outs[k]
         rows = []
         for i in range(y.size):
             cot = np.zeros(y.size, y.dtype)
             cot[i] = 1
-            rows.append(ct.reverse(X, [cot.reshape(y.shape)]))
-        res = []
-        for n in nums:
-            t = leaves[n]
-            J = np.stack([r[n] if r[n] is not None else np.zeros(t._data.shape, t._dtype.np)
-                          for r in rows]).reshape(y.shape + t._data.shape)
-            res.append(_wrap(J, t._dtype))
-        return res[0] if isinstance(argnums, int) else tuple(res)
+            cots = [None] * len(outs)
+            cots[k] = cot.reshape(y.shape)
+            rows.append(ct.reverse(X, cots, frozenset(wanted)))
+        cols = []
+        for i in wanted:
+            t = leaves[i]
+            shape = tuple(y.shape) + tuple(t._data.shape)
+            J = np.stack([r[i] if r[i] is not None else np.zeros(t._data.shape, t._dtype.np)
+                          for r in rows]).reshape(shape) if y.size else np.zeros(shape, t._dtype.np)
+            cols.append(T._wrap(J, t._dtype))
+        jac.append(cols)
+    parts = [(specs[n], [None] * bounds[n][1]) for n in nums]
+    res = _jac_tree(_flatten(out, []), jac, parts, argnums)
+    return (res, aux) if has_aux else res
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """The Jacobian by reverse mode (torch.func.jacrev): the function's recording replayed,
+    one compiled reverse sweep per output element. Output trees and tuples of argnums give
+    torch.func's nested structure."""
+    _check_argnums(argnums)
+    cache = _Cache(func)
+
+    def wrapper(*args):
+        if _NREC[0] and recording_active():
+            return _jac_graph(func, args, argnums, has_aux, "jacrev")
+        return _jac_replayed(cache, func, args, argnums, has_aux, "jacrev")
+    wrapper._cache = cache
+    wrapper._tg_transform = ("jacrev", func, argnums, has_aux)
     return wrapper
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """The Jacobian with torch.func.jacfwd's signature and result structure (out.shape +
     in.shape per output and argument; tuples for tuple outputs / argnums; ``(jacobian, aux)``
-    with has_aux). tapegrad has no forward mode: it is computed in reverse mode (one recorded
-    VJP per output element, ``autograd.functional.jacobian``), which gives the same values."""
-    from .autograd.functional import jacobian
+    with has_aux). tapegrad has no forward mode: it is computed in reverse mode, as
+    ``jacrev`` (the same values), and replayed compiled like it."""
+    _check_argnums(argnums)
+    cache = _Cache(func)
 
-    @functools.wraps(func)
     def wrapper(*args):
-        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-        aux = []
-
-        def f(*xs):
-            full = list(args)
-            for n, x in zip(nums, xs):
-                full[n] = x
-            out = func(*full)
-            if has_aux:
-                if not (isinstance(out, tuple) and len(out) == 2):
-                    raise RuntimeError("jacfwd(f, ...)(*args): output of function f should be a "
-                                       "tuple: (output, aux) if has_aux is True")
-                out, a = out
-                aux.append(a)
-            return out
-        J = jacobian(f, args[argnums] if isinstance(argnums, int) else tuple(args[n] for n in nums))
-        if has_aux:
-            return J, _detach_tree(aux[0])
-        return J
+        if _NREC[0] and recording_active():
+            return _jac_graph(func, args, argnums, has_aux, "jacfwd")
+        return _jac_replayed(cache, func, args, argnums, has_aux, "jacfwd")
+    wrapper._cache = cache
+    wrapper._tg_transform = ("jacfwd", func, argnums, has_aux)
     return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian, as torch.func: ``jacfwd(jacrev(func, argnums), argnums)`` (replayed: the
+    recording of jacrev's backward pass, one compiled reverse sweep per gradient element)."""
+    h = jacfwd(jacrev(func, argnums), argnums)
+    h._tg_transform = ("hessian", func, argnums)
+    return h
 
 
 def _detach_tree(x):
@@ -1807,9 +2881,18 @@ def _detach_tree(x):
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """(func(*primals), J @ tangents) with torch.func.jvp's signature and structure
-    (``(output, jvp_out, aux)`` with has_aux); computed by the double-backward trick
-    (``autograd.functional.jvp``): tapegrad has no forward mode."""
-    from .autograd.functional import jvp as _jvp
+    (``(output, jvp_out, aux)`` with has_aux). tapegrad has no forward mode: the product is
+    recorded by the double-backward trick (or, for ``jvp(grad(f), ...)``, as the gradient
+    of <grad f, t>: the Hessian is symmetric) and replayed compiled, kept per function. A
+    repeated call with the function and signature of an earlier one takes its fast call."""
+    if type(primals) is tuple and type(tangents) is tuple and not _NREC[0]:
+        got = _JVP_FAST.get((id(func), len(primals), has_aux))
+        if got is not None and got[0] is func:
+            res = got[1](primals + tangents)
+            if res is not None:
+                if has_aux:
+                    return res[0], res[1], _detach_tree(res[2])
+                return res[0], res[1]
     for what, x in (("primals", primals), ("tangents", tangents)):
         if not isinstance(x, tuple):
             raise RuntimeError("jvp(f, primals, tangents): Expected %s to be a tuple. E.g. it "
@@ -1819,35 +2902,72 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                            "the same python structure. For example, if primals is a tuple of 3 "
                            "tensors, tangents also must be. Got primals with structure %d and "
                            "tangents with structure %d" % (len(primals), len(tangents)))
-    aux = []
+    for p, t in zip(primals, tangents):
+        pl, tl = [], []
+        _flatten(p, pl)
+        _flatten(t, tl)
+        if len(pl) != len(tl) or any(a._data.shape != b._data.shape for a, b in zip(pl, tl)):
+            raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to "
+                               "have the same python structure and shapes")
+    if _NREC[0] and recording_active():
+        if not has_aux and _is_hvp(func, primals, tangents):
+            return _hvp_graph(func, primals, tangents)
+        return _jvp_graph(func, primals, tangents, has_aux)
+    n = len(primals)
 
-    def f(*xs):
-        out = func(*xs)
-        if has_aux:
-            out, a = out
-            aux.append(a)
-        return out
-    out, jv = _jvp(f, primals, tangents, strict=strict)
+    def both(*xs):
+        if not has_aux and _is_hvp(func, xs[:n], xs[n:]):
+            return _hvp_graph(func, xs[:n], xs[n:])
+        return _jvp_graph(func, xs[:n], xs[n:], has_aux)
+    cache = _func_cache(("jvp", n, has_aux), func, lambda: _Cache(both, watch=func))
+    T = _mods()["T"]
+    args = tuple(primals) + tuple(tangents)
+    ct, leaves, outs, _, X, key = cache.run(args, False, None)
+    vals = [T._wrap(v if v.ndim else v[()], dt) for v, (_, dt) in zip(outs, ct.out_meta)]
+    res = _unflatten(ct.out_spec, vals)
+    if len(cache.tapes.get(key, ())) == 1 and ct.eager is None:
+        fast = _fast_forward(cache, args, ct)
+        if fast is not None:
+            with _FLOCK:
+                _JVP_FAST[(id(func), n, has_aux)] = (func, fast)
+                while len(_JVP_FAST) > _FUNCS:
+                    del _JVP_FAST[next(iter(_JVP_FAST))]
     if has_aux:
-        return out, jv, _detach_tree(aux[0])
-    return out, jv
+        return res[0], res[1], _detach_tree(res[2])
+    return res[0], res[1]
 
 
-def hessian(func, argnums=0):
-    """The Hessian (recorded second-order pass, see autograd.functional.hessian)."""
-    from .autograd.functional import hessian as _h
+_JVP_FAST = {}      # (id(func), n, has_aux) -> (func, fast call): jvp's repeated calls
 
-    def wrapper(*args):
-        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
-        def f1(*xs):
-            rest = list(args)
-            for n, x in zip(nums, xs):
-                rest[n] = x
-            return func(*rest)
-        # a tuple of argnums: ((H00, H01), (H10, H11)), as torch.func.hessian
-        return _h(f1, args[argnums] if isinstance(argnums, int) else tuple(args[n] for n in nums))
-    return wrapper
+def _fast_forward(cache, args, ct):
+    """A forward-only fast call for one signature of a recording (jvp's): ``fast(args)``
+    returns the output tree, or None when ``args`` has another signature or the tape needs
+    the general path. None when the tape has no forward runner."""
+    match = _matcher(args)
+    if match is None:
+        return None
+    run = ct.forward_runner()
+    if run is None:
+        return None
+    _wrap = _mods()["T"]._wrap
+    dts = [dt for _, dt in ct.out_meta]
+    spec = ct.out_spec
+    spec_key = next((k for k, vs in cache.tapes.items() if ct in vs), None)
+
+    def fast(args):
+        leaves = match(args)
+        if leaves is None:
+            return None
+        cache.check_names()
+        vs = cache.tapes.get(spec_key)
+        if not vs or vs[0] is not ct:           # (forgotten: rebound names, LRU)
+            return None
+        res = run(leaves)
+        if res is None:
+            return None
+        return _unflatten(spec, [_wrap(v if v.ndim else v[()], dt) for v, dt in zip(res, dts)])
+    return fast
 
 
 class _NotBatchable(Exception):
@@ -1893,7 +3013,7 @@ def _vmap_batched(func, cache, args, dims, P, out_dims):
     points. Points whose recorded branch decisions do not hold are evaluated again with the
     variant recorded for them."""
     T = _mods()["T"]
-    tr = getattr(func, "_tg_transform", None)
+    tr = _grad_transform(func)
     kind, f, argnums, has_aux = tr if tr is not None else ("call", func, None, False)
     point0 = [_take(a, d, 0) for a, d in zip(args, dims)]
     cache.check_names()
@@ -1988,6 +3108,44 @@ def _move_out(res, out_dims, T):
     return res
 
 
+def _grad_transform(func):
+    """(kind, f, argnums, has_aux) when func is ``grad`` / ``grad_and_value`` of f (vmap runs
+    f's recording with a cotangent in the batched interpreter), else None."""
+    tr = getattr(func, "_tg_transform", None)
+    return tr if tr is not None and tr[0] in ("grad", "grad_and_value") else None
+
+
+def _vmap_graph(func, args, dims, P, out_dims):
+    """vmap on the recorded graph (nesting): point by point through recorded indexing, the
+    results stacked by a recorded ``stack``."""
+    T = _mods()["T"]
+
+    def take(x, d, p):
+        if d is None:
+            return x
+        if isinstance(x, T.Tensor):
+            return x.select(d, p)
+        if isinstance(x, (tuple, list)):
+            return type(x)(take(v, d, p) for v in x)
+        if isinstance(x, dict):
+            return {k: take(v, d, p) for k, v in x.items()}
+        return x
+    results = [func(*[take(a, d, p) for a, d in zip(args, dims)]) for p in range(P)]
+
+    def stack(rs, od):
+        first = rs[0]
+        if isinstance(first, T.Tensor):
+            return _stack(rs, od)
+        if isinstance(first, (tuple, list)):
+            ods = od if isinstance(od, (tuple, list)) else (od,) * len(first)
+            return type(first)(stack([r[k] for r in rs], ods[k]) for k in range(len(first)))
+        if isinstance(first, dict):
+            return {k: stack([r[k] for r in rs], od) for k in first}
+        raise ValueError("vmap: `%s` must only return Tensors, got type %s as a return"
+                         % (getattr(func, "__name__", "func"), type(first).__name__))
+    return stack(results, out_dims)
+
+
 def vmap(func, in_dims=0, out_dims=0, *, progress=None, reduce=None):
     """Map func over a batch dimension of its arguments (torch.func.vmap).
 
@@ -2026,8 +3184,9 @@ def vmap(func, in_dims=0, out_dims=0, *, progress=None, reduce=None):
             raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
                              "dimension, got sizes %s for the mapped dimension" % sorted(sizes))
         (P,) = sizes
-        tr = getattr(func, "_tg_transform", None)
-        cache = func._cache if tr is not None else own
+        if _NREC[0] and recording_active():
+            return _vmap_graph(func, args, dims, P, out_dims)
+        cache = func._cache if _grad_transform(func) is not None else own
         try:
             return _vmap_batched(func, cache, args, dims, P, out_dims)
         except _NotBatchable as e:
@@ -2038,7 +3197,9 @@ def vmap(func, in_dims=0, out_dims=0, *, progress=None, reduce=None):
                       getattr(func, "__name__", func), e)
         return _vmap_loop(func, args, dims, P, out_dims)
     wrapper._cache = own
-    return _scaled(wrapper, func, in_dims, out_dims, progress, reduce, sys.modules[__name__])
+    out = _scaled(wrapper, func, in_dims, out_dims, progress, reduce, sys.modules[__name__])
+    out._tg_transform = ("vmap", func, in_dims, out_dims, progress, reduce)
+    return out
 
 
 # ----------------------------------------------------------------------------- compile

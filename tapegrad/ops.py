@@ -396,7 +396,7 @@ OPS = [
                      lambda g, x, y, c, out: np.multiply(out, y, out=out),
                      lambda g, x, y, c, out: np.multiply(out, g, out=out)), vm=True),
     Op("relu", UNARY, "ReluBackward0", _relu, saves="y", domain=(0.05, 2.0),
-       np_vjp=lambda g, x, y, c, out: np.multiply(g, y > 0, out=out),
+       np_vjp=lambda g, x, y, c, out: np.multiply(g, ~(y <= 0), out=out),   # (torch: nan passes)
        fwd_out=lambda x, c, out: np.maximum(x, 0, out=out), vm=True),
     Op("sqrt", UNARY, "SqrtBackward0", _u(np.sqrt), saves="y", domain=(0.1, 3.0),
        np_vjp=_chain(lambda g, x, y, c, out: np.add(y, y, out=out),
@@ -562,7 +562,7 @@ _VJP_T = {
     "cos": lambda T, g, x, y, c: -(g * T.sin(x)),
     "tanh": lambda T, g, x, y, c: g * (1 - y * y),
     "sigmoid": lambda T, g, x, y, c: g * y * (1 - y),
-    "relu": lambda T, g, x, y, c: g * (y > 0).to(g.dtype),
+    "relu": lambda T, g, x, y, c: g * (y <= 0).logical_not().to(g.dtype),
     "sqrt": lambda T, g, x, y, c: g / (2 * y),
     "abs": lambda T, g, x, y, c: g * ((x > 0).to(g.dtype) - (x < 0).to(g.dtype)),
     "pow_scalar": lambda T, g, x, y, c: (g * 0.0 if c == 0 else (g * 2.0) * x if c == 2

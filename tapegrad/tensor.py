@@ -635,6 +635,7 @@ class Tensor:
 
     @property
     def data(self):
+        _guard_sel(self, "vals")              # (tapegrad.func: values leave the recording)
         t = _wrap(self._arr(), self._dtype)   # shares storage, not the version counter
         return t
 
@@ -854,10 +855,10 @@ class Tensor:
 
     # comparisons (no gradient)
     def _cmp(self, other, f):
-        r = _wrap(f(self._data, _np_of(other)), bool_)
+        r = f(self._data, _np_of(other))
         if GUARD[0] is not None:                  # tapegrad.func is recording: a branch?
-            GUARD[0]("cmp", self, other, f, r)
-        return r
+            GUARD[0]("cmp", self, other, f, r)    # (before the result exists: it is guarded)
+        return _wrap(r, bool_)
 
 
     # ---- reductions

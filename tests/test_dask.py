@@ -152,12 +152,12 @@ def test_vmap_of_jacrev_over_dask_equals_the_local_vmap():
     J = tf.vmap(tf.jacrev(vec))(da.from_array(X, chunks=(16, 6)))
     with dask.config.set(scheduler="sync"):
         J = J.compute()
-    _equal_trees(J, tf.vmap(tf.jacrev(vec))(tg.tensor(X)))
+    # (not bit for bit: each chunk records jacrev's backward pass at its own first point, and
+    # a recording made at another point may hold other branch variants: rounding apart)
+    np.testing.assert_allclose(J, tf.vmap(tf.jacrev(vec))(tg.tensor(X)).numpy(), rtol=1e-12,
+                               atol=1e-14)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31 (nested transforms): the local vmap(jacrev(f)) "
-                   "records jacrev's replay as constants and returns the first point's Jacobian "
-                   "for every point; the Dask path runs the local vmap on each chunk")
 def test_vmap_of_jacrev_over_dask_matches_the_oracle():
     X = np.random.default_rng(2).standard_normal((40, 6))
     J = tf.vmap(tf.jacrev(vec))(da.from_array(X, chunks=(16, 6)))

@@ -736,8 +736,9 @@ def test_replay_with_blas_products_reuses_numpy_steps_on_new_values(dtype, monke
             np.testing.assert_allclose(g.numpy(), x.grad.numpy(), rtol=tol, atol=tol * scale)
     (ct,) = [v[0] for v in gv._cache.tapes.values()]
     assert not ct._plan()[3]                   # BLAS entries: not the single compiled sweep
-    assert any(fn is not None for st in ct._S.values() for fn in st.values())
-    assert any(fn is not None for st in ct._RS.values() for fn in st.values())
+    sc = ct._scratch()                         # (this thread's prepared numpy steps)
+    assert any(fn is not None for fn in sc.steps.values())
+    assert any(fn is not None for fn in sc.rsteps.values())
     out, fn = tf.vjp(f, *[tg.tensor(a, dtype=dtype) for a in arrays])
     g2 = fn(tg.tensor(1.0, dtype=dtype))
     np.testing.assert_allclose(float(out), float(value), rtol=tol)

@@ -25,7 +25,7 @@ from ._addr import _voidptr
 from ._interp import bforward, breverse
 from .kernels import _u, raw
 
-INTERP_SHA = 'af070f5233c80cb1'  # sha256 of _interp.py, written by `python -m tapegrad.ops`
+INTERP_SHA = '12b0ac3e8d3b6103'  # sha256 of _interp.py, written by `python -m tapegrad.ops`
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
 _pjit = njit(cache=True, nogil=True, parallel=True, error_model="numpy")

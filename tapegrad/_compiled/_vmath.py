@@ -230,7 +230,7 @@ if OK:
         elif code == 7:
             for k in range(x.size):
                 v = x[k]
-                y[k] = v if v > zero else zero
+                y[k] = v if (v > zero or v != v) else zero    # (nan passes)
         elif code == 8:
             for k in range(x.size):
                 y[k] = math.sqrt(x[k])
@@ -294,7 +294,7 @@ if OK:
                 out[k] = y[k] * (one - y[k])
         elif code == 7:
             for k in range(out.size):
-                out[k] = one if y[k] > zero else zero
+                out[k] = zero if y[k] <= zero else one       # (nan passes, as torch)
         elif code == 8:
             for k in range(out.size):
                 out[k] = one / (y[k] + y[k])

@@ -337,13 +337,13 @@ def vjp_sigmoid(n, G, go, X, xo, Y, yo, c, GX, gxo):
 def fwd_relu(n, X, xo, c, Y, yo):
     for i in range(n):
         v = X[_u(xo + i)]
-        Y[_u(yo + i)] = v if v > 0 else 0.0
+        Y[_u(yo + i)] = v if (v > 0 or v != v) else 0.0     # relu(nan) = nan (torch)
 
 
 @_jit
 def vjp_relu(n, G, go, X, xo, Y, yo, c, GX, gxo):
     for i in range(n):
-        if Y[_u(yo + i)] > 0:
+        if not Y[_u(yo + i)] <= 0:                  # torch's threshold_backward (nan passes)
             GX[_u(gxo + i)] += G[_u(go + i)]
 
 

@@ -405,6 +405,11 @@ def current_tape():
     tp = getattr(_tls, "tape", None)
     if (tp is None or tp.into is not None or tp.released or len(tp.E) >= ROTATE_AT * K
             or tp.nbytes >= ROTATE_BYTES):
+        if tp is not None and tp.crefs is not None and tp.into is None and not tp.released:
+            # a recording (tapegrad.func) never rotates for size: its inputs' leaves must keep
+            # one node each (a rotated recording gave a leaf a second node on another tape,
+            # which the frozen tape then read unproduced: zero gradients from 2^18 elements)
+            return tp
         tp = _tls.tape = Tape()
         old = _tls.__dict__.pop("consumed", None)
         if old is not None:
@@ -476,7 +481,7 @@ class recording:
 
 def retire(tp):
     """A backward consumed this tape: new leaf-only ops start a fresh one."""
-    if getattr(_tls, "tape", None) is tp:
+    if getattr(_tls, "tape", None) is tp and tp.crefs is None:    # (a recording stays current)
         _tls.tape = None
 
 

@@ -15,7 +15,7 @@ from .._schema import F_SAVES, NK, NPROD
 from .._state import STATE, no_grad
 from .._core.names import function_name_id, name_id
 from .._record import _VM_CUSTOM, _out, _src, _tape_for, _track_view
-from ..tensor import Tensor, _vcof, _wrap
+from ..tensor import GUARD, Tensor, _vcof, _wrap
 from ..ops import OPCODE
 
 
@@ -98,12 +98,22 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
+def _run_forward(cls, ctx, args, kwargs):
+    """``cls``'s forward on ``args`` (old style with ctx, or new style + setup_context)."""
+    if cls.setup_context is _BASE_SETUP:
+        return cls.forward(ctx, *args, **kwargs)
+    out = cls.forward(*args, **kwargs)          # new style: forward(*args) + setup_context
+    cls.setup_context(ctx, args, out)
+    return out
+
+
 class PyFuncRecord:
     """What a ``pyfunc`` tape entry needs to call back into Python."""
     __slots__ = ("cls", "ctx", "in_nodes", "out_nodes", "out_meta", "in_meta", "wtape",
-                 "__weakref__")
+                 "call", "__weakref__")
 
     def __init__(self, cls, ctx, in_nodes, out_nodes, out_meta, in_meta):
+        self.call = None        # tapegrad.func recordings: (args, kwargs, #outputs, single)
         self.cls, self.ctx = cls, ctx
         self.wtape = None       # weakref to the tape whose pyfuncs hold this record (absorb moves it)
         self.in_nodes, self.out_nodes = in_nodes, out_nodes
@@ -233,12 +243,15 @@ class Function(metaclass=FunctionMeta):
         ctx = FunctionCtx()
         tin = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
-        with no_grad():
-            if cls.setup_context is _BASE_SETUP:
-                out = cls.forward(ctx, *args, **kwargs)
-            else:                              # new style: forward(*args) + setup_context
-                out = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, out)
+        g = GUARD[0]
+        if g is not None:       # tapegrad.func records: a replay runs forward again (no guards)
+            g("enter", None)
+        try:
+            with no_grad():
+                out = _run_forward(cls, ctx, args, kwargs)
+        finally:
+            if g is not None:
+                g("exit", None)
         record = STATE.enabled and any(t._rg for t in tin)
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
@@ -295,6 +308,8 @@ class Function(metaclass=FunctionMeta):
             results[i] = res
         rec = PyFuncRecord(cls, ctx, in_nodes, tuple(out_nodes), tuple(out_meta), in_meta)
         rec.wtape = weakref.ref(tp)
+        if tp.crefs is not None:               # tapegrad.func records: what a replay calls
+            rec.call = (args, kwargs, len(outs), single)
         tp.pyfuncs.append(rec)
         if ctx._saved:
             outk = {id(o): k for k, (_, o) in enumerate(touts)}

@@ -152,6 +152,7 @@ def _nan_passes(x, f, coef, name):
     """``f(x)``, with torch's elu-family gradient ``coef`` at nan inputs (its backward's
     ``x <= 0`` test fails there): nan entries are routed around ``f``. Called when recording
     and the input's sum is nan (a nan entry, or inf - inf)."""
+    _guard_sel(x, "mask", "isnan")          # (tapegrad.func: the mask below)
     m = _wrap(np.asarray(np.isnan(x._data)), bool_)
     xs = _math.where(m, 0.0, x)
     e = f(xs)
@@ -162,6 +163,7 @@ def _nan_passes(x, f, coef, name):
 
 
 def _nan_sum(x):
+    _guard_sel(x, "mask", "isnan")          # (tapegrad.func: which way the recording goes)
     return x._rg and STATE.enabled and math.isnan(np.add.reduce(x._data, None))
 
 
@@ -263,7 +265,8 @@ def hardsigmoid(input, inplace=False):
         # torch's gradient constant is the float 1/6 (also for double); the value (x + 3) / 6
         _guard_sel(x, "cuts", -3.0, 3.0)
         return exact(_masked_linear(x, (d > -3) & (d < 3), _SIXTH_F32, 0.5,
-                                    np.where(d >= 3, 1, 0).astype(dt), "HardsigmoidBackward0"), y)
+                                    np.where(d >= 3, 1, np.where(d != d, d, 0)).astype(dt),   # (nan: nan)
+                                    "HardsigmoidBackward0"), y)
     return _act(input, inplace, f)
 
 
@@ -457,7 +460,10 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         return _wrap(y if y.ndim else y[()], x._dtype)
     # the same arithmetic recorded (the values are numpy's: no separate evaluation)
     # one shift value (1-D input): a number (x's dtype holds it exactly: same rounding)
-    z = x - (m.item() if m.size == 1 and d.ndim else _wrap(m, x._dtype))
+    # the shift is a constant of the recording: made as a tensor of the values, a recording
+    # for tapegrad.func is not replayed (a replay on other values could overflow); a 0-dim
+    # input is its own shift (x - x: recorded, replayable)
+    z = x - (_wrap(m, x._dtype) if d.ndim else x)
     ez = z.exp()
     # one dimension: the plain sum (a 0-dim divisor broadcasts as the kept (1,) one would)
     s = (ez.sum() if d.ndim == 1 else ez.sum(dim, keepdim=True)) if d.ndim else ez
@@ -483,7 +489,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         return _record_unary(x, _LOG_SOFTMAX_ROW, y, c=float(d.shape[-1]))
     if not (x._rg and STATE.enabled):
         return _wrap(y if y.ndim else y[()], x._dtype)
-    z = x - (m.item() if m.size == 1 and d.ndim else _wrap(m, x._dtype))
+    z = x - (_wrap(m, x._dtype) if d.ndim else x)     # (the shift: see softmax)
     ez = z.exp()
     s = (ez.sum() if d.ndim == 1 else ez.sum(dim, keepdim=True)) if d.ndim else ez
     ls = s.log()
