@@ -30,7 +30,8 @@ import weakref
 
 import numpy as np
 
-from ._compiled import _native
+from ._compiled import _cache, _native
+from ._core import pysweep as _pysweep
 from ._sel import SEL as _SEL
 from ._core import tape as _tp
 from ._schema import (CI, F_ALIAS, F_BIG, F_HOOK, F_NOGA, F_NOGB, F_NPFWD, FL, K, NDT, NK, NOFF,
@@ -52,15 +53,22 @@ _BATCH_MAX = 1024
 
 
 def _mods():
-    """tensor module and interpreter, imported once (not per call)."""
+    """tensor module and interpreter (or its numpy twins until the compiled code is in use:
+    ``_core.pysweep``), imported once (not per call)."""
     if "T" not in _M:
         import sys
-        from ._compiled import _interp
         from .tensor import Tensor, _wrap  # noqa: F401
+        _interp = _pysweep.current()
         _M["T"] = sys.modules[__name__.rsplit(".", 1)[0] + ".tensor"]
         _M["forward"], _M["reverse"] = _interp.forward, _interp.reverse
         _M["pforward"], _M["preverse"] = _interp.pforward, _interp.preverse
     return _M
+
+
+@_cache.on_switch
+def _switched():
+    for k in ("T", "forward", "reverse", "pforward", "preverse"):
+        _M.pop(k, None)
 
 
 _NUMPY_FWD_MIN = 1024
@@ -1219,7 +1227,7 @@ class CompiledTape:
         Returns (outputs, gradients, ok): outputs (P, *shape), gradients per input
         (P, *shape) or None (unreached), ok a bool (P,) mask of the points whose recorded
         branch decisions hold (the others must be evaluated again)."""
-        from ._compiled._driver import run
+        run = _pysweep.current_run()
         from numba import get_num_threads
         from ._compiled._vmath import start_threads
         start_threads()                     # the workers' short spin-wait (see _vmath)

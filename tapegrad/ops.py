@@ -497,9 +497,11 @@ OPS = [
     # rewrite a binary entry whose other operand is a recorded scalar constant to these
     # (no numpy forms, vjp_t or src: those serve eager tapes, which never hold these rows)
     Op("add_scalar", UNARY, "AddBackward0", lambda x, c: x + x.dtype.type(c), const=1.7,
-       doc="x + c for a recorded scalar constant c", plan_only=True),
+       doc="x + c for a recorded scalar constant c", plan_only=True,
+       np_vjp=lambda g, x, y, c, out: np.copyto(out, g)),
     Op("rsub_scalar", UNARY, "RsubBackward1", lambda x, c: x.dtype.type(c) - x, const=1.7,
-       doc="c - x for a recorded scalar constant c", plan_only=True),
+       doc="c - x for a recorded scalar constant c", plan_only=True,
+       np_vjp=lambda g, x, y, c, out: np.negative(g, out=out)),
     # ---- binary elementwise with single-element broadcast: y = f(a, b)
     # (operator forms: numpy's scalar fast path for 0-dim values, ufuncs for arrays)
     Op("add", BINARY, "AddBackward0", operator.add, vjp_sign=(1, 1),

@@ -400,8 +400,9 @@ def _vcof(t):
 def _vm_of(op):
     """(vector-math row name or None, element count from which the forward leaves numpy's
     single ufunc call): libmvec rows from ``_vmath.MIN``, arithmetic ones only where the
-    kernels go parallel (on one core numpy's own loop is as fast and cheaper to call)."""
-    if op.vm and _vmath.OK:
+    kernels go parallel (on one core numpy's own loop is as fast and cheaper to call). The
+    callers also check ``_vmath.OK`` (the compiled code in use) before calling a kernel."""
+    if op.vm and _vmath.AVAILABLE:
         return op.name, (_vmath.MIN if op.name in _vmath.LIBM else _vmath.PAR)
     return None, _par.PAR_MIN
 
@@ -414,7 +415,7 @@ def _par_map(fwd_out, args, shape, npdt, vm=None):
     yf = y.reshape(-1)
     a, b = args
     a = _layout.contiguous(a).reshape(-1)
-    if vm is not None and a.dtype == npdt:
+    if vm is not None and a.dtype == npdt and _vmath.OK:
         if vm in _vmath.UNARY:
             _vmath.unary_fwd(vm, a, yf, 0.0 if b is None else b)
             return y
@@ -2378,7 +2379,8 @@ def _unary_fn(opname, on_int=None):
             d = d.astype(_DEFAULT[0].np)
             input = _wrap(d, _DEFAULT[0])
         n = d.size
-        if big <= n < par and d.ndim == 1 and d.dtype in lanes and d.flags.c_contiguous:
+        if (big <= n < par and d.ndim == 1 and d.dtype in lanes and d.flags.c_contiguous
+                and _vmath.OK):
             y = np.empty(n, d.dtype)
             serial(vcode, d, y, 0.0, lanes[d.dtype])
         elif n >= big and fwd_out is not None:
@@ -2594,7 +2596,8 @@ def _binary_fn(opname):
                     av = bv = None
                     n = ad.size
                     if (lo <= n < hi and ad.ndim == 1 and bd.ndim == 1 and n == bd.size
-                            and ad.dtype in lanes and ad.flags.c_contiguous and bd.flags.c_contiguous):
+                            and ad.dtype in lanes and ad.flags.c_contiguous and bd.flags.c_contiguous
+                            and _vmath.OK):
                         y = np.empty(n, ad.dtype)
                         serial(bcode, ad, bd, y)
                     elif n >= big and fwd_out is not None and ad.shape == bd.shape:

@@ -28,13 +28,20 @@ anyway, 0.44 s against 0.47). Compiling it cold takes ~0.6 s more, once per mach
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from . import _native, _vmath
+from . import _cache, _native, _vmath
 from .kernels import _gemm, _native_fn
 
 MIN = 1 << 21          # multiply-adds (128^3) from which products go through mm
 _SG, _DG = _native.SGEMM, _native.DGEMM
 _threads = _native.openblas_threads()
-OK = _native.BLAS and _threads is not None
+AVAILABLE = _native.BLAS and _threads is not None
+OK = AVAILABLE and _cache.ON          # (not while the compiled code is not in use: _cache)
+
+
+@_cache.on_switch
+def _switched():
+    global OK
+    OK = AVAILABLE and _cache.ON
 
 
 def _block_src(ta, tb, m, n, k, A, B, C, add, p, parts, by_rows):

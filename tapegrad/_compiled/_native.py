@@ -90,12 +90,22 @@ _vm = []
 
 def vmath():
     """Fill the vector-math slots on first call; True when they hold libmvec routines (False
-    without libmvec or with ``TAPEGRAD_VMATH=0``: the kernels keep their scalar loops)."""
+    without libmvec or with ``TAPEGRAD_VMATH=0``: the kernels keep their scalar loops). False,
+    filling nothing, while the compiled code is not in use (``_cache.ON``: the slots' C
+    callbacks are compiled code)."""
+    vm = _vmath_mod[0] if _vmath_mod else _import_vmath()
+    if not vm.OK:
+        return False
     if not _vm:
-        from . import _vmath
-        ok = False
-        if _vmath.OK:
-            TABLE[VM4], TABLE[VM8] = _vmath.native_fwd()
-            ok = True
-        _vm.append(ok)
-    return _vm[0]
+        TABLE[VM4], TABLE[VM8] = vm.native_fwd()
+        _vm.append(True)
+    return True
+
+
+_vmath_mod = []
+
+
+def _import_vmath():
+    from . import _vmath
+    _vmath_mod.append(_vmath)
+    return _vmath

@@ -11,7 +11,8 @@ temporary. libmvec's functions are within 4 ulp (numpy's own SIMD ones are withi
 
 The kernels are keyed by op-table row name (``UNARY``, ``BINARY``); a row says it has one with
 ``Op.vm`` (tests check the two lists agree). ``OK`` is False, and callers keep numpy, when
-libmvec or the needed instruction set is missing, when Numba is told to compile for another CPU
+the compiled code is not in use yet (``_cache``), when libmvec or the needed instruction set
+is missing, when Numba is told to compile for another CPU
 (``NUMBA_CPU_NAME``: the vector calling convention depends on the registers compiled for), or
 with ``TAPEGRAD_VMATH=0``.
 """
@@ -21,6 +22,8 @@ import os
 import types as _pytypes
 
 import numpy as np
+
+from . import _cache
 
 # row name -> code. Unary: forward y = f(x) and VJP gx = g f'(x) (reading x or y, as the row
 # saves). Binary: forward and VJP of the arithmetic rows.
@@ -699,6 +702,16 @@ if OK:
 _EMPTY = {np.dtype(np.float32): np.ones(1, np.float32), np.dtype(np.float64): np.ones(1, np.float64)}
 _LANES = {np.dtype(np.float32): _ISA[1], np.dtype(np.float64): _ISA[2]} if OK else {}
 _L4, _L8 = (_ISA[1], _ISA[2]) if OK else (1, 1)
+# ``OK`` also needs the compiled code in use (``_cache.ON``: not while a fresh installation
+# compiles in the background, when callers keep numpy); ``AVAILABLE``: libmvec and the ISA
+AVAILABLE = OK
+OK = AVAILABLE and _cache.ON
+
+
+@_cache.on_switch
+def _switched():
+    global OK
+    OK = AVAILABLE and _cache.ON
 
 
 def _c(v, dt):
