@@ -11,11 +11,14 @@ from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,  #
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,  # noqa: F401
                        full_like, linspace, manual_seed, ones, ones_like, rand, rand_like, randint,
                        randn, randn_like, seed, tensor, zeros, zeros_like)
-from .tensor import (Size, Tensor, abs, add, allclose, bool_, cos, device, div, divide,  # noqa: F401
-                     dot, dtype, exp, float16, float32, float64, get_default_dtype, int8, int16,
-                     int32, int64, is_tensor, log, matmul, mean, mm, mul, multiply, mv, neg,
-                     negative, pow, promote_types, relu, set_default_dtype, sigmoid, sin, sqrt,
-                     sub, subtract, sum, tanh, true_divide, uint8, unbind)
+from .tensor import (Size, Tensor, bool_, device, dtype, float16, float32, float64,  # noqa: F401
+                     get_default_dtype, int8, int16, int32, int64, is_tensor, promote_types,
+                     set_default_dtype, uint8)
+from ._math import (abs, add, allclose, cos, div, divide, exp, log, mul, multiply, neg, negative,
+                    pow, relu, sigmoid, sin, sqrt, sub, subtract, tanh, true_divide)
+from ._matrix import dot, matmul, mm, mv
+from ._reduce import mean, sum
+from ._shape import unbind
 from ._shape import (atleast_1d, atleast_2d, broadcast_tensors, broadcast_to, cat,  # noqa: F401
                      chunk, concat, concatenate, diagonal, expand_as, flatten, flip, fliplr,
                      flipud, hstack, movedim, moveaxis, narrow, permute, repeat_interleave, roll,
@@ -52,6 +55,7 @@ from .special import digamma, erfc, lgamma, logit, mvlgamma, polygamma, xlogy  #
 from .autograd import hooks as _hooks  # noqa: F401,E402  (attaches Tensor.register_hook etc.)
 from . import func  # noqa: F401,E402
 from .func import compile  # noqa: F401,E402
+from . import testing  # noqa: F401,E402  (tapegrad.testing: gradcheck and the test helpers)
 from ._compiled import _driver, _fastload, _interp  # noqa: E402
 _fastload.install(_interp)  # cached interpreter loads without Numba's full refresh (start-up)
 _fastload.install(_driver)
@@ -89,7 +93,8 @@ from ._info import (are_deterministic_algorithms_enabled, can_cast, finfo,  # no
                     get_default_device, get_num_interop_threads, get_num_threads, iinfo,
                     is_nonzero, load, result_type, save, set_default_device,
                     set_num_interop_threads, set_num_threads, use_deterministic_algorithms)
-from .tensor import LEGACY as _LEGACY, positive, reciprocal  # noqa: F401,E402
+from .tensor import LEGACY as _LEGACY  # noqa: F401,E402
+from ._math import positive, reciprocal
 from .creation import (Generator, default_generator, logspace, randint_like,  # noqa: F401,E402
                        set_rng_state)
 from ._math import (acosh, addbmm, addcdiv, addcmul, addmv, addr, arccosh,  # noqa: F401,E402
@@ -111,7 +116,7 @@ from .nn._conv import conv1d, conv2d, scatter_reduce  # noqa: F401,E402
 
 # ---- breadth gaps (feat/gaps): torch functions, in-place variants and Tensor methods
 from . import _extra  # noqa: E402
-_extra._install()
+from . import _methods  # noqa: F401,E402  (the method table: attaches every family's Tensor methods once)
 globals().update(_extra.namespace())
 linalg.matrix_exp = _extra.matrix_exp
 special.i0 = _extra.i0
@@ -121,11 +126,11 @@ special.gammainc, special.gammaincc = _extra.igamma, _extra.igammac
 # ---- torch-namespace forms of nn.functional ops (feat/nn2; aten's signatures)
 from .nn.functional import (cosine_similarity, pairwise_distance, pdist, prelu,  # noqa: F401,E402
                             rms_norm)
-from .nn._losses2 import (  # noqa: E402,F401
-    torch_batch_norm as batch_norm, torch_binary_cross_entropy_with_logits as
-    binary_cross_entropy_with_logits, torch_cosine_embedding_loss as cosine_embedding_loss,
-    torch_embedding as embedding, torch_group_norm as group_norm,
-    torch_hinge_embedding_loss as hinge_embedding_loss, torch_instance_norm as instance_norm,
-    torch_kl_div as kl_div, torch_layer_norm as layer_norm,
-    torch_margin_ranking_loss as margin_ranking_loss, torch_poisson_nll_loss as poisson_nll_loss,
-    torch_triplet_margin_loss as triplet_margin_loss)
+from .nn.functional import (  # noqa: E402,F401
+    _torch_batch_norm as batch_norm, _torch_binary_cross_entropy_with_logits as
+    binary_cross_entropy_with_logits, _torch_cosine_embedding_loss as cosine_embedding_loss,
+    _torch_embedding as embedding, _torch_group_norm as group_norm,
+    _torch_hinge_embedding_loss as hinge_embedding_loss, _torch_instance_norm as instance_norm,
+    _torch_kl_div as kl_div, _torch_layer_norm as layer_norm,
+    _torch_margin_ranking_loss as margin_ranking_loss, _torch_poisson_nll_loss as poisson_nll_loss,
+    _torch_triplet_margin_loss as triplet_margin_loss)

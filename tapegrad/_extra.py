@@ -20,6 +20,19 @@ from ._state import STATE
 from ._core.names import multi_name_id
 from ._reduce import return_types, _rt
 from .tensor import Tensor, _wrap, _DEFAULT, _result_dtype, _type_name
+from .autograd.function import Function
+from ._record import _bump, _positions, _set_name_id, entry_of, named, tap
+from ._matrix import diag_embed
+from . import _math
+from ._math import _floatify, _hide_below, exact, scale
+from .special import _pointwise_fn
+from ._shape import _dim, _flat, _kept, _merge, _multi, _put_flat, index_map
+from .nn._conv import scatter_reduce
+from .tensor import _guard_sel
+from ._core import tape as _tp
+from ._schema import NK, NNR
+from .creation import _gen
+from . import _state as _an
 
 
 return_types.frexp = _rt("frexp", ("mantissa", "exponent"))
@@ -73,7 +86,6 @@ _FN = {}
 def _matrix_exp_fn():
     f = _FN.get("mexp")
     if f is None:
-        from .autograd.function import Function
 
         class LinalgMatrixExp(Function):
             @staticmethod
@@ -97,7 +109,6 @@ def _matrix_exp_fn():
 
 
 def matrix_exp(A):
-    from ._math import named
     if not isinstance(A, Tensor):
         raise TypeError("linalg_matrix_exp(): argument 'input' (position 1) must be Tensor, not %s"
                         % _type_name(A))
@@ -107,7 +118,6 @@ def matrix_exp(A):
 
 # ----------------------------------------------------------------------------- construction
 def diagflat(input, offset=0):
-    from ._matrix import diag_embed
     return diag_embed(input.reshape(-1), offset)
 
 
@@ -142,7 +152,6 @@ def combinations(input, r=2, with_replacement=False):
 
 
 def vander(x, N=None, increasing=False):
-    from ._math import named, _hide_below
     T = _T()
     if x._data.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
@@ -204,17 +213,14 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
 def _mul_scalar(t, c):
     """t * c as torch's C++ composites record it (the Scalar overload: MulBackward1)."""
-    from ._math import scale
     return scale(t, c, name="MulBackward1") if t.requires_grad else t * c
 
 
 def _div_scalar(t, c):
     """t / c recorded as DivBackward1 (torch's Scalar overload)."""
-    from ._math import scale
     if not t.requires_grad:
         return t / c
     out = scale(t, 1.0 / c, name="DivBackward1")
-    from ._math import exact
     return exact(out, np.asarray(t._data) / np.asarray(c, t._dtype.np))
 
 
@@ -325,7 +331,6 @@ def _i0_np(x):
 
 def _bessel_fns():
     if "i0" not in _FN:
-        from .special import _pointwise_fn
         # d i0(x) = i1(x) dx;  d i1(x) = (i0(x) - i1(x) / x) dx  (1/2 at 0)
         _FN["i0"] = _pointwise_fn("I0", _i0_np, i0, lambda x, y: i1(x))
         _FN["i1"] = _pointwise_fn("SpecialI1", _i1_np, i1, _di1)
@@ -339,7 +344,6 @@ def _di1(x, y):
 
 
 def _float_unary(input, name):
-    from ._math import _floatify
     if not isinstance(input, Tensor):
         raise TypeError("%s(): argument 'input' (position 1) must be Tensor, not %s"
                         % (name, _type_name(input)))
@@ -347,20 +351,17 @@ def _float_unary(input, name):
 
 
 def i0(input):
-    from ._math import named
     x = _float_unary(input, "i0")
     return named(_bessel_fns()["i0"].apply(x), "I0Backward0")
 
 
 def i1(input):
-    from ._math import named
     x = _float_unary(input, "special_i1")
     return named(_bessel_fns()["i1"].apply(x), "SpecialI1Backward0")
 
 
 # ----------------------------------------------------------------------------- reductions
 def renorm(input, p, dim, maxnorm):
-    from ._math import named, _hide_below, tap
     T = _T()
     nd = input._data.ndim
     if nd < 2:
@@ -407,7 +408,6 @@ def sum_to_size(self, *size):
 def _place(input, src, P, name):
     """``input`` with ``src`` written at the flat positions ``P`` (src's shape), recorded as
     one node ``name`` over (input, src)."""
-    from ._shape import _flat, _put_flat
     P = np.asarray(P, np.int64).reshape(-1)
     return _put_flat(input, P, src, _flat(P.size), False, name)
 
@@ -470,7 +470,6 @@ def _put_positions(input, index):
 
 
 def put(input, index, source, accumulate=False):
-    from ._shape import _flat, _put_flat
     P = _put_positions(input, index)
     if not isinstance(source, Tensor):
         raise TypeError("put(): argument 'source' (position 2) must be Tensor, not %s"
@@ -487,7 +486,6 @@ def put(input, index, source, accumulate=False):
 
 
 def _fill_diagonal_(self, fill_value, wrap=False):
-    from ._shape import _merge, _kept
     shape = self._data.shape
     nd = len(shape)
     if nd < 2:
@@ -517,8 +515,6 @@ def _fill_diagonal_(self, fill_value, wrap=False):
 
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
-    from .nn._conv import scatter_reduce
-    from ._math import _set_name_id
     _warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.")
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or amin "
@@ -536,7 +532,6 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     T = _T()
     out = scatter_reduce(input, d, T.from_numpy(full), source, reduce, include_self=include_self)
     if out._tape is not None:
-        from ._math import entry_of
         from .autograd.graph import node_class
         _set_name_id(out, multi_name_id("IndexReduceBackward0", 2))
         tp, e = entry_of(out)
@@ -549,7 +544,6 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
 # ----------------------------------------------------------------------------- elementwise
 def ldexp(input, other):
     """input * 2^other (LdexpBackward0: d input = 2^other, d other = ln 2 * input * 2^other)."""
-    from ._math import tap, _hide_below, named
     T = _T()
     if not isinstance(other, Tensor):
         raise TypeError("ldexp(): argument 'other' (position 2) must be Tensor, not %s"
@@ -567,17 +561,14 @@ def ldexp(input, other):
 
 
 def frexp(input):
-    from ._math import named
     T = _T()
     if not input._dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = np.frexp(np.asarray(input._data))
     e_t = _wrap(np.asarray(e, np.int32), T.int32)
     if STATE.enabled and input._rg:
-        from .tensor import _guard_sel
         _guard_sel(input, "exponent")
         # d mantissa = dx / 2^exponent
-        from ._math import tap, _hide_below, exact
         mant = tap(input, 0) * _wrap(np.asarray(np.ldexp(1.0, -e), input._dtype.np),
                                      input._dtype)
         _hide_below(mant, input)
@@ -606,9 +597,7 @@ lcm = _int_binary(np.lcm, "lcm")
 
 
 def rsub(input, other, *, alpha=1):
-    from ._math import named
     if isinstance(other, Tensor):
-        from ._math import tap, _hide_below
         a = tap(input, 0)
         out = tap(other, 1) - (a if alpha == 1 else _mul_scalar(a, alpha))
         if out.requires_grad:
@@ -619,12 +608,10 @@ def rsub(input, other, *, alpha=1):
 
 
 def fill(input, value):
-    from ._math import named
     T = _T()
     y = T.full_like(input, value.item() if isinstance(value, Tensor) else value)
     if STATE.enabled and input._rg:
         out = input * 0.0 + y.detach()
-        from ._math import _hide_below
         _hide_below(out, input)
         return named(out, "FillBackward0", arity=1)
     return y
@@ -735,7 +722,6 @@ def _cmp_inplace(fn, name):
     """self.eq_(other) ...: the comparison's 0/1 written in self's dtype; with gradients a node
     ``name`` whose gradient is zero, as torch's."""
     def f(self, other):
-        from ._math import named, _hide_below, tap
 
         def op(s, o):
             val = fn(s, o)
@@ -761,10 +747,9 @@ def _owned(s):
     return s
 
 
-def _install():
+def _install(Tensor):
     T = _T()
     Tn = Tensor
-    _math = __import__("tapegrad._math", fromlist=["x"])
 
     def inplace_of(fn):
         def g(self, *args, **kw):
@@ -877,7 +862,6 @@ def _install():
 
 
 def _named1(t, name):
-    from ._math import named
     return named(t, name)
 
 
@@ -885,8 +869,6 @@ def _output_nr(self):
     """Which output of its grad_fn this tensor is (0 for leaves and single-output nodes)."""
     if self._tape is None:
         return 0
-    from ._core import tape as _tp
-    from ._schema import NK, NNR
     tp, node = _tp.resolve(self)
     return int(tp.N[node * NK + NNR])
 
@@ -912,7 +894,6 @@ def _copy_of(view_fn, name):
     """torch.<view>_copy: the view's values in memory of their own, one node ``name``
     (torch's ``<View>Backward0_copy``) over the input."""
     def f(input, *args, **kw):
-        from ._math import named, _hide_below
         out = view_fn(input, *args, **kw).clone()
         if out.requires_grad:
             _hide_below(out, input)
@@ -948,7 +929,6 @@ def _copies():
 def _unsafe_parts(input, dim, sizes, name):
     """Parts of ``input`` along ``dim`` in memory of their own (no views), sharing one node
     ``name`` as torch's unsafe_split / split_copy / unbind_copy outputs do."""
-    from ._shape import _multi, _dim
     if input._data.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _dim(dim, input._data.ndim)
@@ -1005,7 +985,6 @@ def split_with_sizes_copy(input, split_sizes, dim=0):
 
 def angle(input):
     """The argument of a real number: 0 for x >= 0, pi for x < 0 (nan stays); zero gradient."""
-    from ._math import named, _hide_below, tap
     x = input if input._dtype.is_floating_point else input.to(_DEFAULT[0])
     d = np.asarray(x._data)
     val = np.where(d < 0, np.pi, np.where(np.isnan(d), np.nan, 0.0)).astype(x._dtype.np)
@@ -1057,7 +1036,6 @@ def svd(input, some=True, compute_uv=True):
         return return_types.svd(U, S, Vh.transpose(-2, -1))
     # some=False with gradients: the reduced factors carry them; the completing columns are
     # constants (torch ignores gradients on U[..., min(m, n):] and V[..., min(m, n):])
-    from ._math import named, _hide_below
     U, S, Vh = T.linalg.svd(input, full_matrices=False)
     with T.no_grad():
         Uf, _, Vhf = T.linalg.svd(input.detach(), full_matrices=True)
@@ -1090,7 +1068,6 @@ return_types.triangular_solve = _rt("triangular_solve", ("solution", "cloned_coe
 def _tri_fn():
     f = _FN.get("tri")
     if f is None:
-        from .autograd.function import Function
 
         def forward(ctx, b, A, upper, transpose, unitriangular):
             T = _T()
@@ -1125,7 +1102,6 @@ def _tri_fn():
 
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
     """torch.triangular_solve (deprecated): (solution of op(A) X = input, a copy of A)."""
-    from ._math import named
     _warn_once("tri", "torch.triangular_solve is deprecated in favor of "
                "torch.linalg.solve_triangular and will be removed in a future PyTorch release.\n"
                "torch.linalg.solve_triangular has its arguments reversed and does not return a "
@@ -1235,7 +1211,6 @@ def _resize_(self, *sizes, memory_format=None):
         self._data = flat[:n].reshape(sizes)
     else:
         self._data = new.reshape(sizes)
-    from .tensor import _bump
     _bump(self)
     return self
 
@@ -1303,7 +1278,6 @@ def _igamma_fn(upper):
     key = "igammac" if upper else "igamma"
     f = _FN.get(key)
     if f is None:
-        from .autograd.function import Function
         nm = "igammac" if upper else "igamma"
 
         def forward(ctx, a, x):
@@ -1331,7 +1305,6 @@ def _igamma_fn(upper):
 
 def _igamma(upper):
     def fn(input, other):
-        from ._math import named
         T = _T()
         if not isinstance(other, Tensor):
             raise TypeError("%s(): argument 'other' (position 2) must be Tensor, not %s"
@@ -1387,8 +1360,6 @@ def _strided_positions(input, size, stride, storage_offset, fname):
 def as_strided(input, size, stride, storage_offset=None):
     """A view of the input's storage with the given geometry (AsStridedBackward0: a gather of
     the input's elements; positions outside a view input's own elements are refused)."""
-    from ._shape import index_map
-    from .tensor import _positions
     size, stride, off, rd, P = _strided_positions(input, size, stride, storage_offset,
                                                   "as_strided")
     d = input._arr()
@@ -1449,7 +1420,6 @@ def _map2_(self, x, y, callable):
 def _map_values(self, others, fn):
     """self[i] = fn(self[i], *others[i]) elementwise with Python numbers (others broadcast to
     self's shape); results converted to self's dtype as torch's (truncation for integers)."""
-    from .tensor import _bump
     d = self._arr()
     shp = d.shape
     cols = [np.broadcast_to(np.asarray(o._data), shp).reshape(-1).tolist() for o in others]
@@ -1462,7 +1432,6 @@ def _map_values(self, others, fn):
 
 
 def _cauchy_(self, median=0.0, sigma=1.0, generator=None):
-    from .creation import _gen
     if not self._dtype.is_floating_point:
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype "
                            "must be a floating point but you specified %s" % _CNAME.get(
@@ -1473,7 +1442,6 @@ def _cauchy_(self, median=0.0, sigma=1.0, generator=None):
 
 
 def _log_normal_(self, mean=1.0, std=2.0, generator=None):
-    from .creation import _gen
     if not self._dtype.is_floating_point:
         raise NotImplementedError("\"log_normal_cpu\" not implemented for '%s'" % self._dtype._tname)
     if not std > 0:
@@ -1482,7 +1450,6 @@ def _log_normal_(self, mean=1.0, std=2.0, generator=None):
 
 
 def _geometric_(self, p, generator=None):
-    from .creation import _gen
     if not 0 < p < 1:
         raise RuntimeError("geometric_ expects p to be in (0, 1), but got p=%s" % _num(p))
     return self._init_(lambda shp: _gen(generator).geometric(p, shp))
@@ -1596,7 +1563,6 @@ def namespace():
                   input, list(split_sizes), dim),
               is_signed=lambda input: input.is_signed(), adjoint=lambda input: input.adjoint())
     ns.update(_copies())
-    from .autograd import anomaly as _an
     ns.update({nm: _removed(nm, msg) for nm, msg in _REMOVED.items()})
     ns.update(svd=svd, qr=qr, triangular_solve=triangular_solve, hann_window=hann_window, hamming_window=hamming_window,
               blackman_window=blackman_window, bartlett_window=bartlett_window,

@@ -6,6 +6,7 @@ elements, and the same suffixes (``dtype=``, ``grad_fn=<...>``, ``requires_grad=
 import math
 
 import numpy as np
+from .tensor import get_default_dtype
 
 
 class _Opts:
@@ -163,7 +164,6 @@ def _add_suffixes(s, suffixes, indent):
 
 
 def tensor_repr(t, prefix="tensor(", indent=None):
-    from .tensor import get_default_dtype
     a = np.asarray(t._data)
     indent = len(prefix) if indent is None else indent
     suffixes = []
@@ -183,3 +183,12 @@ def tensor_repr(t, prefix="tensor(", indent=None):
     elif t._rg:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    def __repr__(self):
+        return tensor_repr(self)
+
+    __str__ = __repr__

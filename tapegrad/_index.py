@@ -25,6 +25,151 @@ import numpy as np
 
 from ._core.names import chain_name_id as _chain_name_id, name_id as _name_id
 from .tensor import Tensor, bool_, uint8, int32, int64
+from ._state import STATE
+from .tensor import _BY_NP, _ndarray, _wrap
+from ._record import (_NUMBER_TYPES, _SLICE_NM, _SLICE_OP, _block_offset, _bump,
+                      _check_internal_overlap, _check_overlap, _expand_check, _leaf_error, _nm,
+                      _out, _record_index, _record_offset, _record_slice, _shape_str, _track_view,
+                      _view, _view_checks, _write)
+import builtins
+from ._shape import expand
+
+
+def _setitem_shape_error(d, key, nk, vd):
+    """Raise torch's error for a setitem value that does not fit the indexed region."""
+    target = np.shape(d[nk])
+    vshape = np.shape(vd)
+    if parse(key, d.shape).adv:
+        try:
+            np.broadcast_shapes(vshape, target)
+        except ValueError:
+            raise RuntimeError("shape mismatch: value tensor of shape %s cannot be broadcast to "
+                               "indexing result of shape %s" % (_shape_str(vshape),
+                                                                _shape_str(target)))
+        return
+    tname = _wrap(np.zeros(0, d.dtype), _BY_NP[d.dtype]).type()
+    _expand_check(target, vshape, tname)
+
+
+def _whole_key(key, shape):
+    """The key selects all of a tensor as itself (only full slices and Ellipsis): torch then
+    writes the tensor, not a view of it."""
+    ks = key if type(key) is tuple else (key,)
+    nd = len(shape)
+    i = 0
+    for k in ks:
+        if k is Ellipsis:
+            i += nd - builtins.sum(1 for q in ks if q is not Ellipsis)
+            continue
+        if type(k) is not slice or i >= nd or k.indices(shape[i]) != (0, shape[i], 1):
+            return False
+        i += 1
+    return True
+
+
+def _setitem_grad(t, key, nk, value):
+    """``t[key] = value`` with gradients (t or the value requires grad), as torch: the tensor
+    itself for a whole key (copy_: CopyBackwards, a 0-dim value: FillBackward3), a view for a
+    basic key (CopySlices), index_put_ for an advanced one (IndexPutBackward0; CopySlices
+    through a view)."""
+    d = t._data
+    vt = value if isinstance(value, Tensor) else None
+    vshape = vt._data.shape if vt is not None else ()
+    k = parse(key, d.shape)
+    sub, advanced = k.name, k.adv
+    whole = not advanced and _whole_key(key, d.shape)
+    if t._rg and t._tape is None:          # a leaf: torch names a view of it unless whole
+        if t._base is None and not whole and not advanced:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        _leaf_error(t)
+    if t._base is not None:
+        _view_checks(t, None if whole or advanced else sub)
+    own = np.arange(d.size, dtype=np.int64).reshape(d.shape)[nk]
+    target = own.shape
+    if vshape != target:
+        if advanced:
+            _setitem_shape_error(d, key, nk, np.broadcast_to(0, vshape))
+        else:
+            _expand_check(target, vshape, t.type())
+    if not advanced:
+        tv = d[nk]
+        if t._base is not None and 0 in tv.strides:
+            _check_internal_overlap(tv)
+        if vt is not None and vt._vc is t._vc and vt is not t and t._vc is not None:
+            _check_overlap(tv, vt._data)
+    if whole and t._base is None:          # torch's copy_to: fill_ from a 0-dim value
+        name = "FillBackward3" if vshape != target and not vshape else "CopyBackwards"
+        own = None
+    else:
+        # torch: index_put_ on the tensor itself; a key with basic steps (an int, a partial
+        # slice, None) indexes a view first, so the write is a CopySlices
+        name = "IndexPutBackward0" if advanced and t._base is None and not k.names else "CopySlices"
+        own = own.reshape(-1) if own.ndim else own.reshape(1)
+    if vt is not None and vt._rg and vshape != target and vt._data.ndim and not advanced:
+        # torch views the value without its leading 1s and expands it (both visible)
+        k = 0
+        while k < len(vshape) and vshape[k] == 1:
+            k += 1
+        value = expand(_view(vt, (vshape[k:],), "view"), target)
+    _write(t, own, value, name, target)
+
+
+def _np_key(key, shape):
+    """The numpy key selecting what torch's ``t[key]`` selects in a tensor of ``shape``
+    (torch's reading of the key: ``_index.parse``; raises torch's errors)."""
+    if type(key) is int and shape and -shape[0] <= key < shape[0]:
+        return key
+    return parse(key, shape).np
+
+
+def _getitem(x, key):
+    tk = type(key)
+    if tk is slice and x._rg and key.step is None:   # x[a:b] of a contiguous tensor: common
+        d = x._data
+        if type(d) is _ndarray and d.ndim and d.flags.c_contiguous and STATE.enabled:
+            n0 = d.shape[0]
+            start, stop, step = key.indices(n0)
+            y = d[key]
+            out = _record_offset(x, _SLICE_OP, start * (d.size // n0) if y.size else 0,
+                                 y.size, y, _SLICE_NM)
+            _track_view(out, x, lambda p: p[key])
+            return out
+    d = x._arr()
+    k = None
+    if tk is int and d.ndim and -d.shape[0] <= key < d.shape[0]:     # x[i]
+        nk, name, advanced = key, "SelectBackward0", False
+        y = d[key] if d.ndim > 1 else d[key, ...]      # (an element: a 0-dim view)
+    else:
+        k = parse(key, d.shape)       # torch's reading of the key (errors included)
+        nk, name, advanced = k.np, k.name, k.adv
+        tk = tuple
+        y = d[nk]
+    view = type(y) is _ndarray
+    if not view:                          # all ints: a 0-dim view of the element (as torch's)
+        y = d[nk + (Ellipsis,)] if type(nk) is tuple else d[nk, ...]
+        view = True
+    elif advanced:
+        if not y.flags.c_contiguous:
+            y = np.ascontiguousarray(y)   # torch's advanced-indexing result is contiguous
+        if y.shape != k._out:             # (an empty selection of a 0-dim tensor)
+            y = y.reshape(k._out)
+    if x._rg and STATE.enabled:
+        off = -1 if advanced else _block_offset(d, y, nk, tk, view)
+        nm = _nm(name) if k is None else k.name_id()
+        if off >= 0:                      # a contiguous block: an offset entry, no index map
+            out = _record_slice(x, off, y, nm)
+        else:
+            if k is None:
+                k = parse(key, d.shape)
+            tp, e, n = _record_index(x, "gather", k.positions().reshape(-1), y, nm=nm)
+            out = _out(y, x._dtype, tp, n)
+    else:
+        out = _wrap(y, x._dtype)
+    if not advanced:
+        _track_view(out, x, lambda p: p[nk])
+    return out
+
 
 __all__ = ["parse", "Key"]
 
@@ -486,3 +631,32 @@ def _numpy_key(cur, fixed, shape, arrays):
         key.append(fixed[nxt])
         nxt += 1
     return tuple(key)
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    def __setitem__(self, key, value):
+        if key is False:                  # torch: x[False] = v does nothing, whatever v is
+            return
+        vt = value if isinstance(value, Tensor) else None
+        if vt is None and not isinstance(value, _NUMBER_TYPES):
+            raise TypeError("can't assign a %s to a %s" % (_type_name(value), self.type()))
+        d = self._arr()
+        nk = _np_key(key, d.shape)
+        if STATE.enabled and (self._rg or (vt is not None and vt._rg)) and self._dtype.slot >= 0:
+            _setitem_grad(self, key, nk, value)
+            return
+        vd = vt._data if vt is not None else value
+        if self._base is not None and 0 in d.strides:
+            _check_internal_overlap(d[nk])
+        if vt is not None and vt._vc is self._vc and vt is not self and self._vc is not None:
+            _check_overlap(d[nk], vd)
+        try:
+            d[nk] = vd
+        except ValueError:
+            _setitem_shape_error(d, key, nk, vd)
+            raise
+        _bump(self)
+
+    __getitem__ = _getitem

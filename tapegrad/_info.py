@@ -10,6 +10,7 @@ import pickle
 import numpy as np
 
 from .tensor import Tensor, _DEFAULT, _result_dtype, _scalar_dtype, bool_, device, dtype
+from .tensor import _check_device
 
 
 def _g(v):
@@ -128,7 +129,6 @@ def get_default_device():
 
 
 def set_default_device(d):
-    from .tensor import _check_device
     _check_device(d)
 
 

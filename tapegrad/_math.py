@@ -18,10 +18,479 @@ from ._core.tape import entry_name
 from .autograd.function import Function
 from ._schema import F_HIDDEN, FL, K, NK, NM, NPROD
 from .ops import BY_NAME
-from .tensor import (GUARD, Tensor, _DEFAULT, _guard_sel, _check_shapes, _checked_scalar, _convert, _is_number,
-                     _nm, _np_scalar,
-                     _par_map, _vm_of, _record_binary, _record_unary, _rename_last, _result_dtype,
-                     _tyname, _wrap, bool_, int64)
+from .tensor import (GUARD, Tensor, _DEFAULT, _guard_sel, _checked_scalar, _result_dtype, _wrap,
+                     bool_, int64)
+from ._record import (_check_shapes, _convert, _is_number, _nm, _par_map, _vm_of, _record_binary,
+                      _record_unary, _rename_last)
+from .tensor import _np_scalar, _tyname
+from ._schema import F_BIG, F_SAVES
+from ._core.tape import _PACK_E, _PACK_N
+from .tensor import _as_dtype, _check_device, _new, _np_of, _type_name, device, dtype
+from ._record import (_OPNM, _SAVES, _bump, _check_number, _check_overlap, _inplace_shape_check,
+                      _leaf_error, _record_tn, _record_tt, _view_checks, _write)
+import numbers
+from ._compiled import _layout, _vmath
+from ._core.names import name_id as _name_id
+from .ops import _u as _ops_u
+from ._record import entry_of, hide, named, tap, tap_entry
+from ._state import no_grad
+from ._shape import _add_entry, _scatter_entry, stack
+from .ops import OPCODE
+from ._record import _mm_core, _out, _src, _tape_for
+from .tensor import _norm_dims, float64, promote_types
+from ._core.names import NAMES, TAPS, name_id
+from ._core.tape import _operands
+
+
+_TRUE = object()     # div without rounding_mode (an explicit rounding_mode=None is torch's
+
+
+# ----------------------------------------------------------------------------- functions
+def _unary_row_fn(opname, on_int=None):
+    """The eager function of unary row ``opname``; integer and bool inputs are converted to the
+    default float dtype, or handed to ``on_int`` (ops that keep integer dtypes: abs, relu)."""
+    op = BY_NAME[opname]
+    ref = op.ref
+    cell = ref.__closure__[0].cell_contents if ref.__closure__ else None
+    if type(cell) is np.ufunc and ref.__code__ is _ops_u(None).__code__:
+        ref = cell                     # ops._u(np.exp): call the ufunc itself (a frame less)
+
+    fwd_out = op.fwd_out
+    vm, big = _vm_of(op)
+    # below PAR elements a vector-math row's one-core kernel is called straight from here
+    # (a flat contiguous float input): _par_map's and unary_fwd's layers cost ~1.7 us a call
+    vcode = _vmath.UNARY[vm] if vm is not None else -1
+    par = _vmath.PAR if vm is not None else 0
+    serial = _vmath._ufwd_s if vm is not None else None
+    lanes = _vmath._LANES
+
+    def f(input):
+        d = input._data
+        if input._dtype._cat < 2:
+            if on_int is not None:
+                return on_int(input)
+            d = d.astype(_DEFAULT[0].np)
+            input = _wrap(d, _DEFAULT[0])
+        n = d.size
+        if (big <= n < par and d.ndim == 1 and d.dtype in lanes and d.flags.c_contiguous
+                and _vmath.OK):
+            y = np.empty(n, d.dtype)
+            serial(vcode, d, y, 0.0, lanes[d.dtype])
+        elif n >= big and fwd_out is not None:
+            y = _par_map(fwd_out, (d, None), d.shape, d.dtype, vm)
+        else:
+            y = ref(d)
+        if input._rg and STATE.enabled:
+            return _record_unary(input, op, y)
+        return _wrap(y, input._dtype)
+    f.__name__ = opname
+    f.__doc__ = "Elementwise %s (grad_fn %s)." % (opname, op.grad_fn)
+    return f
+
+
+exp = _unary_row_fn("exp")
+
+
+log = _unary_row_fn("log")
+
+
+sin = _unary_row_fn("sin")
+
+
+cos = _unary_row_fn("cos")
+
+
+tanh = _unary_row_fn("tanh")
+
+
+sigmoid = _unary_row_fn("sigmoid")
+
+
+sqrt = _unary_row_fn("sqrt")
+
+
+def _relu_int(input):
+    if input._dtype is bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return _wrap(np.maximum(input._data, input._dtype.np.type(0)), input._dtype)
+
+
+def _abs_int(input):
+    if input._dtype is bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return _wrap(np.abs(input._data), input._dtype)
+
+
+relu = _unary_row_fn("relu", _relu_int)       # integer tensors stay integer, as in torch
+
+
+abs = _unary_row_fn("abs", _abs_int)
+
+
+def positive(input):
+    if input._dtype is bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def reciprocal(input):
+    """1 / x (grad_fn ReciprocalBackward0)."""
+    if input._dtype._cat < 2:
+        input = _convert(input, _DEFAULT[0])
+    y = np.reciprocal(input._data)
+    if input._rg and STATE.enabled:
+        return _record_unary(input, BY_NAME["pow_scalar"], y, c=-1.0, nm=_nm("ReciprocalBackward0"))
+    return _wrap(y, input._dtype)
+
+
+def neg(input):
+    d = input._data
+    if d.size >= _NEG_BIG and d.dtype.kind == "f" and d.flags.c_contiguous and _vmath.OK:
+        y = _par_map(None, (d, None), d.shape, d.dtype, "neg")     # on every core
+    else:
+        try:
+            y = np.negative(d)
+        except TypeError:                  # numpy refuses bool negation too
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.") from None
+    if input._rg and STATE.enabled:
+        return _record_unary(input, _NEG, y)
+    return _wrap(y, input._dtype)
+
+
+_NEG = BY_NAME["neg"]
+
+
+_NEG_BIG = _vm_of(_NEG)[1] if _vm_of(_NEG)[0] else 1 << 62
+
+
+negative = neg
+
+
+def _bool_sub_check(a, b, rdt):
+    ba = a._dtype is bool_ if isinstance(a, Tensor) else isinstance(a, (bool, np.bool_))
+    bb = b._dtype is bool_ if isinstance(b, Tensor) else isinstance(b, (bool, np.bool_))
+    if ba and bb:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if ba or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+def _bool_pow_check(a, b, rdt):
+    if rdt is bool_:
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+
+
+_CHECKS = {"sub": _bool_sub_check, "pow": _bool_pow_check}
+
+
+def _binary_fn(opname):
+    op = BY_NAME[opname]
+    check = _CHECKS.get(opname)
+    int_ref = _int_pow if opname == "pow" else None
+    ref = op.ref
+    fwd_out = op.fwd_out
+    vm, big = _vm_of(op)
+    opcode = op.opcode
+    nm = _OPNM[opcode]
+    tn_saves = _SAVES[opcode][2]     # Tensor (op) number: a needs grad, the number not
+    tn_sa, tn_sb, tn_sy = tn_saves
+    tn_any = tn_sa or tn_sb or tn_sy
+    # from _vmath.MIN to PAR elements, two flat contiguous operands of one float dtype: the
+    # one-core kernel called straight from here (numpy's call with its output allocation
+    # costs ~1 us more at 10^4)
+    bcode = _vmath.BINARY[vm] if vm is not None else -1
+    lo, hi = (_vmath.MIN, _vmath.PAR) if vm is not None else (0, 0)
+    serial = _vmath._bfwd_s if vm is not None else None
+    lanes = _vmath._LANES
+
+    def general(input, other):
+        if isinstance(input, Tensor):
+            a = input
+            if not isinstance(other, Tensor):
+                _check_number(other, opname, "other", 2)
+        else:
+            if not isinstance(other, Tensor):
+                raise TypeError("%s(): argument 'input' (position 1) must be Tensor, not %s"
+                                % (opname, _tyname(input)))
+            _check_number(input, opname, "input", 1)
+            a = other
+        _check_shapes(input, other)
+        rdt = _result_dtype(a, other if a is input else input)
+        if check is not None:
+            check(input, other, rdt)
+        av = input._data if isinstance(input, Tensor) else input
+        bv = other._data if isinstance(other, Tensor) else other
+        npdt = rdt.np
+        if isinstance(input, Tensor):
+            if input._dtype is not rdt:
+                av = av.astype(npdt)
+        else:
+            av = _np_scalar(av, npdt)
+        if isinstance(other, Tensor):
+            if other._dtype is not rdt:
+                bv = bv.astype(npdt)
+        else:
+            bv = _np_scalar(bv, npdt)
+        y = ref(av, bv) if int_ref is None or rdt._cat == 2 else int_ref(av, bv)
+        if y.dtype != npdt:
+            y = y.astype(npdt)
+        if STATE.enabled and ((isinstance(input, Tensor) and input._rg) or
+                              (isinstance(other, Tensor) and other._rg)):
+            return _record_binary(op, input, other, y, rdt)
+        return _wrap(y, rdt)
+
+    def general_op(input, other):
+        # the operator form (Tensor.__add__ ...): an operand the function rejects gives
+        # NotImplemented, so Python tries the other operand (numpy's ufunc for an ndarray)
+        try:
+            return general(input, other)
+        except TypeError:
+            return NotImplemented
+
+    def make(general):
+        def f(input, other):
+            # fast path: Tensor (op) same-dtype Tensor, or floating Tensor (op) Python float
+            if type(input) is Tensor:
+                rdt = input._dtype
+                to = type(other)
+                if to is Tensor:
+                    if other._dtype is not rdt:
+                        return general(input, other)
+                    ad, bd = input._data, other._data
+                    av = bv = None
+                    n = ad.size
+                    if (lo <= n < hi and ad.ndim == 1 and bd.ndim == 1 and n == bd.size
+                            and ad.dtype in lanes and ad.flags.c_contiguous and bd.flags.c_contiguous
+                            and _vmath.OK):
+                        y = np.empty(n, ad.dtype)
+                        serial(bcode, ad, bd, y)
+                    elif n >= big and fwd_out is not None and ad.shape == bd.shape:
+                        # a non-contiguous operand (x * x.t()) is copied once, for the kernel
+                        # and the saved value both; a transposed matrix in the same pass as
+                        # the op (_layout.binary)
+                        r = None
+                        if bcode >= 0 and (not ad.flags.c_contiguous or not bd.flags.c_contiguous):
+                            r = _layout.binary(bcode, ad, bd)
+                        if r is not None:
+                            y = r[0]
+                            if ad.flags.c_contiguous:
+                                bv = r[1]
+                            else:
+                                av = r[1]
+                        else:
+                            if not ad.flags.c_contiguous:
+                                ad = av = _layout.contiguous(ad)
+                            if not bd.flags.c_contiguous:
+                                bd = bv = _layout.contiguous(bd)
+                            y = _par_map(fwd_out, (ad, bd), ad.shape, rdt.np, vm)
+                    else:
+                        try:
+                            y = ref(ad, bd)
+                        except (ValueError, TypeError):     # shapes; bool subtraction
+                            return general(input, other)
+                    if STATE.enabled and (input._rg or other._rg):
+                        return _record_tt(op, input, other, y, rdt, av, bv)
+                    return _wrap(y, rdt)
+                if (to is float or to is int) and rdt._cat == 2:
+                    ad = input._data
+                    if ad.size >= big and fwd_out is not None:
+                        y = _par_map(fwd_out, (ad, np.full(1, other, rdt.np)), ad.shape, rdt.np, vm)
+                    else:
+                        y = ref(ad, other)
+                    if input._rg and STATE.enabled:
+                        tp = input._tape
+                        dt = rdt.slot
+                        if tp is None or tp.into is not None or dt < 0:
+                            if dt < 0:
+                                return _record_binary(op, input, other, y, rdt)
+                            return _record_tn(opcode, nm, tn_saves, input, other, y, rdt)
+                        # _record_tn for a non-leaf input, inlined (the chain of small ops)
+                        ca = tp.save(ad, dt) if tn_sa else -1
+                        V = tp.V[dt]             # the number: one value in V
+                        V.append(other)
+                        cb = len(V) - 1
+                        cy = tp.save(y, dt) if tn_sy else -1
+                        e = len(tp.E) // K
+                        node = len(tp.N) // NK
+                        n = y.size
+                        fl = 0
+                        if tn_any:
+                            tp.n_saving += 1
+                            fl = F_SAVES
+                        slot = dt
+                        if n >= _tp.BIG:
+                            slot = dt + 2
+                            fl |= F_BIG
+                        asz = tp.asz
+                        tp.N.frombytes(_PACK_N(asz[slot], n, slot, e, 0))
+                        asz[slot] += n
+                        tp.E.frombytes(_PACK_E(opcode, nm, node, input._node, -1, ca, cb, cy, 1,
+                                               0 if n != 1 else 1, -1, fl))
+                        out = _new(Tensor)
+                        out._data = y
+                        out._dtype = rdt
+                        out._rg = True
+                        out._tape = tp
+                        out._node = node
+                        if tn_sa or tn_sy:
+                            if tp.mark is None:
+                                tp.mark = _tp.INPLACE[0]
+                            if tn_sa:
+                                vc = input._vc
+                                if vc is None:
+                                    vc = input._vc = [0]
+                                tp.sv.append((vc, vc[0], e, ad.shape, "a"))
+                            if tn_sy:
+                                vc = out._vc = [0]
+                                tp.sv.append((vc, 0, e, y.shape, "y"))
+                        return out
+                    return _wrap(y, rdt)
+            return general(input, other)
+        f.__name__ = opname
+        return f
+
+    f = make(general)
+    f.op = make(general_op)
+    return f
+
+
+def _int_pow(a, b):
+    """Integer power with torch's negative exponents: 1 and -1 keep their powers, any other
+    base gives 0 (numpy raises)."""
+    a, b = np.asarray(a), np.asarray(b)
+    neg = b < 0
+    if not neg.any():
+        return np.power(a, b)
+    y = np.power(a, np.where(neg, 0, b).astype(b.dtype))
+    odd = (b % 2) != 0
+    return np.where(neg, np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)), y)
+
+
+_SUB_OP = BY_NAME["sub"]
+
+
+_RSUB_NM = _name_id("RsubBackward1")
+
+
+_add = _binary_fn("add")
+
+
+_sub = _binary_fn("sub")
+
+
+mul = _binary_fn("mul")
+
+
+_div = _binary_fn("div")
+
+
+_pow_tt = _binary_fn("pow")
+
+
+multiply = mul
+
+
+def add(input, other, alpha=1):
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return _add(input, other)
+
+
+def sub(input, other, alpha=1):
+    if alpha != 1:
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    return _sub(input, other)
+
+
+subtract = sub
+
+
+def div(input, other, *, rounding_mode=_TRUE):
+    """input / other; ``rounding_mode`` 'floor' or 'trunc' rounds the quotient (zero gradient),
+    as torch.div."""
+    if rounding_mode is not _TRUE:
+        return div_mode(input, other, rounding_mode)
+    if not isinstance(input, Tensor):            # number / tensor
+        if isinstance(other, Tensor) and other._dtype._cat < 2 and not isinstance(input, float):
+            other = _convert(other, _DEFAULT[0])
+        return _div(input, other)
+    # true division promotes integers to the default float dtype
+    if input._dtype._cat < 2 and not (
+            isinstance(other, Tensor) and other._dtype._cat == 2) and not isinstance(other, float):
+        input = _convert(input, _DEFAULT[0])
+    return _div(input, other)
+
+
+divide = div
+
+
+def true_divide(input, other):
+    return div(input, other)
+
+
+def _bad_exponent(exponent):
+    raise TypeError("pow(): argument 'exponent' must be Number or Tensor, not %s"
+                    % _tyname(exponent))
+
+
+def _make_pow(bad_exponent):
+    def pow(input, exponent):
+        if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+            te = type(exponent)
+            if (te is float or te is int) and input._dtype._cat == 2:
+                rdt = input._dtype                 # floating tensor ** Python number
+            elif not _is_number(exponent):
+                return bad_exponent(exponent)
+            else:
+                rdt = _result_dtype(input, exponent)
+                if rdt._cat < 2:
+                    if exponent < 0:
+                        raise RuntimeError("Integers to negative integer powers are not allowed.")
+                    d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
+                    y = np.asarray(np.power(d, _np_scalar(exponent, rdt.np)), rdt.np)
+                    return _wrap(y if y.ndim else y[()], rdt)
+            d = input._data if input._dtype is rdt else input._data.astype(rdt.np)
+            if d.size >= _POW_BIG:
+                y = _par_map(_POW_SCALAR.fwd_out, (d, float(exponent)), d.shape, rdt.np, _POW_VM)
+            elif exponent == 2:
+                y = np.square(d)                   # x * x, as torch and the compiled kernel
+            else:
+                y = np.power(d, rdt.np.type(exponent))
+            if input._rg and STATE.enabled:
+                return _record_unary(input, _POW_SCALAR, y, c=float(exponent))
+            return _wrap(y, rdt)
+        if not isinstance(input, Tensor):
+            # scalar ** tensor: torch names this PowBackward2
+            out = _pow_tt(input, exponent)
+            if out._tape is not None:
+                _rename_last(out, "PowBackward2")
+            return out
+        if input._dtype is bool_ and exponent._dtype is bool_:
+            _bool_pow_check(input, exponent, bool_)
+        return _pow_tt(input, exponent)
+    return pow
+
+
+pow = _make_pow(_bad_exponent)
+
+
+_pow_op = _make_pow(lambda exponent: NotImplemented)   # Tensor.__pow__
+
+
+_POW_SCALAR = BY_NAME["pow_scalar"]
+
+
+_POW_VM, _POW_BIG = _vm_of(_POW_SCALAR)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.allclose(input._data, _np_of(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
 
 # Composite nodes whose last entry is binary but which torch shows with one input.
 ONE_INPUT.update({"RemainderBackward0", "FmodBackward0", "FracBackward0", "LogsumexpBackward0", "AmaxBackward0", "AminBackward0",
@@ -75,71 +544,11 @@ def _no_inplace_derivative(name):
 
 
 def _no_grad_ctx():
-    from ._state import no_grad
     return no_grad()
 
 
 _KERNEL_FWD = {"erf", "gelu", "leaky_relu", "elu", "silu", "softplus", "log_sigmoid",
                "smooth_l1", "step", "clamp_min", "clamp_max", "scale"}
-
-
-# ----------------------------------------------------------------------------- helpers
-def entry_of(t):
-    tp, node = _tp.resolve(t)
-    return tp, tp.N[node * NK + NPROD]       # (array.array items: no numpy view needed)
-
-
-def hide(*ts):
-    """Mark the entries producing these (intermediate) tensors HIDDEN."""
-    for t in ts:
-        if t is not None:
-            tp = t._tape
-            if tp is None:
-                continue
-            if tp.into is None:                  # (entry_of, inlined: composites hide a few)
-                e = tp.N[t._node * NK + NPROD]
-            else:
-                tp, e = entry_of(t)
-            if e >= 0:
-                tp.E[e * K + FL] |= F_HIDDEN
-
-
-def named(t, name, arity=None):
-    """Give the entry producing ``t`` torch's name (when ``t`` was recorded); ``arity``: the
-    node lists that many inputs, found through ``tap``/``tap_entry`` marks below it."""
-    if t._tape is not None:
-        if arity is None:
-            _rename_last(t, name)
-        else:
-            _set_name_id(t, multi_name_id(name, arity))
-    return t
-
-
-def _set_name_id(t, nid):
-    tp, e = entry_of(t)
-    if e >= 0:
-        tp.E[e * K + NM] = nid
-
-
-def tap_entry(t, *slots):
-    """Mark the (hidden) entry producing ``t``: its operands are inputs ``slots`` of the
-    composite node named with an arity above it (see ``autograd.graph.TAPS``)."""
-    if t is not None and t._tape is not None:
-        tp, e = entry_of(t)
-        if e >= 0:
-            E = tp.E
-            E[e * K + NM] = tap_name_id(entry_name(tp, e), slots)
-            E[e * K + FL] |= F_HIDDEN
-    return t
-
-
-def tap(t, slot):
-    """``t`` through a hidden identity entry marked as input ``slot`` of a composite node (for
-    inputs used by several entries); ``t`` itself when it records nothing."""
-    if isinstance(t, Tensor) and t._rg and STATE.enabled:
-        from ._shape import _reshape_view
-        return tap_entry(_reshape_view(t, t._data.shape, "ViewBackward0"), slot)
-    return t
 
 
 def exact(t, value):
@@ -213,7 +622,6 @@ def scale(x, c, name="MulBackward0"):
 
 def exp2(input):
     x = _floatify(input)
-    from .tensor import exp
     if not (x._rg and STATE.enabled):
         return _wrap(np.asarray(np.exp2(x._data), x._dtype.np)[()] if x._data.ndim == 0 else
                      np.exp2(x._data).astype(x._dtype.np), x._dtype)
@@ -224,7 +632,6 @@ def exp2(input):
 
 def _log_base(input, base, name, npf):
     x = _floatify(input)
-    from .tensor import log
     if not (x._rg and STATE.enabled):
         return _wrap(np.asarray(npf(x._data), x._dtype.np)[()], x._dtype)
     t = log(x)
@@ -242,13 +649,13 @@ def log10(input):
 
 def rsqrt(input):
     x = _floatify(input)
-    from .tensor import pow as _pow
+    _pow = pow
     y = _pow(x, -0.5)
     return exact(named(y, "RsqrtBackward0"), 1.0 / np.sqrt(x._data))
 
 
 def square(input):
-    from .tensor import pow as _pow
+    _pow = pow
     if input._dtype is bool_:
         input = _convert(input, int64)
     return _pow(input, 2)
@@ -383,7 +790,6 @@ def _clamp_int(x, lo, hi, bounds):
     if hi is not None:
         d = np.minimum(d, _checked_scalar(hi, rdt))
     return _wrap(_val0(d, rdt), rdt)
-
 
 
 def clamp_min(input, min):
@@ -661,7 +1067,7 @@ def div_mode(input, other, rounding_mode):
     """torch.div with an explicit ``rounding_mode`` (None, 'floor', 'trunc'): torch's overload
     DivBackward2; the rounded quotient has zero gradient (a true division through the zero-
     derivative step row, carrying the exact rounded value)."""
-    from .tensor import _div, div as true_div
+    true_div = div
     if rounding_mode is None:
         return named(true_div(input, other), "DivBackward2")
     y, rdt = _rounded_div(input, other, rounding_mode)
@@ -749,9 +1155,6 @@ def _select_merge(parts, shape, rdt, y, name):
     """y = sum over parts of scatter(gather(part at the positions it supplies)); parts:
     (tensor or number, value, output positions, needs grad). Hidden gathers and scatters, the
     last entry named ``name`` (two grad-requiring parts: an add of both)."""
-    from ._shape import _add_entry, _scatter_entry
-    from .ops import OPCODE
-    from .tensor import _out, _src, _tape_for
     m = int(np.prod(shape, dtype=np.int64))
     dt = rdt.slot
     tp = _tape_for(*[p[0] for p in parts if p[3]])
@@ -806,7 +1209,6 @@ def argwhere(input):
 
 
 def count_nonzero(input, dim=None):
-    from .tensor import _norm_dims
     d = np.asarray(input._data)
     # a 0-d tensor: dim 0 is itself; dim=() counts over all of them (as torch)
     axis = (_norm_dims(dim, d.ndim) or None) if d.ndim else None
@@ -964,7 +1366,7 @@ def _as_op(f, reflected=False):
 # ----------------------------------------------------------------------------- more math
 # Compositions of rows with torch's node names; values carry numpy's exact result (``exact``),
 # gradients follow from the composition (checked against torch and finite differences in
-# tests/test_breadth_math.py).
+# tests/test_math.py).
 def _grads(*ts):
     return STATE.enabled and any(isinstance(t, Tensor) and t._rg for t in ts)
 
@@ -982,7 +1384,6 @@ def clone(input, *, memory_format=None):
 
 def _rdt3(a, b, c):
     """The result dtype of three tensors (a dimensioned operand first)."""
-    from .tensor import promote_types
     dims = [t for t in (a, b, c) if t._data.ndim]
     rdt = None
     for group in (dims, [t for t in (a, b, c) if not t._data.ndim]):
@@ -1058,7 +1459,6 @@ def _logaddexp(a, b, opname, name, base2):
     d = tap(a2, 0) - tap(b2, 1)
     m = maximum(a2, b2)
     t = scale(abs_(d), -math.log(2.0) if base2 else -1.0)
-    from .tensor import exp, log
     w = unary(exp(t), "log1p")
     if base2:
         hide(w)
@@ -1072,7 +1472,7 @@ def _logaddexp(a, b, opname, name, base2):
 
 
 def abs_(x):
-    from .tensor import abs as _abs
+    _abs = abs
     return _abs(x)
 
 
@@ -1142,8 +1542,6 @@ def _hide_below(out, *inputs):
     ``inputs`` themselves: the taps ``out``'s node reads are the composition's own."""
     if out._tape is None:
         return
-    from ._core.names import NAMES, TAPS, name_id
-    from .autograd.graph import _operands
     tp, e = entry_of(out)
     stop = set()
     for t in inputs:
@@ -1177,7 +1575,7 @@ def _hide_below(out, *inputs):
 
 def float_power(input, exponent):
     """input ** exponent in float64 (PowBackward0/1 over ToCopyBackward0 casts)."""
-    from .tensor import float64, pow as _pow
+    _pow = pow
     a = input if not isinstance(input, Tensor) or input._dtype is float64 else _convert(
         input, float64)
     if isinstance(exponent, Tensor):
@@ -1290,7 +1688,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 def vdot(input, other):
     """Dot product of 1-D tensors (VdotBackward0)."""
-    from .tensor import dot
+    from ._matrix import dot
     if input._dtype is not other._dtype:
         raise RuntimeError("expected both vectors to have same dtype, but found %s and %s"
                            % (input._dtype._tname, other._dtype._tname))
@@ -1299,7 +1697,7 @@ def vdot(input, other):
 
 def inner(input, other):
     """Sum over the last dimensions: input.shape[:-1] + other.shape[:-1]."""
-    from .tensor import dot, matmul
+    from ._matrix import _matmul2 as matmul, dot
     if input._data.ndim == 0 or other._data.ndim == 0:
         return input * other
     if input._data.shape[-1] != other._data.shape[-1]:
@@ -1326,7 +1724,7 @@ def _add_scaled(input, prod, beta, alpha, name, inputs):
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    from .tensor import mv
+    from ._matrix import mv
     return _add_scaled(input, mv(tap(mat, 1), tap(vec, 2)), beta, alpha, "AddmvBackward0",
                        (input, mat, vec))
 
@@ -1341,8 +1739,6 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 def _bmm_tapped(b1, b2):
     """bmm(b1, b2) as one mm per batch element, the selections tapped as inputs 1 and 2."""
     from ._matrix import bmm
-    from ._shape import stack
-    from .tensor import _mm_core
     if not _grads(b1, b2) or b1._data.ndim != 3 or b2._data.ndim != 3 or not b1._data.shape[0]:
         return bmm(b1, b2)
     bmm(b1.detach(), b2.detach())                        # (torch's shape and dtype checks)
@@ -1366,7 +1762,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def chain_matmul(*matrices):
-    from .tensor import mm
+    from ._matrix import mm
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     out = matrices[0]
@@ -1376,7 +1772,7 @@ def chain_matmul(*matrices):
 
 
 # ----------------------------------------------------------------------------- Tensor methods
-def _install():
+def _install(Tensor):
     T = Tensor
     for nm_ in ("tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan", "sinh", "cosh", "erf",
                 "log1p", "expm1", "exp2", "log2", "log10", "rsqrt", "square", "floor", "ceil",
@@ -1434,7 +1830,7 @@ def _install():
     for nm_ in ("clamp", "clip", "clamp_min", "clamp_max", "floor", "ceil", "round", "trunc",
                 "sign", "frac", "tan", "sinh", "cosh", "erf", "log1p", "expm1", "exp2", "log2",
                 "log10", "rsqrt", "square", "asin", "acos", "atan", "atan2", "hypot", "remainder", "fmod",
-                "floor_divide", "lerp", "maximum", "minimum", "addcmul", "addcdiv", "asinh",
+                "floor_divide", "lerp", "maximum", "minimum", "addcmul", "addcdiv",
                 "copysign", "nan_to_num",
                 "deg2rad", "rad2deg", "logaddexp", "logaddexp2", "float_power", "sgn",
                 "addmv", "addr", "baddbmm", "addbmm"):
@@ -1443,10 +1839,8 @@ def _install():
     for nm_ in ("asinh", "acosh", "atanh"):
         setattr(T, nm_ + "_", _inplace_fn(_no_inplace_derivative(nm_)))
         setattr(T, "arc" + nm_[1:] + "_", getattr(T, nm_ + "_"))
-    import sys
-    _t = sys.modules[__name__.rsplit(".", 1)[0] + ".tensor"]
     for nm_ in ("exp", "log", "sin", "cos", "tanh", "sigmoid", "sqrt", "abs", "neg", "reciprocal"):
-        setattr(T, nm_ + "_", _inplace_fn(getattr(_t, nm_)))
+        setattr(T, nm_ + "_", _inplace_fn(globals()[nm_]))
     for nm_ in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
                 "bitwise_right_shift", "bitwise_not"):
         setattr(T, nm_ + "_", _inplace_fn(globals()[nm_]))
@@ -1456,4 +1850,220 @@ def _install():
     T.__ilshift__, T.__irshift__ = T.bitwise_left_shift_, T.bitwise_right_shift_
 
 
-_install()
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    def to(self, *args, **kwargs):
+        """A tensor of another dtype (device: the CPU only); ``self`` when nothing changes,
+        unless ``copy=True``."""
+        dt, dev = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError("to() got an unexpected keyword argument '%s'" % next(iter(kwargs)))
+        flags = []
+        for a in args:
+            if isinstance(a, dtype) or a is float or a is int or (a is bool and dt is None):
+                if dt is not None:
+                    raise TypeError("to() received an invalid combination of arguments - got "
+                                    "two dtypes")
+                dt = _as_dtype(a)
+            elif isinstance(a, Tensor):
+                dt = a._dtype
+            elif isinstance(a, bool):
+                flags.append(a)                  # non_blocking, copy
+            elif isinstance(a, (str, device, numbers.Integral)):
+                dev = a
+            else:
+                raise TypeError("to() received an invalid combination of arguments - got (%s)"
+                                % _tyname(a))
+        if len(flags) > 1:
+            copy = flags[1]
+        _check_device(dev)
+        dt = _as_dtype(dt, "to")
+        if dt is None or dt is self._dtype:
+            return _convert(self, self._dtype) if copy else self
+        return _convert(self, dt)
+
+    # ---- arithmetic. An operand the function rejects with TypeError (an ndarray, a list, a
+    # string) gives NotImplemented, as in torch: Python then tries the other operand, so
+    # ``t + ndarray`` is numpy's ufunc over ``t.__array__()`` wrapped back (float64 Tensor).
+    # (__add__, __radd__, __sub__, __mul__, __rmul__, __pow__: the op functions' operator forms,
+    # assigned after them at the end of the module)
+    def __rsub__(self, other):
+        to = type(other)
+        if (to is float or to is int) and self._dtype._cat == 2:    # number - floating tensor
+            y = np.subtract(other, self._data)
+            if self._rg and STATE.enabled:
+                return _record_binary(_SUB_OP, other, self, y, self._dtype, nm=_RSUB_NM)
+            return _wrap(y, self._dtype)
+        try:
+            out = _sub(other, self)
+        except TypeError:
+            return NotImplemented
+        if out._tape is not None:
+            _rename_last(out, "RsubBackward1")
+        return out
+
+    def __truediv__(self, other):
+        try:
+            if type(other) is float or (type(other) is Tensor and self._dtype._cat == 2):
+                return _div(self, other)
+            return div(self, other)
+        except TypeError:
+            return NotImplemented
+
+    def __rtruediv__(self, other):
+        # torch: other / x = x.reciprocal() * other (an ndarray ``other``: numpy's multiply)
+        r = reciprocal(self)
+        to = type(other)
+        return mul(r, other) if to is float or to is int or _is_number(other) else r * other
+
+    def __rpow__(self, other):
+        try:
+            return pow(other, self)
+        except TypeError:
+            return NotImplemented
+
+    def __pos__(self):
+        return positive(self)
+
+    def __abs__(self):
+        return abs(self)
+
+    def add(self, other, alpha=1):
+        return add(self, other, alpha=alpha)
+
+    def sub(self, other, alpha=1):
+        return sub(self, other, alpha=alpha)
+
+    def mul(self, other):
+        return mul(self, other)
+
+    def div(self, other, *, rounding_mode=_TRUE):
+        return div(self, other, rounding_mode=rounding_mode)
+
+    def true_divide(self, other):
+        return div(self, other)
+
+    def pow(self, other):
+        return pow(self, other)
+
+    def neg(self):
+        return neg(self)
+
+    def reciprocal(self):
+        return reciprocal(self)
+
+    def add_(self, other, alpha=1):
+        return self._inplace(other, lambda s, o: add(s, o, alpha=alpha), True)
+
+    def sub_(self, other, alpha=1):
+        return self._inplace(other, lambda s, o: sub(s, o, alpha=alpha), True)
+
+    def mul_(self, other):
+        return self._inplace(other, mul, True)
+
+    def div_(self, other):
+        return self._inplace(other, div, True)
+
+    def pow_(self, other):
+        return self._inplace(other, pow, True)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def __ipow__(self, other):
+        return self._inplace(other, pow, True)
+
+    def zero_(self):
+        return self.fill_(0, zero=True)
+
+    def fill_(self, value, zero=False):
+        vt = value if isinstance(value, Tensor) else None
+        if vt is not None and vt._data.ndim:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                               "%d dimensions." % vt._data.ndim)
+        if STATE.enabled and (self._rg or (vt is not None and vt._rg)):
+            if self._rg and self._tape is None:
+                _leaf_error(self)
+            if self._dtype.slot >= 0:
+                if self._base is not None:
+                    _view_checks(self)
+                    _write(self, None, value, "CopySlices")
+                elif vt is not None:
+                    _write(self, None, value, "FillBackward3")
+                else:
+                    # the result no longer depends on the old value: a mul-by-zero entry
+                    name = "ZeroBackward0" if zero else "FillBackward2"
+                    y = np.full(self._data.shape, value, self._dtype.np)
+                    self._inplace(0.0, lambda s, o: _record_binary(
+                        BY_NAME["mul"], s, 0.0, y if y.ndim else y[()], s._dtype, nm=_nm(name)))
+                return self
+        d = self._arr()
+        d[...] = vt._data if vt is not None else value
+        _bump(self)
+        return self
+
+    def copy_(self, src, non_blocking=False):
+        if not isinstance(src, Tensor):
+            raise TypeError("copy_(): argument 'other' (position 1) must be Tensor, not %s"
+                            % _type_name(src))
+        d, sd = self._data, src._data
+        if sd.shape != d.shape:
+            _inplace_shape_check(self, src)
+        if src._vc is self._vc and src is not self and self._vc is not None:
+            _check_overlap(d, sd)
+        if STATE.enabled and (self._rg or src._rg):
+            if self._rg and self._tape is None:
+                _leaf_error(self)
+            if self._dtype.slot >= 0:
+                if self._base is not None:
+                    _view_checks(self)
+                _write(self, None, src, "CopySlices" if self._base is not None else "CopyBackwards")
+                return self
+        self._arr()[...] = sd
+        _bump(self)
+        return self
+
+    def abs(self):
+        return abs(self)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return allclose(self, other, rtol, atol, equal_nan)
+
+    divide = div
+    negative = neg
+
+
+class TensorOperators:
+    """Tensor methods that are this module's functions themselves, attached by _methods.py."""
+    # The hottest operators call the op functions directly (one Python call level less per op);
+    # their operator forms (``.op``) return NotImplemented for operands they reject.
+    __add__ = _add.op
+    __radd__ = _add.op             # torch: x.add(other), the tensor first
+    __rmul__ = mul.op
+    __pow__ = _pow_op
+    __neg__ = neg
+    __sub__ = _sub.op
+    __mul__ = mul.op
+    exp = exp
+    log = log
+    sin = sin
+    cos = cos
+    tanh = tanh
+    sigmoid = sigmoid
+    relu = relu
+    sqrt = sqrt

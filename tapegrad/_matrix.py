@@ -8,9 +8,104 @@ torch does.
 import numpy as np
 
 from ._state import STATE
-from .tensor import Tensor, _matmul_dtype_error, _mm_core, _wrap, matmul as _matmul2
-from ._math import exact, hide, named, tap_entry
-from ._shape import _concat, _reshape_view, expand, index_map, permute
+from .tensor import Tensor, _wrap
+from ._record import _mm_core
+from ._math import exact
+from ._record import hide, named, tap_entry
+from ._shape import _concat, expand, index_map, permute
+from ._record import _reshape_view
+from ._compiled import _blas
+from .tensor import _ndarray
+from .tensor import int64
+from ._shape import _scatter_entry, roll
+from ._record import _nm, _out, _src, _tape_for, tap
+from ._math import _add_scaled
+
+
+def _matmul_dtype_error(a, b):
+    """torch's error for a product of two dtypes: the message names the kernel matmul
+    dispatches to (dot, addmv, mm/addmm, bmm)."""
+    na, nb = a._data.ndim, b._data.ndim
+    ta, tb = a._dtype._tname, b._dtype._tname
+    if na == 1 and nb == 1:
+        return RuntimeError("dot : expected both vectors to have same dtype, but found %s and %s"
+                            % (ta, tb))
+    if nb == 1 and na >= 2:
+        return RuntimeError("addmv input tensors must have the same dtype, but got %s, %s, and %s"
+                            % (tb, ta, tb))
+    if nb >= 3:
+        return RuntimeError("expected scalar type %s but found %s" % (ta, tb))
+    return RuntimeError("expected m1 and m2 to have the same dtype, but got: %s != %s"
+                        % (a._dtype._cname, b._dtype._cname))
+
+
+def _mm_fits(da, db):
+    """Whether a 1-D/2-D product's inner sizes agree."""
+    return (da.shape[-1] if da.ndim == 2 else da.shape[0]) == db.shape[0]
+
+
+def _matmul2(input, other):
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        raise TypeError("matmul(): argument 'other' (position 2) must be Tensor")
+    a, b = input, other
+    da, db = a._data, b._data
+    if da.ndim == 0 or db.ndim == 0:
+        raise RuntimeError("both arguments to matmul need to be at least 1D, but they are %dD "
+                           "and %dD" % (da.ndim, db.ndim))
+    if da.ndim > 2 or db.ndim > 2:
+        raise NotImplementedError("matmul of tensors with more than 2 dimensions is not supported yet")
+    # torch: dot checks the dtypes first, mv / mm the shapes
+    if a._dtype is not b._dtype and (da.ndim == 1 and db.ndim == 1 or _mm_fits(da, db)):
+        raise _matmul_dtype_error(a, b)
+    if da.ndim == 1 and db.ndim == 1:
+        if da.shape[0] != db.shape[0]:
+            raise RuntimeError("inconsistent tensor size, expected tensor [%d] and src [%d] to "
+                               "have the same number of elements, but got %d and %d elements "
+                               "respectively" % (da.shape[0], db.shape[0], da.shape[0], db.shape[0]))
+        m, k, n, name = 1, da.shape[0], 1, "DotBackward0"
+    elif da.ndim == 2 and db.ndim == 1:
+        if da.shape[1] != db.shape[0]:
+            raise RuntimeError("size mismatch, got input (%d), mat (%dx%d), vec (%d)"
+                               % (da.shape[0], da.shape[0], da.shape[1], db.shape[0]))
+        m, k, n, name = da.shape[0], da.shape[1], 1, "MvBackward0"
+    else:
+        a2 = da.shape if da.ndim == 2 else (1, da.shape[0])
+        if a2[1] != db.shape[0]:
+            raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)"
+                               % (a2[0], a2[1], db.shape[0], db.shape[1]))
+        m, k, n = a2[0], a2[1], db.shape[1]
+        name = "MmBackward0" if da.ndim == 2 else "SqueezeBackward4"
+    if m * k * n >= _blas.MIN and da.ndim == 2 and db.ndim == 2 and a._dtype.slot >= 0 and _blas.OK:
+        y = _blas.mm(da, db)                    # (one thread pool: see _blas)
+    else:
+        y = np.matmul(da, db)
+    if type(y) is not _ndarray:
+        y = np.asarray(y)[()]
+    return _mm_core(a, b, m, k, n, y, name)
+
+
+def mm(input, mat2):
+    if input._data.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2._data.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    return _matmul2(input, mat2)
+
+
+def dot(input, other):
+    if input._data.ndim != 1 or other._data.ndim != 1:
+        raise RuntimeError("1D tensors expected, but got %dD and %dD tensors"
+                           % (input._data.ndim, other._data.ndim))
+    return _matmul2(input, other)
+
+
+def mv(input, vec):
+    if input._data.ndim != 2 or vec._data.ndim != 1:
+        if input._data.ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        raise RuntimeError("vector + matrix @ vector expected, got 1, %d, %d"
+                           % (input._data.ndim, vec._data.ndim))
+    return _matmul2(input, vec)
 
 
 def _rv(t, shape, name):
@@ -141,7 +236,6 @@ def trace(input):
 
 
 def _int64():
-    from .tensor import int64
     return int64
 
 
@@ -153,8 +247,6 @@ def diag(input, diagonal=0):
         if not (STATE.enabled and input._rg):
             return _wrap(y, input._dtype)
         pos = np.flatnonzero(np.diag(np.ones(d.shape[0], bool), diagonal).reshape(-1))
-        from ._shape import _scatter_entry
-        from .tensor import _out, _src, _tape_for, _nm
         tp = _tape_for(input)
         node = _src(input, tp)
         nn = _scatter_entry(tp, node, pos.astype(np.int64), n * n, input._dtype.slot,
@@ -193,8 +285,6 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     y.reshape(-1)[pos] = d.reshape(-1)
     if not (STATE.enabled and input._rg):
         return _wrap(y, input._dtype)
-    from ._shape import _scatter_entry
-    from .tensor import _out, _src, _tape_for, _nm
     tp = _tape_for(input)
     nn = _scatter_entry(tp, _src(input, tp), pos, y.size, input._dtype.slot,
                         _nm("DiagEmbedBackward0"), 0)
@@ -230,7 +320,6 @@ def linalg_cross(input, other, dim=-1):
     y = np.cross(np.asarray(a._data), np.asarray(b._data), axis=ax)
     if not (STATE.enabled and (a._rg or b._rg)):
         return _wrap(y, a._dtype)
-    from ._shape import roll
     a1, a2 = roll(a, -1, ax), roll(a, -2, ax)
     b1, b2 = roll(b, -1, ax), roll(b, -2, ax)
     p = a1 * b2
@@ -555,7 +644,7 @@ def tensordot(a, b, dims=2):
     return einsum("%s,%s->%s" % ("".join(la), "".join(lb), "".join(out)), a, b)
 
 
-def _install():
+def _install(Tensor):
     Tensor.bmm = bmm
     Tensor.matmul = matmul
     Tensor.__matmul__ = matmul
@@ -568,19 +657,29 @@ def _install():
     Tensor.cross = cross
 
 
-_install()
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * mat1 @ mat2: one AddmmBackward0 node over (input, mat1, mat2)
     (a mat2 that needs no grad is a None slot, as torch's)."""
-    from ._math import _add_scaled, tap
     return _add_scaled(input, tap(mat1, 1).mm(tap(mat2, 2)), beta, alpha, "AddmmBackward0",
                        (input, mat1, mat2))
 
 
-def _install_extra():
+def _install_extra(Tensor):
     Tensor.addmm = addmm
 
 
-_install_extra()
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    def mm(self, other):
+        return mm(self, other)
+
+    def dot(self, other):
+        return dot(self, other)
+
+    def mv(self, other):
+        return mv(self, other)

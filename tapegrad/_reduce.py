@@ -23,9 +23,40 @@ from ._state import STATE
 from ._core.names import ONE_INPUT
 from ._schema import F_HIDDEN
 from .ops import OPCODE
-from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype, _convert, _nm, _norm_dims, _out, _src,
-                     _tape_for, _wrap, bool_, float64, int32, int64)
-from ._math import _NotDifferentiable, exact, hide, named, tap, tap_entry, unary
+from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype, _wrap, bool_,
+                     float64, int32, int64)
+from ._record import _convert, _nm, _out, _src, _tape_for
+from .tensor import _norm_dims
+from ._math import _NotDifferentiable, exact, unary
+from ._record import hide, named, tap, tap_entry
+from ._record import _SUM0_NM, _add_reduce, _record_unary_sum, _red_args, _reduce
+from ._compiled import _vmath
+from ._shape import _add_entry, _scatter_entry, cat, narrow, select
+from ._math import clamp, logical_xor, maximum, minimum, not_differentiable
+from ._record import _rename_last, _reshape_view
+from .creation import ones, zeros
+
+
+def sum(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND, out=None):
+    if dim is _ND and dtype is None and keepdim is _ND and axis is _ND and keepdims is _ND \
+            and input._dtype._cat == 2:
+        # x.sum() of a floating tensor (_reduce's first branch, without its dispatch)
+        d = input._data
+        if d.size >= _vmath.MIN and _vmath.OK and d.flags.c_contiguous:
+            y = input._dtype.np.type(_vmath.total(d.reshape(-1)))
+        else:
+            y = input._dtype.np.type(_add_reduce(d, axis=None))
+        if input._rg and STATE.enabled:
+            return _record_unary_sum(input, y, 1.0, _SUM0_NM)
+        return _wrap(y, input._dtype)
+    dim, keepdim, named1 = _red_args("sum", dim, keepdim, axis, keepdims)
+    return _reduce(input, dim, keepdim, dtype, False, named1)
+
+
+def mean(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND, out=None):
+    dim, keepdim, named1 = _red_args("mean", dim, keepdim, axis, keepdims)
+    return _reduce(input, dim, keepdim, dtype, True, named1)
+
 
 ONE_INPUT.update({"CumsumBackward0", "CumprodBackward0", "LogcumsumexpBackward0"})
 
@@ -113,7 +144,6 @@ def _even_split(x, tied, out_index, nout, out_shape, y, name, nan_out=None):
         c = math.nan if nan_out is not None else 1.0 / tied.size
         e, n = tp.entry(OPCODE["sum"], _nm(name), 1, dt, g, -1, ci=tp.const(c))
         return _out(_val(y, x._dtype), x._dtype, tp, n)
-    from ._shape import _scatter_entry
     s = _scatter_entry(tp, g, np.ascontiguousarray(out_index, np.int64), nout, dt,
                        _nm("SumBackward1"), F_HIDDEN)
     w = (1.0 / np.maximum(counts, 1)).astype(x._dtype.np)
@@ -127,7 +157,6 @@ def _even_split(x, tied, out_index, nout, out_shape, y, name, nan_out=None):
 # ----------------------------------------------------------------------------- max / min
 def _extreme(input, dim, keepdim, other, largest, fname):
     if other is not None or isinstance(dim, Tensor):
-        from ._math import maximum, minimum
         o = other if other is not None else dim
         return maximum(input, o) if largest else minimum(input, o)
     d = np.asarray(input._arr())
@@ -410,7 +439,6 @@ def median(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
 
 
 def _rename(t, name):
-    from .tensor import _rename_last
     _rename_last(t, name)
 
 
@@ -445,8 +473,6 @@ def all(input, dim=None, keepdim=False, *, axis=_ND, keepdims=_ND):
 # ----------------------------------------------------------------------------- prod
 def _tree_prod(x, ax):
     """Product along ``ax`` (keepdim) by a balanced tree of hidden multiplications."""
-    from ._shape import cat, narrow
-    from .creation import ones
     k = x._data.shape[ax]
     K = 1
     while K < k:
@@ -530,7 +556,6 @@ def prod(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
 
 def _final(t, shape, name):
     """An identity entry named ``name`` giving ``t`` its final shape (the visible node)."""
-    from ._shape import _reshape_view
     return _reshape_view(t, tuple(shape), name)
 
 
@@ -564,7 +589,7 @@ def _var_core(input, dim, keepdim, correction, sqrt_, name):
         n *= d.shape[i]
     if nd:
         if d.size:
-            from ._compiled import _sums        # (Numba kernels: imported on first use)
+            from ._compiled import _sums  # deferred: Numba machine code, loaded on first use
             v, _ = _sums.var_dims(d if d.dtype.itemsize >= 4 else d.astype(np.float32), dims,
                                   correction)
         else:
@@ -634,7 +659,6 @@ def _joint(parts, name):
     """Tensors sharing one entry named ``name`` (like torch's several-output nodes): the
     parts are concatenated flat (hidden) and one identity entry covers them, one alias node
     per part."""
-    from ._shape import cat
     live = [p for p in parts if p._tape is not None]
     if not live:
         return parts
@@ -850,7 +874,7 @@ def _scan(d, ax, dt, prod):
     if d.ndim == 0:
         return d.astype(dt.np)
     if d.dtype.kind == "f" and d.dtype.itemsize >= 4:
-        from ._compiled import _sums
+        from ._compiled import _sums  # deferred: Numba machine code, loaded on first use
         return _sums.scan(d, ax, prod)
     return (np.cumprod if prod else np.cumsum)(d, axis=ax, dtype=dt.np)
 
@@ -872,7 +896,6 @@ def cumsum(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
     k = d.shape[ax] if nd else 1
     if k <= 1:
         return _final(x, d.shape, "CumsumBackward0")
-    from ._shape import _add_entry, _scatter_entry
     tp = _tape_for(x)
     node = _src(x, tp)
     dt = x._dtype.slot
@@ -920,8 +943,6 @@ def cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
         hide(p, c)
         return exact(named(c * _wrap(y, x._dtype), "CumprodBackward0"), y)
     # tensor-level Hillis-Steele (values tracked by the tensors themselves)
-    from ._shape import narrow, cat
-    from .creation import ones
     cur = x
     s = 1
     while s < k:
@@ -960,7 +981,7 @@ def logcumsumexp(input, dim=_ND, *, axis=_ND):
 
 
 # ----------------------------------------------------------------------------- Tensor methods
-def _install():
+def _install(Tensor):
     T = Tensor
 
     def _norm_m(self, p="fro", dim=None, keepdim=False, dtype=None, *, axis=_ND, keepdims=_ND):
@@ -995,7 +1016,6 @@ def _float_only(x, fname):
 
 def _sum_over(x, dim, keepdim, dtype):
     """x.sum over dim (None / () / []: all of them, keepdim honoured), SumBackward1."""
-    from .tensor import _reduce
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
     return _reduce(x, dim, keepdim, dtype, False, True)
@@ -1050,7 +1070,6 @@ def _nansum(x, dim, keepdim, dtype, empty_nan=False):
         e, n = tp.entry(OPCODE["segsum"], nm, nout, dt, g, -1, p0=tp.index(oidx[keep]),
                         p1=keep.size, ci=tp.const(1.0))
     else:
-        from ._shape import _scatter_entry
         sc = _scatter_entry(tp, g, np.ascontiguousarray(oidx[keep]), nout, dt,
                             _nm("SumBackward1"), F_HIDDEN)
         w = np.where(empty, np.nan, 1.0).astype(x._dtype.np)
@@ -1244,7 +1263,6 @@ def bincount(input, weights=None, minlength=0):
     dt = weights._dtype if weights._dtype.np == np.float32 else float64
     out = _wrap(np.bincount(d, weights=w.astype(np.float64), minlength=minlength).astype(dt.np),
                 dt)
-    from ._math import not_differentiable
     return not_differentiable(out, "bincount", weights)
 
 
@@ -1356,8 +1374,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, axis=_ND):
     (logical_xor for bool), after prepend / append are concatenated along dim."""
     if axis is not _ND:
         dim = axis
-    from ._shape import cat, narrow
-    from ._math import logical_xor
     d = input._data
     if np.ndim(d) == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
@@ -1385,7 +1401,6 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     """torch's composition (Integration.cpp): with a spacing ``dx``,
     (y.sum(dim) - (y[0] + y[-1]) * 0.5) * dx; with sample points ``x``,
     ((y[1:] + y[:-1]) * diff(x)).sum(dim) / 2 (x of one dimension lies along ``dim``)."""
-    from ._shape import narrow, select
     if x is not None and (dx is not None or not isinstance(x, Tensor)):
         got = ["Tensor", type(x).__name__ if not isinstance(x, Tensor) else "Tensor"]
         if dx is not None:
@@ -1424,7 +1439,6 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
 
 
 def _zeros_except(y, ax):
-    from .creation import zeros
     shape = tuple(s for i, s in enumerate(y._data.shape) if i != ax)
     return zeros(shape, dtype=y._dtype)
 
@@ -1493,7 +1507,6 @@ def corrcoef(input):
     sd = dg.sqrt()
     c = c / sd.reshape(-1, 1)
     c = c / sd.reshape(1, -1)
-    from ._math import clamp
     return clamp(c, -1, 1)
 
 
@@ -1654,7 +1667,6 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if not mm or out._tape is None:
         return named(out, "CdistBackward0", 2)
     named(out, "EuclideanDistBackward0", 2)
-    from ._shape import _reshape_view
     return _reshape_view(out, out._data.shape, "ViewBackward0")
 
 
@@ -1695,4 +1707,10 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return res[0] if len(res) == 1 else tuple(res)
 
 
-_install()
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    sum = sum
+    mean = mean

@@ -18,8 +18,51 @@ from ._state import STATE
 from ._core.names import multi_name_id, tap_name_id
 from ._schema import F_HIDDEN
 from .ops import OPCODE
-from .tensor import (Size, Tensor, _norm_dims, _nm, _out, _record_index, _record_offset, _src,
-                     _tape_for, _track_view, _track_views, _view, _wrap, _convert, promote_types)
+from .tensor import Size, Tensor, _wrap, promote_types
+from .tensor import _norm_dims
+from ._record import (_nm, _out, _record_index, _record_offset, _src, _tape_for, _track_view,
+                      _track_views, _view, _convert)
+from .tensor import _grad_on, _ndarray, dtype
+from ._record import _view_dtype
+from ._compiled import _layout
+from ._record import _reshape_view
+from .tensor import _DEFAULT, int64
+from ._record import _leaf_inplace_check, hide, named, tap
+
+
+def unbind(input, dim=0):
+    d = input._arr()
+    if d.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    dim = _norm_dims(dim, d.ndim)[0]
+    k = d.shape[dim]
+    if dim == 0 and d.ndim > 1:
+        parts = [d[i] for i in range(k)]
+    else:
+        pre = (slice(None),) * dim
+        parts = [d[pre + (i, Ellipsis)] for i in range(k)]
+    outs = []
+    if input._rg and STATE.enabled and k:
+        if dim == 0:
+            tp, e, n = _record_index(input, "copy", None, d, nm=_nm("UnbindBackward0"))
+        else:
+            idx = np.moveaxis(np.arange(d.size, dtype=np.int64).reshape(d.shape), dim, 0).ravel()
+            tp, e, n = _record_index(input, "gather", idx, d, nm=_nm("UnbindBackward0"))
+        N = _tp.view_i64(tp.N)
+        base_off, dt = int(N[n * 5]), int(N[n * 5 + 2])
+        del N
+        chunk = d.size // k
+        for i, p in enumerate(parts):
+            if i == 0:
+                node = n
+                # the entry's output node covers all parts; part 0 gets its own alias node
+            node = len(tp.N) // 5
+            tp.N.extend((base_off + i * chunk, chunk, dt, e, i))
+            outs.append(_out(p if p.ndim else p, input._dtype, tp, node))
+    else:
+        outs = [_wrap(p, input._dtype) for p in parts]
+    _track_views(outs, input)
+    return tuple(outs)
 
 
 def _dim(d, ndim):
@@ -172,19 +215,6 @@ def unsqueeze(input, dim):
     return _reshape_view(input, shape, "UnsqueezeBackward0")
 
 
-def _reshape_view(x, shape, name):
-    """A view with the same elements in the same order under a new shape (a copy entry)."""
-    d = x._arr()
-    y = d.reshape(shape)
-    if x._rg and STATE.enabled:
-        tp, e, n = _record_index(x, "copy", None, y, nm=_nm(name))
-        out = _out(y, x._dtype, tp, n)
-    else:
-        out = _wrap(y, x._dtype)
-    _track_view(out, x, lambda p: p.reshape(shape))
-    return out
-
-
 def flatten(input, start_dim=0, end_dim=-1):
     shp = input._data.shape
     nd = len(shp)
@@ -319,7 +349,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 
 def _int64():
-    from .tensor import int64
     return int64
 
 
@@ -723,7 +752,6 @@ concat = concatenate = cat
 
 def _hidden_convert(t, rdt):
     """t as rdt inside cat/stack: torch converts there without a node of its own."""
-    from ._math import hide
     c = _convert(t, rdt)
     hide(c)
     return c
@@ -771,7 +799,7 @@ def _atleast_2d(t):
 
 
 # ----------------------------------------------------------------------------- Tensor methods
-def _install():
+def _install(Tensor):
     def _flip_m(self, *dims):
         return flip(self, *dims)
 
@@ -798,9 +826,6 @@ def _install():
     Tensor.T = property(_T)
     Tensor.mT = property(_mT)
 
-    def _t_(self):
-        raise NotImplementedError("in-place t_() is not supported yet")
-    Tensor.t_ = _t_
 
     def _unsqueeze_(self, dim):
         if self._rg and self._tape is not None:
@@ -817,7 +842,6 @@ def _install():
     Tensor.squeeze_ = _squeeze_
 
 
-_install()
 
 
 # ----------------------------------------------------------------------------- gather & co
@@ -859,7 +883,7 @@ def masked_select(input, mask):
 
 
 def masked_fill(input, mask, value):
-    from ._math import where, named
+    from ._math import where
     m = mask if isinstance(mask, Tensor) else _wrap(np.asarray(mask), None)
     if np.asarray(m._data).dtype != np.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype %s"
@@ -876,7 +900,6 @@ def masked_fill(input, mask, value):
         v = _wrap(np.asarray(v, input._dtype.np)[()], input._dtype)
     if isinstance(value, Tensor):
         # masked_fill.Tensor: torch's MaskedFillBackward1 lists (input, value)
-        from ._math import tap
         out = where(m, tap(v, 1), tap(input, 0))
         name, arity = "MaskedFillBackward1", 2
     else:
@@ -887,7 +910,7 @@ def masked_fill(input, mask, value):
     return named(out, name, arity)
 
 
-def _install_gather():
+def _install_gather(Tensor):
     Tensor.gather = gather
     Tensor.index_select = index_select
     Tensor.masked_select = masked_select
@@ -918,7 +941,6 @@ def _install_gather():
     Tensor.new_tensor = new_tensor
 
 
-_install_gather()
 
 
 # ----------------------------------------------------------------------------- index family
@@ -1370,7 +1392,6 @@ def _tri_indices(fn, row, col, offset, dtype):
         raise RuntimeError("row must be non-negative, got%d" % row)
     if col < 0:
         raise RuntimeError("col must be non-negative, got%d" % col)
-    from .tensor import int64
     dt = dtype or int64
     r, c = fn(int(row), int(offset), int(col))
     return _wrap(np.stack([r, c]).astype(dt.np).reshape(2, -1), dt)
@@ -1409,7 +1430,6 @@ def block_diag(*tensors):
             raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions. "
                                "Input %d has %d dimensions" % (i, t._data.ndim))
     if not tensors:
-        from .tensor import _DEFAULT
         return _wrap(np.zeros((1, 0), _DEFAULT[0].np), _DEFAULT[0])
     rdt = _cat_dtype(list(tensors))
     blocks = [t._data.reshape((1, 1) if t._data.ndim == 0 else (1, -1) if t._data.ndim == 1
@@ -1460,8 +1480,7 @@ def unfold(input, dimension, size, step):
     return index_map(input, fn, "UnfoldBackward0")
 
 
-def _install_index_family():
-    from .tensor import _leaf_inplace_check
+def _install_index_family(Tensor):
 
     def inplace(op, other_of):
         def m(self, *args, **kwargs):
@@ -1499,7 +1518,6 @@ def _install_index_family():
                                       "gradients is not supported yet" % name)
         r = f(self)
         if r._rg and r._tape is not None:
-            from ._math import named
             named(r, name)
             self._rg, self._tape, self._node = True, r._tape, r._node
         self._data = r._data
@@ -1532,4 +1550,44 @@ def _install_index_family():
     Tensor.mH = property(_mH)
 
 
-_install_index_family()
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    def clone(self, memory_format=None):
+        y = np.array(self._data, copy=True)
+        if self._rg and _grad_on():
+            tp, e, n = _record_index(self, "copy", None, y, nm=_nm("CloneBackward0"))
+            return _out(y if y.ndim else y[()], self._dtype, tp, n)
+        return _wrap(y if y.ndim else y[()], self._dtype)
+
+    def contiguous(self, memory_format=None):
+        if type(self._data) is not _ndarray or self._data.flags.c_contiguous:
+            return self
+        y = _layout.contiguous(self._data)
+        if self._rg and _grad_on():
+            tp, e, n = _record_index(self, "copy", None, y, nm=_nm("CloneBackward0"))
+            return _out(y, self._dtype, tp, n)
+        return _wrap(y, self._dtype)
+
+    # ---- shape
+    def view(self, *shape):
+        try:
+            return _view(self, shape, "view")
+        except TypeError:
+            if len(shape) == 1 and isinstance(shape[0], dtype):
+                return _view_dtype(self, shape[0])
+            raise
+
+    def reshape(self, *shape):
+        return _view(self, shape, "reshape")
+
+    def view_as(self, other):
+        return _view(self, (other.shape,), "view")
+
+    def reshape_as(self, other):
+        return _view(self, (other.shape,), "reshape")
+
+    def unbind(self, dim=0):
+        return unbind(self, dim)

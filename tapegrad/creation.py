@@ -14,9 +14,47 @@ import random as _pyrandom
 
 import numpy as np
 
-from .tensor import (GUARD, LEGACY, Size, Tensor, _BY_NP, _DEFAULT, _as_dtype, _check_device,
+from .tensor import (GUARD, Size, Tensor, _BY_NP, _DEFAULT, _as_dtype, _check_device,
                      _checked_scalar, _result_dtype, _wrap, bool_, float16, float32, float64,
                      int64, promote_types)
+from .tensor import _ALL
+from ._record import _bump, _leaf_inplace_check
+import builtins
+from .tensor import LEGACY
+from .tensor import device as _device
+from ._record import _check_shapes, _record_binary, hide, named
+from ._state import STATE
+from .ops import BY_NAME
+from ._info import get_num_threads
+
+
+def _legacy_data(dt, args, kwargs, alias_any):
+    """(value, dtype) of a legacy constructor call ``torch.Tensor(*args)`` with dtype ``dt``:
+    no arguments an empty tensor, ints (or a torch.Size) a shape, one sequence or array the
+    data. A tensor is shared (``alias_any``: whatever its dtype, as torch.Tensor(t))."""
+    _check_device(kwargs.pop("device", None))
+    if kwargs:
+        raise TypeError("new() got an unexpected keyword argument '%s'" % next(iter(kwargs)))
+    if not args:
+        return np.zeros(0, dt.np), dt
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        t = args[0]
+        if t._dtype is not dt and not alias_any:
+            raise TypeError("expected TensorOptions(dtype=%s, device=cpu, layout=Strided, "
+                            "requires_grad=false (default), pinned_memory=false (default), "
+                            "memory_format=(nullopt)) (got TensorOptions(dtype=%s, ...))"
+                            % (dt._cname, t._dtype._cname))
+        return t._arr(), t._dtype
+    if len(args) == 1 and isinstance(args[0], Size) or all(
+            isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
+        shape = tuple(args[0]) if isinstance(args[0], Size) else tuple(int(a) for a in args)
+        if builtins.any(n < 0 for n in shape):
+            raise RuntimeError("Trying to create tensor with negative dimension %d: %s"
+                               % (builtins.min(shape), list(shape)))
+        return np.zeros(shape, dt.np), dt          # (torch leaves it uninitialised)
+    if len(args) == 1 and not isinstance(args[0], (numbers.Number, str)):
+        return np.asarray(tensor(args[0], dtype=dt)._data), dt
+    raise TypeError("new(): data must be a sequence (got %s)" % builtins.type(args[0]).__name__)
 
 
 # ----------------------------------------------------------------------------- generators
@@ -26,7 +64,6 @@ class Generator:
     in-place initialisers."""
 
     def __init__(self, device="cpu"):
-        from .tensor import device as _device
         _check_device(device)
         self.device = _device("cpu")
         self.manual_seed(_pyrandom.SystemRandom().getrandbits(63))
@@ -556,7 +593,6 @@ def normal(mean=None, std=None, size=None, *, generator=None, out=None, dtype=No
     dt = mean._dtype if mt else std._dtype
     _float_only(dt, "normal_kernel_cpu")
     if mt and st:
-        from .tensor import _check_shapes
         _check_shapes(mean, std)
     sd = std._data if st else std
     if st:
@@ -577,10 +613,6 @@ def _num(v):
 def _zero_grad(value, dt, inputs, name):
     """``value`` as the output of a node ``name`` over ``inputs`` whose gradient is zero: a
     multiplication by zero (hidden) of each input requiring grad, carrying ``value``."""
-    from ._state import STATE
-    from .tensor import _record_binary
-    from .ops import BY_NAME
-    from ._math import hide, named
     if not (STATE.enabled and any(t._rg for t in inputs)):
         return _wrap(value if value.ndim else value[()], dt)
     mul = BY_NAME["mul"]
@@ -741,7 +773,6 @@ def _arange_float(start, step, n, dt):
     npdt = dt.np if dt is not float16 else np.float32
     lanes = 32 // np.dtype(npdt).itemsize
     out = np.empty(n, npdt)
-    from ._info import get_num_threads
     tasks = min(get_num_threads(), -(-n // 32768)) if n > 32768 else 1
     chunk = -(-n // max(tasks, 1)) if n else 0
     lane = np.arange(lanes, dtype=np.float64)
@@ -834,3 +865,55 @@ def _pow(b, x):
 
 def zeros_like_(t):
     return zeros_like(t)
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    def __init__(self, *args, **kwargs):
+        # torch.Tensor(): empty; torch.Tensor(2, 3): a shape; torch.Tensor(data): the data as the
+        # default dtype; torch.Tensor(t): shares t
+        self._data, self._dtype = _legacy_data(_DEFAULT[0], args, kwargs, True)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # numpy ufuncs on tensors return tensors (``np.sin(t)``), bool results as uint8 (torch)
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return from_numpy(array)
+
+    # ---- in-place random initialisers (torch.nn.init uses them under no_grad)
+    def _init_(self, sample, kernel=None):
+        if kernel is not None and not self._dtype.is_floating_point:
+            raise NotImplementedError("\"%s\" not implemented for '%s'"
+                                      % (kernel, self._dtype._tname))
+        _leaf_inplace_check(self)
+        d = self._arr()
+        d[...] = sample(d.shape).astype(d.dtype, copy=False)
+        _bump(self)
+        return self
+
+    def uniform_(self, a=0.0, b=1.0, generator=None):
+        return self._init_(lambda shp: _gen(generator).uniform(a, b, shp), "check_uniform_bounds")
+
+    def normal_(self, mean=0.0, std=1.0, generator=None):
+        return self._init_(lambda shp: _gen(generator).normal(mean, std, shp), "normal_kernel_cpu")
+
+    def bernoulli_(self, p=0.5, generator=None):
+        return self._init_(lambda shp: (_gen(generator).random(shp) < p))
+
+    def exponential_(self, lambd=1.0, generator=None):
+        return self._init_(lambda shp: _gen(generator).exponential(1.0 / lambd, shp),
+                           "exponential_cpu")
+
+    def random_(self, low=0, high=None, generator=None):
+        if high is None:
+            low, high = 0, low if low else 2 ** 24
+        return self._init_(lambda shp: _gen(generator).integers(low, high, shp))
+
+
+class LegacyTypeMethods:
+    """Methods of the legacy tensor types (torch.FloatTensor ...), attached by _methods.py."""
+
+    def __call__(cls, *args, **kwargs):
+        data, dt = _legacy_data(cls.dtype, args, kwargs, False)
+        return _wrap(data, dt)

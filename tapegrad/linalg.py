@@ -151,12 +151,12 @@ def _w(a, dt):
 
 
 def _name(t, name):
-    from ._math import named
+    from ._record import named
     return named(t, name)
 
 
 def _hide(*ts):
-    from ._math import hide
+    from ._record import hide
     hide(*ts)
 
 
@@ -918,7 +918,7 @@ def multi_dot(tensors, *, out=None):
     """torch's multi_dot: a 1-D first (last) tensor as a row (column), the product in torch's
     order (the cheaper of the two for three matrices, the optimal chain order for more), then
     a view to the result's shape (ViewBackward0)."""
-    from .tensor import mm
+    from ._matrix import mm
     n = len(tensors)
     if n < 2:
         raise RuntimeError("multi_dot(): expected at least 2 tensors but got %d" % n)
@@ -1045,8 +1045,7 @@ def vecdot(x, y, *, dim=-1):
     return (x * y).sum(dim)
 
 
-def _install():
-    from .tensor import Tensor
+def _install(Tensor):
     Tensor.det = lambda self: det(self)
     Tensor.logdet = lambda self: logdet(self)
     Tensor.slogdet = lambda self: _torch_slogdet(self)
@@ -1062,7 +1061,6 @@ def _torch_slogdet(A):
     return return_types.slogdet(r.sign, r.logabsdet)
 
 
-_install()
 
 
 def _torch_cholesky(A, upper=False, *, out=None):

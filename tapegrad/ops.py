@@ -74,9 +74,6 @@ class Op:
     domain: Tuple[float, float] = (-2.0, 2.0)   # test inputs drawn from here
     const: Optional[float] = None               # test constant for rows that take one (pow_scalar)
     doc: str = ""
-    # source of a lambda reaching the row through the public API (``torch``: the library), for
-    # test generators: "lambda x: x.tan()"
-    src: str = ""
     opcode: int = -1                            # its index in OPS (set below)
 
 
@@ -268,7 +265,7 @@ def _remainder_ref(a, b):
 
 def _np_polygamma(k, x):
     """numpy polygamma (the kernels' algorithm through their scalar helper)."""
-    from ._compiled.kernels import _polygamma
+    from ._compiled.kernels import _polygamma  # deferred: Numba machine code, loaded on first use
     xs = np.asarray(x, np.float64)
     with np.errstate(all="ignore"):     # poles and overflow are values (inf), as torch's
         return np.vectorize(lambda v: _polygamma(int(k), float(v)), otypes=[np.float64])(xs)
@@ -347,7 +344,7 @@ def _mm_vjp(g, a, b, na, nb, oa=None, ob=None):
     oa / ob: C-contiguous arrays of a's / b's shape the product is added into (None is then
     returned in its place) instead of being returned as a new array. Both wanted: the two
     products side by side (``_blas.mm2``)."""
-    from ._compiled import _blas
+    from ._compiled import _blas  # deferred: Numba machine code, loaded on first use
     if _blas.OK and g.size * (a.shape[1] if a is not None else b.shape[0]) >= _blas.MIN:
         if na and nb:                  # both: side by side, one per core
             return _blas.mm2((g, b, False, True, oa), (a, g, True, False, ob))
@@ -495,7 +492,7 @@ OPS = [
        "elements", np_vjp=_log_softmax_vjp),
     # ---- scalar-constant forms of add / sub: the batched plans (func.CompiledTape._bplan)
     # rewrite a binary entry whose other operand is a recorded scalar constant to these
-    # (no numpy forms, vjp_t or src: those serve eager tapes, which never hold these rows)
+    # (no numpy forms or vjp_t: those serve eager tapes, which never hold these rows)
     Op("add_scalar", UNARY, "AddBackward0", lambda x, c: x + x.dtype.type(c), const=1.7,
        doc="x + c for a recorded scalar constant c", plan_only=True,
        np_vjp=lambda g, x, y, c, out: np.copyto(out, g)),
@@ -598,24 +595,24 @@ _VJP_T = {
     "softplus": lambda T, g, x, y, c: g * _where_t(x * c > 20, 1.0, (x * c).sigmoid()),
     "log_sigmoid": lambda T, g, x, y, c: g * (-x).sigmoid(),
     "smooth_l1": lambda T, g, x, y, c: g * (x / c).clamp(-1.0, 1.0),
-    "lgamma": lambda T, g, x, y, c: g * _pg(0, x),
-    "polygamma": lambda T, g, x, y, c: g * _pg(int(c) + 1, x),
+    "lgamma": lambda T, g, x, y, c: g * _pg(T, 0, x),
+    "polygamma": lambda T, g, x, y, c: g * _pg(T, int(c) + 1, x),
     "maximum": lambda T, g, a, b, y: (g * _tie(a, b), g * _tie(b, a)),
     "minimum": lambda T, g, a, b, y: (g * _tie(b, a), g * _tie(a, b)),
     "atan2": lambda T, g, a, b, y: (g * b / (a * a + b * b), -(g * a) / (a * a + b * b)),
     "hypot": lambda T, g, a, b, y: (None if a is None else g * a / y, None if b is None else g * b / y),
     "remainder": lambda T, g, a, b, y: (g, None if a is None else -(g * (a / b).floor())),
-    "softmax": lambda T, g, x, y, c: _softmax_vjp_t(g, y, int(c), False),
-    "log_softmax": lambda T, g, x, y, c: _softmax_vjp_t(g, y, int(c), True),
+    "softmax": lambda T, g, x, y, c: _softmax_vjp_t(T, g, y, int(c), False),
+    "log_softmax": lambda T, g, x, y, c: _softmax_vjp_t(T, g, y, int(c), True),
 }
 
 
-def _softmax_vjp_t(g, y, L, log):
+def _softmax_vjp_t(T, g, y, L, log):
     """The recorded VJP of (log_)softmax rows of L elements, as torch's node over
     (grad_output, output): ``SoftmaxBackwardDataBackward0`` y (g - sum(g y)), or
-    ``LogSoftmaxBackwardDataBackward0`` g - exp(y) sum(g) (intermediates hidden)."""
-    from ._math import hide, named, tap_entry
-    from .autograd.higher import _T, reshaped
+    ``LogSoftmaxBackwardDataBackward0`` g - exp(y) sum(g) (intermediates hidden). T: the
+    functions ``vjp_t`` is given (autograd.higher)."""
+    hide, named, tap_entry = T.hide, T.named, T.tap_entry
     gr, yr = tap_entry(g.view(-1, L), 0), tap_entry(y.view(-1, L), 1)
     if log:
         e, s = yr.exp(), gr.sum(1, keepdim=True)
@@ -628,7 +625,7 @@ def _softmax_vjp_t(g, y, L, log):
         d = gr - s
         r = yr * d
         hide(gy, s, d)
-    return named(reshaped(_T(), r, (r._data.size,)),
+    return named(T.reshaped(r, (r._data.size,)),
                  "LogSoftmaxBackwardDataBackward0" if log else "SoftmaxBackwardDataBackward0", 2)
 
 
@@ -642,9 +639,8 @@ def _where_t(mask, hi, lo_t):
     return m * hi + (1 - m) * lo_t
 
 
-def _pg(k, x):
-    from ._math import unary
-    return unary(x, "polygamma", c=float(k), name="PolygammaBackward0")
+def _pg(T, k, x):
+    return T.unary(x, "polygamma", c=float(k), name="PolygammaBackward0")
 
 
 def _tie(a, b):
@@ -665,34 +661,6 @@ def _silu_d(x):
 for _name, _f in _VJP_T.items():
     object.__setattr__(next(o for o in OPS if o.name == _name), "vjp_t", _f)
 
-_SRC = {
-    "neg": "lambda x: -x", "exp": "lambda x: x.exp()", "log": "lambda x: torch.log(x)",
-    "sin": "lambda x: x.sin()", "cos": "lambda x: torch.cos(x)", "tanh": "lambda x: x.tanh()",
-    "sigmoid": "lambda x: torch.sigmoid(x)", "relu": "lambda x: x.relu()",
-    "sqrt": "lambda x: torch.sqrt(x)", "abs": "lambda x: x.abs()",
-    "pow_scalar": "lambda x: x ** 2.5",
-    "add": "lambda a, b: a + b", "sub": "lambda a, b: a - b", "mul": "lambda a, b: a * b",
-    "div": "lambda a, b: a / b", "pow": "lambda a, b: a ** b",
-    "tan": "lambda x: x.tan()", "asin": "lambda x: torch.asin(x)", "acos": "lambda x: x.acos()",
-    "atan": "lambda x: torch.atan(x)", "sinh": "lambda x: x.sinh()", "cosh": "lambda x: torch.cosh(x)",
-    "erf": "lambda x: torch.erf(x)", "log1p": "lambda x: x.log1p()", "expm1": "lambda x: x.expm1()",
-    "scale": "lambda x: torch.exp2(x)", "step": "lambda x: x.floor()",
-    "clamp_min": "lambda x: x.clamp(min=0.7)", "clamp_max": "lambda x: torch.clamp(x, max=0.7)",
-    "leaky_relu": "lambda x: torch.nn.functional.leaky_relu(x, 0.01)",
-    "elu": "lambda x: torch.nn.functional.elu(x)", "gelu": "lambda x: torch.nn.functional.gelu(x)",
-    "silu": "lambda x: torch.nn.functional.silu(x)",
-    "softplus": "lambda x: torch.nn.functional.softplus(x)",
-    "log_sigmoid": "lambda x: torch.nn.functional.logsigmoid(x)",
-    "smooth_l1": "lambda x: torch.nn.functional.smooth_l1_loss(x, x * 0, reduction='none')",
-    "maximum": "lambda a, b: torch.maximum(a, b)", "minimum": "lambda a, b: torch.minimum(a, b)",
-    "atan2": "lambda a, b: torch.atan2(a, b)", "hypot": "lambda a, b: torch.hypot(a, b)",
-    "remainder": "lambda a, b: a % b",
-    "lgamma": "lambda x: torch.lgamma(x)", "polygamma": "lambda x: torch.polygamma(1, x)",
-    "softmax": "lambda x: torch.softmax(x, -1)",
-    "log_softmax": "lambda x: torch.nn.functional.log_softmax(x, -1)",
-}
-for _name, _s in _SRC.items():
-    object.__setattr__(next(o for o in OPS if o.name == _name), "src", _s)
 
 OPCODE = {op.name: i for i, op in enumerate(OPS)}
 for _i, _op in enumerate(OPS):

@@ -22,23 +22,25 @@ import os
 import sys
 import time
 
+import numpy as np
+
+import tapegrad as tg
+import tapegrad.func as tf
+import tapegrad.nn.functional as F
+from tapegrad._compiled import _cache, _native
+from tapegrad._core import tape as _tp
+
 
 # ---------------------------------------------------------------- the workloads
 def _backward():
-    import numpy as np
-    import tapegrad as tg
-    from tapegrad.ops import KERNEL_OPS, PLAN_ONLY
     for dt in (tg.float32, tg.float64):
         x = tg.tensor(np.linspace(0.1, 0.9, 8), dtype=dt, requires_grad=True)
         y = (x.sin() * x.exp() + x.tanh()).sum() + (x[1:] * x[:-1]).mean()
         y = y + (x.reshape(2, 4) @ x.reshape(4, 2)).sum() + x.double().float().sum()
         y.backward()
-    assert KERNEL_OPS and PLAN_ONLY is not None
 
 
 def _replay():
-    import tapegrad as tg
-    import tapegrad.func as tf
 
     def loss(w, x):
         return ((x @ w).tanh() ** 2).mean() + w.sin().sum()
@@ -50,8 +52,6 @@ def _replay():
 
 
 def _scalar_replay():
-    import tapegrad as tg
-    import tapegrad.func as tf
 
     def f(w):
         s = w[0] * w[1] + w[2].tanh()
@@ -64,8 +64,6 @@ def _scalar_replay():
 
 
 def _batched():
-    import tapegrad as tg
-    import tapegrad.func as tf
 
     def rosen(x):
         a, b = x[:-1], x[1:]
@@ -77,9 +75,6 @@ def _batched():
 
 
 def _big_elementwise():
-    import numpy as np
-    import tapegrad as tg
-    from tapegrad._compiled import _native
     _native.vmath()
     for n in (1 << 13, 1 << 17):            # one core, every core (_vmath.PAR)
         for dt in (tg.float32, tg.float64):
@@ -93,8 +88,6 @@ def _big_elementwise():
 
 
 def _layout_sums():
-    import numpy as np
-    import tapegrad as tg
     for n in (96, 384):                     # below and above _vmath.PAR elements
         for dt in (tg.float32, tg.float64):
             a = tg.tensor(np.random.default_rng(0).standard_normal((n, n)), dtype=dt,
@@ -105,7 +98,6 @@ def _layout_sums():
 
 
 def _products():
-    import tapegrad as tg
     for dt in (tg.float32, tg.float64):
         a = tg.randn(160, 160, dtype=dt, requires_grad=True)
         b = tg.randn(160, 160, dtype=dt, requires_grad=True)
@@ -113,8 +105,6 @@ def _products():
 
 
 def _conv():
-    import tapegrad as tg
-    import tapegrad.nn.functional as F
     for dt in (tg.float32, tg.float64):
         x = tg.randn(2, 3, 12, 12, dtype=dt, requires_grad=True)
         w = tg.randn(4, 3, 3, 3, dtype=dt, requires_grad=True)
@@ -126,8 +116,6 @@ def _conv():
 
 
 def _merged_tapes():
-    import tapegrad as tg
-    from tapegrad._core import tape as _tp
     a, b = tg.randn(4, requires_grad=True), tg.randn(4, requires_grad=True)
     u, v = a * 2, None
     for _ in range(10):
@@ -161,7 +149,7 @@ class _Bar:
         self.total, self.done, self.desc = total, 0, desc
         self._tq = None
         try:
-            from tqdm import tqdm   # deferred: optional
+            from tqdm import tqdm   # optional
             self._tq = tqdm(total=total, desc=desc, unit="%", bar_format=(
                 "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}] {postfix}"))
         except ImportError:
@@ -204,7 +192,6 @@ def _lock(path):
 def worker(background=False):
     """Run the workloads in this process (compiled code on) and write the ready marker.
     Exit status 0 when the cache is complete (also when another process completed it)."""
-    from tapegrad._compiled import _cache
     if _cache.WHERE == "none":
         print("tapegrad: no writable cache directory; nothing to compile", file=sys.stderr)
         return 1
@@ -278,7 +265,6 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.worker or args.background:
         return worker(background=args.background)
-    from tapegrad._compiled import _cache
     if args.status:
         print(_status_line(_cache))
         return 0

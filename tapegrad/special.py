@@ -6,9 +6,10 @@ import numpy as np
 
 from ._core.names import ONE_INPUT
 from ._state import STATE
-from .tensor import Tensor, _wrap, sigmoid as expit  # noqa: F401
-from ._math import (_floatify, clamp, erf, exact, exp2, expm1, hide, log1p, named, unary,  # noqa: F401
-                    where)
+from .tensor import Tensor, _wrap  # noqa: F401
+from ._math import sigmoid as expit
+from ._math import _floatify, clamp, erf, exact, exp2, expm1, log1p, unary, where  # noqa: F401
+from ._record import hide, named
 from ._reduce import logsumexp  # noqa: F401
 from .nn.functional import log_softmax as _log_softmax, softmax as _softmax
 
@@ -413,7 +414,7 @@ def _sinc_backward(g, x):
     return out
 
 
-def _install():
+def _install(Tensor):
     for name, f in (("erfinv", erfinv), ("sinc", sinc), ("xlogy", xlogy), ("logit", logit),
                     ("lgamma", gammaln), ("digamma", digamma), ("erfc", erfc)):
         if not hasattr(Tensor, name):
@@ -424,4 +425,3 @@ def _install():
         Tensor.mvlgamma = lambda self, p: multigammaln(self, p)
 
 
-_install()

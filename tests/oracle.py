@@ -1,4 +1,4 @@
-"""Shared oracle harness of tests/test_torch_oracle.py and tests/test_breadth_*.py (not collected).
+"""Shared oracle harness of tests/test_torch_oracle.py and tests/test_*.py (not collected).
 
 * ``same(f)`` runs a program ``f(lib)`` written against the torch API with ``lib=torch`` and
   ``lib=tapegrad`` and compares what it returns (values by dtype tolerance, dtypes, shapes,

@@ -106,6 +106,6 @@ _vmath_mod = []
 
 
 def _import_vmath():
-    from . import _vmath
+    from . import _vmath  # deferred: Numba machine code, loaded on first use
     _vmath_mod.append(_vmath)
     return _vmath

@@ -849,7 +849,7 @@ def _cfunc(fn, sig):
         from numba.core import sigutils
         from numba.core.ccallback import CFunc
 
-        from . import _fastload
+        from . import _fastload  # deferred: Numba machine code, loaded on first use
         res = CFunc(fn, sigutils.normalize_signature(sig), locals={}, options={"nogil": True})
         res.enable_caching()
         cache = res._cache

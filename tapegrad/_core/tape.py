@@ -1314,3 +1314,12 @@ def np_forward(tp, e, E, N, V4, V8, X):
                 @ val(b, int(E[b0 + SB]), k * (n // m)).reshape(k, n // m)).reshape(-1)
     elif op.kind == CAST:
         y[:] = val(a, -1, n)
+
+
+def _operands(E, e):
+    kind = OPS[int(E[e, OP])].kind
+    if kind in (BINARY, MM):
+        return (int(E[e, IA]), int(E[e, IB]))
+    if kind == PYFUNC:
+        return ()
+    return (int(E[e, IA]),)

@@ -9,4 +9,4 @@ from .variable import Variable  # noqa: F401
 from . import forward_ad, variable  # noqa: F401
 from . import functional  # noqa: F401
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
-from ..testing import GradcheckError, gradcheck, gradgradcheck  # noqa: F401,E402
+from ._gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401,E402

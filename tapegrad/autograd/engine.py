@@ -4,12 +4,31 @@ The sweep itself is ``tape.sweep`` (one call into the compiled interpreter). Thi
 checks arguments the way torch does, joins the roots' tapes, and accumulates leaf adjoints
 into ``.grad`` (or returns them, for ``grad``).
 """
+import sys
+
 import numpy as np
 
 from .._core import tape as _tp
 from .._schema import F_HIDDEN, IA, IB, K, NDT, NK, NOFF, NPROD, NSIZE, OP, OUT, P0
 from ..ops import OPCODE
 from .._state import STATE
+from .._record import _out
+from ..tensor import Size, _wrap
+from . import higher, hooks
+from .hooks import leaf_hooks, leaf_hooks_tensor
+from .._core.names import multi_name_id, name_id, tap_name_id
+
+
+_ENGINE = None
+
+
+def _engine():
+    global _ENGINE
+    engine = sys.modules[__name__]
+    engine._tensor_mod()
+    _ENGINE = engine
+    return engine
+
 
 _PYFUNC = OPCODE["pyfunc"]
 _COPY = OPCODE["copy"]
@@ -71,7 +90,6 @@ def _seed_grads(tensors, grad_tensors, what="backward"):
 
 
 def _size(shape):
-    from ..tensor import Size
     return Size(shape)
 
 
@@ -243,7 +261,6 @@ _H = []
 def _higher():
     """autograd.higher (imported on first use)."""
     if not _H:
-        from . import higher
         _H.append(higher)
     return _H[0]
 
@@ -252,7 +269,6 @@ def _tensor_mod():
     global _T
     if _T is None:
         import sys
-        from ..tensor import _wrap  # noqa: F401  (imports the module; the package's
         _T = sys.modules[__name__.rsplit(".", 2)[0] + ".tensor"]  # `tensor` is the function)
     return _T
 
@@ -301,7 +317,6 @@ def _leaf_adjoints(tp, adj, nreach, only=None):
             g = adj.take(tp.N, int(nodes[i]))
             g = (g.astype(npdt) if g.dtype != npdt else g).reshape(d.shape)
         if "_hooks" in leaf.__dict__:
-            from .hooks import leaf_hooks
             g = leaf_hooks(leaf, g)
         out.append((leaf, g))
     return out
@@ -347,7 +362,6 @@ def backward_one(t, retain_graph):
                 g = (g.astype(npdt) if g.dtype != npdt else g).reshape(d.shape)
             hooked = "_hooks" in leaf.__dict__
             if hooked:
-                from .hooks import leaf_hooks
                 g = leaf_hooks(leaf, g)
             cur = leaf._grad                # _accumulate, inlined
             if cur is None:
@@ -423,7 +437,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if t._tape is None and (only is None or id(t) in only):
             g = np.array(g) if g.ndim else g[()].copy()
             if "_hooks" in t.__dict__:
-                from .hooks import leaf_hooks
                 g = leaf_hooks(t, g)
             _accumulate(t, g)
             if "_posthooks" in t.__dict__:
@@ -521,7 +534,6 @@ def _accumulate_graph(t, g):
     input and the gradient) for a leaf, ``CloneBackward0`` for a non-leaf that retains grad."""
     leaf = t._tape is None
     if leaf and "_hooks" in t.__dict__:
-        from .hooks import leaf_hooks_tensor
         g = leaf_hooks_tensor(t, g)
     if t._grad is not None:
         t._grad = t._grad + g
@@ -534,7 +546,6 @@ def _accumulate_graph(t, g):
 
 
 def _graph_copy(g, leaf):
-    from .._core.names import multi_name_id, name_id, tap_name_id
     T = _tensor_mod()
     tp, n = _tp.resolve(g)
     size, slot = g._data.size, g._dtype.slot
@@ -544,7 +555,7 @@ def _graph_copy(g, leaf):
         _, n = tp.entry(_COPY, multi_name_id("CopyBackwards", 2), size, slot, n, -1)
     else:
         _, n = tp.entry(_COPY, name_id("CloneBackward0"), size, slot, n, -1)
-    return T._out(g._data.copy(), g._dtype, tp, n)
+    return _out(g._data.copy(), g._dtype, tp, n)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -563,7 +574,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                              retain_graph=True if i < nb - 1 else retain_graph,
                              create_graph=create_graph, allow_unused=allow_unused,
                              materialize_grads=materialize_grads))
-        from ..tensor import _wrap
         res = []
         for j, t in enumerate(_as_tuple(inputs)):
             col = [r[j] for r in rows]
@@ -584,7 +594,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         return _grad_create_graph(outputs, inputs, grads, _as_tuple(grad_outputs), allow_unused,
                                   materialize_grads)
     res = _run(outputs, grads, retain_graph, inputs)
-    _wrap = _tensor_mod()._wrap
     out = []
     for i, t in enumerate(inputs):
         g = None
@@ -614,7 +623,6 @@ def _input_hooks(t, g, tp, nodes, cut, graph):
     """autograd.grad: the tensor hooks of a requested input run on its gradient (``g``, an
     ndarray, or a Tensor when ``graph``), as torch: a leaf's always, a non-leaf's when the
     sweep stopped at it (``cut``: its producer did not run, so neither did its hooks)."""
-    from . import hooks
     if t._tape is None:
         if "_hooks" not in t.__dict__:
             return g
@@ -681,3 +689,16 @@ def _grad_create_graph(outputs, inputs, grads, raw, allow_unused, materialize_gr
                 raise RuntimeError(_UNUSED % i)
         res.append(g)
     return tuple(res)
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    # ---- backward
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        if (gradient is None and not create_graph and inputs is None and self._tape is not None
+                and self._data.size == 1):
+            # loss.backward(): the common case without the general argument handling
+            (_ENGINE or _engine()).backward_one(self, bool(retain_graph))
+            return
+        (_ENGINE or _engine()).backward(self, gradient, retain_graph, create_graph, inputs=inputs)

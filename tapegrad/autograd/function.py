@@ -14,6 +14,9 @@ from .._core import tape as _tp
 from .._schema import F_SAVES, NK
 from .._state import STATE, no_grad
 from .._core.names import function_name_id, name_id
+from .._record import _out, _src, _tape_for
+from ..tensor import Tensor, _vcof, _wrap
+from ..ops import OPCODE
 
 
 class FunctionCtx:
@@ -52,7 +55,6 @@ class FunctionCtx:
         Function are its recorded outputs, bound to their nodes as torch's saved outputs
         are: differentiating through them runs this Function's backward again. (The ctx
         keeps weak references: the record holds the ctx.)"""
-        from ..tensor import _out, _vcof
         rec = self._saved_outs[1]()
         tp = rec.wtape() if rec is not None else None
         if tp is None:
@@ -94,7 +96,6 @@ class PyFuncRecord:
         self.out_nodes = tuple(n + dn if n >= 0 else n for n in self.out_nodes)
 
     def backward(self, adj, N, nreach, ereach):
-        from ..tensor import _wrap
         grads = []
         for node, (shape, dt) in zip(self.out_nodes, self.out_meta):
             if node >= 0 and (nreach[node] or self.ctx.materialize_grads):
@@ -123,7 +124,6 @@ class PyFuncRecord:
         gradient Tensor)] for the inputs that need one. A gradient whose shape differs from its
         input's is accepted when the input's shape expands to it (the caller sums it back:
         ``_sum_dims``), as torch's ``validate_outputs``."""
-        from ..tensor import Tensor
         name = self.cls.__name__ + "Backward"
         if not isinstance(res, tuple):
             res = (res,)
@@ -212,8 +212,6 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor, _out, _src, _tape_for, _vcof, _wrap
-        from ..ops import OPCODE
         ctx = FunctionCtx()
         tin = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
@@ -289,7 +287,6 @@ def once_differentiable(fn):
     differentiating through them raises."""
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        from ..tensor import Tensor
         with no_grad():
             outputs = fn(ctx, *args)
         if not STATE.enabled or not any(isinstance(a, Tensor) and a._rg for a in args):

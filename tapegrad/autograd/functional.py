@@ -9,6 +9,7 @@ import numpy as np
 
 from .engine import grad as _grad
 from .._state import enable_grad
+from .higher import _T as _tensor_module, _index_t
 
 
 def _T():
@@ -111,7 +112,6 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 def _stack_rows(rows, shape, dtype):
     """Stack flat row tensors into one tensor of ``shape`` (keeps their graphs)."""
     T = _T()
-    from .higher import _T as _tensor_module, _index_t
     m = rows[0].numel() if rows else 0
     total = len(rows) * m
     acc = None

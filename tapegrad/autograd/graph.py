@@ -12,7 +12,9 @@ from ..ops import BINARY, MM, OPS, PYFUNC, UNARY
 from .._core.names import (_CPP_NAMES, _FUNCTION_NAMES, ARITY, CHAIN, NAMES, ONE_INPUT, TAPS,  # noqa: F401
                            chain_name_id, function_name_id, multi_name_id, name_id,
                            tap_name_id)
-from .._core.tape import entry_name, resolve_entry, view_i64
+from .._core.tape import _operands, entry_name, resolve_entry, view_i64
+from .._core import tape as _tp
+from .._record import _CAST_OP
 
 class Node:
     """A backward node (``grad_fn``) of a recorded entry. ``_oshape``: the shape of its output
@@ -191,15 +193,6 @@ def _producer(tp, E, N, node):
         return node_view(tp, prod), int(N[node, NNR])
 
 
-def _operands(E, e):
-    kind = OPS[int(E[e, OP])].kind
-    if kind in (BINARY, MM):
-        return (int(E[e, IA]), int(E[e, IB]))
-    if kind == PYFUNC:
-        return ()
-    return (int(E[e, IA]),)
-
-
 def _slots(tp, E, N, e, arity):
     """next_functions of a composite top entry with ``arity`` inputs: search its hidden subtree
     for tap entries and read the input slots off them."""
@@ -292,3 +285,19 @@ class disable_saved_tensors_hooks:
 
     def __exit__(self, *exc):
         return False
+
+
+class TensorMethods:
+    """Tensor methods of this module, attached by tapegrad/_methods.py."""
+
+    @property
+    def grad_fn(self):
+        if self._tape is None:
+            return None
+        tp, node = _tp.resolve(self)
+        e = tp.N[node * NK + NPROD]
+        if tp.E[e * K + FL] & F_HIDDEN and tp.E[e * K] == _CAST_OP:
+            # an in-place op's result cast to its target's dtype (y += float64): torch's node
+            # is the op's
+            e = tp.N[tp.E[e * K + IA] * NK + NPROD]
+        return node_view(tp, e, self._data.shape)

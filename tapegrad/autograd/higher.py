@@ -12,6 +12,8 @@ It is Python per entry (the price of a recorded backward); first-order backward 
 into compiled code. tests/test_higher_order.py checks every row against the compiled VJP,
 finite differences of the first derivative, and torch's double backward.
 """
+import types
+
 import numpy as np
 
 from .._core import tape as _tp
@@ -20,6 +22,10 @@ from .._schema import (CI, F_FREED, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NOFF, N
 from ..ops import BINARY, BY_NAME, CAST, INDEX, MM, OPS, PYFUNC, SUM, UNARY
 from .._state import STATE
 from .._core.names import name_id
+from .._record import _mm_core, _nm, _out, _record_index, _record_offset
+from ..tensor import _wrap
+from .hooks import _entry_inputs, _hooked_outputs, call_hooks, node_shape
+from .function import _sum_dims
 
 _MUL = BY_NAME["mul"]
 _SLICE, _EMBED = BY_NAME["slice"].opcode, BY_NAME["embed"].opcode
@@ -40,9 +46,23 @@ def _T():
     """tapegrad.tensor (imported late: it imports the autograd package)."""
     if not _TM:
         import sys
-        from ..tensor import _wrap  # noqa: F401  (imports the module)
         _TM.append(sys.modules[__name__.rsplit(".", 2)[0] + ".tensor"])
     return _TM[0]
+
+
+def _vjp_namespace():
+    """What the op table's differentiable VJPs (``Op.vjp_t``) call: tensor functions and the
+    recording helpers they compose (passed to them as data: ops.py sits below the families)."""
+    if not _VT:
+        from .. import _math   # deferred: autograd is imported before the op families
+        _VT.append(types.SimpleNamespace(
+            cos=_math.cos, sin=_math.sin, log=_math.log, unary=_math.unary, hide=_math.hide,
+            named=_math.named, tap_entry=_math.tap_entry,
+            reshaped=lambda r, shape: reshaped(_T(), r, shape)))
+    return _VT[0]
+
+
+_VT = []
 
 
 def reshaped(T, t, shape):
@@ -56,7 +76,7 @@ def reshaped(T, t, shape):
     if t._tape is None:
         return t.reshape(shape) if t._rg else T._wrap(d.reshape(shape), t._dtype)
     tp, node = _tp.resolve(t)
-    return T._out(d.reshape(shape), t._dtype, tp, node)
+    return _out(d.reshape(shape), t._dtype, tp, node)
 
 
 def _dtype_of(T, vdt):
@@ -77,8 +97,8 @@ def _index_t(T, t, opname, idx, m, c):
         y = np.ascontiguousarray(op.ref(t._data, idx, c, m) if idx is not None
                                  else t._data.ravel().copy())
     if t._rg:
-        tp, e, n = T._record_index(t, opname, idx, y, c=c)
-        return T._out(y, t._dtype, tp, n)
+        tp, e, n = _record_index(t, opname, idx, y, c=c)
+        return _out(y, t._dtype, tp, n)
     return T._wrap(y, t._dtype)
 
 
@@ -92,7 +112,7 @@ def _offset_t(T, t, op, off, n, m, nm):
         y = np.zeros(m, d.dtype)
         y[off:off + n] = d
     if t._rg:
-        return T._record_offset(t, op, off, n, y, nm)
+        return _record_offset(t, op, off, n, y, nm)
     return T._wrap(y, t._dtype)
 
 
@@ -101,14 +121,14 @@ def _transpose_flat(T, t, r, c, nm=None):
     ``nm`` or the row's TBackward0)."""
     y = np.ascontiguousarray(t._data.reshape(r, c).T).reshape(-1)
     if t._rg:
-        return T._record_offset(t, _TRANSPOSE, r, r * c, y,
-                                nm if nm is not None else T._nm("TBackward0"))
+        return _record_offset(t, _TRANSPOSE, r, r * c, y,
+                                nm if nm is not None else _nm("TBackward0"))
     return T._wrap(y, t._dtype)
 
 
 def _mm_flat(T, a, b, m, k, n):
     y = (a._data.reshape(m, k) @ b._data.reshape(k, n)).ravel()
-    return T._mm_core(a, b, m, k, n, y, "MmBackward0")
+    return _mm_core(a, b, m, k, n, y, "MmBackward0")
 
 
 def differentiable_sweep(tp, seeds, paths=None):
@@ -119,6 +139,7 @@ def differentiable_sweep(tp, seeds, paths=None):
     The sweep appends entries to ``tp``, so it reads the tape through Python lists and
     references to its buffers taken at the start (no numpy views pin them while it grows)."""
     T = _T()
+    VT = _vjp_namespace()
     ne = len(tp.E) // K
     Nb = tp.N
     cot = {}
@@ -161,7 +182,7 @@ def differentiable_sweep(tp, seeds, paths=None):
     V, XO, C, hooks, pyfuncs = tp.V, tp.XO, tp.C, tp.hooks, tp.pyfuncs
     Ibuf = tp.I
     dts = (T.float32, T.float64)
-    wrap, bound = T._wrap, T._out
+    wrap, bound = T._wrap, _out
     npdt = _tp.NP_DT
 
     def node_t(node, s, m, vdt):
@@ -240,7 +261,7 @@ def differentiable_sweep(tp, seeds, paths=None):
                 ci = row[CI]
                 x = node_t(a, row[SA], n, vdt)
                 y = node_t(out, row[SY], n, vdt)
-                add(a, op.vjp_t(T, g, x, y, C[ci] if ci >= 0 else 0.0))
+                add(a, op.vjp_t(VT, g, x, y, C[ci] if ci >= 0 else 0.0))
             elif kind == BINARY:
                 av = node_t(a, row[SA], n if row[P0] else 1, vdt)
                 if a == b and a >= 0 and op is _MUL:
@@ -251,7 +272,7 @@ def differentiable_sweep(tp, seeds, paths=None):
                     continue
                 bv = node_t(b, row[SB], n if row[P1] else 1, vdt)
                 y = node_t(out, row[SY], n, vdt)
-                ga, gb = op.vjp_t(T, g, av, bv, y)
+                ga, gb = op.vjp_t(VT, g, av, bv, y)
                 add(a, ga)
                 add(b, gb)
             elif kind == SUM:
@@ -320,7 +341,6 @@ def _pre_hooks(T, tp, e, cot, capture):
     """Node pre-hooks of entry e on its output cotangents (in their shapes; a hook may
     replace them); with post-hooks, starts capturing the entry's contributions and returns
     what ``_post_hooks`` needs."""
-    from .hooks import _hooked_outputs, call_hooks, node_shape
     N = tp.N
     outs = [n for n in _hooked_outputs(tp, e) if n in cot]
     if not outs:
@@ -341,7 +361,6 @@ def _pre_hooks(T, tp, e, cot, capture):
 def _post_hooks(T, tp, pending, capture, add):
     """Post-hooks ``fn(grad_inputs, grad_outputs)`` of a captured entry; what they return (or
     the captured contributions) is then added to the inputs' cotangents."""
-    from .hooks import _entry_inputs, call_hooks, node_shape
     e, post, gouts = pending
     got, capture[0] = capture[0], None
     ins = _entry_inputs(tp, e)
@@ -403,6 +422,5 @@ def _pyfunc(T, rec, cot, add, tp):
     for i, r in res:
         shape = rec.in_meta[i][0]
         if r._data.shape != shape:     # expandable to the input's shape: summed back (sum_to)
-            from .function import _sum_dims
             r = r.sum(_sum_dims(r._data.shape, shape), keepdim=True)
         add(rec.in_nodes[i] - d, reshaped(T, r, (r._data.size,)))

@@ -17,6 +17,8 @@ from .._core import tape as _tp
 from .._schema import F_BIG, F_HOOK, FL, IA, IB, K, NDT, NK, NPROD, NSIZE, OP, P0
 from ..ops import BINARY, MM, OPCODE, OPS, PYFUNC, UNARY
 from .._state import STATE
+from ..tensor import _wrap
+from .graph import Node
 
 _ids = itertools.count()
 _PYFUNC = OPCODE["pyfunc"]
@@ -42,7 +44,6 @@ class RemovableHandle:
 
 def _T():
     import sys
-    from ..tensor import _wrap  # noqa: F401  (imports the module)
     return sys.modules[__name__.rsplit(".", 2)[0] + ".tensor"]
 
 
@@ -310,11 +311,13 @@ def _post_hooks(tp, e, adj, N, post, got, ins, outs):
             adj.acc(N, n, np.asarray(g._data).reshape(-1), True)
 
 
+def _install(Tensor):
+    """This module's Tensor methods (tapegrad/_methods.py collects them)."""
+    Tensor.register_hook = tensor_register_hook
+    Tensor.register_post_accumulate_grad_hook = tensor_register_post_accumulate_grad_hook
+
+
 def _attach():
-    T = _T()
-    from .graph import Node
-    T.Tensor.register_hook = tensor_register_hook
-    T.Tensor.register_post_accumulate_grad_hook = tensor_register_post_accumulate_grad_hook
     Node.register_hook = node_register_hook
     Node.register_prehook = node_register_prehook
 

@@ -4,10 +4,11 @@
 and ``isinstance(x, Variable)`` holds for every tensor.
 """
 import warnings
+from ..tensor import Tensor
+from ..creation import tensor
 
 
 def _tensor_cls():
-    from ..tensor import Tensor
     return Tensor
 
 
@@ -24,7 +25,6 @@ class Variable(metaclass=VariableMeta):
             warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
                           "instead.", UserWarning, stacklevel=2)
         if data is None:
-            from ..creation import tensor
             return tensor([])
         if not isinstance(data, _tensor_cls()):
             raise TypeError("Variable data has to be a tensor, but got %s" % type(data).__name__)

@@ -34,10 +34,16 @@ import numpy as np
 from .._state import STATE
 from .._core.names import ONE_INPUT
 from .._schema import F_HIDDEN
-from ..tensor import Tensor, _guard_sel, _nm, _out, _record_index, _src, _tape_for, _wrap
-from .._math import hide, named, tap_entry, exact
+from ..tensor import Tensor, _guard_sel, _wrap
+from .._record import _nm, _out, _record_index, _src, _tape_for
+from .._record import hide, named, tap_entry
+from .._math import exact
 from .._shape import _flat
 from .._compiled import _scatter
+from .._shape import (_add_entry, _install_index_family, _merge, _scatter_entry, _scatter_setup,
+                      squeeze, unsqueeze)
+from .._matrix import matmul
+from ..tensor import int64
 
 ONE_INPUT.update({"AvgPool2DBackward0", "AdaptiveAvgPool2DBackward0"})
 
@@ -98,7 +104,6 @@ def _pad_zero(x, pads, fill=0.0, hidden=True):
     if not _recording(x):
         return _wrap(y, x._dtype)
     pos = _pad_index(tuple(d.shape), tuple(tuple(p) for p in pads))
-    from .._shape import _scatter_entry
     tp = _tape_for(x)
     nn = _scatter_entry(tp, _src(x, tp), pos, y.size, x._dtype.slot,
                         _nm("ConstantPadNdBackward0"), F_HIDDEN if hidden else 0)
@@ -161,7 +166,6 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
         raise RuntimeError("Expected %dD (unbatched) or %dD (batched) input to %s, but got input of "
                            "size: %s" % (nd + 1, nd + 2, fname, list(x._data.shape)))
     if x._data.ndim == nd + 1:
-        from .._shape import squeeze, unsqueeze
         y = _conv(nd, unsqueeze(x, 0), weight, bias, stride, padding, dilation, groups)
         return squeeze(y, 0)
     wd = weight._data.ndim
@@ -247,8 +251,6 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     # one mm per group (no batched matmul: its own tap marks would shadow ours), each
     # product (O/g, N L) scattered to its channels of (N, O, *L) by one hidden segsum (the
     # groups' scatters added up)
-    from .._matrix import matmul
-    from .._shape import _add_entry, _scatter_entry
     Og, CKg = Oc // g, idx.shape[1]
     w2 = weight.reshape(Oc, CKg)                                   # (O, C/g K)
     c2 = cols.reshape(g * CKg, N * L) if g > 1 else cols.reshape(CKg, N * L)
@@ -422,7 +424,6 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     out = _gather(x, flat.reshape(-1), lead + (Ho, Wo), "MaxPool2DWithIndicesBackward0",
                   hidden=False)
     if return_indices:
-        from ..tensor import int64
         return out, _wrap(plane.reshape(lead + (Ho, Wo)).astype(np.int64), int64)
     return out
 
@@ -525,7 +526,6 @@ def _one(v, name):
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    from .._shape import squeeze, unsqueeze
     _pool1d_dims(input, "max_pool1d")
     k = _one(kernel_size, "max_pool1d() kernel_size")
     s = k if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) \
@@ -554,7 +554,6 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
-    from .._shape import squeeze, unsqueeze
     _pool1d_dims(input, "avg_pool1d")
     k = _one(kernel_size, "avg_pool1d() kernel_size")
     s = k if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) \
@@ -684,7 +683,6 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     oshape = ((C,) if nd == 2 else (N, C)) + HW
     if not _recording(c):
         return _wrap(y.reshape(oshape), c._dtype)
-    from .._shape import _scatter_entry
     tp = _tape_for(c)
     nn = _scatter_entry(tp, _src(c, tp), idx, m, c._dtype.slot, _nm("Col2ImBackward0"),
                         F_HIDDEN if padded else 0)
@@ -811,7 +809,6 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     out = _gather(x, flat.reshape(-1), lead + (Ho, Wo), "AdaptiveMaxPool2DBackward0",
                   hidden=False)
     if return_indices:
-        from ..tensor import int64
         return out, _wrap(plane.reshape(lead + (Ho, Wo)), int64)
     return out
 
@@ -830,13 +827,11 @@ def _adaptive1d(input, output_size, fname):
 
 
 def adaptive_avg_pool1d(input, output_size):
-    from .._shape import squeeze, unsqueeze
     os_ = _adaptive1d(input, output_size, "adaptive_avg_pool1d")
     return squeeze(adaptive_avg_pool2d(unsqueeze(input, -2), os_), -2)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    from .._shape import squeeze, unsqueeze
     os_ = _adaptive1d(input, output_size, "adaptive_max_pool1d")
     r = adaptive_max_pool2d(unsqueeze(input, -2), os_, return_indices)
     if return_indices:
@@ -849,7 +844,6 @@ _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    from .._shape import _scatter_setup, _merge, _flat
     if reduce in ("max", "min"):
         raise NotImplementedError("scatter_reduce(reduce=%r) is not supported by tapegrad (use "
                                   "'a%s')" % (reduce, reduce))
@@ -968,8 +962,7 @@ def _prod_first_order_only(grads):
             "create_graph=True through it is not supported")
 
 
-def _install():
-    from .._shape import _install_index_family  # noqa: F401 (scatter family already there)
+def _install(Tensor):
 
     def scatter_reduce_m(self, dim, index, src, reduce, *, include_self=True):
         return scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
@@ -981,4 +974,3 @@ def _install():
     Tensor.scatter_reduce_ = scatter_reduce_
 
 
-_install()

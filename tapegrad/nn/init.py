@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .._state import no_grad
+from ..creation import _gen, eye
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
@@ -79,7 +80,6 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """N(mean, std^2) restricted to [a, b] (rejection sampling)."""
-    from ..creation import _gen
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -133,7 +133,6 @@ def eye_(tensor):
     """The identity in a 2-D tensor (ones on the main diagonal of a rectangle)."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..creation import eye
     with no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype))
 
@@ -209,7 +208,6 @@ def orthogonal_(tensor, gain=1, generator=None):
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
-    from ..creation import _gen
     rng = _gen(generator)
     rows = tensor.size(0)
     cols = tensor.numel() // rows
@@ -232,7 +230,6 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     """N(0, std^2) with ceil(sparsity * rows) zeros in each column of a 2-D tensor."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..creation import _gen
     rng = _gen(generator)
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)

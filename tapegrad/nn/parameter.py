@@ -1,11 +1,11 @@
 """nn.Parameter: a leaf tensor that requires grad (shares the data it is made from)."""
 from ..tensor import Tensor
+from ..creation import empty
 
 
 class Parameter(Tensor):
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..creation import empty
             data = empty(0)
         t = object.__new__(cls)
         t._data = data._arr()

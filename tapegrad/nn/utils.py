@@ -7,6 +7,10 @@ import warnings
 
 from .._state import no_grad
 from ..tensor import Tensor
+from .. import linalg
+from .._shape import cat, stack
+from ..creation import tensor
+from .._math import clamp
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",
            "clip_grads_with_norm_", "parameters_to_vector", "vector_to_parameters"]
@@ -15,7 +19,6 @@ __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_n
 @no_grad()
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The norm of the norms of ``tensors`` (as one vector)."""
-    from .. import linalg, stack, tensor
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     norm_type = float(norm_type)
     if len(tensors) == 0:
@@ -34,7 +37,6 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
 @no_grad()
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     """Scale the gradients of ``parameters`` by min(1, max_norm / (total_norm + 1e-6))."""
-    from .. import clamp
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     grads = [p.grad for p in parameters if p.grad is not None]
@@ -84,7 +86,6 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
 
 def parameters_to_vector(parameters):
     """Flatten ``parameters`` into one vector (differentiable: a cat of views)."""
-    from .. import cat
     return cat([p.view(-1) for p in parameters])
 
 

@@ -15,7 +15,7 @@
 This module imports only numpy at import time (no hypothesis, no tapegrad internals), so
 ``tapegrad.autograd`` can re-export ``gradcheck``/``gradgradcheck`` from it.
 """
-from ._gradcheck import (GradcheckError, get_analytical_jacobian,  # noqa: F401
+from ..autograd._gradcheck import (GradcheckError, get_analytical_jacobian,  # noqa: F401
                          get_numerical_jacobian, gradcheck, gradgradcheck)
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck", "check_gradients",

@@ -161,7 +161,7 @@ def available_binary(lib=None):
 
 def _available(lib, which):
     if lib is None:
-        import tapegrad as lib
+        import tapegrad as lib  # deferred: the package this client runs programs against
     key = (lib.__name__, which)
     if key not in _AVAILABLE:
         out = []

@@ -31,7 +31,7 @@ def seed_everything(seed):
     """Seed tapegrad's generator, numpy's global one and Python's ``random``."""
     import numpy as np
 
-    import tapegrad
+    import tapegrad  # deferred: a pytest plugin loads with every session; the package on first use
     random.seed(seed)
     np.random.seed(seed % (1 << 32))
     tapegrad.manual_seed(seed)
@@ -94,7 +94,7 @@ def tapegrad_seed(request):
 @pytest.fixture
 def tg():
     """The tapegrad module (``import tapegrad as torch``)."""
-    import tapegrad
+    import tapegrad  # deferred: a pytest plugin loads with every session; the package on first use
     return tapegrad
 
 

@@ -20,6 +20,10 @@ from hypothesis.extra import numpy as hnp
 
 from .programs import (CONSTANTS, KINDS, REDUCTIONS, SCALAR_OPS, Program, Step,
                        _reshape_candidates, available_binary, available_unary)
+from .. import ops
+from ..autograd._gradcheck import _lib_of
+from ..ops import BINARY as K_BINARY
+from .programs import reduce_program
 
 __all__ = ["floats", "arrays", "tensors", "broadcastable_pairs", "broadcastable_tensors",
            "op_inputs", "op_examples", "op_rows", "row_call", "row_ref_const", "ROW_CALLS",
@@ -31,7 +35,7 @@ DEFAULT_SHAPES = dict(min_dims=0, max_dims=3, min_side=1, max_side=4)
 
 def _lib(lib):
     if lib is None:
-        import tapegrad
+        import tapegrad  # deferred: the package this client draws programs for
         return tapegrad
     return lib
 
@@ -113,14 +117,12 @@ def broadcastable_pairs(*, max_dims=3, max_side=4, dtype="float64", elements=(-2
 
 # ------------------------------------------------------------------ per op-table row
 def _row(op):
-    from .. import ops
     return ops.BY_NAME[op] if isinstance(op, str) else op
 
 
 def op_rows():
     """The differentiable rows of the op table (``ops.KERNEL_OPS``) that Tensor calls record
     (not the rows only the batched plans emit, ``ops.PLAN_ONLY``)."""
-    from .. import ops
     return [op for op in ops.KERNEL_OPS if not op.plan_only]
 
 
@@ -191,7 +193,6 @@ class Fn:
         self._cache = {}
 
     def __call__(self, *args):
-        from ._gradcheck import _lib_of
         lib = _lib_of(args)
         f = self._cache.get(lib.__name__)
         if f is None:
@@ -230,7 +231,6 @@ def op_inputs(op, shapes=None, *, dtype="float64", requires_grad=True, lib=None,
     from its kinks and singularities (ROW_KINKS, and 0 when the domain straddles it): a 1-tuple
     for unary/sum rows, a broadcastable pair for binary rows (``maximum``/``minimum``: operands
     at least ``margin`` apart; ``remainder``: quotients away from integers)."""
-    from ..ops import BINARY as K_BINARY
     row = _row(op)
     lib_ = _lib(lib)
     lo, hi = row.domain
@@ -272,7 +272,6 @@ def op_examples(op, *, dtype="float64", requires_grad=True, lib=None, max_side=3
     ``segsum`` as sum/mean over a dim, ``gather`` as select/slice/index-tensor indexing,
     ``slice`` as row selection/ranges, ``embed`` as zero padding of the first dim,
     ``copy`` as reshape/view, ``mm`` as 2-D/1-D matmul. ``fn`` prints as its source."""
-    from .. import ops
     row = _row(op)
     kw = dict(dtype=dtype, elements=row.domain, requires_grad=requires_grad, lib=lib,
               avoid=_row_avoid(row), margin=margin)
@@ -457,7 +456,6 @@ def find_failing_program(fails, *, settings=None, reduce=True, **kw):
     from hypothesis import HealthCheck, find
     from hypothesis import settings as hsettings
 
-    from .programs import reduce_program
     s = settings or hsettings(database=None, deadline=None, max_examples=2000,
                               suppress_health_check=list(HealthCheck))
     case = find(programs_with_inputs(**kw), fails, settings=s)
