@@ -89,7 +89,8 @@ def _pair_src(ta0, tb0, m0, n0, k0, A0, B0, C0, add0, rows0,
             _block(ta1, tb1, m1, n1, k1, A1, B1, C1, add1, q - parts, parts, rows1)
 
 
-_opts = dict(parallel=True, nogil=True, cache=True, boundscheck=False)
+_opts = dict(parallel=True, nogil=True, cache=True, boundscheck=False,
+             no_cfunc_wrapper=True)
 _blocks = njit(**_opts)(_blocks_src)
 _pair = njit(**_opts)(_pair_src)
 

@@ -135,7 +135,7 @@ def _strip(x, out, xf, of, add, j0, j1, L):
                     out[j, i] = x[i, j]
 
 
-_opts = dict(nogil=True, cache=True, boundscheck=False)
+_opts = dict(nogil=True, cache=True, boundscheck=False, no_cfunc_wrapper=True)
 _strip_j = njit(inline="always", **_opts)(_strip)
 
 

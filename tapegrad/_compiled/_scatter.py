@@ -16,7 +16,7 @@ from numba import njit
 
 from . import _cache
 
-_opts = dict(nogil=True, cache=True, boundscheck=False)
+_opts = dict(nogil=True, cache=True, boundscheck=False, no_cfunc_wrapper=True)
 
 
 @njit(**_opts)

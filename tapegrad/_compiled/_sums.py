@@ -25,14 +25,15 @@ import numpy as np
 from numba import njit, prange
 
 from . import _cache, _vmath
-from .kernels import _u
+from ._addr import INTERNAL, _u
 
-_opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+_opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False,
+             no_cfunc_wrapper=True)
 TASK = 1 << 14        # elements per task (a block of rows)
 LANES = 32            # least number of float64 accumulators
 
 
-@njit(fastmath={"reassoc"}, **_opts)
+@njit(fastmath={"reassoc"}, error_model="numpy", boundscheck=False, **INTERNAL)
 def _run_sum(x, o, M, c, mode):
     """sum of x[o:o + M] (mode 0) or of (x[o:o + M] - c)^2 (mode 1) in float64, reassociated
     (the loop vectorises)."""

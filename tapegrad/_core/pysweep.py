@@ -404,6 +404,7 @@ def run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS, GRADS
     chunk's lanes with numpy."""
     if _cache.ON or _cache.poll():
         from .._compiled import _driver    # deferred: Numba dispatchers
+        _driver.ready()
         return _driver.run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS,
                            GRADS, rev_start, nreal)
     nn = len(N) // NK
@@ -552,5 +553,6 @@ def current_run():
     """The batched driver that runs now (compiled ``_driver.run``, or ``run`` above)."""
     if _cache.ON:
         from .._compiled import _driver       # deferred: Numba machine code
+        _driver.ready()
         return _driver.run
     return run

@@ -363,7 +363,7 @@ def _shift_rows():
     if not _SHIFT:
         from numba import njit
 
-        @njit(cache=True, nogil=True)
+        @njit(cache=True, nogil=True, no_cfunc_wrapper=True)
         def shift(E, N, dn, de, dv, dx, da, dc, p0):
             for r in range(N.shape[0]):
                 N[r, NOFF] += da[N[r, NDT]]
