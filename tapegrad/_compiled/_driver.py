@@ -33,7 +33,7 @@ from ._addr import INTERNAL, _u, _voidptr
 from ._interp import bforward, breverse
 from .kernels import _native_fn, raw
 
-INTERP_SHA = 'ceb192a871699c91'  # sha256 of _interp.py, written by `python -m tapegrad.ops`
+INTERP_SHA = '4761539c37795c11'  # sha256 of _interp.py, written by `python -m tapegrad.ops`
 
 _jit = njit(error_model="numpy", **INTERNAL)
 _pjit = njit(cache=True, nogil=True, parallel=True, error_model="numpy", no_cfunc_wrapper=True)
@@ -127,8 +127,8 @@ def _breverse_c(blk):
     k = 2 * _REV_ARRAYS
     breverse(_arr(a, 0, i64), _arr(a, 1, i64), _arr(a, 2, f32), _arr(a, 3, f64), _arr(a, 4, i64),
              _arr(a, 5, i64), _arr(a, 6, i64), _arr(a, 7, f64), _arr(a, 8, f32), _arr(a, 9, f64),
-             _arr(a, 10, f32), _arr(a, 11, f64), _arr(a, 12, u8), _arr(a, 13, u8),
-             a[k], a[k + 1], a[k + 2], a[k + 3])
+             _arr(a, 10, f32), _arr(a, 11, f64), a[k], _arr(a, 12, u8), _arr(a, 13, u8),
+             a[k + 1], a[k + 2], a[k + 3])
 
 
 _READY = []

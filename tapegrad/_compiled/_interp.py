@@ -5,9 +5,9 @@ backwards accumulating adjoints; `forward` replays it on new node values. Each i
 compiled function (its body emitted once per dtype store, float32 and float64), cached on
 disk; no tape ever triggers a compilation.
 
-Every kernel is called with one signature per dtype (offsets and strides int64: `Z`, `ONE`,
-never literal numbers, which Numba would compile as separate specialisations), except with a
-literal count of 1 in the scalar-plan sweeps and the step functions (they share those).
+Every kernel is called with two signatures per dtype: counts, offsets and strides int64 (`Z`,
+`ONE`: literal numbers would be compiled as separate specialisations), and a literal count of
+1 with unit strides (the scalar-plan sweeps and the step functions: straight-line code).
 """
 import numpy as np
 from numba import njit
@@ -26,7 +26,7 @@ _jit_inline = njit(nogil=True, error_model="numpy", inline="always")
 Z = np.int64(0)       # an offset of 0 and a stride of 1, typed int64 (not Literal[int]: see
 ONE = np.int64(1)     # the docstring)
 
-KERNELS_SHA = '73334f7aaed36013'  # sha256 of kernels.py, _addr.py, _schema.py: regenerate when they change
+KERNELS_SHA = '12c3bef5b91b65bf'  # sha256 of kernels.py, _addr.py, _schema.py: regenerate when they change
 # kind code of each opcode (see ops.KIND_CODES)
 KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 3, 3, 3, 4, 5, 6,)
 OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'lgamma', 'polygamma', 'softmax', 'log_softmax', 'add_scalar', 'rsub_scalar', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'slice', 'embed', 'transpose', 'mm', 'cast', 'pyfunc',)

@@ -96,7 +96,8 @@ _vm = []
 
 def vmath():
     """Fill the vector-math slots on first call; True when they hold libmvec routines (False
-    without libmvec or with ``TAPEGRAD_VMATH=0``: the kernels keep their scalar loops). False,
+    without libmvec, with ``TAPEGRAD_VMATH=0``, or once ``_vm`` says they were not filled: the
+    kernels keep their scalar loops). False,
     filling nothing, while the compiled code is not in use (``_cache.ON``: the slots' C
     callbacks are compiled code)."""
     vm = _vmath_mod[0] if _vmath_mod else _import_vmath()
@@ -105,7 +106,7 @@ def vmath():
     if not _vm:
         TABLE[VM4], TABLE[VM8] = vm.native_fwd()
         _vm.append(True)
-    return True
+    return _vm[0]
 
 
 _vmath_mod = []

@@ -41,7 +41,9 @@ from .._schema import NK, NOFF, NPROD
 from . import _native   # registers the native table's symbol before any kernel is compiled
 from ._addr import INTERNAL, _u, _voidptr, saved_address  # noqa: F401
 
-# kernels and helpers: called from compiled code only (``_addr.INTERNAL``)
+# Kernels and helpers: called from compiled code only (``_addr.INTERNAL``). The sweeps call
+# each kernel with one signature per dtype (counts, offsets and strides int64) and, in the
+# scalar-plan sweeps and the step functions, with a literal count of 1 and unit strides.
 _jit = njit(fastmath=False, boundscheck=False, error_model="numpy", **INTERNAL)
 
 
