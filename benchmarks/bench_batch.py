@@ -17,7 +17,8 @@ Workloads (ratio = peer time / tapegrad time, > 1: tapegrad faster; medians of r
 For each workload the reverse/forward ratio of tapegrad's sweeps is printed: the time of a
 forward+reverse replay minus a forward-only replay, over the forward-only replay (target <= 3).
 Every result is checked against a peer before it is timed. Peers that are not installed
-(torch, jax) are skipped.
+(torch, jax) are skipped. Results: benchmarks/results/bench_batch.json (``--json PATH``
+elsewhere, ``--json ''`` not at all; schema in benchmarks/README.md).
 """
 import argparse
 import os
@@ -28,11 +29,14 @@ import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
 
 import tapegrad as tg  # noqa: E402
 import tapegrad.func as tf  # noqa: E402
+from _results import Results, default_path  # noqa: E402
 
 try:
     import torch
@@ -84,7 +88,11 @@ def mlp_scalar(w, x, tanh):
     return act[0]
 
 
-def bench_scalar_mlp(q):
+CASE_MLP, CASE_ROSEN, CASE_BATCH = ("scalar MLP 2-16-16-1", "Rosenbrock 10 variables",
+                                     "MLP 64-64-64-1 batch 32")
+
+
+def bench_scalar_mlp(q, results):
     print("\n1. scalar MLP 2-16-16-1 (tanh), one sample per call, value and gradient (float32)")
     random.seed(0)
     nparams = sum((a + 1) * b for a, b in zip(SIZES[:-1], SIZES[1:]))
@@ -102,6 +110,8 @@ def bench_scalar_mlp(q):
     print("  tape: %d entries; compiled forward %.1f us, reverse %.1f us: reverse/forward %.2f"
           % (len(ct), t_fwd * 1e6, t_rev * 1e6, t_rev / t_fwd))
     row("tapegrad replayed grad_and_value", t_tg)
+    results.add(CASE_MLP, "tapegrad", t_tg, reps, size=nparams,
+                reverse_over_forward=t_rev / t_fwd)
     if torch is not None:
         wt, xt = torch.tensor(w0, requires_grad=True), torch.tensor(x0)
         mlp_scalar(wt, xt, torch.tanh).backward()
@@ -110,7 +120,9 @@ def bench_scalar_mlp(q):
         def step():
             wt.grad = None
             mlp_scalar(wt, xt, torch.tanh).backward()
-        row("torch eager forward+backward (target 300x)", timeit(step, 3 if q else 10, reps), t_tg)
+        t = timeit(step, 3 if q else 10, reps)
+        row("torch eager forward+backward (target 300x)", t, t_tg)
+        results.add(CASE_MLP, "torch", t, reps, size=nparams, note="eager forward+backward")
     if jax is not None:
         jf = jax.jit(jax.value_and_grad(lambda w, x: mlp_scalar(w, x, jnp.tanh)))
         wj, xj = jnp.asarray(w0), jnp.asarray(x0)
@@ -119,7 +131,9 @@ def bench_scalar_mlp(q):
 
         def jstep():
             jax.block_until_ready(jf(wj, xj))
-        row("jax.jit(value_and_grad) per call (target 5x)", timeit(jstep, calls, reps), t_tg)
+        t = timeit(jstep, calls, reps)
+        row("jax.jit(value_and_grad) per call (target 5x)", t, t_tg)
+        results.add(CASE_MLP, "jax", t, reps, size=nparams, note="jax.jit(value_and_grad)")
 
 
 # ----------------------------------------------------------------------------- 2. Rosenbrock
@@ -149,7 +163,7 @@ def _numba_rosen():
     return rosen_vg
 
 
-def bench_rosenbrock(q, P):
+def bench_rosenbrock(q, P, results):
     print("\n2. Rosenbrock, 10 variables, value and gradient at %d points (float64)" % P)
     X = np.random.default_rng(0).uniform(-2, 2, (P, 10))
     Xt = tg.tensor(X)
@@ -161,11 +175,14 @@ def bench_rosenbrock(q, P):
     t_f = timeit(lambda: fwd(Xt), 1, reps)
     print("  tapegrad forward only %.2f ms: reverse/forward %.2f" % (t_f * 1e3, (t_tg - t_f) / t_f))
     row("tapegrad vmap(grad_and_value)", t_tg)
+    results.add(CASE_ROSEN, "tapegrad", t_tg, reps, size=P, reverse_over_forward=(t_tg - t_f) / t_f)
     rosen_vg = _numba_rosen()
     V, G = np.empty(P), np.empty((P, 10))
     rosen_vg(X, V, G)
     assert np.allclose(G, g.numpy(), rtol=1e-12, atol=1e-9) and np.allclose(V, v.numpy(), rtol=1e-12)
-    row("numba.njit(parallel) analytic (target: within 2x)", timeit(lambda: rosen_vg(X, V, G), 1, reps), t_tg)
+    t = timeit(lambda: rosen_vg(X, V, G), 1, reps)
+    row("numba.njit(parallel) analytic (target: within 2x)", t, t_tg)
+    results.add(CASE_ROSEN, "numba", t, reps, size=P, note="njit(parallel) analytic gradient")
     if jax is not None:
         jf = jax.jit(jax.vmap(jax.value_and_grad(rosen)))
         Xj = jnp.asarray(X)
@@ -174,7 +191,9 @@ def bench_rosenbrock(q, P):
 
         def jstep():
             jax.block_until_ready(jf(Xj))
-        row("jax.jit(vmap(value_and_grad)) (target >= 1x)", timeit(jstep, 1, reps), t_tg)
+        t = timeit(jstep, 1, reps)
+        row("jax.jit(vmap(value_and_grad)) (target >= 1x)", t, t_tg)
+        results.add(CASE_ROSEN, "jax", t, reps, size=P, note="jax.jit(vmap(value_and_grad))")
 
 
 # ----------------------------------------------------------------------------- 3. batch MLP
@@ -205,7 +224,7 @@ def numpy_mlp_grad(params, x, y):
     return loss, grads[::-1]
 
 
-def bench_batch_mlp(q):
+def bench_batch_mlp(q, results):
     print("\n3. MLP 64-64-64-1 (tanh, MSE), batch of 32, gradient w.r.t. all weights (float32)")
     rs = np.random.default_rng(1)
     dims = [64, 64, 64, 1]
@@ -227,11 +246,14 @@ def bench_batch_mlp(q):
     print("  tape: %d entries; compiled forward %.1f us, reverse %.1f us: reverse/forward %.2f"
           % (len(ct), t_fwd * 1e6, t_rev * 1e6, t_rev / t_fwd))
     row("tapegrad replayed grad_and_value", t_tg)
+    results.add(CASE_BATCH, "tapegrad", t_tg, reps, size=32, reverse_over_forward=t_rev / t_fwd)
     loss, ng = numpy_mlp_grad(P, x, y)
     for (gW, gb), (nW, nb) in zip(g, ng):
         assert np.allclose(gW.numpy(), nW, rtol=1e-3, atol=1e-5), np.abs(gW.numpy() - nW).max()
         assert np.allclose(gb.numpy(), nb, rtol=1e-3, atol=1e-5)
-    row("numpy hand-written forward+backward", timeit(lambda: numpy_mlp_grad(P, x, y), calls, reps), t_tg)
+    t = timeit(lambda: numpy_mlp_grad(P, x, y), calls, reps)
+    row("numpy hand-written forward+backward", t, t_tg)
+    results.add(CASE_BATCH, "numpy", t, reps, size=32, note="hand-written forward+backward")
     if torch is not None:
         pt = [(torch.tensor(W, requires_grad=True), torch.tensor(b, requires_grad=True)) for W, b in P]
         xq, yq = torch.tensor(x), torch.tensor(y)
@@ -242,7 +264,9 @@ def bench_batch_mlp(q):
             mlp_batch(pt, xq, yq).backward()
         step()
         assert np.allclose(pt[0][0].grad.numpy(), g[0][0].numpy(), rtol=1e-3, atol=1e-5)
-        row("torch eager forward+backward", timeit(step, calls, reps), t_tg)
+        t = timeit(step, calls, reps)
+        row("torch eager forward+backward", t, t_tg)
+        results.add(CASE_BATCH, "torch", t, reps, size=32, note="eager forward+backward")
 
 
 def main():
@@ -251,7 +275,10 @@ def main():
     ap.add_argument("--points", type=int, default=100_000, help="Rosenbrock points")
     ap.add_argument("--threads", type=int, default=0, help="numba threads (0: all)")
     ap.add_argument("--only", default="123", help="workloads to run, e.g. 2")
+    ap.add_argument("--json", default=default_path("bench_batch"),
+                    help="results file (schema in benchmarks/README.md); '' for none")
     a = ap.parse_args()
+    results = Results("bench_batch", options=vars(a))
     import numba
     if a.threads:
         numba.set_num_threads(a.threads)
@@ -259,11 +286,14 @@ def main():
         tg.__version__, numba.get_num_threads(), torch.__version__ if torch else "-",
         jax.__version__ if jax else "-"))
     if "1" in a.only:
-        bench_scalar_mlp(a.quick)
+        bench_scalar_mlp(a.quick, results)
     if "2" in a.only:
-        bench_rosenbrock(a.quick, a.points)
+        bench_rosenbrock(a.quick, a.points, results)
     if "3" in a.only:
-        bench_batch_mlp(a.quick)
+        bench_batch_mlp(a.quick, results)
+    if a.json:
+        results.write(a.json)
+        print("\nresults written to %s" % os.path.relpath(a.json))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ Each timed call runs forward + ``.sum().backward()`` with every input requiring 
 tapegrad and torch repeats are interleaved; figures are medians over repeats (each at least
 100 ms, 30 ms with --quick). ratio = tapegrad / torch: < 1 means tapegrad is faster. The
 gradients are compared with torch's before timing (torch columns are skipped without torch).
+Results: benchmarks/results/bench_conv.json (``--json PATH`` elsewhere, ``--json ''`` not at
+all; schema in benchmarks/README.md, where ratio = torch / tapegrad as in the other scripts).
 """
 import argparse
 import os
@@ -30,6 +32,7 @@ sys.path.insert(0, HERE)
 
 import tapegrad  # noqa: E402
 from bench_foundation import _fmt_time, bench_pair  # noqa: E402
+from _results import Results, default_path  # noqa: E402
 
 try:
     import torch
@@ -87,6 +90,8 @@ def main():
     ap.add_argument("--torch-threads", type=int, default=None)
     ap.add_argument("--cases", default=None, help="comma-separated subset of: %s"
                     % ", ".join(CASES))
+    ap.add_argument("--json", default=default_path("bench_conv"),
+                    help="results file (schema in benchmarks/README.md); '' for none")
     args = ap.parse_args()
     if torch is not None and args.torch_threads:
         torch.set_num_threads(args.torch_threads)
@@ -97,6 +102,7 @@ def main():
              repeats))
     print("%-16s %12s %12s %8s" % ("case", "tapegrad", "torch", "ratio"))
     rng = np.random.default_rng(0)
+    results = Results("bench_conv", options=vars(args))
     for name in names:
         f, shapes = CASES[name]
         arrs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
@@ -111,6 +117,14 @@ def main():
         flag = "" if err is None or err < 1e-4 else "  <-- MISMATCH %.2g" % err
         print("%-16s %12s %12s %8s%s" % (name, _fmt_time(tg), _fmt_time(th),
                                          "%.2fx" % (tg / th) if th else "-", flag), flush=True)
+        size = int(np.prod(shapes[0]))              # elements of the input x
+        results.add(name, "tapegrad", tg, repeats, size=size, samples=res["tapegrad"]["samples"])
+        if th:
+            results.add(name, "torch", th, repeats, size=size, grad_rel_err=err,
+                        samples=res["torch"]["samples"])
+    if args.json:
+        results.write(args.json)
+        print("results written to %s" % os.path.relpath(args.json))
 
 
 if __name__ == "__main__":

@@ -13,12 +13,11 @@ of n elements (``x.grad = None`` first), for n = 10, 100, 1e3, 1e4, 1e5, 1e6:
 tapegrad and torch repeats are interleaved; every figure is a median over repeats, each repeat
 lasting at least 100 ms (30 ms with --quick). ratio = torch / tapegrad: > 1 means tapegrad is
 faster. The gradients are compared with torch's before timing. ``--torch-threads N`` sets torch's
-thread count (default: torch's own, one per core).
+thread count (default: torch's own, one per core). Results: benchmarks/results/bench_eager.json
+(``--json PATH`` elsewhere, ``--json ''`` not at all; schema in benchmarks/README.md).
 """
 import argparse
-import json
 import os
-import statistics
 import sys
 
 import numpy as np
@@ -31,6 +30,7 @@ sys.path.insert(0, HERE)
 
 import tapegrad  # noqa: E402
 from bench_foundation import _fmt_time, bench_pair  # noqa: E402
+from _results import Results, default_path  # noqa: E402
 
 try:
     import torch
@@ -88,7 +88,8 @@ def main():
     ap.add_argument("--sizes", default=None, help="comma-separated sizes (default: 10..1e6)")
     ap.add_argument("--workloads", default=None, help="comma-separated subset of %s"
                     % ",".join(WORKLOADS))
-    ap.add_argument("--json", default=None)
+    ap.add_argument("--json", default=default_path("bench_eager"),
+                    help="results file (schema in benchmarks/README.md); '' for none")
     args = ap.parse_args()
     if torch is not None and args.torch_threads:
         torch.set_num_threads(args.torch_threads)
@@ -101,6 +102,7 @@ def main():
     print("%-12s %9s %12s %12s %8s %8s" % ("workload", "n", "tapegrad", "torch", "ratio",
                                            "range"))
     rows = []
+    res = Results("bench_eager", options=vars(args))
     for name in names:
         f, square = WORKLOADS[name]
         for n in sizes:
@@ -110,13 +112,14 @@ def main():
             if torch is not None:
                 fns["torch"] = make_call(torch, f, torch.tensor(arr, requires_grad=True))
                 err = check(f, arr)
-            res = bench_pair(fns, warmup=2, repeats=repeats, min_time=min_time)
-            tg = res["tapegrad"]["median"]
-            th = res["torch"]["median"] if torch is not None else None
+            timing = bench_pair(fns, warmup=2, repeats=repeats, min_time=min_time)
+            res_tg = timing["tapegrad"]
+            tg = res_tg["median"]
+            th = timing["torch"]["median"] if torch is not None else None
             ratio = th / tg if th else None
             if th:
-                per = sorted(a / b for a, b in zip(res["torch"]["samples"],
-                                                     res["tapegrad"]["samples"]))
+                per = sorted(a / b for a, b in zip(timing["torch"]["samples"],
+                                                     res_tg["samples"]))
                 rng = "%.2f-%.2f" % (per[0], per[-1])
             else:
                 rng = "-"
@@ -124,21 +127,20 @@ def main():
             print("%-12s %9d %12s %12s %8s %8s%s" % (
                 name, arr.size, _fmt_time(tg), _fmt_time(th),
                 "%.2fx" % ratio if ratio else "-", rng, flag), flush=True)
-            rows.append({"workload": name, "n": int(arr.size), "tapegrad": tg, "torch": th,
-                         "ratio": ratio, "range": rng, "grad_rel_err": err,
-                         "tapegrad_samples": res["tapegrad"]["samples"],
-                         "torch_samples": res["torch"]["samples"] if th else None})
+            rows.append({"workload": name, "n": int(arr.size), "ratio": ratio})
+            res.add(name, "tapegrad", tg, repeats, size=int(arr.size),
+                    samples=res_tg["samples"])
+            if th:
+                res.add(name, "torch", th, repeats, size=int(arr.size), range=rng,
+                        grad_rel_err=err, samples=timing["torch"]["samples"])
     if torch is not None:
         rs = [r["ratio"] for r in rows]
         print("geometric mean ratio %.2fx; slowest %.2fx (%s, n=%d)" % (
             float(np.exp(np.mean(np.log(rs)))), min(rs),
             *[(r["workload"], r["n"]) for r in rows if r["ratio"] == min(rs)][0]))
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"rows": rows, "quick": args.quick,
-                       "torch": torch.__version__ if torch else None,
-                       "median_ratio": statistics.median([r["ratio"] for r in rows])
-                       if torch is not None else None}, fh, indent=1)
+        res.write(args.json)
+        print("results written to %s" % os.path.relpath(args.json))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ Workloads (see benchmarks/README.md):
 Every timed figure is a median over repeats taken after a warm-up; tapegrad and torch repeats
 are interleaved so that machine noise hits both alike.  ratio = torch_time / tapegrad_time,
 so ratio > 1 means tapegrad is faster.  Gradients of a/b/c are checked against torch before
-timing.  Results also go to benchmarks/results_foundation.json.
+timing.  Results also go to benchmarks/results/bench_foundation.json (the schema of
+benchmarks/README.md: one row per workload and tool, everything else under "detail").
 """
 import argparse
 import gc
@@ -37,6 +38,9 @@ if ROOT not in sys.path:
 
 import tapegrad  # noqa: E402
 
+sys.path.insert(0, HERE)
+from _results import Results, default_path, fmt_time as _fmt_time  # noqa: E402,F401
+
 try:
     import torch
 except ImportError:  # torch is an optional peer
@@ -45,16 +49,6 @@ except ImportError:  # torch is an optional peer
 
 # --------------------------------------------------------------------------------------------
 # timing helpers
-
-def _fmt_time(s):
-    if s is None:
-        return "-"
-    if s >= 1.0:
-        return "%.3f s" % s
-    if s >= 1e-3:
-        return "%.2f ms" % (s * 1e3)
-    return "%.1f us" % (s * 1e6)
-
 
 def _calibrate(fn, min_time):
     """How many calls of fn make one repeat last at least min_time seconds."""
@@ -409,8 +403,9 @@ def main(argv=None):
                     help="rounds of interleaved cached start-up runs (default 9, --quick 3)")
     ap.add_argument("--no-split", action="store_true",
                     help="skip the supplementary forward/backward split of a/b/c")
-    ap.add_argument("--json", default=os.path.join(HERE, "results_foundation.json"),
-                    help="where to write machine-readable results")
+    ap.add_argument("--json", default=default_path("bench_foundation"),
+                    help="where to write the results (schema in benchmarks/README.md); '' for "
+                         "nowhere")
     ap.add_argument("--torch-threads", type=int, default=None,
                     help="torch.set_num_threads(N) before timing (default: torch's own default)")
     args = ap.parse_args(argv)
@@ -471,9 +466,10 @@ def main(argv=None):
 
     rows = []          # table rows
     results = {"meta": meta, "workloads": {}, "errors": []}
+    out = Results("bench_foundation", options=vars(args))
 
     def record(key, label, tg, to, target_ratio=None, target_abs=None, target_text="",
-               extra=None):
+               extra=None, size=None, n=repeats):
         ratio = (to / tg) if (tg and to) else None
         if target_ratio is not None:
             met = (ratio >= target_ratio) if ratio is not None else None
@@ -488,6 +484,9 @@ def main(argv=None):
         if extra:
             entry.update(extra)
         results["workloads"][key] = entry
+        out.add(label, "tapegrad", tg, n, size=size, target=target_text or None, met=met)
+        if to is not None:
+            out.add(label, "torch", to, n, size=size)
 
     def guarded(name, fn):
         try:
@@ -563,7 +562,7 @@ def main(argv=None):
         fwd_split(lambda lib, rec: make_mlp_step(lib, values, data, rec)[0], extra, warmup)
         record("a_scalar_mlp", "a. scalar MLP 2-16-16-1 fwd+bwd", r["tapegrad"]["median"],
                r["torch"]["median"] if th is not None else None, target_ratio=3.0,
-               target_text=">= 3x", extra=extra)
+               target_text=">= 3x", extra=extra, size=nparams)
 
     # ---- b. chain of small ops -------------------------------------------------------------
     def wl_chain():
@@ -593,7 +592,7 @@ def main(argv=None):
         fwd_split(lambda lib, rec: make_chain_step(lib, rec)[0], extra, warmup)
         record("b_chain_1000", "b. chain of 1,000 small ops", r["tapegrad"]["median"],
                r["torch"]["median"] if th is not None else None, target_ratio=3.0,
-               target_text=">= 3x", extra=extra)
+               target_text=">= 3x", extra=extra, size=CHAIN_LEN)
 
     # ---- c. elementwise 10**6 --------------------------------------------------------------
     def wl_elem():
@@ -626,7 +625,7 @@ def main(argv=None):
         fwd_split(lambda lib, rec: make_elem_step(lib, xs, rec)[0], extra, max(2, warmup // 3))
         record("c_elementwise_1e6", "c. elementwise 1e6 f32 value+grad", r["tapegrad"]["median"],
                r["torch"]["median"] if th is not None else None, target_ratio=1.0,
-               target_text=">= 1x", extra=extra)
+               target_text=">= 1x", extra=extra, size=ELEM_N)
 
     # ---- d. start-up -----------------------------------------------------------------------
     def wl_startup():
@@ -655,13 +654,14 @@ def main(argv=None):
         torch_i = summary.get("torch", {}).get("in_process_median_s")
         record("d_startup_cold", "d. start-up cold (wall)", summary["cold"]["wall_median_s"],
                torch_w, target_text="(report)",
-               extra={"runs": s["cold"], "summary": summary["cold"]})
+               extra={"runs": s["cold"], "summary": summary["cold"]}, n=len(s["cold"]))
         record("d_startup_cached", "d. start-up cached (wall)",
                summary["tapegrad"]["wall_median_s"], torch_w, target_abs=1.0,
-               target_text="< 1 s", extra={"runs": s["tapegrad"], "summary": summary["tapegrad"]})
+               target_text="< 1 s", extra={"runs": s["tapegrad"], "summary": summary["tapegrad"]},
+               n=len(s["tapegrad"]))
         record("d_startup_cached_inproc", "d. start-up cached (in-process)",
                summary["tapegrad"]["in_process_median_s"], torch_i, target_abs=1.0,
-               target_text="< 1 s")
+               target_text="< 1 s", n=len(s["tapegrad"]))
         results["workloads"]["d_startup_cached_numba_loader"] = {
             "label": "cached start-up with TAPEGRAD_NUMBA_FULL_REFRESH=1 (Numba's own loader)",
             "summary": summary["tapegrad-numba"], "runs": s["tapegrad-numba"]}
@@ -705,9 +705,10 @@ def main(argv=None):
     if results["errors"]:
         log("%d workload(s) raised errors; see above and the JSON." % len(results["errors"]))
 
-    with open(args.json, "w") as f:
-        json.dump(results, f, indent=1)
-    log("results written to %s" % os.path.relpath(args.json, os.getcwd()))
+    if args.json:
+        out.detail = results
+        out.write(args.json)
+        log("results written to %s" % os.path.relpath(args.json, os.getcwd()))
     return 1 if results["errors"] else 0
 
 

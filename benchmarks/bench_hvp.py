@@ -6,7 +6,8 @@ Workloads: the Rosenbrock function of n = 1,000 and n = 10 variables (float64),
 H(x) v computed (1) with autograd.functional.hvp and (2) by double backward
 (grad with create_graph=True, then grad of <g, v>). Results are checked against each other
 and against the analytic Hessian before timing. ratio = torch / tapegrad (> 1: tapegrad
-faster). Target (issue 5): no slower than torch.
+faster). Target (issue 5): no slower than torch. Results: benchmarks/results/bench_hvp.json
+(``--json PATH`` elsewhere, ``--json ''`` not at all; schema in benchmarks/README.md).
 """
 import argparse
 import os
@@ -16,10 +17,13 @@ import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
 
 import tapegrad as tg  # noqa: E402
+from _results import Results, default_path  # noqa: E402
 
 try:
     import torch
@@ -94,7 +98,10 @@ def main():
     ap.add_argument("--split", action="store_true",
                     help="also print the double backward's stages (forward, create_graph grad, "
                          "<g, v>, second grad)")
+    ap.add_argument("--json", default=default_path("bench_hvp"),
+                    help="results file (schema in benchmarks/README.md); '' for none")
     args = ap.parse_args()
+    results = Results("bench_hvp", options=vars(args))
     repeats = 7 if args.quick else 21
     rng = np.random.default_rng(0)
     print("%-30s | %11s | %11s | %6s | %s" % ("workload", "tapegrad", "torch", "ratio",
@@ -118,11 +125,15 @@ def main():
                 fns["torch"] = lambda: fn(torch, xp, vp)
             r = interleaved(fns, repeats, inner)
             t_tg = statistics.median(r["tg"])
+            case = "HVP (%s)" % name
+            results.add(case, "tapegrad", t_tg, repeats, size=n, samples=r["tg"])
             if torch is None:
                 print("%-30s | %8.1f us | %11s | %6s |" % (label, t_tg * 1e6, "(no torch)", "-"))
                 continue
             t_pt = statistics.median(r["torch"])
             paired = [b / a for a, b in zip(r["tg"], r["torch"])]
+            results.add(case, "torch", t_pt, repeats, size=n, samples=r["torch"],
+                        paired_ratio_median=statistics.median(paired))
             print("%-30s | %8.1f us | %8.1f us | %5.2fx | %.2f-%.2fx (median %.2fx)"
                   % (label, t_tg * 1e6, t_pt * 1e6, t_pt / t_tg, min(paired), max(paired),
                      statistics.median(paired)))
@@ -137,6 +148,9 @@ def main():
     print("\nratio = torch / tapegrad medians (> 1 means tapegrad is faster); repeats interleaved; "
           "paired ratios: per repeat. Results checked against the analytic Hessian (rel. error "
           "< 1e-10) and against torch.")
+    if args.json:
+        results.write(args.json)
+        print("results written to %s" % os.path.relpath(args.json))
 
 
 if __name__ == "__main__":

@@ -134,3 +134,22 @@ from .nn.functional import (  # noqa: E402,F401
     _torch_kl_div as kl_div, _torch_layer_norm as layer_norm,
     _torch_margin_ranking_loss as margin_ranking_loss, _torch_poisson_nll_loss as poisson_nll_loss,
     _torch_triplet_margin_loss as triplet_margin_loss)
+
+# ---- training stack (feat/nn): torch.optim, torch.utils.data, torch.save/load in torch's
+# format (tapegrad/serialization.py), imported on first use (start-up time)
+del save, load                    # (the pickle-based ones of _info: replaced below)
+_LAZY = {"optim": "optim", "utils": "utils", "serialization": "serialization",
+         "save": "serialization", "load": "serialization"}
+
+
+def __getattr__(name):
+    sub = _LAZY.get(name)
+    if sub is None:
+        raise AttributeError("module 'tapegrad' has no attribute '%s'" % name)
+    import importlib
+    mod = importlib.import_module("." + sub, __name__)
+    return mod if name == sub else getattr(mod, name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

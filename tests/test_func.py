@@ -704,7 +704,7 @@ def test_replay_with_blas_products_reuses_numpy_steps_on_new_values(dtype, monke
     both operands' gradients; a vjp closure (its own value store) agrees too. (sin's VJP
     over 2,048 elements is kept on numpy, as without libmvec: Op.native_vjp off.)"""
     import sys
-    tt = sys.modules["tapegrad.tensor"]
+    tt = sys.modules["tapegrad._record"]
     monkeypatch.setattr(tt, "_NATIVE_VJP", [False] * len(tt._NATIVE_VJP))
     # products this small run compiled in eager sweeps too; recorded as the big ones
     # (>= _blas.MIN multiply-adds: F_BIG), their replay takes the numpy steps

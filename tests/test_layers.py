@@ -45,7 +45,28 @@ LAYERS = [
     # clients of the torch namespace: they run programs written against ``import tapegrad as
     # torch`` (the package never imports them; autograd's gradcheck lives in autograd)
     (10, ["tapegrad.testing.programs", "tapegrad.testing.strategies",
-          "tapegrad.testing.pytest_plugin", "tapegrad.precompile"]),
+          "tapegrad.testing.pytest_plugin", "tapegrad.viz", "tapegrad.precompile"]),
+    # the training stack (nn.Module and layers, optim, utils.data, save/load): written against
+    # the torch namespace (``import tapegrad as _tg``), loaded on first use by tapegrad/nn's
+    # and the package's __getattr__
+    (11, ["tapegrad.nn.modules._buffer", "tapegrad.nn.modules._backward_hook", "tapegrad.nn.modules._functional",
+          "tapegrad.nn.modules.utils", "tapegrad.utils.hooks", "tapegrad.nn.modules.rnn_utils",
+          "tapegrad.optim._fused", "tapegrad.optim._kernels", "tapegrad.serialization",
+          "tapegrad.utils.data.dataset", "tapegrad.utils.data.sampler", "tapegrad.utils.data._utils.collate",
+          "tapegrad.nn.modules.module", "tapegrad.optim.optimizer", "tapegrad.utils.data._utils",
+          "tapegrad.nn.modules.batchnorm", "tapegrad.nn.modules.container", "tapegrad.nn.modules.conv",
+          "tapegrad.nn.modules.distance", "tapegrad.nn.modules.dropout", "tapegrad.nn.modules.flatten",
+          "tapegrad.nn.modules.fold", "tapegrad.nn.modules.linear", "tapegrad.nn.modules.normalization",
+          "tapegrad.nn.modules.padding", "tapegrad.nn.modules.pixelshuffle", "tapegrad.nn.modules.pooling",
+          "tapegrad.nn.modules.rnn", "tapegrad.nn.modules.sparse", "tapegrad.nn.modules.upsampling",
+          "tapegrad.optim._reference", "tapegrad.optim.lbfgs", "tapegrad.optim.lr_scheduler",
+          "tapegrad.utils.data.dataloader", "tapegrad.nn.modules.instancenorm", "tapegrad.nn.modules.loss",
+          "tapegrad.nn.modules.activation", "tapegrad.optim.adam", "tapegrad.optim.sgd",
+          "tapegrad.utils.data", "tapegrad.nn.modules.transformer", "tapegrad.optim.adadelta",
+          "tapegrad.optim.adagrad", "tapegrad.optim.adamax", "tapegrad.optim.adamw",
+          "tapegrad.optim.asgd", "tapegrad.optim.nadam", "tapegrad.optim.radam",
+          "tapegrad.optim.rmsprop", "tapegrad.optim.rprop", "tapegrad.utils",
+          "tapegrad.nn.modules", "tapegrad.optim"]),
 ]
 
 def _ranks():
@@ -134,6 +155,9 @@ KNOWN_UPWARD = {
     ("tapegrad._shape", "tapegrad._math"): "masked_fill is built on where",
     ("tapegrad._shape", "tapegrad.creation"): "new_zeros/new_full/new_tensor method adapters",
     ("tapegrad.nn.functional", "tapegrad.special"): "a loss uses special.xlogy",
+    ("tapegrad.nn.functional", "tapegrad.nn.modules._functional"):
+        "alpha_dropout, embedding(max_norm=, scale_grad_by_freq=) are written with the training"
+        " stack's functional helpers (to be moved into nn.functional)",
     ("tapegrad._extra", "tapegrad"): "_extra (the long tail, to be dissolved) reaches the namespace",
     ("tapegrad._extra", "tapegrad.autograd.graph"): "index_reduce renames its node view's class",
     ("tapegrad.autograd._gradcheck", "tapegrad"):

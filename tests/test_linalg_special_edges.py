@@ -245,7 +245,10 @@ def test_sinc_gradient_without_torch():
 EDGE = {
     "asinh": (lambda lib, x: lib.asinh(x), [NAN, INF, -INF, 0.0, -0.0, 1e-30, 1e30, -1e30, 2.0]),
     "acosh": (lambda lib, x: lib.acosh(x), [NAN, INF, -INF, -50.0, 1.0, 0.5, 1e30, 3.0]),
-    "hardswish": (lambda lib, x: lib.nn.functional.hardswish(x), [NAN, INF, -INF, 3.0, -3.0, 0.0,
+    # torch's own gradient at NaN (hardswish) and at -0.0 (logit) depends on whether its
+    # vectorised or scalar kernel ran (tensor length, CPU): 1 vs nan, inf vs -inf. Those points
+    # are left out; docs/differences.md says which one tapegrad gives.
+    "hardswish": (lambda lib, x: lib.nn.functional.hardswish(x), [INF, -INF, 3.0, -3.0, 0.0,
                                                                    1.0, -2.0, 5.0]),
     "hardsigmoid": (lambda lib, x: lib.nn.functional.hardsigmoid(x),
                     [NAN, INF, -INF, 3.0, -3.0, 0.0, 1.0, 5.0]),
@@ -253,7 +256,7 @@ EDGE = {
     "elu": (lambda lib, x: lib.nn.functional.elu(x, 0.7), [NAN, INF, -INF, 0.0, -1.0, 2.0]),
     "selu": (lambda lib, x: lib.nn.functional.selu(x), [NAN, INF, -INF, 0.0, -1.0, 2.0]),
     "celu": (lambda lib, x: lib.nn.functional.celu(x, 0.5), [NAN, INF, -INF, 0.0, -1.0, 2.0]),
-    "logit": (lambda lib, x: lib.logit(x), [NAN, -0.0, 0.0, 1.0, 0.5, 0.25, 2.0, -1.0]),
+    "logit": (lambda lib, x: lib.logit(x), [NAN, 0.0, 1.0, 0.5, 0.25, 2.0, -1.0]),
     "mvlgamma1": (lambda lib, x: lib.mvlgamma(x, 1), [NAN, INF, -0.0, 0.0, 1.0, 0.5]),
     "mvlgamma3": (lambda lib, x: lib.special.multigammaln(x, 3), [NAN, INF, 1.01, 2.0, 3.5]),
 }

@@ -94,7 +94,12 @@ def _torch_names():
         with open(os.path.join(HERE, "torch_tensor_names.txt"), encoding="utf-8") as fh:
             return {ln.strip() for ln in fh if ln.strip() and not ln.startswith("#")}
     return {n for n in dir(torch.Tensor)
-            if not n.startswith("_") or (n.startswith("__") and n.endswith("__"))}
+            if not n.startswith("_") or (n.startswith("__") and n.endswith("__"))} - _CACHED
+
+
+# attributes the standard library caches on a class when its instances are first pickled
+# (copyreg): present in dir(torch.Tensor) only after some test pickled a torch tensor
+_CACHED = {"__slotnames__"}
 
 
 def test_torch_tensor_methods_are_covered():
@@ -112,4 +117,4 @@ def test_checked_in_torch_names_are_current():
         listed = {ln.strip() for ln in fh if ln.strip() and not ln.startswith("#")}
     live = {n for n in dir(torch.Tensor)
             if not n.startswith("_") or (n.startswith("__") and n.endswith("__"))}
-    assert listed == live
+    assert listed == live - _CACHED

@@ -558,7 +558,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     if not training or p == 0:
         return input
-    raise NotImplementedError("alpha_dropout in training mode is not supported yet")
+    from .modules._functional import alpha_dropout as _alpha_dropout
+    return _alpha_dropout(input, p, training, inplace)
 
 
 # ----------------------------------------------------------------------------- losses
@@ -1249,8 +1250,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """weight's rows at the indices (EmbeddingBackward0); rows at padding_idx get no gradient."""
-    if max_norm is not None:
-        raise NotImplementedError("embedding(max_norm=) is not supported yet")
+    if max_norm is not None:   # rows used are renormalised in place first (torch's renorm_)
+        from .modules._functional import embedding_renorm_
+        embedding_renorm_(weight, input, max_norm, norm_type)
     idx = np.asarray(input._data if isinstance(input, Tensor) else input)
     if idx.dtype.kind not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following "
@@ -1278,6 +1280,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if out._tape is not None:
         hide(rows)
         named(out, "EmbeddingBackward0", 1)
+        if scale_grad_by_freq:         # gradients of each row divided by its count
+            from .modules._functional import scale_grad_by_freq as _by_freq
+            out = _by_freq(out, idx)
     return out
 
 

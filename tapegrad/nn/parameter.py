@@ -18,7 +18,23 @@ class Parameter(Tensor):
     def __init__(self, data=None, requires_grad=True):
         pass
 
+    def __deepcopy__(self, memo):
+        # (feat/nn) a Parameter copies as a Parameter (copy.deepcopy(model)), without .grad,
+        # as torch's Parameter.__deepcopy__
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.data.clone(), self.requires_grad)
+        memo[id(self)] = result
+        return result
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild_parameter, (self.data, self.requires_grad))
+
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
     __str__ = __repr__
+
+
+def _rebuild_parameter(data, requires_grad):
+    return Parameter(data, requires_grad)
