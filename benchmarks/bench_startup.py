@@ -289,14 +289,48 @@ def _fmt(s):
     return "%.2f s" % s if s < 10 else "%.0f s" % s
 
 
+def _summary(recs, key):
+    vals = [r[key] for r in recs]
+    return statistics.median(vals) if vals else None
+
+
+def _add_rows(results, res, steps, args):
+    """The run as rows of the benchmarks' schema (benchmarks/_results.py): per step, the cases
+    "<step> cold" and "<step> warm" with tapegrad's median wall time; torch and jax (nothing
+    compiled per installation: one set of runs) are the peers of both; the full compile is
+    the case "full compile" with its CPU time as median_s."""
+    for step in steps:
+        for part in ("cold", "warm"):
+            recs = res[part].get(step, [])
+            if not recs:
+                continue
+            case = "%s %s" % (step, part)
+            results.add(case, "tapegrad", _summary(recs, "wall"), len(recs),
+                        cpu_s=_summary(recs, "cpu"), samples=[r["wall"] for r in recs],
+                        check=recs[0].get("check"),
+                        note="wall time of a fresh process: import + the step")
+            for peer in ("torch", "jax"):
+                precs = res[peer].get(step, [])
+                if precs:
+                    results.add(case, peer, _summary(precs, "wall"), len(precs),
+                                cpu_s=_summary(precs, "cpu"), samples=[r["wall"] for r in precs])
+    c = res["compile"]
+    if c:
+        results.add("full compile", "tapegrad", c["cpu"], 1, wall_s=c["wall"],
+                    cache_bytes=c["cache_bytes"], cache_entries=c["cache_entries"],
+                    note="CPU seconds of python -m tapegrad.precompile in a fresh copy")
+
+
 def main(argv=None):
+    from _results import Results, default_path
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--warm", type=int, default=3, help="warm repeats per step (median)")
     ap.add_argument("--cold", type=int, default=1, help="cold repeats per step (median)")
     ap.add_argument("--steps", default=",".join(STEPS))
     ap.add_argument("--skip-compile", action="store_true")
     ap.add_argument("--no-peers", action="store_true")
-    ap.add_argument("--json", default=None)
+    ap.add_argument("--json", default=default_path("bench_startup"),
+                    help="results file (schema in benchmarks/README.md); '' for none")
     args = ap.parse_args(argv)
     steps = args.steps.split(",")
     load0 = os.getloadavg()
@@ -323,8 +357,7 @@ def main(argv=None):
             wall, cpu, out, err = _run([sys.executable, "-m", "tapegrad.precompile"], env, root,
                                        timeout=7200)
             size, nbi = _du(cache)
-            res["compile"] = {"wall": wall, "cpu": cpu, "cache_bytes": size, "cache_entries": nbi,
-                              "stdout": out[-500:]}
+            res["compile"] = {"wall": wall, "cpu": cpu, "cache_bytes": size, "cache_entries": nbi}
             print("full compile: wall %s cpu %s cache %.1f MB (%d entries)"
                   % (_fmt(wall), _fmt(cpu), size / 1e6, nbi), flush=True)
             for step in steps:
@@ -332,8 +365,7 @@ def main(argv=None):
                 recs = [_step(TAPEGRAD, step, env, root) for _ in range(args.warm)]
                 res["warm"][step] = recs
                 print("warm %-9s wall %s cpu %s" % (
-                    step, _fmt(statistics.median(r["wall"] for r in recs)),
-                    _fmt(statistics.median(r["cpu"] for r in recs))), flush=True)
+                    step, _fmt(_summary(recs, "wall")), _fmt(_summary(recs, "cpu"))), flush=True)
         # ---- peers
         if not args.no_peers:
             for name, table in (("torch", TORCH), ("jax", JAX)):
@@ -349,39 +381,47 @@ def main(argv=None):
                     recs = [_step(table, step, env, tmp) for _ in range(args.warm)]
                     res[name][step] = recs
                     print("%-5s %-9s wall %s cpu %s" % (
-                        name, step, _fmt(statistics.median(r["wall"] for r in recs)),
-                        _fmt(statistics.median(r["cpu"] for r in recs))), flush=True)
+                        name, step, _fmt(_summary(recs, "wall")), _fmt(_summary(recs, "cpu"))),
+                        flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     load1 = os.getloadavg()
     res["load"] = [load0, load1]
 
-    def med(recs, key):
-        return statistics.median(r[key] for r in recs) if recs else None
     print("\n| step | cold wall | cold CPU | warm wall | warm CPU | torch wall | jax wall |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for step in steps:
         c, w = res["cold"].get(step, []), res["warm"].get(step, [])
         print("| %s | %s | %s | %s | %s | %s | %s |" % (
-            step, _fmt(med(c, "wall")), _fmt(med(c, "cpu")), _fmt(med(w, "wall")),
-            _fmt(med(w, "cpu")), _fmt(med(res["torch"].get(step, []), "wall")),
-            _fmt(med(res["jax"].get(step, []), "wall"))))
+            step, _fmt(_summary(c, "wall")), _fmt(_summary(c, "cpu")), _fmt(_summary(w, "wall")),
+            _fmt(_summary(w, "cpu")), _fmt(_summary(res["torch"].get(step, []), "wall")),
+            _fmt(_summary(res["jax"].get(step, []), "wall"))))
     if res["compile"]:
         c = res["compile"]
         print("\nfull compile (python -m tapegrad.precompile): %s CPU, %s wall; cache %.1f MB "
               "in %d entries" % (_fmt(c["cpu"]), _fmt(c["wall"]), c["cache_bytes"] / 1e6,
                                  c["cache_entries"]))
+    for step in steps:       # the uncompiled (cold) and compiled (warm) paths' results
+        c, w = res["cold"].get(step, []), res["warm"].get(step, [])
+        if c and w and c[0].get("check") is not None:
+            same = c[0]["check"] == w[0]["check"]
+            print("%s: cold and warm results %s" % (step, "identical" if same else "DIFFER: %r vs %r"
+                                                     % (c[0]["check"], w[0]["check"])))
     print("load average (1, 5, 15 min): before %s, after %s"
           % ("/".join("%.1f" % v for v in load0), "/".join("%.1f" % v for v in load1)))
     if args.json:
+        results = Results("bench_startup", options=vars(args))
         for part in ("cold", "warm", "torch", "jax"):
             for recs in res[part].values():
                 for r in recs:
                     r.pop("stderr", None)
-        with open(args.json, "w") as fh:
-            json.dump(res, fh, indent=1)
+        _add_rows(results, res, steps, args)
+        results.detail = {"load_before": list(load0), "load_after": list(load1)}
+        results.write(args.json)
+        print("results written to %s" % os.path.relpath(args.json))
     return res
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, HERE)
     main()

@@ -567,8 +567,11 @@ def _floatify(x):
 
 
 def kernel_forward(opname, d, c):
-    """Eager forward through the row's Numba kernel (rows without a numpy ufunc)."""
-    k = getattr(_K, "fwd_" + opname)
+    """Eager forward through the row's Numba kernel (rows without a numpy ufunc); the row's
+    numpy reference while the compiled code is not in use (``_compiled/_cache``)."""
+    k = _K.eager(getattr(_K, "fwd_" + opname))
+    if k is None:
+        return BY_NAME[opname].ref(d, c)
     a = np.asarray(d)
     xf = np.ascontiguousarray(a).reshape(-1)
     y = np.empty_like(xf)
@@ -583,7 +586,7 @@ def unary(x, opname, c=None, name=None):
     d = x._data
     cc = 0.0 if c is None else float(c)
     vm, big = _vm_of(op)
-    if np.size(d) >= big and (op.fwd_out is not None or vm):
+    if np.size(d) >= big and (op.fwd_out is not None or (vm and _vmath.OK)):
         y = _par_map(op.fwd_out, (d, cc), np.shape(d), x._dtype.np, vm)
     elif opname in _KERNEL_FWD and np.size(d) > 64:
         y = kernel_forward(opname, d, cc)

@@ -87,6 +87,14 @@ def _big_elementwise():
             y.backward()
 
 
+def _eager_kernels():
+    from tapegrad import _math   # the eager forwards of the rows without a numpy ufunc
+    x = np.linspace(-1.5, 1.5, 100)
+    for name in sorted(_math._KERNEL_FWD):
+        for npdt in (np.float32, np.float64):
+            _math.kernel_forward(name, x.astype(npdt), 0.5)
+
+
 def _layout_sums():
     for n in (96, 384):                     # below and above _vmath.PAR elements
         for dt in (tg.float32, tg.float64):
@@ -134,6 +142,7 @@ JOBS = [
     ("scalar replays", 18, _scalar_replay),
     ("batched sweeps", 26, _batched),
     ("vector math", 10, _big_elementwise),
+    ("eager kernels", 3, _eager_kernels),
     ("layout and sums", 5, _layout_sums),
     ("matrix products", 2, _products),
     ("convolutions", 2, _conv),

@@ -134,6 +134,33 @@ def test_batched_structural_rows_agree(dtype):
     same(*both(program), dtype, False)
 
 
+EAGER_ROWS = sorted({o.name for o in FROWS if o.kind == ops.UNARY and (o.vm or o.fwd_out is None)}
+                    - {"softmax", "log_softmax"})     # (rows of c elements: vmap tests above)
+
+
+@pytest.mark.parametrize("n", [100, 5000, 70000])   # eager kernel, vector math, every core
+@pytest.mark.parametrize("dtype", [tg.float32, tg.float64])
+def test_eager_unary_forwards_agree(dtype, n):
+    """The eager forwards and backwards of the unary rows that have no numpy ufunc or have a
+    vector-math kernel, at sizes that take each eager path (the rows' kernels called from
+    Python, libmvec serial and on every core): compiled and uncompiled agree."""
+    from tapegrad import _math
+    x0 = np.linspace(0.05, 0.95, n)
+    w = np.cos(np.arange(n))
+
+    def program():
+        out = []
+        for name in EAGER_ROWS:
+            op = ops.BY_NAME[name]
+            lo, hi = op.domain
+            x = tg.tensor(lo + (hi - lo) * x0, dtype=dtype, requires_grad=True)
+            y = _math.unary(x, name, op.const if op.const is not None else 0.5)
+            (y * tg.tensor(w, dtype=dtype)).sum().backward()
+            out += [y.detach().numpy(), x.grad.numpy()]
+        return out
+    same(*both(program), dtype, False)
+
+
 def test_twins_forward_once_the_compiled_code_is_on(monkeypatch):
     """A caller that kept an uncompiled twin (a replay's fast path made before the switch)
     runs the compiled sweep once the compiled code is on."""

@@ -31,9 +31,9 @@ from .._schema import NDT, NK, NOFF, NPROD, NSIZE
 from . import _native
 from ._addr import INTERNAL, _u, _voidptr
 from ._interp import bforward, breverse
-from .kernels import _native_fn, raw
+from .kernels import _native_fn
 
-INTERP_SHA = '4761539c37795c11'  # sha256 of _interp.py, written by `python -m tapegrad.ops`
+INTERP_SHA = '6e53378fcba317de'  # sha256 of _interp.py, written by `python -m tapegrad.ops`
 
 _jit = njit(error_model="numpy", **INTERNAL)
 _pjit = njit(cache=True, nogil=True, parallel=True, error_model="numpy", no_cfunc_wrapper=True)
@@ -183,8 +183,12 @@ def run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS, GRADS
         A8 = np.zeros(max(n8, 1) * B if rev_start >= 0 else 1, np.float64)
         nreach = np.zeros(nn + 1, np.uint8)
         ereach = np.zeros(ne + 1, np.uint8)
-        r4, r8 = raw(X4), raw(X8)
-        fb = np.empty(_FWD_BLOCK, np.int64)       # the sweeps' argument blocks
+        # The sweeps' argument blocks hold the stores' addresses: every store must stay alive
+        # (referenced by name) through the chunk loop below. Numba frees an array after its
+        # last use by name, so X4/X8 go to _load/_store themselves, not through raw() views:
+        # freed after the blocks were filled, their memory was handed to the softmax kernels'
+        # scratch arrays and the first batched softmax of a process read it back (issue 26).
+        fb = np.empty(_FWD_BLOCK, np.int64)
         rb = np.empty(_REV_BLOCK, np.int64)
         for i, arr in enumerate((E, N)):
             _put(fb, i, arr)
@@ -214,15 +218,15 @@ def run(E, N, V4, V8, XA4, XA8, I, C, n4, n8, ne, B, P, G, INS, OUTS, CTS, GRADS
             nb = min(B, P - p0)
             for r in range(INS.shape[0]):
                 if INS[r, SLOT] == 0:
-                    _load(r4, INS[r], B, p0, nb, N)
+                    _load(X4, INS[r], B, p0, nb, N)
                 else:
-                    _load(r8, INS[r], B, p0, nb, N)
+                    _load(X8, INS[r], B, p0, nb, N)
             _call_block(fpf, fb.ctypes.data)        # bforward(E, ..., X4, X8, B, 0, ne)
             for r in range(OUTS.shape[0]):
                 if OUTS[r, SLOT] == 0:
-                    _store(r4, OUTS[r], B, p0, nb, N)
+                    _store(X4, OUTS[r], B, p0, nb, N)
                 else:
-                    _store(r8, OUTS[r], B, p0, nb, N)
+                    _store(X8, OUTS[r], B, p0, nb, N)
             if rev_start < 0:
                 continue
             nreach[:] = 0

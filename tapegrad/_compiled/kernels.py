@@ -38,6 +38,7 @@ from numba import carray, njit, types
 from numba.extending import intrinsic
 
 from .._schema import NK, NOFF, NPROD
+from . import _cache
 from . import _native   # registers the native table's symbol before any kernel is compiled
 from ._addr import INTERNAL, _u, _voidptr, saved_address  # noqa: F401
 
@@ -1739,6 +1740,16 @@ def python_twin(kernel, cache=False):
 
 
 _TWINS = {}
+
+
+def eager(kernel):
+    """``kernel`` as Python calls it for an eager forward (``tapegrad._math.kernel_forward``):
+    its twin (``python_twin``, cached on disk; ``python -m tapegrad.precompile`` compiles the
+    eager rows' twins), or None while the compiled code is not in use (``_cache``): the caller
+    computes with numpy then. The kernels themselves cannot be called from Python."""
+    if not (_cache.ON or _cache.poll()):
+        return None
+    return python_twin(kernel, cache=True)
 
 
 def pure_python(kernel):
