@@ -8,6 +8,9 @@ import math
 import numpy as np
 from .tensor import get_default_dtype
 
+# the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
+__all__ = ["set_printoptions"]
+
 
 class _Opts:
     precision = 4

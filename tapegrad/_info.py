@@ -1,11 +1,10 @@
 """torch's top-level odds and ends: dtype facts (finfo, iinfo, result_type, can_cast), thread
-settings, determinism flags, the default device, save/load.
+settings, determinism flags, the default device.
 
 ``set_num_threads`` sets Numba's thread count (tapegrad's parallel kernels); the interop thread
-count is reported and otherwise ignored. ``save``/``load`` pickle (tensors pickle by value;
-``map_location`` and ``weights_only`` are accepted and ignored)."""
+count is reported and otherwise ignored.
+(``save``/``load``: tapegrad/serialization.py, torch's checkpoint format.)"""
 import os
-import pickle
 
 import numpy as np
 
@@ -132,24 +131,7 @@ def set_default_device(d):
     _check_device(d)
 
 
-def save(obj, f, pickle_module=pickle, pickle_protocol=2, **kwargs):
-    """Pickle ``obj`` to a path or a binary file object."""
-    if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as fh:
-            pickle_module.dump(obj, fh, protocol=pickle_protocol)
-    else:
-        pickle_module.dump(obj, f, protocol=pickle_protocol)
-
-
-def load(f, map_location=None, pickle_module=pickle, *, weights_only=None, **kwargs):
-    """Unpickle what ``save`` wrote (``map_location`` and ``weights_only`` are ignored)."""
-    if isinstance(f, (str, os.PathLike)):
-        with open(f, "rb") as fh:
-            return pickle_module.load(fh)
-    return pickle_module.load(f)
-
-
 __all__ = ["finfo", "iinfo", "result_type", "can_cast", "set_num_threads", "get_num_threads",
            "get_num_interop_threads", "set_num_interop_threads", "use_deterministic_algorithms",
            "are_deterministic_algorithms_enabled", "is_nonzero", "get_default_device",
-           "set_default_device", "save", "load"]
+           "set_default_device"]

@@ -41,6 +41,24 @@ from .tensor import _norm_dims, float64, promote_types
 from ._core.names import NAMES, TAPS, name_id
 from ._core.tape import _operands
 
+# the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
+__all__ = ["abs", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmv", "addr",
+           "allclose", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
+           "argwhere", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm", "bitwise_and",
+           "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
+           "bitwise_xor", "ceil", "chain_matmul", "clamp", "clamp_max", "clamp_min", "clip",
+           "clone", "copysign", "cos", "cosh", "count_nonzero", "deg2rad", "div", "divide", "eq",
+           "equal", "erf", "exp", "exp2", "expm1", "fix", "float_power", "floor", "floor_divide",
+           "fmax", "fmin", "fmod", "frac", "ge", "greater", "greater_equal", "gt", "heaviside",
+           "hypot", "inner", "isclose", "isfinite", "isin", "isinf", "isnan", "isneginf",
+           "isposinf", "isreal", "le", "lerp", "less", "less_equal", "log", "log10", "log1p",
+           "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or",
+           "logical_xor", "lt", "maximum", "minimum", "mul", "multiply", "nan_to_num", "ne",
+           "neg", "negative", "nextafter", "nonzero", "not_equal", "positive", "pow", "rad2deg",
+           "reciprocal", "remainder", "round", "rsqrt", "sgn", "sigmoid", "sign", "signbit",
+           "sin", "sinh", "sqrt", "square", "sub", "subtract", "tan", "tanh", "true_divide",
+           "trunc", "vdot", "where"]
+
 
 _TRUE = object()     # div without rounding_mode (an explicit rounding_mode=None is torch's
 

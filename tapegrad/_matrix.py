@@ -21,6 +21,10 @@ from ._shape import _scatter_entry, roll
 from ._record import _nm, _out, _src, _tape_for, tap
 from ._math import _add_scaled
 
+# the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
+__all__ = ["addmm", "bmm", "cross", "diag", "diag_embed", "dot", "einsum", "ger", "matmul", "mm",
+           "mv", "outer", "tensordot", "trace"]
+
 
 def _matmul_dtype_error(a, b):
     """torch's error for a product of two dtypes: the message names the kernel matmul

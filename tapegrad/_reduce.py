@@ -36,6 +36,14 @@ from ._math import clamp, logical_xor, maximum, minimum, not_differentiable
 from ._record import _rename_last, _reshape_view
 from .creation import ones, zeros
 
+# the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
+__all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort", "bincount",
+           "bucketize", "cdist", "corrcoef", "cov", "cummax", "cummin", "cumprod", "cumsum",
+           "diff", "dist", "histc", "kthvalue", "logcumsumexp", "logsumexp", "max", "mean",
+           "median", "min", "mode", "msort", "nanmean", "nanmedian", "nanquantile", "nansum",
+           "norm", "prod", "quantile", "return_types", "searchsorted", "sort", "std", "std_mean",
+           "sum", "topk", "trapezoid", "trapz", "unique", "unique_consecutive", "var", "var_mean"]
+
 
 def sum(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND, out=None):
     if dim is _ND and dtype is None and keepdim is _ND and axis is _ND and keepdims is _ND \

@@ -29,6 +29,18 @@ from ._record import _reshape_view
 from .tensor import _DEFAULT, int64
 from ._record import _leaf_inplace_check, hide, named, tap
 
+# the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
+           "broadcast_tensors", "broadcast_to", "cat", "chunk", "column_stack", "concat",
+           "concatenate", "diagonal", "dsplit", "dstack", "expand_as", "flatten", "flip",
+           "fliplr", "flipud", "gather", "hsplit", "hstack", "index_add", "index_copy",
+           "index_fill", "index_put", "index_select", "kron", "masked_fill", "masked_scatter",
+           "masked_select", "meshgrid", "moveaxis", "movedim", "narrow", "permute", "ravel",
+           "repeat_interleave", "reshape", "roll", "rot90", "row_stack", "scatter",
+           "scatter_add", "select", "split", "squeeze", "stack", "swapaxes", "swapdims", "t",
+           "take", "take_along_dim", "tensor_split", "tile", "transpose", "tril", "tril_indices",
+           "triu", "triu_indices", "unbind", "unflatten", "unsqueeze", "vsplit", "vstack"]
+
 
 def unbind(input, dim=0):
     d = input._arr()

@@ -27,6 +27,14 @@ from ._state import STATE
 from .ops import BY_NAME
 from ._info import get_num_threads
 
+# the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
+__all__ = ["Generator", "arange", "as_tensor", "bernoulli", "default_generator", "empty",
+           "empty_like", "eye", "from_numpy", "full", "full_like", "get_rng_state",
+           "initial_seed", "linspace", "logspace", "manual_seed", "multinomial", "normal",
+           "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn",
+           "randn_like", "randperm", "scalar_tensor", "seed", "set_rng_state", "tensor", "zeros",
+           "zeros_like"]
+
 
 def _legacy_data(dt, args, kwargs, alias_any):
     """(value, dtype) of a legacy constructor call ``torch.Tensor(*args)`` with dtype ``dt``:

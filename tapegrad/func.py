@@ -25,6 +25,7 @@ Not yet (issue 6): custom Functions inside a recorded function.
 import builtins
 import functools
 import logging
+import sys
 import threading
 import weakref
 
@@ -33,6 +34,7 @@ import numpy as np
 from ._compiled import _cache, _native
 from ._core import pysweep as _pysweep
 from ._sel import SEL as _SEL
+from ._progress import run_batch as _run_batch, scaled as _scaled
 from ._core import tape as _tp
 from ._schema import (CI, F_ALIAS, F_BIG, F_HOOK, F_NOGA, F_NOGB, F_NPFWD, FL, K, NDT, NK, NOFF,
                       NPROD, NSIZE, OP, OUT, IA, IB, NM, P0, P1, SA, SB)
@@ -1287,9 +1289,10 @@ class CompiledTape:
 
         def table(rows):
             return np.array(rows, np.int64).reshape(-1, 5)
-        run(Eb, Nb, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, Cb,
-            basz[0], basz[1], self.ne, B, P, G, table(ins + const_rows), table(outs_rows),
-            table(cts), table(grows), rev_start, len(N) // NK)
+        # (one call, or in parts with progress reports between them: tapegrad/_progress.py)
+        _run_batch(run, (Eb, Nb, self.V[0], self.V[1], self.XA[0], self.XA[1], self.data.I, Cb,
+                         basz[0], basz[1], self.ne, B, P, G, table(ins + const_rows),
+                         table(outs_rows), table(cts), table(grows), rev_start, len(N) // NK))
         # outputs
         res = []
         for (kind, v), (shape, dt) in zip(self.out_nodes, self.out_meta):
@@ -1993,14 +1996,18 @@ def _move_out(res, out_dims, T):
     return res
 
 
-def vmap(func, in_dims=0, out_dims=0):
+def vmap(func, in_dims=0, out_dims=0, *, progress=None, reduce=None):
     """Map func over a batch dimension of its arguments (torch.func.vmap).
 
     When func is recordable (a plain tensor function, or tapegrad.func.grad / grad_and_value
     of one), the batch runs in the batched interpreter: the function is recorded once on one
     point, then every tape entry is interpreted once per chunk of points, with the inner loop
     over the chunk (values slot-major), chunks spread over the cores. Otherwise (custom
-    Functions, very large per-point nodes, non-tensor outputs) it runs point by point."""
+    Functions, very large per-point nodes, non-tensor outputs) it runs point by point.
+
+    ``progress`` (None: only for long jobs on a terminal), ``reduce`` (None, "sum", "mean":
+    the batch's sum of each per-point result, evaluated in pieces) and Dask array arguments
+    (lazy Dask results): tapegrad/_progress.py, tapegrad/_dask.py, docs/scaling.md."""
     own = _Cache(func)
 
     def wrapper(*args):
@@ -2039,7 +2046,7 @@ def vmap(func, in_dims=0, out_dims=0):
                       getattr(func, "__name__", func), e)
         return _vmap_loop(func, args, dims, P, out_dims)
     wrapper._cache = own
-    return wrapper
+    return _scaled(wrapper, func, in_dims, out_dims, progress, reduce, sys.modules[__name__])
 
 
 # ----------------------------------------------------------------------------- compile

@@ -11,6 +11,13 @@ import numpy as np
 
 from ._reduce import vector_norm as _vector_norm, return_types, _rt
 
+# torch.linalg's names (tapegrad/__init__.py takes torch's top-level names from here by
+# name: det, logdet, cholesky_solve ...)
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "eigh", "eigvalsh",
+           "inv", "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+
 
 
 class LinAlgError(RuntimeError):

@@ -13,6 +13,13 @@ from ._record import hide, named
 from ._reduce import logsumexp  # noqa: F401
 from .nn.functional import log_softmax as _log_softmax, softmax as _softmax
 
+# torch.special's names (tapegrad/__init__.py takes torch's top-level names from here by
+# name: digamma, erfc, lgamma ...)
+__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammainc",
+           "gammaincc", "gammaln", "i0", "i1", "log1p", "log_ndtr", "log_softmax", "logit",
+           "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "sinc", "softmax",
+           "xlog1py", "xlogy"]
+
 ONE_INPUT.update({"ErfcBackward0", "MvlgammaBackward0", "SincBackward0"})
 
 

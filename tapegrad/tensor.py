@@ -19,6 +19,11 @@ from ._core import tape as _tp
 from ._state import STATE
 from ._core.tape import address as _address
 
+# the names of torch's namespace this module defines (tapegrad/__init__.py imports them)
+__all__ = ["Size", "Tensor", "bool_", "device", "dtype", "float16", "float32", "float64",
+           "get_default_dtype", "int16", "int32", "int64", "int8", "is_tensor", "promote_types",
+           "set_default_dtype", "uint8"]
+
 _ndarray = np.ndarray
 _new = object.__new__
 _generic = np.generic

@@ -39,7 +39,7 @@ LAYERS = [
          "tapegrad.autograd.hooks", "tapegrad.autograd.higher", "tapegrad.autograd.engine",
          "tapegrad.autograd.functional", "tapegrad.autograd.forward_ad",
          "tapegrad.autograd.variable", "tapegrad.autograd._gradcheck", "tapegrad.autograd",
-         "tapegrad.func"]),
+         "tapegrad._dask", "tapegrad._progress", "tapegrad.func"]),
     (8, ["tapegrad._format", "tapegrad._methods", "tapegrad.testing"]),
     (9, ["tapegrad.nn", "tapegrad.backends", "tapegrad.cuda", "tapegrad", "tapegrad.__main__"]),
     # clients of the torch namespace: they run programs written against ``import tapegrad as

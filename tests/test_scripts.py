@@ -14,6 +14,7 @@ expected file, so a script edited without re-recording is caught.
     python tests/test_scripts.py --record [NAME ...]   # (re)write expected/ from real torch
 """
 import atexit
+import json
 import math
 import os
 import re
@@ -132,6 +133,10 @@ def _shim():
 def run_script(name, impl="tapegrad"):
     """Run tests/scripts/<name>.py with impl ('tapegrad' through the shim, or 'torch');
     returns (returncode, masked stdout, stderr, seconds)."""
+    if impl == "torch" and hasattr(os, "fork"):
+        start = time.time()
+        code, out, err = _torch_run(name)
+        return code, mask(out), err, time.time() - start
     env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                PYTHONIOENCODING="utf-8")
     path = [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []
@@ -145,6 +150,62 @@ def run_script(name, impl="tapegrad"):
                           cwd=tempfile.gettempdir(), capture_output=True, text=True,
                           timeout=TIMEOUT)
     return proc.returncode, mask(proc.stdout), proc.stderr, time.time() - start
+
+
+# Real torch runs the scripts from one server process that imports torch once and forks a
+# child per script (torch's import is ~2 s of CPU, more than most scripts): the child starts
+# from the freshly imported state, as a new process would, runs the script as __main__ in the
+# scripts' environment, and its stdout/stderr go to files the test reads.
+SERVER = r'''
+import json, os, runpy, sys, tempfile, traceback
+import torch  # noqa: F401  (imported once, before any fork)
+for line in sys.stdin:
+    path, out, err = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        fo, fe = open(out, "w", encoding="utf-8"), open(err, "w", encoding="utf-8")
+        os.dup2(fo.fileno(), 1)
+        os.dup2(fe.fileno(), 2)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+        sys.argv = [path]
+        sys.path[0] = os.path.dirname(path)
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    sys.__stdout__.write(json.dumps(os.waitstatus_to_exitcode(status)) + "\n")
+    sys.__stdout__.flush()
+'''
+
+_server = None
+
+
+def _torch_run(name):
+    """(returncode, stdout, stderr) of the script run by real torch in a forked child."""
+    global _server
+    if _server is None or _server.poll() is not None:
+        env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                   PYTHONIOENCODING="utf-8")
+        _server = subprocess.Popen([sys.executable, "-c", SERVER], env=env,
+                                   cwd=tempfile.gettempdir(), stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, text=True)
+        atexit.register(_server.kill)
+    with tempfile.TemporaryDirectory() as d:
+        out, err = os.path.join(d, "out"), os.path.join(d, "err")
+        _server.stdin.write(json.dumps([os.path.join(SCRIPTS, name + ".py"), out, err]) + "\n")
+        _server.stdin.flush()
+        code = json.loads(_server.stdout.readline())
+        with open(out, encoding="utf-8") as fo, open(err, encoding="utf-8") as fe:
+            return code, fo.read(), fe.read()
 
 
 def expected_output(name):

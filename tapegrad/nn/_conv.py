@@ -45,6 +45,9 @@ from .._shape import (_add_entry, _install_index_family, _merge, _scatter_entry,
 from .._matrix import matmul
 from ..tensor import int64
 
+# the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
+__all__ = ["conv1d", "conv2d", "scatter_reduce"]
+
 ONE_INPUT.update({"AvgPool2DBackward0", "AdaptiveAvgPool2DBackward0"})
 
 _TNAME = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",

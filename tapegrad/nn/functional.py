@@ -1851,4 +1851,5 @@ def _torch_poisson_nll_loss(input, target, log_input, full, eps, reduction):
 __all__ += ["cosine_embedding_loss", "group_norm", "gumbel_softmax", "hinge_embedding_loss",
             "instance_norm", "margin_ranking_loss", "multi_margin_loss",
             "multilabel_soft_margin_loss", "pdist", "prelu", "rms_norm", "soft_margin_loss",
-            "triplet_margin_loss", "triplet_margin_with_distance_loss"]
+            "triplet_margin_loss", "triplet_margin_with_distance_loss", "alpha_dropout",
+            "bilinear", "pad"]

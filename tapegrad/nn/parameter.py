@@ -2,6 +2,8 @@
 from ..tensor import Tensor
 from ..creation import empty
 
+__all__ = ["Parameter"]
+
 
 class Parameter(Tensor):
     def __new__(cls, data=None, requires_grad=True):
