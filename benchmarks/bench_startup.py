@@ -103,55 +103,11 @@ CHECK = float(x.grad.double().sum())
 """,
 }
 
-TORCH = {
-    "backward": r"""
-import torch as lib
-a = lib.tensor([0.5, 2.0, -1.0], requires_grad=True)
-b = ((a * a + a.sin()).tanh() * a.exp()).sum()
-b.backward()
-CHECK = a.grad.tolist()
-""",
-    "gv": r"""
-import torch as lib, torch.func as tf
-def loss(w, x):
-    return ((x @ w).tanh() ** 2).mean()
-lib.manual_seed(0)
-w, x = lib.randn(3, 4), lib.randn(5, 3)
-gv = tf.grad_and_value(loss)
-g, v = gv(w, x)
-g, v = gv(w, x)
-CHECK = float(v)
-""",
-    "scalar": r"""
-import torch as lib, torch.func as tf
-def f(w):
-    s = w[0] * w[1] + w[2].tanh()
-    return (s * s).sin() + w[3].exp() - w[0] / w[2]
-gv = tf.grad_and_value(f)
-w = lib.tensor([0.3, -0.2, 0.7, 0.1])
-g, v = gv(w)
-g, v = gv(w)
-CHECK = [float(v)] + g.tolist()
-""",
-    "vmap": r"""
-import torch as lib, torch.func as tf
-def rosen(x):
-    a, b = x[:-1], x[1:]
-    return (100 * (b - a * a) ** 2 + (1 - a) ** 2).sum()
-lib.manual_seed(0)
-X = lib.rand(64, 10, dtype=lib.float64)
-g = tf.vmap(tf.grad(rosen))(X)
-CHECK = float(g.sum())
-""",
-    "big": r"""
-import torch as lib
-lib.manual_seed(0)
-x = lib.randn(1000000, requires_grad=True)
-y = (lib.sin(x) * lib.exp(-x ** 2) + lib.tanh(x)).sum()
-y.backward()
-CHECK = float(x.grad.double().sum())
-""",
-}
+# torch runs tapegrad's programs as they are (``lib`` is either library: same API)
+TORCH = {step: code.replace("import tapegrad as lib, tapegrad.func as tf",
+                            "import torch as lib, torch.func as tf")
+                   .replace("import tapegrad as lib", "import torch as lib")
+         for step, code in TAPEGRAD.items()}
 
 JAX = {
     "backward": r"""
