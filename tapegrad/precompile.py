@@ -27,6 +27,7 @@ import numpy as np
 import tapegrad as tg
 import tapegrad.func as tf
 import tapegrad.nn.functional as F
+from tapegrad import _math
 from tapegrad._compiled import _cache, _native
 from tapegrad._core import tape as _tp
 
@@ -88,7 +89,6 @@ def _big_elementwise():
 
 
 def _eager_kernels():
-    from tapegrad import _math   # the eager forwards of the rows without a numpy ufunc
     x = np.linspace(-1.5, 1.5, 100)
     for name in sorted(_math._KERNEL_FWD):
         for npdt in (np.float32, np.float64):
