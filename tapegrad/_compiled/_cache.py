@@ -1,6 +1,6 @@
 """Start-up: where the compiled code is cached, whether the cache is complete, who fills it.
 
-A fresh installation has no compiled code. Compiling everything takes about a minute of CPU,
+A fresh installation has no compiled code. Compiling everything takes minutes of CPU,
 so a process never waits for it: until the cache is complete (``READY``) every compiled entry
 point has an uncompiled twin (numpy; ``tapegrad/_core/pysweep.py`` for the sweeps, a numpy
 branch in the helpers of this package), and the first process that needs one starts
@@ -372,10 +372,10 @@ def _notice(pid, running=False):
     if _state["noticed"]:
         return
     _state["noticed"] = True
-    log.warning("tapegrad: compiling its kernels %s in the background (pid %d, once per "
-                "installation, about a minute); until then it runs uncompiled. Progress: "
+    log.warning("tapegrad: compiling its kernels in the background%s (pid %d, once per "
+                "installation, a few minutes of CPU); until then it runs uncompiled. Progress: "
                 "python -m tapegrad.precompile --status",
-                "(already started)" if running else "", pid)
+                " (already started)" if running else "", pid)
 
 
 def wait(timeout=None, progress=None):
