@@ -99,7 +99,8 @@ def _unary_row_fn(opname, on_int=None):
             d = d.astype(_DEFAULT[0].np)
             input = _wrap(d, _DEFAULT[0])
         n = d.size
-        if big <= n < par and d.ndim == 1 and d.dtype in lanes and d.flags.c_contiguous:
+        if (big <= n < par and d.ndim == 1 and d.dtype in lanes and d.flags.c_contiguous
+                and _vmath.OK):
             y = np.empty(n, d.dtype)
             serial(vcode, d, y, 0.0, lanes[d.dtype])
         elif n >= big and fwd_out is not None:
@@ -172,7 +173,7 @@ def reciprocal(input):
 
 def neg(input):
     d = input._data
-    if d.size >= _NEG_BIG and d.dtype.kind == "f" and d.flags.c_contiguous:
+    if d.size >= _NEG_BIG and d.dtype.kind == "f" and d.flags.c_contiguous and _vmath.OK:
         y = _par_map(None, (d, None), d.shape, d.dtype, "neg")     # on every core
     else:
         try:
@@ -292,7 +293,8 @@ def _binary_fn(opname):
                     av = bv = None
                     n = ad.size
                     if (lo <= n < hi and ad.ndim == 1 and bd.ndim == 1 and n == bd.size
-                            and ad.dtype in lanes and ad.flags.c_contiguous and bd.flags.c_contiguous):
+                            and ad.dtype in lanes and ad.flags.c_contiguous and bd.flags.c_contiguous
+                            and _vmath.OK):
                         y = np.empty(n, ad.dtype)
                         serial(bcode, ad, bd, y)
                     elif n >= big and fwd_out is not None and ad.shape == bd.shape:
@@ -593,8 +595,11 @@ def _floatify(x):
 
 
 def kernel_forward(opname, d, c):
-    """Eager forward through the row's Numba kernel (rows without a numpy ufunc)."""
-    k = getattr(_K, "fwd_" + opname)
+    """Eager forward through the row's Numba kernel (rows without a numpy ufunc); the row's
+    numpy reference while the compiled code is not in use (``_compiled/_cache``)."""
+    k = _K.eager(getattr(_K, "fwd_" + opname))
+    if k is None:
+        return BY_NAME[opname].ref(d, c)
     a = np.asarray(d)
     xf = np.ascontiguousarray(a).reshape(-1)
     y = np.empty_like(xf)
@@ -609,7 +614,7 @@ def unary(x, opname, c=None, name=None):
     d = x._data
     cc = 0.0 if c is None else float(c)
     vm, big = _vm_of(op)
-    if np.size(d) >= big and (op.fwd_out is not None or vm):
+    if np.size(d) >= big and (op.fwd_out is not None or (vm and _vmath.OK)):
         y = _par_map(op.fwd_out, (d, cc), np.shape(d), x._dtype.np, vm)
     elif opname in _KERNEL_FWD and np.size(d) > 64:
         y = kernel_forward(opname, d, cc)

@@ -39,8 +39,9 @@ from ._core.names import name_id
 def _vm_of(op):
     """(vector-math row name or None, element count from which the forward leaves numpy's
     single ufunc call): libmvec rows from ``_vmath.MIN``, arithmetic ones only where the
-    kernels go parallel (on one core numpy's own loop is as fast and cheaper to call)."""
-    if op.vm and _vmath.OK:
+    kernels go parallel (on one core numpy's own loop is as fast and cheaper to call). The
+    callers also check ``_vmath.OK`` (the compiled code in use) before calling a kernel."""
+    if op.vm and _vmath.AVAILABLE:
         return op.name, (_vmath.MIN if op.name in _vmath.LIBM else _vmath.PAR)
     return None, _par.PAR_MIN
 
@@ -53,7 +54,7 @@ def _par_map(fwd_out, args, shape, npdt, vm=None):
     yf = y.reshape(-1)
     a, b = args
     a = _layout.contiguous(a).reshape(-1)
-    if vm is not None and a.dtype == npdt:
+    if vm is not None and a.dtype == npdt and _vmath.OK:
         if vm in _vmath.UNARY:
             _vmath.unary_fwd(vm, a, yf, 0.0 if b is None else b)
             return y

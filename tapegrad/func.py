@@ -39,7 +39,8 @@ import weakref
 
 import numpy as np
 
-from ._compiled import _native
+from ._compiled import _cache, _native
+from ._core import pysweep as _pysweep
 from ._sel import REPLAY as _REPLAY, SEL as _SEL
 from ._progress import run_batch as _run_batch, scaled as _scaled
 from ._core import tape as _tp
@@ -62,12 +63,13 @@ _BATCH_MAX = 1024
 
 
 def _mods():
-    """tensor module and interpreter, imported once (not per call)."""
+    """tensor module and interpreter (or its numpy twins until the compiled code is in use:
+    ``_core.pysweep``), imported once (not per call)."""
     if "T" not in _M:
         import sys
-        from ._compiled import _interp
         from .tensor import Tensor, _wrap  # noqa: F401
         from . import _record
+        _interp = _pysweep.current()
         _M["out_code"] = _record._out.__code__
         _M["forward"], _M["reverse"] = _interp.forward, _interp.reverse
         _M["pforward"], _M["preverse"] = _interp.pforward, _interp.preverse
@@ -179,6 +181,13 @@ def _traced(v, T):
     if type(v) is dict:
         return any(isinstance(u, T) and u._rg for u in v.values())
     return False
+
+
+@_cache.on_switch
+def _switched():
+    # "T" first: its absence makes _mods() fill every entry again
+    for k in ("T", "forward", "reverse", "pforward", "preverse"):
+        _M.pop(k, None)
 
 
 _NUMPY_FWD_MIN = 1024
@@ -1805,7 +1814,7 @@ class CompiledTape:
         Returns (outputs, gradients, ok): outputs (P, *shape), gradients per input
         (P, *shape) or None (unreached), ok a bool (P,) mask of the points whose recorded
         branch decisions hold (the others must be evaluated again)."""
-        from ._compiled._driver import run
+        run = _pysweep.current_run()
         from numba import get_num_threads
         from ._compiled._vmath import start_threads
         start_threads()                     # the workers' short spin-wait (see _vmath)

@@ -265,7 +265,11 @@ def _remainder_ref(a, b):
 
 def _np_polygamma(k, x):
     """numpy polygamma (the kernels' algorithm through their scalar helper)."""
-    from ._compiled.kernels import _polygamma  # deferred: Numba machine code, loaded on first use
+    from ._compiled import _cache, kernels  # deferred: Numba machine code, loaded on first use
+    # the kernels' scalar helper, called from here through its Python-callable twin (or as
+    # plain Python while the compiled code is not in use: _compiled/_cache.py)
+    _polygamma = (kernels.python_twin(kernels._polygamma, cache=True) if _cache.ON
+                  else kernels.pure_python(kernels._polygamma))
     xs = np.asarray(x, np.float64)
     with np.errstate(all="ignore"):     # poles and overflow are values (inf), as torch's
         return np.vectorize(lambda v: _polygamma(int(k), float(v)), otypes=[np.float64])(xs)
@@ -494,9 +498,11 @@ OPS = [
     # rewrite a binary entry whose other operand is a recorded scalar constant to these
     # (no numpy forms or vjp_t: those serve eager tapes, which never hold these rows)
     Op("add_scalar", UNARY, "AddBackward0", lambda x, c: x + x.dtype.type(c), const=1.7,
-       doc="x + c for a recorded scalar constant c", plan_only=True),
+       doc="x + c for a recorded scalar constant c", plan_only=True,
+       np_vjp=lambda g, x, y, c, out: np.copyto(out, g)),
     Op("rsub_scalar", UNARY, "RsubBackward1", lambda x, c: x.dtype.type(c) - x, const=1.7,
-       doc="c - x for a recorded scalar constant c", plan_only=True),
+       doc="c - x for a recorded scalar constant c", plan_only=True,
+       np_vjp=lambda g, x, y, c, out: np.negative(g, out=out)),
     # ---- binary elementwise with single-element broadcast: y = f(a, b)
     # (operator forms: numpy's scalar fast path for 0-dim values, ufuncs for arrays)
     Op("add", BINARY, "AddBackward0", operator.add, vjp_sign=(1, 1),
@@ -681,29 +687,40 @@ The interpreter's dispatch: one branch per row of the op table. `reverse` sweeps
 backwards accumulating adjoints; `forward` replays it on new node values. Each is one
 compiled function (its body emitted once per dtype store, float32 and float64), cached on
 disk; no tape ever triggers a compilation.
+
+Every kernel is called with two signatures per dtype: counts, offsets and strides int64 (`Z`,
+`ONE`: literal numbers would be compiled as separate specialisations), and a literal count of
+1 with unit strides (the scalar-plan sweeps and the step functions: straight-line code).
 """
+import numpy as np
 from numba import njit
 
 from .._schema import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
                        F_FREED, F_SAVES, F_BIG, F_NPFWD, F_ALIAS, F_NOGA, F_NOGB)
+from ._addr import INTERNAL
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import noff, operand, mark, raw
 
-_jit = njit(cache=True, nogil=True, error_model="numpy")
-_jit_inline = njit(cache=True, nogil=True, error_model="numpy", inline="always")
+# the entry points Python calls (cached on disk); the batched sweeps, which only the batched
+# driver's C callbacks call (``_driver.py``), are internal (``_addr.INTERNAL``)
+_jit = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True)
+_jit_internal = njit(error_model="numpy", **INTERNAL)
+_jit_inline = njit(nogil=True, error_model="numpy", inline="always")
+Z = np.int64(0)       # an offset of 0 and a stride of 1, typed int64 (not Literal[int]: see
+ONE = np.int64(1)     # the docstring)
 '''
 
 # Per kind: (lines fetching operands, kernel call, lines after) for the reverse sweep.
 _REV = {
     UNARY: (["X_ = operand(live, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], n)",
              "Y_ = operand(live, X{d}, V{d}, XA{d}, N, out, E[b0 + SY], n)"],
-            "vjp_{name}(n, A{d}, go, X_, 0, Y_, 0, c, A{d}, noff(N, a))",
+            "vjp_{name}(n, A{d}, go, X_, Z, Y_, Z, c, A{d}, noff(N, a))",
             ["mark(N, nreach, ereach, a)"]),
     BINARY: (["sa = E[b0 + P0]", "sb = E[b0 + P1]",
               "A_ = operand(live, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], (n - 1) * sa + 1)",
               "B_ = operand(live, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], (n - 1) * sb + 1)",
               "Y_ = operand(live, X{d}, V{d}, XA{d}, N, out, E[b0 + SY], n)"],
-             "vjp_{name}(n, A{d}, go, A_, 0, {sa}, B_, 0, {sb}, Y_, 0, "
+             "vjp_{name}(n, A{d}, go, A_, Z, {sa}, B_, Z, {sb}, Y_, Z, "
              "A{d}, noff(N, a), A{d}, noff(N, b), na, nb)",
              ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
     SUM: ([], "vjp_{name}(N[a * NK + NSIZE], A{d}, go, c, A{d}, noff(N, a))",
@@ -714,7 +731,7 @@ _REV = {
     MM: (["m = E[b0 + P0]", "k = E[b0 + P1]",
           "A_ = operand(live, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], m * k)",
           "B_ = operand(live, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], k * (n // m))"],
-         "vjp_{name}(m, k, n // m, A{d}, go, A_, 0, B_, 0, A{d}, noff(N, a), "
+         "vjp_{name}(m, k, n // m, A{d}, go, A_, Z, B_, Z, A{d}, noff(N, a), "
          "A{d}, noff(N, b), na, nb)",
          ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
 }
@@ -723,16 +740,16 @@ _REV = {
 # or recorded constants; the output is the node's slot in X.
 _FWD = {
     UNARY: (["X_ = operand(True, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], n)"],
-            "fwd_{name}(n, X_, 0, c, X{d}, yo)"),
+            "fwd_{name}(n, X_, Z, c, X{d}, yo)"),
     BINARY: (["sa = E[b0 + P0]", "sb = E[b0 + P1]",
               "A_ = operand(True, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], (n - 1) * sa + 1)",
               "B_ = operand(True, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], (n - 1) * sb + 1)"],
-             "fwd_{name}(n, A_, 0, {sa}, B_, 0, {sb}, X{d}, yo)"),
+             "fwd_{name}(n, A_, Z, {sa}, B_, Z, {sb}, X{d}, yo)"),
     SUM: ([], "fwd_{name}(N[a * NK + NSIZE], X{d}, noff(N, a), c, X{d}, yo)"),
     INDEX: ([], "fwd_{name}(E[b0 + P1], n, X{d}, noff(N, a), I, E[b0 + P0], c, X{d}, yo)"),
     MM: (["A_ = operand(True, X{d}, V{d}, XA{d}, N, a, E[b0 + SA], E[b0 + P0] * E[b0 + P1])",
           "B_ = operand(True, X{d}, V{d}, XA{d}, N, b, E[b0 + SB], E[b0 + P1] * (n // E[b0 + P0]))"],
-         "fwd_{name}(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, 0, B_, 0, X{d}, yo)"),
+         "fwd_{name}(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, Z, B_, Z, X{d}, yo)"),
 }
 
 
@@ -747,22 +764,22 @@ _BSPLIT = ["sa = E[b0 + P0]", "sb = E[b0 + P1]",
            "whole = (sa == 1 or n == 1) and (sb == 1 or n == 1)",
            "nl, w = (1, n * B) if whole else (n, B)"]
 _BFWD = {
-    UNARY: ([], None, "fwd_{name}(n * B, X{d}[noff(N, a) * B:], 0, c, X{d}[yo:], 0)", []),
+    UNARY: ([], None, "fwd_{name}(n * B, X{d}, noff(N, a) * B, c, X{d}, yo)", []),
     BINARY: (_BSPLIT, "for i in range(nl):",
-             "fwd_{name}(w, X{d}[ao + i * sa * B:], 0, 1, X{d}[bo + i * sb * B:], 0, 1, "
-             "X{d}[yo + i * B:], 0)", []),
+             "fwd_{name}(w, X{d}, ao + i * sa * B, ONE, X{d}, bo + i * sb * B, ONE, "
+             "X{d}, yo + i * B)", []),
     SUM: ([], None, "bfwd_{name}(N[a * NK + NSIZE], X{d}, noff(N, a) * B, c, X{d}, yo, B)", []),
     INDEX: ([], None, "bfwd_{name}(E[b0 + P1], n, X{d}, noff(N, a) * B, I, E[b0 + P0], c, X{d}, yo, B)", []),
     MM: (["m = E[b0 + P0]", "k = E[b0 + P1]"], None,
          "bfwd_{name}(m, k, n // m, X{d}, noff(N, a) * B, X{d}, noff(N, b) * B, X{d}, yo, B)", []),
 }
 _BREV = {
-    UNARY: ([], None, "vjp_{name}(n * B, A{d}[go:], 0, X{d}[noff(N, a) * B:], 0, X{d}[go:], 0, c, "
-                      "A{d}[noff(N, a) * B:], 0)",
+    UNARY: ([], None, "vjp_{name}(n * B, A{d}, go, X{d}, noff(N, a) * B, X{d}, go, c, "
+                      "A{d}, noff(N, a) * B)",
             ["mark(N, nreach, ereach, a)"]),
     BINARY: (_BSPLIT, "for i in range(nl):",
-             "vjp_{name}(w, A{d}[go + i * B:], 0, X{d}[ao + i * sa * B:], 0, 1, X{d}[bo + i * sb * B:], 0, "
-             "1, X{d}[go + i * B:], 0, A{d}[ao + i * sa * B:], 0, A{d}[bo + i * sb * B:], 0, a < nreal, "
+             "vjp_{name}(w, A{d}, go + i * B, X{d}, ao + i * sa * B, ONE, X{d}, bo + i * sb * B, "
+             "ONE, X{d}, go + i * B, A{d}, ao + i * sa * B, A{d}, bo + i * sb * B, a < nreal, "
              "b < nreal)",
              ["mark(N, nreach, ereach, a)", "mark(N, nreach, ereach, b)"]),
     SUM: ([], None, "bvjp_{name}(N[a * NK + NSIZE], A{d}, go, c, A{d}, noff(N, a) * B, B)",
@@ -780,9 +797,8 @@ _BREV = {
 # Row-wise unary rows (Op.rows: softmax) in the batched sweeps: their own kernels, which
 # know the lane count B (elementwise rows run over n * B values as one flat array).
 _BROWS = {
-    "fwd": "bfwd_{name}(n, X{d}[noff(N, a) * B:], 0, c, X{d}[yo:], 0, B)",
-    "rev": "bvjp_{name}(n, A{d}[go:], 0, X{d}[noff(N, a) * B:], 0, X{d}[go:], 0, c, "
-           "A{d}[noff(N, a) * B:], 0, B)",
+    "fwd": "bfwd_{name}(n, X{d}, noff(N, a) * B, c, X{d}, yo, B)",
+    "rev": "bvjp_{name}(n, A{d}, go, X{d}, noff(N, a) * B, X{d}, go, c, A{d}, noff(N, a) * B, B)",
 }
 
 
@@ -814,14 +830,13 @@ def _bbody(by_kind, table, d, ind):
     return out
 
 
-# Binary kernels take element strides; when they are literal constants Numba inlines the
-# kernel with them and LLVM vectorises its loop (about 15x faster than variable strides).
-# The batched sweeps pass literal unit strides (their operands are all lanes of nodes). The
-# single-point sweeps have two chains: literal unit strides (the common case; measured 1.7x
-# faster sweeps even on scalar tapes: 979-entry MLP replay 16 + 30 us against 28 + 50 us) and
-# variable strides for broadcasts. Each chain costs compile time: the cold first backward went
-# from 29 s (one chain) to 41 s with this one (55 s with two more broadcast chains, not kept).
-_STRIDES = [("sa == 1 and sb == 1", "1", "1"), (None, "sa", "sb")]
+# Binary kernels take element strides (1, or 0 for an operand broadcast from one element).
+# One chain with the strides as run-time values: LLVM versions the kernels' loops on the
+# strides (a unit-stride copy of each loop, vectorised, checked on entry), so the unit-stride
+# chain with literal strides that the sweeps had is not needed; it cost a second compiled
+# specialisation of every binary kernel per dtype and per sweep (issue 26: 209 of the first
+# backward's 224 compilations were kernel specialisations).
+_STRIDES = [(None, "sa", "sb")]
 
 
 def _chain(rows, call, ind, strides, rowcall=None):
@@ -843,19 +858,25 @@ def _chain(rows, call, ind, strides, rowcall=None):
 
 
 # Single-element entries (scalar graphs: the micrograd case) go to a separate "step" function
-# per kind whose kernel calls have a literal count of 1: Numba inlines them there as straight
-# line code. Called with a run-time count, a kernel keeps its vectorised loop with overlap and
-# trip-count checks, which costs several times the arithmetic on one element (measured on a
-# 979-entry scalar MLP replay: 2.7 us forward with literal counts against 11.5 us).
+# per kind whose kernel calls have a literal count of 1 (and unit strides): Numba compiles that
+# specialisation of the kernel, which LLVM inlines as straight-line code. Called with a
+# run-time count, a kernel keeps its vectorised loop with overlap and trip-count checks, which
+# costs several times the arithmetic on one element (measured on a 979-entry scalar MLP
+# replay: 2.7 us forward with literal counts against 11.5 us; a 4-entry scalar loop 5.4 ns
+# against ~117 ns). The scalar-plan sweeps below call the kernels with the same literals, so
+# both share one such specialisation per kernel and dtype. (Kernels marked ``forceinline``,
+# one signature inlined everywhere, were measured too: the first backward's compile went from
+# 46 to 59 s of CPU, LLVM optimising the sweeps with every kernel inlined, and the batched
+# sweeps' from ~50 to ~130 s.)
 # Per (direction, kind): (condition, step parameters, kernel call in the step, call site).
 _STEP = {
-    ("fwd", BINARY): ("n == 1", "op, A_, B_, Y, yo", "fwd_{name}(1, A_, 0, 1, B_, 0, 1, Y, yo)",
+    ("fwd", BINARY): ("n == 1", "op, A_, B_, Y, yo", "fwd_{name}(1, A_, Z, 1, B_, Z, 1, Y, yo)",
                       "(op, A_, B_, X{d}, yo)"),
     ("fwd", INDEX): ("E[b0 + P1] == 1", "op, m, X, xo, I, io, c, Y, yo",
                      "fwd_{name}(1, m, X, xo, I, io, c, Y, yo)",
                      "(op, n, X{d}, noff(N, a), I, E[b0 + P0], c, X{d}, yo)"),
     ("rev", BINARY): ("n == 1", "op, G, go, A_, B_, Y_, GA, gao, GB, gbo, na, nb",
-                      "vjp_{name}(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)",
+                      "vjp_{name}(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)",
                       "(op, A{d}, go, A_, B_, Y_, A{d}, noff(N, a), A{d}, noff(N, b), na, nb)"),
     ("rev", INDEX): ("E[b0 + P1] == 1", "op, m, G, go, I, io, c, GX, gxo",
                      "vjp_{name}(1, m, G, go, I, io, c, GX, gxo)",
@@ -1075,7 +1096,7 @@ _BREVERSE_TAIL = '''        # a node's adjoint is dead once its producer's VJP r
 
 _BFORWARD_HEAD = '''
 
-@_jit
+@_jit_internal
 def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
     \"\"\"Batched replay of entries start..stop-1 on a chunk of B points laid out slot-major
     (element i of the node at offset o: X[(o + i) * B + lane]). The caller has checked that
@@ -1106,7 +1127,7 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
 
 _BREVERSE_HEAD = '''
 
-@_jit
+@_jit_internal
 def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, start, stop, nreal):
     \"\"\"Batched reverse sweep of entries start..stop (downwards) over a chunk of B points
     (layout as bforward), accumulating adjoints into A4/A8; entries no cotangent reaches

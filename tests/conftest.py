@@ -16,6 +16,13 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+# The tests use the compiled code (compiled in this process on first use when the cache lacks
+# it), not the uncompiled start-up path of a fresh installation with its background compile:
+# tests/test_pysweep.py and tests/test_startup.py exercise that one explicitly. (tapegrad may
+# already be imported, by its pytest plugin: the mode is set on the module too.)
+os.environ.setdefault("TAPEGRAD_COMPILE", "now")
+from tapegrad._compiled import _cache  # noqa: E402
+_cache.set_mode(os.environ["TAPEGRAD_COMPILE"])
 
 
 def semantics_lib():

@@ -20,13 +20,14 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 LAYERS = [
     (0, ["tapegrad._schema", "tapegrad._state", "tapegrad._alloc", "tapegrad._par",
          "tapegrad._sel"]),
-    (1, ["tapegrad._compiled", "tapegrad._compiled._fastload", "tapegrad._compiled._addr",
+    (1, ["tapegrad._compiled._cache", "tapegrad._compiled", "tapegrad._compiled._fastload", "tapegrad._compiled._addr",
          "tapegrad._compiled._vmath", "tapegrad._compiled._native", "tapegrad._compiled.kernels",
          "tapegrad._compiled._interp", "tapegrad._compiled._driver", "tapegrad._compiled._blas",
          "tapegrad._compiled._runs", "tapegrad._compiled._sums", "tapegrad._compiled._layout",
          "tapegrad._compiled._scatter"]),
     (2, ["tapegrad.ops"]),
-    (3, ["tapegrad._core", "tapegrad._core.names", "tapegrad._core.tape"]),
+    (3, ["tapegrad._core", "tapegrad._core.names", "tapegrad._core.pysweep",
+         "tapegrad._core.tape"]),
     (4, ["tapegrad.tensor"]),
     (5, ["tapegrad._record", "tapegrad.autograd.function"]),
     (6, ["tapegrad._info", "tapegrad._shape", "tapegrad._index", "tapegrad._math",
@@ -47,7 +48,7 @@ LAYERS = [
           "tapegrad.testing.pytest_plugin", "tapegrad.testing._api_hints",
           "tapegrad.testing._api_specs", "tapegrad.testing._diffgen",
           "tapegrad.testing._diffrun", "tapegrad.testing.differential",
-          "tapegrad.testing._gen_api_specs", "tapegrad.viz"]),
+          "tapegrad.testing._gen_api_specs", "tapegrad.viz", "tapegrad.precompile"]),
     # the training stack (nn.Module and layers, optim, utils.data, save/load): written against
     # the torch namespace (``import tapegrad as _tg``), loaded on first use by tapegrad/nn's
     # and the package's __getattr__
@@ -264,6 +265,6 @@ def test_the_walk_sees_imports():
     """The checks above are only as good as the walk: it must find known imports."""
     found = {(m, t) for m, t, _, _, _ in imports()}
     assert ("tapegrad._core.tape", "tapegrad._schema") in found
-    assert ("tapegrad._core.tape", "tapegrad._compiled._interp") in found   # in a function
+    assert ("tapegrad._core.pysweep", "tapegrad._compiled._interp") in found   # in a function
     assert ("tapegrad._compiled.kernels", "tapegrad._compiled._native") in found
     assert _circles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]

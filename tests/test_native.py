@@ -50,10 +50,10 @@ def _mm_case(dt, m, k, n, rs):
 def _run_mm(dt, m, k, n, na, nb, rs):
     A, B, G = _mm_case(dt, m, k, n, rs)
     Y = np.full(m * n + 5, 7, dt)
-    kernels.fwd_mm(m, k, n, A, 3, B, 2, Y, 5)
+    kernels.python_twin(kernels.fwd_mm)(m, k, n, A, 3, B, 2, Y, 5)
     GA = np.full(m * k + 4, 0.5, dt)
     GB = np.full(k * n + 6, 0.5, dt)
-    kernels.vjp_mm(m, k, n, G, 1, A, 3, B, 2, GA, 4, GB, 6, na, nb)
+    kernels.python_twin(kernels.vjp_mm)(m, k, n, G, 1, A, 3, B, 2, GA, 4, GB, 6, na, nb)
     a, b, g = A[3:].reshape(m, k), B[2:].reshape(k, n), G[1:].reshape(m, n)
     return (Y, GA, GB), (a @ b, 0.5 + g @ b.T if na else np.full((m, k), 0.5, dt),
                          0.5 + a.T @ g if nb else np.full((k, n), 0.5, dt))
@@ -103,7 +103,7 @@ def test_vm_forward_kernels_match_numpy_with_and_without_libmvec(dt, name):
     assert _native.vmath()
     op = BY_NAME[name]
     lo, hi = op.domain
-    fwd = getattr(kernels, "fwd_" + name)
+    fwd = kernels.python_twin(getattr(kernels, "fwd_" + name))
     rs = np.random.default_rng(len(name))
     for n in (_native.VM_MIN - 1, _native.VM_MIN, 1000 + 13):
         for empty in (False, True):

@@ -41,8 +41,8 @@ def _fd(f, x, eps=1e-6):
 
 def _kernel_case(op, dtype=np.float64):
     """(forward(inputs) -> y, vjp(inputs, y, g) -> grads, inputs) for a row's kernels."""
-    fwd = getattr(kernels, "fwd_" + op.name)
-    vjp = getattr(kernels, "vjp_" + op.name)
+    fwd = kernels.python_twin(getattr(kernels, "fwd_" + op.name))
+    vjp = kernels.python_twin(getattr(kernels, "vjp_" + op.name))
     c = op.const if op.const is not None else (0.25 if op.kind == SUM else 0.0)
     if op.kind == UNARY:
         x = _draw(op, 7, dtype)
@@ -186,8 +186,8 @@ def test_vjp_kernel_matches_finite_differences(op):
                          ids=[o.name for o in ROWS if o.kind == BINARY])
 def test_vjp_kernels_with_single_element_broadcast(op):
     """Binary rows: an operand broadcast from one element (stride 0) sums its gradient."""
-    fwd = getattr(kernels, "fwd_" + op.name)
-    vjp = getattr(kernels, "vjp_" + op.name)
+    fwd = kernels.python_twin(getattr(kernels, "fwd_" + op.name))
+    vjp = kernels.python_twin(getattr(kernels, "vjp_" + op.name))
     a, b = _draw(op, 5), _draw(op, 1)
     g = rng.standard_normal(5)
 
@@ -214,8 +214,8 @@ def test_single_element_step_functions_match_the_kernels(op, dtype):
     from tapegrad._compiled import _interp
     code = ops.OPCODE[op.name]
     c = op.const if op.const is not None else 0.0
-    fwd = getattr(kernels, "fwd_" + op.name)
-    vjp = getattr(kernels, "vjp_" + op.name)
+    fwd = kernels.python_twin(getattr(kernels, "fwd_" + op.name))
+    vjp = kernels.python_twin(getattr(kernels, "vjp_" + op.name))
     sf = getattr(_interp, "step_fwd_" + op.kind)
     sr = getattr(_interp, "step_rev_" + op.kind)
     if op.kind == BINARY:
@@ -338,10 +338,10 @@ def test_plan_only_rows_kernels_are_exact(name, dtype):
     g = rng.standard_normal(7).astype(dtype)
     c = float(dtype(1.7))           # plans fold a recorded constant: a value of the store's dtype
     y = np.empty_like(x)
-    getattr(kernels, "fwd_" + name)(7, x, 0, c, y, 0)
+    kernels.python_twin(getattr(kernels, "fwd_" + name))(7, x, 0, c, y, 0)
     np.testing.assert_array_equal(y, op.ref(x, c))
     gx = np.zeros_like(x)
-    getattr(kernels, "vjp_" + name)(7, g, 0, x, 0, y, 0, c, gx, 0)
+    kernels.python_twin(getattr(kernels, "vjp_" + name))(7, g, 0, x, 0, y, 0, c, gx, 0)
     np.testing.assert_array_equal(gx, g if name == "add_scalar" else -g)
 
 
@@ -544,11 +544,11 @@ def test_mm_vjp_matrix_vector_form_matches_numpy(m, k, dtype):
     A, b = rng.standard_normal(m * k).astype(dtype), rng.standard_normal(k).astype(dtype)
     G = rng.standard_normal(m).astype(dtype)
     GA, GB = np.full(m * k + 2, 0.5, dtype), np.full(k + 3, -1.0, dtype)
-    kernels.vjp_mm(m, k, 1, G, 0, A, 0, b, 0, GA, 2, GB, 3, True, True)
+    kernels.python_twin(kernels.vjp_mm)(m, k, 1, G, 0, A, 0, b, 0, GA, 2, GB, 3, True, True)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(GA[2:], 0.5 + np.outer(G, b).ravel(), rtol=tol, atol=tol)
     np.testing.assert_allclose(GB[3:], -1.0 + A.reshape(m, k).T @ G, rtol=tol, atol=tol * k)
     assert (GA[:2] == 0.5).all() and (GB[:3] == -1.0).all()
     GA2 = np.zeros(m * k, dtype)
-    kernels.vjp_mm(m, k, 1, G, 0, A, 0, b, 0, GA2, 0, GB, 3, False, False)
+    kernels.python_twin(kernels.vjp_mm)(m, k, 1, G, 0, A, 0, b, 0, GA2, 0, GB, 3, False, False)
     assert not GA2.any()

@@ -28,13 +28,20 @@ anyway, 0.44 s against 0.47). Compiling it cold takes ~0.6 s more, once per mach
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from . import _native, _vmath
+from . import _cache, _native, _vmath
 from .kernels import _gemm, _native_fn
 
 MIN = 1 << 21          # multiply-adds (128^3) from which products go through mm
 _SG, _DG = _native.SGEMM, _native.DGEMM
 _threads = _native.openblas_threads()
-OK = _native.BLAS and _threads is not None
+AVAILABLE = _native.BLAS and _threads is not None
+OK = AVAILABLE and _cache.ON          # (not while the compiled code is not in use: _cache)
+
+
+@_cache.on_switch
+def _switched():
+    global OK
+    OK = AVAILABLE and _cache.ON
 
 
 def _block_src(ta, tb, m, n, k, A, B, C, add, p, parts, by_rows):
@@ -82,7 +89,8 @@ def _pair_src(ta0, tb0, m0, n0, k0, A0, B0, C0, add0, rows0,
             _block(ta1, tb1, m1, n1, k1, A1, B1, C1, add1, q - parts, parts, rows1)
 
 
-_opts = dict(parallel=True, nogil=True, cache=True, boundscheck=False)
+_opts = dict(parallel=True, nogil=True, cache=True, boundscheck=False,
+             no_cfunc_wrapper=True)
 _blocks = njit(**_opts)(_blocks_src)
 _pair = njit(**_opts)(_pair_src)
 

@@ -4,18 +4,29 @@ The interpreter's dispatch: one branch per row of the op table. `reverse` sweeps
 backwards accumulating adjoints; `forward` replays it on new node values. Each is one
 compiled function (its body emitted once per dtype store, float32 and float64), cached on
 disk; no tape ever triggers a compilation.
+
+Every kernel is called with two signatures per dtype: counts, offsets and strides int64 (`Z`,
+`ONE`: literal numbers would be compiled as separate specialisations), and a literal count of
+1 with unit strides (the scalar-plan sweeps and the step functions: straight-line code).
 """
+import numpy as np
 from numba import njit
 
 from .._schema import (K, NK, OP, OUT, IA, IB, SA, SB, SY, P0, P1, CI, FL, NOFF, NSIZE, NDT,
                        F_FREED, F_SAVES, F_BIG, F_NPFWD, F_ALIAS, F_NOGA, F_NOGB)
+from ._addr import INTERNAL
 from .kernels import *  # noqa: F401,F403  (kernel pairs and tape accessors)
 from .kernels import noff, operand, mark, raw
 
-_jit = njit(cache=True, nogil=True, error_model="numpy")
-_jit_inline = njit(cache=True, nogil=True, error_model="numpy", inline="always")
+# the entry points Python calls (cached on disk); the batched sweeps, which only the batched
+# driver's C callbacks call (``_driver.py``), are internal (``_addr.INTERNAL``)
+_jit = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True)
+_jit_internal = njit(error_model="numpy", **INTERNAL)
+_jit_inline = njit(nogil=True, error_model="numpy", inline="always")
+Z = np.int64(0)       # an offset of 0 and a stride of 1, typed int64 (not Literal[int]: see
+ONE = np.int64(1)     # the docstring)
 
-KERNELS_SHA = '7ef5c85f96a8f673'  # sha256 of kernels.py, _addr.py, _schema.py: regenerate when they change
+KERNELS_SHA = '9dfba75acf9c9156'  # sha256 of kernels.py, _addr.py, _schema.py: regenerate when they change
 # kind code of each opcode (see ops.KIND_CODES)
 KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 3, 3, 3, 4, 5, 6,)
 OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'lgamma', 'polygamma', 'softmax', 'log_softmax', 'add_scalar', 'rsub_scalar', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'slice', 'embed', 'transpose', 'mm', 'cast', 'pyfunc',)
@@ -26,25 +37,25 @@ PYFUNC_OP = 56
 @_jit_inline
 def step_fwd_binary(op, A_, B_, Y, yo):
     if op == 37:  # add
-        fwd_add(1, A_, 0, 1, B_, 0, 1, Y, yo)
+        fwd_add(1, A_, Z, 1, B_, Z, 1, Y, yo)
     elif op == 38:  # sub
-        fwd_sub(1, A_, 0, 1, B_, 0, 1, Y, yo)
+        fwd_sub(1, A_, Z, 1, B_, Z, 1, Y, yo)
     elif op == 39:  # mul
-        fwd_mul(1, A_, 0, 1, B_, 0, 1, Y, yo)
+        fwd_mul(1, A_, Z, 1, B_, Z, 1, Y, yo)
     elif op == 40:  # div
-        fwd_div(1, A_, 0, 1, B_, 0, 1, Y, yo)
+        fwd_div(1, A_, Z, 1, B_, Z, 1, Y, yo)
     elif op == 41:  # pow
-        fwd_pow(1, A_, 0, 1, B_, 0, 1, Y, yo)
+        fwd_pow(1, A_, Z, 1, B_, Z, 1, Y, yo)
     elif op == 42:  # maximum
-        fwd_maximum(1, A_, 0, 1, B_, 0, 1, Y, yo)
+        fwd_maximum(1, A_, Z, 1, B_, Z, 1, Y, yo)
     elif op == 43:  # minimum
-        fwd_minimum(1, A_, 0, 1, B_, 0, 1, Y, yo)
+        fwd_minimum(1, A_, Z, 1, B_, Z, 1, Y, yo)
     elif op == 44:  # atan2
-        fwd_atan2(1, A_, 0, 1, B_, 0, 1, Y, yo)
+        fwd_atan2(1, A_, Z, 1, B_, Z, 1, Y, yo)
     elif op == 45:  # hypot
-        fwd_hypot(1, A_, 0, 1, B_, 0, 1, Y, yo)
+        fwd_hypot(1, A_, Z, 1, B_, Z, 1, Y, yo)
     elif op == 46:  # remainder
-        fwd_remainder(1, A_, 0, 1, B_, 0, 1, Y, yo)
+        fwd_remainder(1, A_, Z, 1, B_, Z, 1, Y, yo)
 
 
 @_jit_inline
@@ -66,25 +77,25 @@ def step_fwd_index(op, m, X, xo, I, io, c, Y, yo):
 @_jit_inline
 def step_rev_binary(op, G, go, A_, B_, Y_, GA, gao, GB, gbo, na, nb):
     if op == 37:  # add
-        vjp_add(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)
+        vjp_add(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
     elif op == 38:  # sub
-        vjp_sub(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)
+        vjp_sub(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
     elif op == 39:  # mul
-        vjp_mul(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)
+        vjp_mul(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
     elif op == 40:  # div
-        vjp_div(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)
+        vjp_div(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
     elif op == 41:  # pow
-        vjp_pow(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)
+        vjp_pow(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
     elif op == 42:  # maximum
-        vjp_maximum(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)
+        vjp_maximum(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
     elif op == 43:  # minimum
-        vjp_minimum(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)
+        vjp_minimum(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
     elif op == 44:  # atan2
-        vjp_atan2(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)
+        vjp_atan2(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
     elif op == 45:  # hypot
-        vjp_hypot(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)
+        vjp_hypot(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
     elif op == 46:  # remainder
-        vjp_remainder(1, G, go, A_, 0, 1, B_, 0, 1, Y_, 0, GA, gao, GB, gbo, na, nb)
+        vjp_remainder(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
 
 
 @_jit_inline
@@ -151,79 +162,79 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 X_ = operand(live, X4, V4, XA4, N, a, E[b0 + SA], n)
                 Y_ = operand(live, X4, V4, XA4, N, out, E[b0 + SY], n)
                 if op == 0:  # neg
-                    vjp_neg(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_neg(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 1:  # exp
-                    vjp_exp(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_exp(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 2:  # log
-                    vjp_log(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_log(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 3:  # sin
-                    vjp_sin(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_sin(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 4:  # cos
-                    vjp_cos(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_cos(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 5:  # tanh
-                    vjp_tanh(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_tanh(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 6:  # sigmoid
-                    vjp_sigmoid(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_sigmoid(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 7:  # relu
-                    vjp_relu(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_relu(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 8:  # sqrt
-                    vjp_sqrt(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_sqrt(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 9:  # abs
-                    vjp_abs(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_abs(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 10:  # pow_scalar
-                    vjp_pow_scalar(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_pow_scalar(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 11:  # tan
-                    vjp_tan(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_tan(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 12:  # asin
-                    vjp_asin(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_asin(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 13:  # acos
-                    vjp_acos(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_acos(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 14:  # atan
-                    vjp_atan(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_atan(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 15:  # sinh
-                    vjp_sinh(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_sinh(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 16:  # cosh
-                    vjp_cosh(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_cosh(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 17:  # erf
-                    vjp_erf(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_erf(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 18:  # log1p
-                    vjp_log1p(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_log1p(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 19:  # expm1
-                    vjp_expm1(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_expm1(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 20:  # scale
-                    vjp_scale(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_scale(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 21:  # step
-                    vjp_step(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_step(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 22:  # clamp_min
-                    vjp_clamp_min(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_clamp_min(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 23:  # clamp_max
-                    vjp_clamp_max(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_clamp_max(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 24:  # leaky_relu
-                    vjp_leaky_relu(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_leaky_relu(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 25:  # elu
-                    vjp_elu(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_elu(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 26:  # gelu
-                    vjp_gelu(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_gelu(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 27:  # silu
-                    vjp_silu(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_silu(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 28:  # softplus
-                    vjp_softplus(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_softplus(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 29:  # log_sigmoid
-                    vjp_log_sigmoid(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_log_sigmoid(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 30:  # smooth_l1
-                    vjp_smooth_l1(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_smooth_l1(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 31:  # lgamma
-                    vjp_lgamma(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_lgamma(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 32:  # polygamma
-                    vjp_polygamma(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_polygamma(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 33:  # softmax
-                    vjp_softmax(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_softmax(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 34:  # log_softmax
-                    vjp_log_softmax(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_log_softmax(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 35:  # add_scalar
-                    vjp_add_scalar(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_add_scalar(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 36:  # rsub_scalar
-                    vjp_rsub_scalar(n, A4, go, X_, 0, Y_, 0, c, A4, noff(N, a))
+                    vjp_rsub_scalar(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
@@ -233,48 +244,26 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 Y_ = operand(live, X4, V4, XA4, N, out, E[b0 + SY], n)
                 if n == 1:
                     step_rev_binary(op, A4, go, A_, B_, Y_, A4, noff(N, a), A4, noff(N, b), na, nb)
-                elif sa == 1 and sb == 1:
-                    if op == 37:  # add
-                        vjp_add(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 38:  # sub
-                        vjp_sub(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 39:  # mul
-                        vjp_mul(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 40:  # div
-                        vjp_div(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 41:  # pow
-                        vjp_pow(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 42:  # maximum
-                        vjp_maximum(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 43:  # minimum
-                        vjp_minimum(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 44:  # atan2
-                        vjp_atan2(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 45:  # hypot
-                        vjp_hypot(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 46:  # remainder
-                        vjp_remainder(n, A4, go, A_, 0, 1, B_, 0, 1, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                else:
-                    if op == 37:  # add
-                        vjp_add(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 38:  # sub
-                        vjp_sub(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 39:  # mul
-                        vjp_mul(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 40:  # div
-                        vjp_div(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 41:  # pow
-                        vjp_pow(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 42:  # maximum
-                        vjp_maximum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 43:  # minimum
-                        vjp_minimum(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 44:  # atan2
-                        vjp_atan2(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 45:  # hypot
-                        vjp_hypot(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
-                    elif op == 46:  # remainder
-                        vjp_remainder(n, A4, go, A_, 0, sa, B_, 0, sb, Y_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
+                elif op == 37:  # add
+                    vjp_add(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
+                elif op == 38:  # sub
+                    vjp_sub(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
+                elif op == 39:  # mul
+                    vjp_mul(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
+                elif op == 40:  # div
+                    vjp_div(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
+                elif op == 41:  # pow
+                    vjp_pow(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
+                elif op == 42:  # maximum
+                    vjp_maximum(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
+                elif op == 43:  # minimum
+                    vjp_minimum(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
+                elif op == 44:  # atan2
+                    vjp_atan2(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
+                elif op == 45:  # hypot
+                    vjp_hypot(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
+                elif op == 46:  # remainder
+                    vjp_remainder(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -303,7 +292,7 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 A_ = operand(live, X4, V4, XA4, N, a, E[b0 + SA], m * k)
                 B_ = operand(live, X4, V4, XA4, N, b, E[b0 + SB], k * (n // m))
                 if op == 54:  # mm
-                    vjp_mm(m, k, n // m, A4, go, A_, 0, B_, 0, A4, noff(N, a), A4, noff(N, b), na, nb)
+                    vjp_mm(m, k, n // m, A4, go, A_, Z, B_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
         else:
@@ -311,79 +300,79 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 X_ = operand(live, X8, V8, XA8, N, a, E[b0 + SA], n)
                 Y_ = operand(live, X8, V8, XA8, N, out, E[b0 + SY], n)
                 if op == 0:  # neg
-                    vjp_neg(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_neg(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 1:  # exp
-                    vjp_exp(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_exp(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 2:  # log
-                    vjp_log(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_log(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 3:  # sin
-                    vjp_sin(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_sin(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 4:  # cos
-                    vjp_cos(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_cos(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 5:  # tanh
-                    vjp_tanh(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_tanh(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 6:  # sigmoid
-                    vjp_sigmoid(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_sigmoid(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 7:  # relu
-                    vjp_relu(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_relu(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 8:  # sqrt
-                    vjp_sqrt(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_sqrt(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 9:  # abs
-                    vjp_abs(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_abs(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 10:  # pow_scalar
-                    vjp_pow_scalar(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_pow_scalar(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 11:  # tan
-                    vjp_tan(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_tan(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 12:  # asin
-                    vjp_asin(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_asin(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 13:  # acos
-                    vjp_acos(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_acos(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 14:  # atan
-                    vjp_atan(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_atan(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 15:  # sinh
-                    vjp_sinh(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_sinh(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 16:  # cosh
-                    vjp_cosh(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_cosh(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 17:  # erf
-                    vjp_erf(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_erf(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 18:  # log1p
-                    vjp_log1p(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_log1p(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 19:  # expm1
-                    vjp_expm1(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_expm1(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 20:  # scale
-                    vjp_scale(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_scale(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 21:  # step
-                    vjp_step(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_step(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 22:  # clamp_min
-                    vjp_clamp_min(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_clamp_min(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 23:  # clamp_max
-                    vjp_clamp_max(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_clamp_max(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 24:  # leaky_relu
-                    vjp_leaky_relu(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_leaky_relu(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 25:  # elu
-                    vjp_elu(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_elu(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 26:  # gelu
-                    vjp_gelu(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_gelu(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 27:  # silu
-                    vjp_silu(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_silu(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 28:  # softplus
-                    vjp_softplus(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_softplus(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 29:  # log_sigmoid
-                    vjp_log_sigmoid(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_log_sigmoid(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 30:  # smooth_l1
-                    vjp_smooth_l1(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_smooth_l1(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 31:  # lgamma
-                    vjp_lgamma(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_lgamma(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 32:  # polygamma
-                    vjp_polygamma(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_polygamma(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 33:  # softmax
-                    vjp_softmax(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_softmax(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 34:  # log_softmax
-                    vjp_log_softmax(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_log_softmax(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 35:  # add_scalar
-                    vjp_add_scalar(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_add_scalar(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 36:  # rsub_scalar
-                    vjp_rsub_scalar(n, A8, go, X_, 0, Y_, 0, c, A8, noff(N, a))
+                    vjp_rsub_scalar(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
@@ -393,48 +382,26 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 Y_ = operand(live, X8, V8, XA8, N, out, E[b0 + SY], n)
                 if n == 1:
                     step_rev_binary(op, A8, go, A_, B_, Y_, A8, noff(N, a), A8, noff(N, b), na, nb)
-                elif sa == 1 and sb == 1:
-                    if op == 37:  # add
-                        vjp_add(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 38:  # sub
-                        vjp_sub(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 39:  # mul
-                        vjp_mul(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 40:  # div
-                        vjp_div(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 41:  # pow
-                        vjp_pow(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 42:  # maximum
-                        vjp_maximum(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 43:  # minimum
-                        vjp_minimum(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 44:  # atan2
-                        vjp_atan2(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 45:  # hypot
-                        vjp_hypot(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 46:  # remainder
-                        vjp_remainder(n, A8, go, A_, 0, 1, B_, 0, 1, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                else:
-                    if op == 37:  # add
-                        vjp_add(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 38:  # sub
-                        vjp_sub(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 39:  # mul
-                        vjp_mul(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 40:  # div
-                        vjp_div(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 41:  # pow
-                        vjp_pow(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 42:  # maximum
-                        vjp_maximum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 43:  # minimum
-                        vjp_minimum(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 44:  # atan2
-                        vjp_atan2(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 45:  # hypot
-                        vjp_hypot(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
-                    elif op == 46:  # remainder
-                        vjp_remainder(n, A8, go, A_, 0, sa, B_, 0, sb, Y_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
+                elif op == 37:  # add
+                    vjp_add(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
+                elif op == 38:  # sub
+                    vjp_sub(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
+                elif op == 39:  # mul
+                    vjp_mul(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
+                elif op == 40:  # div
+                    vjp_div(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
+                elif op == 41:  # pow
+                    vjp_pow(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
+                elif op == 42:  # maximum
+                    vjp_maximum(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
+                elif op == 43:  # minimum
+                    vjp_minimum(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
+                elif op == 44:  # atan2
+                    vjp_atan2(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
+                elif op == 45:  # hypot
+                    vjp_hypot(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
+                elif op == 46:  # remainder
+                    vjp_remainder(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -463,7 +430,7 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 A_ = operand(live, X8, V8, XA8, N, a, E[b0 + SA], m * k)
                 B_ = operand(live, X8, V8, XA8, N, b, E[b0 + SB], k * (n // m))
                 if op == 54:  # mm
-                    vjp_mm(m, k, n // m, A8, go, A_, 0, B_, 0, A8, noff(N, a), A8, noff(N, b), na, nb)
+                    vjp_mm(m, k, n // m, A8, go, A_, Z, B_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
     return 0, -1
@@ -500,79 +467,79 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
             if kind == 0:  # unary
                 X_ = operand(True, X4, V4, XA4, N, a, E[b0 + SA], n)
                 if op == 0:  # neg
-                    fwd_neg(n, X_, 0, c, X4, yo)
+                    fwd_neg(n, X_, Z, c, X4, yo)
                 elif op == 1:  # exp
-                    fwd_exp(n, X_, 0, c, X4, yo)
+                    fwd_exp(n, X_, Z, c, X4, yo)
                 elif op == 2:  # log
-                    fwd_log(n, X_, 0, c, X4, yo)
+                    fwd_log(n, X_, Z, c, X4, yo)
                 elif op == 3:  # sin
-                    fwd_sin(n, X_, 0, c, X4, yo)
+                    fwd_sin(n, X_, Z, c, X4, yo)
                 elif op == 4:  # cos
-                    fwd_cos(n, X_, 0, c, X4, yo)
+                    fwd_cos(n, X_, Z, c, X4, yo)
                 elif op == 5:  # tanh
-                    fwd_tanh(n, X_, 0, c, X4, yo)
+                    fwd_tanh(n, X_, Z, c, X4, yo)
                 elif op == 6:  # sigmoid
-                    fwd_sigmoid(n, X_, 0, c, X4, yo)
+                    fwd_sigmoid(n, X_, Z, c, X4, yo)
                 elif op == 7:  # relu
-                    fwd_relu(n, X_, 0, c, X4, yo)
+                    fwd_relu(n, X_, Z, c, X4, yo)
                 elif op == 8:  # sqrt
-                    fwd_sqrt(n, X_, 0, c, X4, yo)
+                    fwd_sqrt(n, X_, Z, c, X4, yo)
                 elif op == 9:  # abs
-                    fwd_abs(n, X_, 0, c, X4, yo)
+                    fwd_abs(n, X_, Z, c, X4, yo)
                 elif op == 10:  # pow_scalar
-                    fwd_pow_scalar(n, X_, 0, c, X4, yo)
+                    fwd_pow_scalar(n, X_, Z, c, X4, yo)
                 elif op == 11:  # tan
-                    fwd_tan(n, X_, 0, c, X4, yo)
+                    fwd_tan(n, X_, Z, c, X4, yo)
                 elif op == 12:  # asin
-                    fwd_asin(n, X_, 0, c, X4, yo)
+                    fwd_asin(n, X_, Z, c, X4, yo)
                 elif op == 13:  # acos
-                    fwd_acos(n, X_, 0, c, X4, yo)
+                    fwd_acos(n, X_, Z, c, X4, yo)
                 elif op == 14:  # atan
-                    fwd_atan(n, X_, 0, c, X4, yo)
+                    fwd_atan(n, X_, Z, c, X4, yo)
                 elif op == 15:  # sinh
-                    fwd_sinh(n, X_, 0, c, X4, yo)
+                    fwd_sinh(n, X_, Z, c, X4, yo)
                 elif op == 16:  # cosh
-                    fwd_cosh(n, X_, 0, c, X4, yo)
+                    fwd_cosh(n, X_, Z, c, X4, yo)
                 elif op == 17:  # erf
-                    fwd_erf(n, X_, 0, c, X4, yo)
+                    fwd_erf(n, X_, Z, c, X4, yo)
                 elif op == 18:  # log1p
-                    fwd_log1p(n, X_, 0, c, X4, yo)
+                    fwd_log1p(n, X_, Z, c, X4, yo)
                 elif op == 19:  # expm1
-                    fwd_expm1(n, X_, 0, c, X4, yo)
+                    fwd_expm1(n, X_, Z, c, X4, yo)
                 elif op == 20:  # scale
-                    fwd_scale(n, X_, 0, c, X4, yo)
+                    fwd_scale(n, X_, Z, c, X4, yo)
                 elif op == 21:  # step
-                    fwd_step(n, X_, 0, c, X4, yo)
+                    fwd_step(n, X_, Z, c, X4, yo)
                 elif op == 22:  # clamp_min
-                    fwd_clamp_min(n, X_, 0, c, X4, yo)
+                    fwd_clamp_min(n, X_, Z, c, X4, yo)
                 elif op == 23:  # clamp_max
-                    fwd_clamp_max(n, X_, 0, c, X4, yo)
+                    fwd_clamp_max(n, X_, Z, c, X4, yo)
                 elif op == 24:  # leaky_relu
-                    fwd_leaky_relu(n, X_, 0, c, X4, yo)
+                    fwd_leaky_relu(n, X_, Z, c, X4, yo)
                 elif op == 25:  # elu
-                    fwd_elu(n, X_, 0, c, X4, yo)
+                    fwd_elu(n, X_, Z, c, X4, yo)
                 elif op == 26:  # gelu
-                    fwd_gelu(n, X_, 0, c, X4, yo)
+                    fwd_gelu(n, X_, Z, c, X4, yo)
                 elif op == 27:  # silu
-                    fwd_silu(n, X_, 0, c, X4, yo)
+                    fwd_silu(n, X_, Z, c, X4, yo)
                 elif op == 28:  # softplus
-                    fwd_softplus(n, X_, 0, c, X4, yo)
+                    fwd_softplus(n, X_, Z, c, X4, yo)
                 elif op == 29:  # log_sigmoid
-                    fwd_log_sigmoid(n, X_, 0, c, X4, yo)
+                    fwd_log_sigmoid(n, X_, Z, c, X4, yo)
                 elif op == 30:  # smooth_l1
-                    fwd_smooth_l1(n, X_, 0, c, X4, yo)
+                    fwd_smooth_l1(n, X_, Z, c, X4, yo)
                 elif op == 31:  # lgamma
-                    fwd_lgamma(n, X_, 0, c, X4, yo)
+                    fwd_lgamma(n, X_, Z, c, X4, yo)
                 elif op == 32:  # polygamma
-                    fwd_polygamma(n, X_, 0, c, X4, yo)
+                    fwd_polygamma(n, X_, Z, c, X4, yo)
                 elif op == 33:  # softmax
-                    fwd_softmax(n, X_, 0, c, X4, yo)
+                    fwd_softmax(n, X_, Z, c, X4, yo)
                 elif op == 34:  # log_softmax
-                    fwd_log_softmax(n, X_, 0, c, X4, yo)
+                    fwd_log_softmax(n, X_, Z, c, X4, yo)
                 elif op == 35:  # add_scalar
-                    fwd_add_scalar(n, X_, 0, c, X4, yo)
+                    fwd_add_scalar(n, X_, Z, c, X4, yo)
                 elif op == 36:  # rsub_scalar
-                    fwd_rsub_scalar(n, X_, 0, c, X4, yo)
+                    fwd_rsub_scalar(n, X_, Z, c, X4, yo)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
                 sb = E[b0 + P1]
@@ -580,48 +547,26 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                 B_ = operand(True, X4, V4, XA4, N, b, E[b0 + SB], (n - 1) * sb + 1)
                 if n == 1:
                     step_fwd_binary(op, A_, B_, X4, yo)
-                elif sa == 1 and sb == 1:
-                    if op == 37:  # add
-                        fwd_add(n, A_, 0, 1, B_, 0, 1, X4, yo)
-                    elif op == 38:  # sub
-                        fwd_sub(n, A_, 0, 1, B_, 0, 1, X4, yo)
-                    elif op == 39:  # mul
-                        fwd_mul(n, A_, 0, 1, B_, 0, 1, X4, yo)
-                    elif op == 40:  # div
-                        fwd_div(n, A_, 0, 1, B_, 0, 1, X4, yo)
-                    elif op == 41:  # pow
-                        fwd_pow(n, A_, 0, 1, B_, 0, 1, X4, yo)
-                    elif op == 42:  # maximum
-                        fwd_maximum(n, A_, 0, 1, B_, 0, 1, X4, yo)
-                    elif op == 43:  # minimum
-                        fwd_minimum(n, A_, 0, 1, B_, 0, 1, X4, yo)
-                    elif op == 44:  # atan2
-                        fwd_atan2(n, A_, 0, 1, B_, 0, 1, X4, yo)
-                    elif op == 45:  # hypot
-                        fwd_hypot(n, A_, 0, 1, B_, 0, 1, X4, yo)
-                    elif op == 46:  # remainder
-                        fwd_remainder(n, A_, 0, 1, B_, 0, 1, X4, yo)
-                else:
-                    if op == 37:  # add
-                        fwd_add(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                    elif op == 38:  # sub
-                        fwd_sub(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                    elif op == 39:  # mul
-                        fwd_mul(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                    elif op == 40:  # div
-                        fwd_div(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                    elif op == 41:  # pow
-                        fwd_pow(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                    elif op == 42:  # maximum
-                        fwd_maximum(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                    elif op == 43:  # minimum
-                        fwd_minimum(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                    elif op == 44:  # atan2
-                        fwd_atan2(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                    elif op == 45:  # hypot
-                        fwd_hypot(n, A_, 0, sa, B_, 0, sb, X4, yo)
-                    elif op == 46:  # remainder
-                        fwd_remainder(n, A_, 0, sa, B_, 0, sb, X4, yo)
+                elif op == 37:  # add
+                    fwd_add(n, A_, Z, sa, B_, Z, sb, X4, yo)
+                elif op == 38:  # sub
+                    fwd_sub(n, A_, Z, sa, B_, Z, sb, X4, yo)
+                elif op == 39:  # mul
+                    fwd_mul(n, A_, Z, sa, B_, Z, sb, X4, yo)
+                elif op == 40:  # div
+                    fwd_div(n, A_, Z, sa, B_, Z, sb, X4, yo)
+                elif op == 41:  # pow
+                    fwd_pow(n, A_, Z, sa, B_, Z, sb, X4, yo)
+                elif op == 42:  # maximum
+                    fwd_maximum(n, A_, Z, sa, B_, Z, sb, X4, yo)
+                elif op == 43:  # minimum
+                    fwd_minimum(n, A_, Z, sa, B_, Z, sb, X4, yo)
+                elif op == 44:  # atan2
+                    fwd_atan2(n, A_, Z, sa, B_, Z, sb, X4, yo)
+                elif op == 45:  # hypot
+                    fwd_hypot(n, A_, Z, sa, B_, Z, sb, X4, yo)
+                elif op == 46:  # remainder
+                    fwd_remainder(n, A_, Z, sa, B_, Z, sb, X4, yo)
             elif kind == 2:  # sum
                 if op == 47:  # sum
                     fwd_sum(N[a * NK + NSIZE], X4, noff(N, a), c, X4, yo)
@@ -644,84 +589,84 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                 A_ = operand(True, X4, V4, XA4, N, a, E[b0 + SA], E[b0 + P0] * E[b0 + P1])
                 B_ = operand(True, X4, V4, XA4, N, b, E[b0 + SB], E[b0 + P1] * (n // E[b0 + P0]))
                 if op == 54:  # mm
-                    fwd_mm(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, 0, B_, 0, X4, yo)
+                    fwd_mm(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, Z, B_, Z, X4, yo)
         else:
             if kind == 0:  # unary
                 X_ = operand(True, X8, V8, XA8, N, a, E[b0 + SA], n)
                 if op == 0:  # neg
-                    fwd_neg(n, X_, 0, c, X8, yo)
+                    fwd_neg(n, X_, Z, c, X8, yo)
                 elif op == 1:  # exp
-                    fwd_exp(n, X_, 0, c, X8, yo)
+                    fwd_exp(n, X_, Z, c, X8, yo)
                 elif op == 2:  # log
-                    fwd_log(n, X_, 0, c, X8, yo)
+                    fwd_log(n, X_, Z, c, X8, yo)
                 elif op == 3:  # sin
-                    fwd_sin(n, X_, 0, c, X8, yo)
+                    fwd_sin(n, X_, Z, c, X8, yo)
                 elif op == 4:  # cos
-                    fwd_cos(n, X_, 0, c, X8, yo)
+                    fwd_cos(n, X_, Z, c, X8, yo)
                 elif op == 5:  # tanh
-                    fwd_tanh(n, X_, 0, c, X8, yo)
+                    fwd_tanh(n, X_, Z, c, X8, yo)
                 elif op == 6:  # sigmoid
-                    fwd_sigmoid(n, X_, 0, c, X8, yo)
+                    fwd_sigmoid(n, X_, Z, c, X8, yo)
                 elif op == 7:  # relu
-                    fwd_relu(n, X_, 0, c, X8, yo)
+                    fwd_relu(n, X_, Z, c, X8, yo)
                 elif op == 8:  # sqrt
-                    fwd_sqrt(n, X_, 0, c, X8, yo)
+                    fwd_sqrt(n, X_, Z, c, X8, yo)
                 elif op == 9:  # abs
-                    fwd_abs(n, X_, 0, c, X8, yo)
+                    fwd_abs(n, X_, Z, c, X8, yo)
                 elif op == 10:  # pow_scalar
-                    fwd_pow_scalar(n, X_, 0, c, X8, yo)
+                    fwd_pow_scalar(n, X_, Z, c, X8, yo)
                 elif op == 11:  # tan
-                    fwd_tan(n, X_, 0, c, X8, yo)
+                    fwd_tan(n, X_, Z, c, X8, yo)
                 elif op == 12:  # asin
-                    fwd_asin(n, X_, 0, c, X8, yo)
+                    fwd_asin(n, X_, Z, c, X8, yo)
                 elif op == 13:  # acos
-                    fwd_acos(n, X_, 0, c, X8, yo)
+                    fwd_acos(n, X_, Z, c, X8, yo)
                 elif op == 14:  # atan
-                    fwd_atan(n, X_, 0, c, X8, yo)
+                    fwd_atan(n, X_, Z, c, X8, yo)
                 elif op == 15:  # sinh
-                    fwd_sinh(n, X_, 0, c, X8, yo)
+                    fwd_sinh(n, X_, Z, c, X8, yo)
                 elif op == 16:  # cosh
-                    fwd_cosh(n, X_, 0, c, X8, yo)
+                    fwd_cosh(n, X_, Z, c, X8, yo)
                 elif op == 17:  # erf
-                    fwd_erf(n, X_, 0, c, X8, yo)
+                    fwd_erf(n, X_, Z, c, X8, yo)
                 elif op == 18:  # log1p
-                    fwd_log1p(n, X_, 0, c, X8, yo)
+                    fwd_log1p(n, X_, Z, c, X8, yo)
                 elif op == 19:  # expm1
-                    fwd_expm1(n, X_, 0, c, X8, yo)
+                    fwd_expm1(n, X_, Z, c, X8, yo)
                 elif op == 20:  # scale
-                    fwd_scale(n, X_, 0, c, X8, yo)
+                    fwd_scale(n, X_, Z, c, X8, yo)
                 elif op == 21:  # step
-                    fwd_step(n, X_, 0, c, X8, yo)
+                    fwd_step(n, X_, Z, c, X8, yo)
                 elif op == 22:  # clamp_min
-                    fwd_clamp_min(n, X_, 0, c, X8, yo)
+                    fwd_clamp_min(n, X_, Z, c, X8, yo)
                 elif op == 23:  # clamp_max
-                    fwd_clamp_max(n, X_, 0, c, X8, yo)
+                    fwd_clamp_max(n, X_, Z, c, X8, yo)
                 elif op == 24:  # leaky_relu
-                    fwd_leaky_relu(n, X_, 0, c, X8, yo)
+                    fwd_leaky_relu(n, X_, Z, c, X8, yo)
                 elif op == 25:  # elu
-                    fwd_elu(n, X_, 0, c, X8, yo)
+                    fwd_elu(n, X_, Z, c, X8, yo)
                 elif op == 26:  # gelu
-                    fwd_gelu(n, X_, 0, c, X8, yo)
+                    fwd_gelu(n, X_, Z, c, X8, yo)
                 elif op == 27:  # silu
-                    fwd_silu(n, X_, 0, c, X8, yo)
+                    fwd_silu(n, X_, Z, c, X8, yo)
                 elif op == 28:  # softplus
-                    fwd_softplus(n, X_, 0, c, X8, yo)
+                    fwd_softplus(n, X_, Z, c, X8, yo)
                 elif op == 29:  # log_sigmoid
-                    fwd_log_sigmoid(n, X_, 0, c, X8, yo)
+                    fwd_log_sigmoid(n, X_, Z, c, X8, yo)
                 elif op == 30:  # smooth_l1
-                    fwd_smooth_l1(n, X_, 0, c, X8, yo)
+                    fwd_smooth_l1(n, X_, Z, c, X8, yo)
                 elif op == 31:  # lgamma
-                    fwd_lgamma(n, X_, 0, c, X8, yo)
+                    fwd_lgamma(n, X_, Z, c, X8, yo)
                 elif op == 32:  # polygamma
-                    fwd_polygamma(n, X_, 0, c, X8, yo)
+                    fwd_polygamma(n, X_, Z, c, X8, yo)
                 elif op == 33:  # softmax
-                    fwd_softmax(n, X_, 0, c, X8, yo)
+                    fwd_softmax(n, X_, Z, c, X8, yo)
                 elif op == 34:  # log_softmax
-                    fwd_log_softmax(n, X_, 0, c, X8, yo)
+                    fwd_log_softmax(n, X_, Z, c, X8, yo)
                 elif op == 35:  # add_scalar
-                    fwd_add_scalar(n, X_, 0, c, X8, yo)
+                    fwd_add_scalar(n, X_, Z, c, X8, yo)
                 elif op == 36:  # rsub_scalar
-                    fwd_rsub_scalar(n, X_, 0, c, X8, yo)
+                    fwd_rsub_scalar(n, X_, Z, c, X8, yo)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
                 sb = E[b0 + P1]
@@ -729,48 +674,26 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                 B_ = operand(True, X8, V8, XA8, N, b, E[b0 + SB], (n - 1) * sb + 1)
                 if n == 1:
                     step_fwd_binary(op, A_, B_, X8, yo)
-                elif sa == 1 and sb == 1:
-                    if op == 37:  # add
-                        fwd_add(n, A_, 0, 1, B_, 0, 1, X8, yo)
-                    elif op == 38:  # sub
-                        fwd_sub(n, A_, 0, 1, B_, 0, 1, X8, yo)
-                    elif op == 39:  # mul
-                        fwd_mul(n, A_, 0, 1, B_, 0, 1, X8, yo)
-                    elif op == 40:  # div
-                        fwd_div(n, A_, 0, 1, B_, 0, 1, X8, yo)
-                    elif op == 41:  # pow
-                        fwd_pow(n, A_, 0, 1, B_, 0, 1, X8, yo)
-                    elif op == 42:  # maximum
-                        fwd_maximum(n, A_, 0, 1, B_, 0, 1, X8, yo)
-                    elif op == 43:  # minimum
-                        fwd_minimum(n, A_, 0, 1, B_, 0, 1, X8, yo)
-                    elif op == 44:  # atan2
-                        fwd_atan2(n, A_, 0, 1, B_, 0, 1, X8, yo)
-                    elif op == 45:  # hypot
-                        fwd_hypot(n, A_, 0, 1, B_, 0, 1, X8, yo)
-                    elif op == 46:  # remainder
-                        fwd_remainder(n, A_, 0, 1, B_, 0, 1, X8, yo)
-                else:
-                    if op == 37:  # add
-                        fwd_add(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                    elif op == 38:  # sub
-                        fwd_sub(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                    elif op == 39:  # mul
-                        fwd_mul(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                    elif op == 40:  # div
-                        fwd_div(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                    elif op == 41:  # pow
-                        fwd_pow(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                    elif op == 42:  # maximum
-                        fwd_maximum(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                    elif op == 43:  # minimum
-                        fwd_minimum(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                    elif op == 44:  # atan2
-                        fwd_atan2(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                    elif op == 45:  # hypot
-                        fwd_hypot(n, A_, 0, sa, B_, 0, sb, X8, yo)
-                    elif op == 46:  # remainder
-                        fwd_remainder(n, A_, 0, sa, B_, 0, sb, X8, yo)
+                elif op == 37:  # add
+                    fwd_add(n, A_, Z, sa, B_, Z, sb, X8, yo)
+                elif op == 38:  # sub
+                    fwd_sub(n, A_, Z, sa, B_, Z, sb, X8, yo)
+                elif op == 39:  # mul
+                    fwd_mul(n, A_, Z, sa, B_, Z, sb, X8, yo)
+                elif op == 40:  # div
+                    fwd_div(n, A_, Z, sa, B_, Z, sb, X8, yo)
+                elif op == 41:  # pow
+                    fwd_pow(n, A_, Z, sa, B_, Z, sb, X8, yo)
+                elif op == 42:  # maximum
+                    fwd_maximum(n, A_, Z, sa, B_, Z, sb, X8, yo)
+                elif op == 43:  # minimum
+                    fwd_minimum(n, A_, Z, sa, B_, Z, sb, X8, yo)
+                elif op == 44:  # atan2
+                    fwd_atan2(n, A_, Z, sa, B_, Z, sb, X8, yo)
+                elif op == 45:  # hypot
+                    fwd_hypot(n, A_, Z, sa, B_, Z, sb, X8, yo)
+                elif op == 46:  # remainder
+                    fwd_remainder(n, A_, Z, sa, B_, Z, sb, X8, yo)
             elif kind == 2:  # sum
                 if op == 47:  # sum
                     fwd_sum(N[a * NK + NSIZE], X8, noff(N, a), c, X8, yo)
@@ -793,7 +716,7 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                 A_ = operand(True, X8, V8, XA8, N, a, E[b0 + SA], E[b0 + P0] * E[b0 + P1])
                 B_ = operand(True, X8, V8, XA8, N, b, E[b0 + SB], E[b0 + P1] * (n // E[b0 + P0]))
                 if op == 54:  # mm
-                    fwd_mm(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, 0, B_, 0, X8, yo)
+                    fwd_mm(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, Z, B_, Z, X8, yo)
     return -1
 PK = 9
 P_OP, P_KIND, P_Y, P_A, P_B, P_N, P_0, P_1, P_M = range(PK)
@@ -1053,7 +976,7 @@ def preverse(D, Dc, I, X, A, R):
                 vjp_sum(D[b0 + P_M], A, yo, c, A, ao)
 
 
-@_jit
+@_jit_internal
 def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
     """Batched replay of entries start..stop-1 on a chunk of B points laid out slot-major
     (element i of the node at offset o: X[(o + i) * B + lane]). The caller has checked that
@@ -1083,79 +1006,79 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
         elif N[out * NK + NDT] == 0:
             if kind == 0:  # unary
                 if op == 0:  # neg
-                    fwd_neg(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_neg(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 1:  # exp
-                    fwd_exp(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_exp(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 2:  # log
-                    fwd_log(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_log(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 3:  # sin
-                    fwd_sin(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_sin(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 4:  # cos
-                    fwd_cos(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_cos(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 5:  # tanh
-                    fwd_tanh(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_tanh(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 6:  # sigmoid
-                    fwd_sigmoid(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_sigmoid(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 7:  # relu
-                    fwd_relu(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_relu(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 8:  # sqrt
-                    fwd_sqrt(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_sqrt(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 9:  # abs
-                    fwd_abs(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_abs(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 10:  # pow_scalar
-                    fwd_pow_scalar(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_pow_scalar(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 11:  # tan
-                    fwd_tan(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_tan(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 12:  # asin
-                    fwd_asin(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_asin(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 13:  # acos
-                    fwd_acos(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_acos(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 14:  # atan
-                    fwd_atan(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_atan(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 15:  # sinh
-                    fwd_sinh(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_sinh(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 16:  # cosh
-                    fwd_cosh(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_cosh(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 17:  # erf
-                    fwd_erf(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_erf(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 18:  # log1p
-                    fwd_log1p(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_log1p(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 19:  # expm1
-                    fwd_expm1(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_expm1(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 20:  # scale
-                    fwd_scale(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_scale(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 21:  # step
-                    fwd_step(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_step(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 22:  # clamp_min
-                    fwd_clamp_min(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_clamp_min(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 23:  # clamp_max
-                    fwd_clamp_max(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_clamp_max(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 24:  # leaky_relu
-                    fwd_leaky_relu(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_leaky_relu(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 25:  # elu
-                    fwd_elu(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_elu(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 26:  # gelu
-                    fwd_gelu(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_gelu(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 27:  # silu
-                    fwd_silu(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_silu(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 28:  # softplus
-                    fwd_softplus(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_softplus(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 29:  # log_sigmoid
-                    fwd_log_sigmoid(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_log_sigmoid(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 30:  # smooth_l1
-                    fwd_smooth_l1(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_smooth_l1(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 31:  # lgamma
-                    fwd_lgamma(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_lgamma(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 32:  # polygamma
-                    fwd_polygamma(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_polygamma(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 33:  # softmax
-                    bfwd_softmax(n, X4[noff(N, a) * B:], 0, c, X4[yo:], 0, B)
+                    bfwd_softmax(n, X4, noff(N, a) * B, c, X4, yo, B)
                 elif op == 34:  # log_softmax
-                    bfwd_log_softmax(n, X4[noff(N, a) * B:], 0, c, X4[yo:], 0, B)
+                    bfwd_log_softmax(n, X4, noff(N, a) * B, c, X4, yo, B)
                 elif op == 35:  # add_scalar
-                    fwd_add_scalar(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_add_scalar(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 36:  # rsub_scalar
-                    fwd_rsub_scalar(n * B, X4[noff(N, a) * B:], 0, c, X4[yo:], 0)
+                    fwd_rsub_scalar(n * B, X4, noff(N, a) * B, c, X4, yo)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
                 sb = E[b0 + P1]
@@ -1165,25 +1088,25 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
                 nl, w = (1, n * B) if whole else (n, B)
                 for i in range(nl):
                     if op == 37:  # add
-                        fwd_add(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                        fwd_add(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
                     elif op == 38:  # sub
-                        fwd_sub(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                        fwd_sub(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
                     elif op == 39:  # mul
-                        fwd_mul(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                        fwd_mul(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
                     elif op == 40:  # div
-                        fwd_div(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                        fwd_div(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
                     elif op == 41:  # pow
-                        fwd_pow(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                        fwd_pow(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
                     elif op == 42:  # maximum
-                        fwd_maximum(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                        fwd_maximum(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
                     elif op == 43:  # minimum
-                        fwd_minimum(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                        fwd_minimum(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
                     elif op == 44:  # atan2
-                        fwd_atan2(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                        fwd_atan2(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
                     elif op == 45:  # hypot
-                        fwd_hypot(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                        fwd_hypot(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
                     elif op == 46:  # remainder
-                        fwd_remainder(w, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[yo + i * B:], 0)
+                        fwd_remainder(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
             elif kind == 2:  # sum
                 if op == 47:  # sum
                     bfwd_sum(N[a * NK + NSIZE], X4, noff(N, a) * B, c, X4, yo, B)
@@ -1208,79 +1131,79 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
         else:
             if kind == 0:  # unary
                 if op == 0:  # neg
-                    fwd_neg(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_neg(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 1:  # exp
-                    fwd_exp(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_exp(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 2:  # log
-                    fwd_log(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_log(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 3:  # sin
-                    fwd_sin(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_sin(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 4:  # cos
-                    fwd_cos(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_cos(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 5:  # tanh
-                    fwd_tanh(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_tanh(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 6:  # sigmoid
-                    fwd_sigmoid(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_sigmoid(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 7:  # relu
-                    fwd_relu(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_relu(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 8:  # sqrt
-                    fwd_sqrt(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_sqrt(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 9:  # abs
-                    fwd_abs(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_abs(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 10:  # pow_scalar
-                    fwd_pow_scalar(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_pow_scalar(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 11:  # tan
-                    fwd_tan(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_tan(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 12:  # asin
-                    fwd_asin(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_asin(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 13:  # acos
-                    fwd_acos(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_acos(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 14:  # atan
-                    fwd_atan(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_atan(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 15:  # sinh
-                    fwd_sinh(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_sinh(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 16:  # cosh
-                    fwd_cosh(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_cosh(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 17:  # erf
-                    fwd_erf(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_erf(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 18:  # log1p
-                    fwd_log1p(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_log1p(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 19:  # expm1
-                    fwd_expm1(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_expm1(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 20:  # scale
-                    fwd_scale(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_scale(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 21:  # step
-                    fwd_step(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_step(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 22:  # clamp_min
-                    fwd_clamp_min(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_clamp_min(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 23:  # clamp_max
-                    fwd_clamp_max(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_clamp_max(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 24:  # leaky_relu
-                    fwd_leaky_relu(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_leaky_relu(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 25:  # elu
-                    fwd_elu(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_elu(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 26:  # gelu
-                    fwd_gelu(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_gelu(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 27:  # silu
-                    fwd_silu(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_silu(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 28:  # softplus
-                    fwd_softplus(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_softplus(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 29:  # log_sigmoid
-                    fwd_log_sigmoid(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_log_sigmoid(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 30:  # smooth_l1
-                    fwd_smooth_l1(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_smooth_l1(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 31:  # lgamma
-                    fwd_lgamma(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_lgamma(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 32:  # polygamma
-                    fwd_polygamma(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_polygamma(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 33:  # softmax
-                    bfwd_softmax(n, X8[noff(N, a) * B:], 0, c, X8[yo:], 0, B)
+                    bfwd_softmax(n, X8, noff(N, a) * B, c, X8, yo, B)
                 elif op == 34:  # log_softmax
-                    bfwd_log_softmax(n, X8[noff(N, a) * B:], 0, c, X8[yo:], 0, B)
+                    bfwd_log_softmax(n, X8, noff(N, a) * B, c, X8, yo, B)
                 elif op == 35:  # add_scalar
-                    fwd_add_scalar(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_add_scalar(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 36:  # rsub_scalar
-                    fwd_rsub_scalar(n * B, X8[noff(N, a) * B:], 0, c, X8[yo:], 0)
+                    fwd_rsub_scalar(n * B, X8, noff(N, a) * B, c, X8, yo)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
                 sb = E[b0 + P1]
@@ -1290,25 +1213,25 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
                 nl, w = (1, n * B) if whole else (n, B)
                 for i in range(nl):
                     if op == 37:  # add
-                        fwd_add(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                        fwd_add(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
                     elif op == 38:  # sub
-                        fwd_sub(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                        fwd_sub(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
                     elif op == 39:  # mul
-                        fwd_mul(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                        fwd_mul(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
                     elif op == 40:  # div
-                        fwd_div(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                        fwd_div(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
                     elif op == 41:  # pow
-                        fwd_pow(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                        fwd_pow(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
                     elif op == 42:  # maximum
-                        fwd_maximum(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                        fwd_maximum(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
                     elif op == 43:  # minimum
-                        fwd_minimum(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                        fwd_minimum(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
                     elif op == 44:  # atan2
-                        fwd_atan2(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                        fwd_atan2(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
                     elif op == 45:  # hypot
-                        fwd_hypot(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                        fwd_hypot(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
                     elif op == 46:  # remainder
-                        fwd_remainder(w, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[yo + i * B:], 0)
+                        fwd_remainder(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
             elif kind == 2:  # sum
                 if op == 47:  # sum
                     bfwd_sum(N[a * NK + NSIZE], X8, noff(N, a) * B, c, X8, yo, B)
@@ -1332,7 +1255,7 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
                     bfwd_mm(m, k, n // m, X8, noff(N, a) * B, X8, noff(N, b) * B, X8, yo, B)
 
 
-@_jit
+@_jit_internal
 def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, start, stop, nreal):
     """Batched reverse sweep of entries start..stop (downwards) over a chunk of B points
     (layout as bforward), accumulating adjoints into A4/A8; entries no cotangent reaches
@@ -1366,79 +1289,79 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
         elif N[out * NK + NDT] == 0:
             if kind == 0:  # unary
                 if op == 0:  # neg
-                    vjp_neg(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_neg(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 1:  # exp
-                    vjp_exp(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_exp(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 2:  # log
-                    vjp_log(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_log(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 3:  # sin
-                    vjp_sin(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_sin(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 4:  # cos
-                    vjp_cos(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_cos(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 5:  # tanh
-                    vjp_tanh(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_tanh(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 6:  # sigmoid
-                    vjp_sigmoid(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_sigmoid(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 7:  # relu
-                    vjp_relu(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_relu(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 8:  # sqrt
-                    vjp_sqrt(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_sqrt(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 9:  # abs
-                    vjp_abs(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_abs(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 10:  # pow_scalar
-                    vjp_pow_scalar(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_pow_scalar(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 11:  # tan
-                    vjp_tan(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_tan(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 12:  # asin
-                    vjp_asin(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_asin(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 13:  # acos
-                    vjp_acos(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_acos(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 14:  # atan
-                    vjp_atan(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_atan(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 15:  # sinh
-                    vjp_sinh(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_sinh(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 16:  # cosh
-                    vjp_cosh(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_cosh(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 17:  # erf
-                    vjp_erf(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_erf(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 18:  # log1p
-                    vjp_log1p(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_log1p(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 19:  # expm1
-                    vjp_expm1(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_expm1(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 20:  # scale
-                    vjp_scale(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_scale(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 21:  # step
-                    vjp_step(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_step(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 22:  # clamp_min
-                    vjp_clamp_min(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_clamp_min(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 23:  # clamp_max
-                    vjp_clamp_max(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_clamp_max(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 24:  # leaky_relu
-                    vjp_leaky_relu(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_leaky_relu(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 25:  # elu
-                    vjp_elu(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_elu(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 26:  # gelu
-                    vjp_gelu(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_gelu(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 27:  # silu
-                    vjp_silu(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_silu(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 28:  # softplus
-                    vjp_softplus(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_softplus(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 29:  # log_sigmoid
-                    vjp_log_sigmoid(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_log_sigmoid(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 30:  # smooth_l1
-                    vjp_smooth_l1(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_smooth_l1(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 31:  # lgamma
-                    vjp_lgamma(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_lgamma(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 32:  # polygamma
-                    vjp_polygamma(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_polygamma(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 33:  # softmax
-                    bvjp_softmax(n, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0, B)
+                    bvjp_softmax(n, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B, B)
                 elif op == 34:  # log_softmax
-                    bvjp_log_softmax(n, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0, B)
+                    bvjp_log_softmax(n, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B, B)
                 elif op == 35:  # add_scalar
-                    vjp_add_scalar(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_add_scalar(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 36:  # rsub_scalar
-                    vjp_rsub_scalar(n * B, A4[go:], 0, X4[noff(N, a) * B:], 0, X4[go:], 0, c, A4[noff(N, a) * B:], 0)
+                    vjp_rsub_scalar(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 mark(N, nreach, ereach, a)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
@@ -1449,25 +1372,25 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                 nl, w = (1, n * B) if whole else (n, B)
                 for i in range(nl):
                     if op == 37:  # add
-                        vjp_add(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_add(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 38:  # sub
-                        vjp_sub(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_sub(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 39:  # mul
-                        vjp_mul(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_mul(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 40:  # div
-                        vjp_div(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_div(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 41:  # pow
-                        vjp_pow(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_pow(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 42:  # maximum
-                        vjp_maximum(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_maximum(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 43:  # minimum
-                        vjp_minimum(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_minimum(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 44:  # atan2
-                        vjp_atan2(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_atan2(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 45:  # hypot
-                        vjp_hypot(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_hypot(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 46:  # remainder
-                        vjp_remainder(w, A4[go + i * B:], 0, X4[ao + i * sa * B:], 0, 1, X4[bo + i * sb * B:], 0, 1, X4[go + i * B:], 0, A4[ao + i * sa * B:], 0, A4[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_remainder(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
@@ -1498,79 +1421,79 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
         else:
             if kind == 0:  # unary
                 if op == 0:  # neg
-                    vjp_neg(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_neg(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 1:  # exp
-                    vjp_exp(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_exp(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 2:  # log
-                    vjp_log(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_log(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 3:  # sin
-                    vjp_sin(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_sin(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 4:  # cos
-                    vjp_cos(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_cos(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 5:  # tanh
-                    vjp_tanh(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_tanh(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 6:  # sigmoid
-                    vjp_sigmoid(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_sigmoid(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 7:  # relu
-                    vjp_relu(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_relu(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 8:  # sqrt
-                    vjp_sqrt(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_sqrt(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 9:  # abs
-                    vjp_abs(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_abs(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 10:  # pow_scalar
-                    vjp_pow_scalar(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_pow_scalar(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 11:  # tan
-                    vjp_tan(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_tan(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 12:  # asin
-                    vjp_asin(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_asin(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 13:  # acos
-                    vjp_acos(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_acos(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 14:  # atan
-                    vjp_atan(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_atan(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 15:  # sinh
-                    vjp_sinh(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_sinh(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 16:  # cosh
-                    vjp_cosh(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_cosh(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 17:  # erf
-                    vjp_erf(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_erf(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 18:  # log1p
-                    vjp_log1p(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_log1p(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 19:  # expm1
-                    vjp_expm1(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_expm1(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 20:  # scale
-                    vjp_scale(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_scale(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 21:  # step
-                    vjp_step(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_step(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 22:  # clamp_min
-                    vjp_clamp_min(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_clamp_min(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 23:  # clamp_max
-                    vjp_clamp_max(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_clamp_max(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 24:  # leaky_relu
-                    vjp_leaky_relu(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_leaky_relu(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 25:  # elu
-                    vjp_elu(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_elu(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 26:  # gelu
-                    vjp_gelu(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_gelu(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 27:  # silu
-                    vjp_silu(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_silu(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 28:  # softplus
-                    vjp_softplus(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_softplus(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 29:  # log_sigmoid
-                    vjp_log_sigmoid(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_log_sigmoid(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 30:  # smooth_l1
-                    vjp_smooth_l1(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_smooth_l1(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 31:  # lgamma
-                    vjp_lgamma(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_lgamma(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 32:  # polygamma
-                    vjp_polygamma(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_polygamma(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 33:  # softmax
-                    bvjp_softmax(n, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0, B)
+                    bvjp_softmax(n, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B, B)
                 elif op == 34:  # log_softmax
-                    bvjp_log_softmax(n, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0, B)
+                    bvjp_log_softmax(n, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B, B)
                 elif op == 35:  # add_scalar
-                    vjp_add_scalar(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_add_scalar(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 36:  # rsub_scalar
-                    vjp_rsub_scalar(n * B, A8[go:], 0, X8[noff(N, a) * B:], 0, X8[go:], 0, c, A8[noff(N, a) * B:], 0)
+                    vjp_rsub_scalar(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 mark(N, nreach, ereach, a)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
@@ -1581,25 +1504,25 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                 nl, w = (1, n * B) if whole else (n, B)
                 for i in range(nl):
                     if op == 37:  # add
-                        vjp_add(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_add(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 38:  # sub
-                        vjp_sub(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_sub(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 39:  # mul
-                        vjp_mul(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_mul(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 40:  # div
-                        vjp_div(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_div(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 41:  # pow
-                        vjp_pow(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_pow(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 42:  # maximum
-                        vjp_maximum(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_maximum(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 43:  # minimum
-                        vjp_minimum(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_minimum(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 44:  # atan2
-                        vjp_atan2(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_atan2(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 45:  # hypot
-                        vjp_hypot(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_hypot(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
                     elif op == 46:  # remainder
-                        vjp_remainder(w, A8[go + i * B:], 0, X8[ao + i * sa * B:], 0, 1, X8[bo + i * sb * B:], 0, 1, X8[go + i * B:], 0, A8[ao + i * sa * B:], 0, A8[bo + i * sb * B:], 0, a < nreal, b < nreal)
+                        vjp_remainder(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum

@@ -30,7 +30,7 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
-from . import _vmath
+from . import _cache, _vmath
 
 MIN = 1 << 12
 TILE = 64             # destination rows per tile (a prange iteration's strip)
@@ -135,7 +135,7 @@ def _strip(x, out, xf, of, add, j0, j1, L):
                     out[j, i] = x[i, j]
 
 
-_opts = dict(nogil=True, cache=True, boundscheck=False)
+_opts = dict(nogil=True, cache=True, boundscheck=False, no_cfunc_wrapper=True)
 _strip_j = njit(inline="always", **_opts)(_strip)
 
 
@@ -206,8 +206,8 @@ _binary_parallel = njit(parallel=True, error_model="numpy", **_opts)(
 
 def usable(x):
     """True when x (m, n) is a C-contiguous float matrix the kernel transposes (MIN
-    elements or more, both sides 16 or more)."""
-    return (x.ndim == 2 and x.size >= MIN and x.shape[0] >= 16 and x.shape[1] >= 16
+    elements or more, both sides 16 or more) and the compiled code is in use (``_cache``)."""
+    return (_cache.ON and x.ndim == 2 and x.size >= MIN and x.shape[0] >= 16 and x.shape[1] >= 16
             and x.dtype in _FLOATS and x.flags.c_contiguous)
 
 

@@ -24,6 +24,12 @@ Slots:
     by ``vmath()`` (a replayed or batched tape with such a row): the two C callbacks are
     compiled once and cached, but loading them costs Numba's ~0.4 s context set-up, which a
     plain ``import tapegrad`` + ``backward()`` should not pay.
+
+``BFWD``, ``BREV``
+    ``void f(int64 block)``: the batched sweeps ``bforward`` / ``breverse`` behind a C entry
+    point (their arguments' addresses and sizes in an int64 block), which the batched driver
+    ``_driver.run`` calls, so that compiling ``run`` (a parallel function) does not compile
+    and optimise both sweeps again inside it. Filled by ``_driver.ready()``.
 """
 import ctypes
 import glob
@@ -33,7 +39,7 @@ import numpy as np
 
 SYMBOL = "tapegrad_native"
 SLOTS = 8
-SGEMM, DGEMM, VM4, VM8 = 0, 1, 2, 3
+SGEMM, DGEMM, VM4, VM8, BFWD, BREV = 0, 1, 2, 3, 4, 5
 TABLE = (ctypes.c_int64 * SLOTS)()
 # products of at least this many multiply-adds go to BLAS (below, the kernels' loops are as
 # fast as a call, ~0.4 us; a 32 x 64 by 64 x 1 product takes 8 us in the loops, 0.5 in BLAS)
@@ -90,12 +96,23 @@ _vm = []
 
 def vmath():
     """Fill the vector-math slots on first call; True when they hold libmvec routines (False
-    without libmvec or with ``TAPEGRAD_VMATH=0``: the kernels keep their scalar loops)."""
+    without libmvec, with ``TAPEGRAD_VMATH=0``, or once ``_vm`` says they were not filled: the
+    kernels keep their scalar loops). False,
+    filling nothing, while the compiled code is not in use (``_cache.ON``: the slots' C
+    callbacks are compiled code)."""
+    vm = _vmath_mod[0] if _vmath_mod else _import_vmath()
+    if not vm.OK:
+        return False
     if not _vm:
-        from . import _vmath  # deferred: Numba machine code, loaded on first use
-        ok = False
-        if _vmath.OK:
-            TABLE[VM4], TABLE[VM8] = _vmath.native_fwd()
-            ok = True
-        _vm.append(ok)
+        TABLE[VM4], TABLE[VM8] = vm.native_fwd()
+        _vm.append(True)
     return _vm[0]
+
+
+_vmath_mod = []
+
+
+def _import_vmath():
+    from . import _vmath  # deferred: Numba machine code, loaded on first use
+    _vmath_mod.append(_vmath)
+    return _vmath

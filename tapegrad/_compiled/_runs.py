@@ -25,6 +25,7 @@ typed dicts and sets, a growable 2-D array and a stable argsort had made it ~9 s
 import numpy as np
 from numba import njit
 
+from ._addr import INTERNAL
 from ._vmath import RUN_W
 from .._schema import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NOFF, NPROD,
                        NSIZE, OP, OUT, P0, P1, SA, SB, SY)
@@ -33,7 +34,7 @@ NEW, BEFORE, READ = 0, 1, 2
 ARRAY, BROADCAST, SCRATCH = 0, 1, 2      # slot kinds for the kernel (``_vmath.run_vjp``)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, A4, A8, e, drop, run_min):
     """Walk the run from entry e down. A node has a cotangent already when it is reached
     (``nreach``) or in the adjoint dictionary (its keys: ``gkeys``). ``rkind`` / ``rcode``:
@@ -184,7 +185,7 @@ def plan(E, N, ereach, nreach, gkeys, bad, rkind, rcode, C, A4, A8, e, drop, run
     return k, len(ends), np.array(prog).reshape(nrows, RUN_W), np.array(cs), slots, left
 
 
-@njit(cache=True, nogil=True)
+@njit(**INTERNAL)
 def _row(prog, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11):
     """Append a program row (RUN_W values) to the flat list prog."""
     prog.append(c0)
@@ -201,7 +202,7 @@ def _row(prog, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11):
     prog.append(c11)
 
 
-@njit(cache=True, nogil=True)
+@njit(**INTERNAL)
 def _find(xs, v):
     """Index of v in the list (or array) xs, -1 if absent."""
     for i in range(len(xs)):
@@ -210,12 +211,12 @@ def _find(xs, v):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(**INTERNAL)
 def _has(xs, v):
     return _find(xs, v) >= 0
 
 
-@njit(cache=True, nogil=True)
+@njit(**INTERNAL)
 def _new_slot(node, row, N, nreach, gkeys, snode, ssrc, sfirst, sread, hit):
     """A slot for a node first met as an operand of row ``row``: (slot, mode), mode 1 when
     its cotangent is there already (the run adds to it), 0 when this row makes it."""

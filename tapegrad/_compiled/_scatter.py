@@ -14,7 +14,9 @@ in g's dtype by c rounded to that dtype, as ``g[idx] * g.dtype.type(c)`` did.
 import numpy as np
 from numba import njit
 
-_opts = dict(nogil=True, cache=True, boundscheck=False)
+from . import _cache
+
+_opts = dict(nogil=True, cache=True, boundscheck=False, no_cfunc_wrapper=True)
 
 
 @njit(**_opts)
@@ -32,6 +34,9 @@ def _take(g, idx, c, out):
 
 def add(idx, g, m):
     """bincount(idx, weights=g, minlength=m) rounded to g's dtype (float32/float64)."""
+    if not _cache.ON:               # not compiled yet (``_cache``): bincount itself
+        acc = np.bincount(idx, weights=g.reshape(-1), minlength=m)
+        return acc if g.dtype == np.float64 else acc.astype(g.dtype)
     acc = np.zeros(m, np.float64)
     _add(idx, g.reshape(-1), acc)
     return acc if g.dtype == np.float64 else acc.astype(g.dtype)
@@ -39,6 +44,8 @@ def add(idx, g, m):
 
 def take(g, idx, c=1.0):
     """g[idx] * c in g's dtype (float32/float64)."""
+    if not _cache.ON:
+        return g.reshape(-1)[idx] * g.dtype.type(c)
     out = np.empty(idx.size, g.dtype)
     _take(g.reshape(-1), idx, np.full(1, c, g.dtype), out)
     return out
@@ -80,10 +87,40 @@ def _maxpool(x, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw, out):
 def maxpool_argmax(x, Ho, Wo, K, S, P, D):
     """Plane positions (ih W + iw) of max_pool2d's maxima, (B, Ho, Wo), for x (B, H, W) of
     float32/float64."""
+    if not _cache.ON:
+        return _maxpool_np(x, Ho, Wo, K[0], K[1], S[0], S[1], P[0], P[1], D[0], D[1])
     out = np.empty((x.shape[0], Ho, Wo), np.int64)
     _maxpool(np.ascontiguousarray(x), Ho, Wo, K[0], K[1], S[0], S[1], P[0], P[1], D[0], D[1],
              out)
     return out
+
+
+def _first_in(start, step):
+    """The first of start, start + step, ... that is not negative (start an array)."""
+    k = np.where(start < 0, (-start + step - 1) // step, 0)
+    return start + k * step
+
+
+def _maxpool_np(x, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw):
+    """``_maxpool`` with numpy (the compiled code not in use yet): the same rule, the
+    window's positions in the same order, over every plane and output position at once."""
+    B, H, W = x.shape
+    h0 = np.arange(Ho) * sh - ph
+    w0 = np.arange(Wo) * sw - pw
+    best = np.broadcast_to(_first_in(h0, dh)[:, None] * W + _first_in(w0, dw)[None, :],
+                           (B, Ho, Wo)).copy()
+    m = np.full((B, Ho, Wo), -np.inf)
+    for i in range(kh):
+        ih = h0 + i * dh
+        vh = (ih >= 0) & (ih < H)
+        for j in range(kw):
+            iw = w0 + j * dw
+            ok = vh[:, None] & ((iw >= 0) & (iw < W))[None, :]
+            v = x[:, np.clip(ih, 0, H - 1)][:, :, np.clip(iw, 0, W - 1)]
+            take = ok & ((v > m) | np.isnan(v))
+            m = np.where(take, v, m)
+            best = np.where(take, ih[:, None] * W + iw[None, :], best)
+    return best
 
 
 @njit(**_opts)
@@ -109,5 +146,16 @@ def adaptive_max_argmax(x, hs, he, ws, we):
     """Plane positions (ih W + iw) of adaptive_max_pool2d's maxima, (B, Ho, Wo), for x
     (B, H, W) of float32/float64 and the windows' bounds [hs, he) x [ws, we)."""
     out = np.empty((x.shape[0], hs.size, ws.size), np.int64)
+    if not _cache.ON:               # numpy: the last NaN of a window, else its first maximum
+        H, W = x.shape[1:]
+        for oh in range(hs.size):
+            for ow in range(ws.size):
+                h, w = np.arange(hs[oh], he[oh]), np.arange(ws[ow], we[ow])
+                pos = (h[:, None] * W + w[None, :]).reshape(-1)
+                v = x[:, hs[oh]:he[oh], ws[ow]:we[ow]].reshape(x.shape[0], -1)
+                nan = np.isnan(v)
+                last = nan.shape[1] - 1 - np.argmax(nan[:, ::-1], axis=1)
+                out[:, oh, ow] = pos[np.where(nan.any(axis=1), last, np.argmax(v, axis=1))]
+        return out
     _adaptive_max(np.ascontiguousarray(x), hs, he, ws, we, out)
     return out

@@ -24,15 +24,16 @@ from math import prod as _prod
 import numpy as np
 from numba import njit, prange
 
-from . import _vmath
-from .kernels import _u
+from . import _cache, _vmath
+from ._addr import INTERNAL, _u
 
-_opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+_opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False,
+             no_cfunc_wrapper=True)
 TASK = 1 << 14        # elements per task (a block of rows)
 LANES = 32            # least number of float64 accumulators
 
 
-@njit(fastmath={"reassoc"}, **_opts)
+@njit(fastmath={"reassoc"}, error_model="numpy", boundscheck=False, **INTERNAL)
 def _run_sum(x, o, M, c, mode):
     """sum of x[o:o + M] (mode 0) or of (x[o:o + M] - c)^2 (mode 1) in float64, reassociated
     (the loop vectorises)."""
@@ -174,6 +175,12 @@ def _back(y, perm):
 
 
 def _run(x, A, R, B, c, mode):
+    if not _cache.ON:               # not compiled yet (``_cache``): numpy, in float64
+        v = x.reshape(A, R, B).astype(np.float64)
+        if mode:
+            v -= c.reshape(A, 1, B)
+            v *= v
+        return v.sum(axis=1).reshape(-1)
     out = np.empty(A * B, np.float64)
     if x.size < _vmath.PAR:
         if x.size:
@@ -221,6 +228,11 @@ def scan(d, ax, prod=False):
     x = np.ascontiguousarray(d).reshape(-1)
     shape = d.shape
     A, R, B = _prod(shape[:ax]), shape[ax], _prod(shape[ax + 1:])
+    if not _cache.ON:               # not compiled yet (``_cache``): numpy, in float64
+        v = x.reshape(A, R, B).astype(np.float64)
+        f = np.cumprod if prod else np.cumsum
+        y.reshape(A, R, B)[...] = f(v, axis=1)
+        return y
     if x.size < _vmath.PAR or A == 1:
         _scan_s(x, A, R, B, prod, y.reshape(-1))
     else:

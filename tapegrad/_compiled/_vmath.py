@@ -11,7 +11,8 @@ temporary. libmvec's functions are within 4 ulp (numpy's own SIMD ones are withi
 
 The kernels are keyed by op-table row name (``UNARY``, ``BINARY``); a row says it has one with
 ``Op.vm`` (tests check the two lists agree). ``OK`` is False, and callers keep numpy, when
-libmvec or the needed instruction set is missing, when Numba is told to compile for another CPU
+the compiled code is not in use yet (``_cache``), when libmvec or the needed instruction set
+is missing, when Numba is told to compile for another CPU
 (``NUMBA_CPU_NAME``: the vector calling convention depends on the registers compiled for), or
 with ``TAPEGRAD_VMATH=0``.
 """
@@ -21,6 +22,8 @@ import os
 import types as _pytypes
 
 import numpy as np
+
+from . import _cache
 
 # row name -> code. Unary: forward y = f(x) and VJP gx = g f'(x) (reading x or y, as the row
 # saves). Binary: forward and VJP of the arithmetic rows.
@@ -140,7 +143,7 @@ if OK:
     from numba import carray, njit, prange, types
     from numba.extending import intrinsic
 
-    from ._addr import _voidptr, saved_address
+    from ._addr import INTERNAL, _voidptr, saved_address
 
     def _vcall(base):
         """An intrinsic f(src, dst, i): dst[i:i+L] = base(src[i:i+L]) on one SIMD register
@@ -176,9 +179,12 @@ if OK:
     _sinh, _cosh, _erf = _vcall("sinh"), _vcall("cosh"), _vcall("erf")
     _log1p, _expm1 = _vcall("log1p"), _vcall("expm1")
 
-    _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+    _opts = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False,
+                 no_cfunc_wrapper=True)
+    # helpers only the entry points below call (``_addr.INTERNAL``: no wrappers, no cache)
+    _iopts = dict(error_model="numpy", boundscheck=False, **INTERNAL)
 
-    @njit(**_opts)
+    @njit(**_iopts)
     def _vfn(code, x, y, L):
         """y = f(x) for a transcendental row ``code``, one SIMD register (L lanes) at a time
         (x.size a multiple of L)."""
@@ -212,7 +218,7 @@ if OK:
             else:
                 _expm1(x, y, i)
 
-    @njit(**_opts)
+    @njit(**_iopts)
     def _ufwd_block(code, x, y, L, c):
         """y = row ``code``'s forward of x (one block; each branch is its own loop)."""
         one = x.dtype.type(1)
@@ -258,7 +264,7 @@ if OK:
         else:
             _vfn(code, x, y, L)
 
-    @njit(**_opts)
+    @njit(**_iopts)
     def _ufactor(code, x, y, out, L, c):
         """out = f'(x) of row ``code`` (x, y: its saved input and output)."""
         one = out.dtype.type(1)
@@ -333,7 +339,7 @@ if OK:
                 for k in range(out.size):
                     out[k] = cc * x[k] ** cm
 
-    @njit(**_opts)
+    @njit(**_iopts)
     def _uvjp_block(code, g, ig, x, y, out, L, c):
         """out = g f'(x) for one block (g[0] broadcast when ig == 0)."""
         if code == 20 and c == 0.0:          # x ** 0: zero, even where g is infinite
@@ -452,7 +458,7 @@ if OK:
                 for i in prange(n):
                     y[i] = a[i] / s
 
-    @njit(**_opts)
+    @njit(**_iopts)
     def _bvjp_block(code, g, a, b, ga, gb, wa, wb, m):
         """The m-element gradients of a op b for one block (size-1 g/a/b broadcast: expanded
         into a temporary, the only allocation)."""
@@ -496,7 +502,7 @@ if OK:
                         b[i0:i1] if b.size >= n else b, ga[i0:i1] if wa else ga,
                         gb[i0:i1] if wb else gb, wa, wb, i1 - i0)
 
-    @njit(inline="always", **_opts)
+    @njit(inline="always", nogil=True)
     def _rslot(sk, sa, scr, s, i0, m, V):
         """Block [i0, i0 + m) of a run's cotangent slot s: an external array (kind 0, sa: its
         address), one broadcast element (kind 1) or a scratch row (kind 2, sa: the row)."""
@@ -507,7 +513,7 @@ if OK:
             return carray(_voidptr(sa[s]), (1,), V.dtype)
         return carray(_voidptr(sa[s] + i0 * V.itemsize), (m,), V.dtype)
 
-    @njit(inline="always", **_opts)
+    @njit(inline="always", nogil=True)
     def _rval(addr, full, i0, m, V):
         """Block [i0, i0 + m) of a saved operand (address 0: not saved, no elements; full 0:
         one element, broadcast)."""
@@ -517,7 +523,7 @@ if OK:
             return carray(_voidptr(addr), (1,), V.dtype)
         return carray(_voidptr(addr + i0 * V.itemsize), (m,), V.dtype)
 
-    @njit(inline="always", **_opts)
+    @njit(inline="always", nogil=True)
     def _rput(dst, mode, t):
         """dst = t (mode 0: the node's first contribution) or dst += t."""
         if mode == 0:
@@ -527,7 +533,7 @@ if OK:
             for k in range(dst.size):
                 dst[k] = dst[k] + t[k]
 
-    @njit(inline="always", **_opts)
+    @njit(inline="always", nogil=True)
     def _rmul(dst, mode, u, v):
         """dst = u v or dst += u v (v: one element, broadcast, or as long as dst); the
         product is rounded before the sum, as a separate VJP and accumulation round it."""
@@ -547,7 +553,7 @@ if OK:
                 for k in range(dst.size):
                     dst[k] = dst[k] + u[k] * w
 
-    @njit(**_opts)
+    @njit(**_iopts)
     def _run_block(prog, cs, sk, sa, opa, V, scr, nscr, i0, m, L):
         """One block of a run (see ``_run_src``): every row in order on elements [i0, i0+m)."""
         R = prog.size // RUN_W
@@ -699,6 +705,16 @@ if OK:
 _EMPTY = {np.dtype(np.float32): np.ones(1, np.float32), np.dtype(np.float64): np.ones(1, np.float64)}
 _LANES = {np.dtype(np.float32): _ISA[1], np.dtype(np.float64): _ISA[2]} if OK else {}
 _L4, _L8 = (_ISA[1], _ISA[2]) if OK else (1, 1)
+# ``OK`` also needs the compiled code in use (``_cache.ON``: not while a fresh installation
+# compiles in the background, when callers keep numpy); ``AVAILABLE``: libmvec and the ISA
+AVAILABLE = OK
+OK = AVAILABLE and _cache.ON
+
+
+@_cache.on_switch
+def _switched():
+    global OK
+    OK = AVAILABLE and _cache.ON
 
 
 def _c(v, dt):
@@ -829,23 +845,8 @@ _native_keep = []
 
 
 def _cfunc(fn, sig):
-    """``numba.cfunc(sig, cache=True, nogil=True)(fn)``, loaded from the disk cache through
-    ``_fastload``'s light loader (without it, loading costs Numba's ~0.4 s context refresh)."""
-    from numba import cfunc
-    try:
-        from numba.core import sigutils
-        from numba.core.ccallback import CFunc
-
-        from . import _fastload  # deferred: Numba machine code, loaded on first use
-        res = CFunc(fn, sigutils.normalize_signature(sig), locals={}, options={"nogil": True})
-        res.enable_caching()
-        cache = res._cache
-        if all(hasattr(cache, a) for a in ("_enabled", "_index_key", "_cache_file", "_impl")):
-            cache.load_overload = _fastload._light_loader(cache, cache.load_overload)
-        res.compile()
-        return res
-    except Exception:          # pragma: no cover - a Numba without these internals
-        return cfunc(sig, cache=True, nogil=True)(fn)
+    from . import _fastload  # deferred: Numba machine code, loaded on first use
+    return _fastload.cfunc(fn, sig)
 
 
 def native_fwd():

@@ -38,18 +38,14 @@ from numba import carray, njit, types
 from numba.extending import intrinsic
 
 from .._schema import NK, NOFF, NPROD
+from . import _cache
 from . import _native   # registers the native table's symbol before any kernel is compiled
-from ._addr import _voidptr, saved_address  # noqa: F401
+from ._addr import INTERNAL, _u, _voidptr, saved_address  # noqa: F401
 
-_jit = njit(cache=True, fastmath=False, boundscheck=False, nogil=True, error_model="numpy")
-
-
-@njit(inline="always", cache=True, nogil=True)
-def _u(k):
-    """An element index as unsigned: numba then emits no negative-index wraparound, and the
-    elementwise loops vectorise (vjp_tanh on 10^4 float32: 3.0 -> 0.3 ns/element). The
-    offsets are never negative."""
-    return np.uint64(k)
+# Kernels and helpers: called from compiled code only (``_addr.INTERNAL``). The sweeps call
+# each kernel with one signature per dtype (counts, offsets and strides int64) and, in the
+# scalar-plan sweeps and the step functions, with a literal count of 1 and unit strides.
+_jit = njit(fastmath=False, boundscheck=False, error_model="numpy", **INTERNAL)
 
 
 # ---------------------------------------------------------------- tape layout
@@ -127,7 +123,7 @@ def _vm_call(typingctx, fp, code, x, y, n):
     return types.void(fp, code, x, y, n), codegen
 
 
-@njit(inline="always", cache=True, nogil=True)
+@njit(inline="always", nogil=True)
 def _vm(code, n, X, xo, Y, yo):
     """Y[yo:yo+n] = f(X[xo:xo+n]) for the transcendental row ``code`` on libmvec's SIMD
     functions, when ``_native.vmath()`` has filled the slot (a few ulp, as numpy's own SIMD
@@ -145,7 +141,7 @@ def _vm(code, n, X, xo, Y, yo):
 _VJP_BLOCK = 512   # elements per libmvec call in _vm_vjp (a 2-4 KB buffer, in L1)
 
 
-@njit(inline="always", cache=True, nogil=True)
+@njit(inline="always", nogil=True)
 def _vm_vjp(code, mode, n, G, go, X, xo, GX, gxo):
     """GX[gxo:gxo+n] += G[go:go+n] * f(X[xo:xo+n]) for the transcendental row ``code`` on
     libmvec, a block at a time through a small buffer, when ``_native.vmath()`` has filled the
@@ -418,7 +414,7 @@ def vjp_pow_scalar(n, G, go, X, xo, Y, yo, c, GX, gxo):
 # of it). The shift is the row's maximum (nan if the row has one; as torch, a row with +inf
 # or only -inf gives nan). d softmax: gx = y (g - sum(g y)); d log_softmax:
 # gx = g - exp(y) sum(g), per row.
-@njit(inline="always", cache=True, nogil=True)
+@njit(inline="always", nogil=True)
 def _row_shift(X, o, L):
     m = X[_u(o)]
     for i in range(1, L):
@@ -609,8 +605,7 @@ def vjp_pow(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, nb):
 # the output. Accumulated in its own slot of the adjoint store, element by element, it ran
 # at the store's latency (~5 cycles an element: `(x - x.mean()).sum()`'s backward at 10^4
 # float32, 45 against torch's 38 us); these sum in float64 with reassociation (vectorised).
-_jit_sum = njit(cache=True, fastmath={"reassoc"}, boundscheck=False, nogil=True,
-                error_model="numpy")
+_jit_sum = njit(fastmath={"reassoc"}, boundscheck=False, error_model="numpy", **INTERNAL)
 
 
 @_jit_sum
@@ -1457,7 +1452,7 @@ def vjp_remainder(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, n
 # Inside these kernels every lane loop indexes a view starting at its run (index j >= 0):
 # LLVM then proves the accesses affine and vectorises them (with an absolute offset added,
 # Numba's negative-index wraparound hides that, and the loops stay scalar: ~8x slower).
-@njit(inline="always", cache=True, nogil=True)
+@njit(inline="always", nogil=True)
 def _bexp(X, o, Y, yo, B):
     """Y[yo:yo+B] = exp(X[o:o+B]) (libmvec when bound)."""
     if not _vm(1, B, X, o, Y, yo):
@@ -1465,7 +1460,7 @@ def _bexp(X, o, Y, yo, B):
             Y[yo + j] = math.exp(X[o + j])
 
 
-@njit(inline="always", cache=True, nogil=True)
+@njit(inline="always", nogil=True)
 def _brow_expsum(X, o, Y, p, L, B, m, s, t, into_y):
     """One row of L elements in B lanes (starting at X[o], Y[p]): Y = X - the lane's row
     maximum (m), s = the lane's sum of exp(Y). The exponentials replace Y (``into_y``:
@@ -1730,3 +1725,46 @@ def bvjp_mm(m, k, n, G, go, A, ao, Bm, bo, GA, gao, GB, gbo, B):
             d = GB[gbo + (p * n + q) * B:]
             for i in range(m):
                 _bmm_lanes(d, A[ao + (i * k + p) * B:], G[go + (i * n + q) * B:], B)
+
+
+def python_twin(kernel, cache=False):
+    """A twin of a kernel that Python can call (the kernels themselves have no CPython
+    wrapper: ``_addr.INTERNAL``): compiled on first call for the types it gets (cached on
+    disk with ``cache``). For tests, and for the numpy reference that borrows a kernel's
+    scalar algorithm (``ops._np_polygamma``)."""
+    twin = _TWINS.get(kernel)
+    if twin is None:
+        twin = _TWINS[kernel] = njit(fastmath=False, boundscheck=False, nogil=True,
+                                     error_model="numpy", cache=cache)(kernel.py_func)
+    return twin
+
+
+_TWINS = {}
+
+
+def eager(kernel):
+    """``kernel`` as Python calls it for an eager forward (``tapegrad._math.kernel_forward``):
+    its twin (``python_twin``, cached on disk; ``python -m tapegrad.precompile`` compiles the
+    eager rows' twins), or None while the compiled code is not in use (``_cache``): the caller
+    computes with numpy then. The kernels themselves cannot be called from Python."""
+    if not (_cache.ON or _cache.poll()):
+        return None
+    return python_twin(kernel, cache=True)
+
+
+def pure_python(kernel):
+    """``kernel`` as plain Python, the helpers it calls too (no compilation: for the numpy
+    references while the compiled code is not in use, ``_cache``). Scalar helpers only: the
+    intrinsics (raw addresses, native calls) have no Python form."""
+    if not _PURE:
+        from numba.core.dispatcher import Dispatcher
+        import types as pytypes
+        g = _PURE["globals"] = dict(globals())
+        for name, v in list(g.items()):
+            if isinstance(v, Dispatcher) and v.py_func.__module__ == __name__:
+                f = v.py_func
+                g[name] = pytypes.FunctionType(f.__code__, g, f.__name__, f.__defaults__)
+    return _PURE["globals"][kernel.py_func.__name__]
+
+
+_PURE = {}

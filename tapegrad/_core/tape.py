@@ -29,11 +29,12 @@ from array import array
 
 import numpy as np
 
-from .._compiled import _layout, _runs, _scatter, _vmath
+from .._compiled import _cache, _layout, _runs, _scatter, _vmath
 from .. import _par
 from .._state import ANOMALY, STATE, is_anomaly_check_nan_enabled
 from ..ops import (BINARY, CAST, INDEX, MM, OFFSET_OPS, OPCODE, OPS, PYFUNC, SUM,
                   UNARY, broadcast1)
+from . import pysweep
 from .names import _CPP_NAMES, NAMES
 from .._schema import (CI, F_BIG, F_FREED, F_HOOK, F_SAVES, FL, IA, IB, K, NDT, NK, NM, NNR,
                        NOFF, NPROD, NSIZE, OP, OUT, P0, P1, SA, SB, SY)
@@ -373,11 +374,14 @@ def _shift_rows():
     """The compiled renumbering of a tape's entry and node rows appended after another
     tape's: node numbers +dn, producers +de, saved-value slots +dv (V) / -dx (XO refs),
     store offsets +da per slot, constants +dc, P0 by the opcode's shift (``_p0_shift``).
-    One call instead of a dozen numpy passes (a merge costs ~20 us instead of ~160)."""
+    One call instead of a dozen numpy passes (a merge costs ~20 us instead of ~160). The
+    numpy passes while the compiled code is not in use (``_compiled._cache``)."""
+    if not _cache.ON:
+        return _shift_np
     if not _SHIFT:
         from numba import njit
 
-        @njit(cache=True, nogil=True)
+        @njit(cache=True, nogil=True, no_cfunc_wrapper=True)
         def shift(E, N, dn, de, dv, dx, da, dc, p0):
             for r in range(N.shape[0]):
                 N[r, NOFF] += da[N[r, NDT]]
@@ -399,6 +403,20 @@ def _shift_rows():
                 E[r, P0] += p0[E[r, OP]]
         _SHIFT.append(shift)
     return _SHIFT[0]
+
+
+def _shift_np(E, N, dn, de, dv, dx, da, dc, p0):
+    """``_shift_rows``' renumbering with numpy passes (the same result)."""
+    vd = N[E[:, OUT], NDT] & 1          # (read before N's rows change: NDT does not)
+    N[:, NOFF] += da[N[:, NDT]]
+    N[:, NPROD] += np.where(N[:, NPROD] >= 0, de, 0)
+    for col in (OUT, IA, IB):
+        E[:, col] += np.where(E[:, col] >= 0, dn, 0)
+    for col in (SA, SB, SY):
+        v = E[:, col]
+        E[:, col] = np.where(v >= 0, v + dv[vd], np.where(v <= -2, v - dx[vd], v))
+    E[:, CI] += np.where(E[:, CI] >= 0, dc, 0)
+    E[:, P0] += p0[E[:, OP]]
 
 
 def current_tape():
@@ -727,11 +745,17 @@ HOOKS = types.SimpleNamespace(run_entry=None, run_pyfunc=None)
 
 
 def _sweep_mods():
-    """(compiled reverse, anomaly flags, hooks), the interpreter imported on the first sweep."""
+    """(reverse sweep, anomaly flags, hooks): the compiled interpreter's, imported on the first
+    sweep, or its numpy twin while the compiled code is not in use (``pysweep``)."""
     global _SWEEP_MODS
-    from .._compiled._interp import reverse  # deferred: Numba machine code, loaded on first sweep
-    _SWEEP_MODS = (reverse, ANOMALY, HOOKS)
+    _SWEEP_MODS = (pysweep.current().reverse, ANOMALY, HOOKS)
     return _SWEEP_MODS
+
+
+@_cache.on_switch
+def _switched():
+    global _SWEEP_MODS
+    _SWEEP_MODS = None
 
 
 def sweep(tp, seeds, retain_graph, needed=None, keep=False):
@@ -1268,7 +1292,8 @@ def replay(tp, outputs, leaves, values, cotangents=None):
     array per output to seed the reverse sweep, or None for a forward-only replay.
     Returns (output values, leaf gradients or None).
     """
-    from .._compiled._interp import forward, reverse  # deferred: Numba machine code
+    sw = pysweep.current()
+    forward, reverse = sw.forward, sw.reverse
     if tp.released:
         raise RuntimeError("this tape's saved values were freed by a backward pass; record it "
                            "again (or backward with retain_graph=True) to replay it")
