@@ -103,6 +103,14 @@ def recording_active():
     return bool(getattr(_RT, "stack", None))
 
 
+def _inside(Nb, old, node, base):
+    """Whether ``node`` (old offsets ``old``) lies inside node ``base``'s store region, in
+    the same store: an extra output node of a several-output entry (an unbind part)."""
+    lo = int(old[base])
+    return ((int(Nb[node, NDT]) & 1) == (int(Nb[base, NDT]) & 1) and lo <= int(old[node])
+            and int(old[node]) + int(Nb[node, NSIZE]) <= lo + int(Nb[base, NSIZE]))
+
+
 def _guard_dispatch(kind, t, *rest):
     st = getattr(_RT, "stack", None)
     if st:
@@ -1762,11 +1770,21 @@ class CompiledTape:
                 E[e, FL] |= F_ALIAS
         if not alias:
             return asz
+        # the extra nodes of a several-output entry (unbind / split / chunk parts, _joint)
+        # lie inside the region of the entry's output node: they move with it (at the same
+        # distance from its start), they are never packed on their own (issue: vmap gave
+        # zeros for an unbind part when a slice elsewhere in the tape triggered the repack)
+        old = Nb[:, NOFF].copy()
+        prod, outs = Nb[:, NPROD], E[:, OUT]
         new = [0, 0]
         for node in range(len(Nb)):                  # operands come before their slices
-            src = alias.get(node)
+            src = alias.get(node)                    # (and an entry's output before its parts)
+            p = int(prod[node])
             if src is not None:
                 Nb[node, NOFF] = Nb[src[0], NOFF] + src[1]
+            elif p >= 0 and int(outs[p]) != node and _inside(Nb, old, node, int(outs[p])):
+                base = int(outs[p])
+                Nb[node, NOFF] = Nb[base, NOFF] + (old[node] - old[base])
             else:
                 s = int(Nb[node, NDT]) & 1
                 Nb[node, NOFF] = new[s]
