@@ -19,7 +19,8 @@ once per machine, ``cache=True``).
 import math
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
 from numba.extending import intrinsic
 
 
@@ -32,12 +33,28 @@ def _fma(typingctx, a, b, c):
     return sig, codegen
 
 
-@njit(inline="always", error_model="numpy")
+@intrinsic
+def _bits32(typingctx, x):
+    """A float32's bit pattern as an int32."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+    return types.int32(types.float32), codegen
+
+
+@intrinsic
+def _float32(typingctx, x):
+    """The float32 with the int32 bit pattern x."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType())
+    return types.float32(types.int32), codegen
+
+
+@njit(error_model="numpy")
 def fma32(a, b, c):
     return _fma(np.float32(a), np.float32(b), np.float32(c))
 
 
-@njit(inline="always", error_model="numpy")
+@njit(error_model="numpy")
 def fma64(a, b, c):
     return _fma(np.float64(a), np.float64(b), np.float64(c))
 
@@ -86,12 +103,13 @@ def normal16_f32_scalar(data, mean, std):
             data[b + j + 8] = fma32(radius * math.sin(theta), std, mean)
 
 
-@njit(inline="always", error_model="numpy")
-def _log_avx(bits, m):
-    """log256_ps for one lane of x in (0, 1] (``bits`` its bit pattern, ``m`` its mantissa as
-    a float in [0.5, 1)): x = m 2^e, m moved to [sqrt(1/2), sqrt(2)), a degree-9 polynomial in
-    m - 1, e log 2 added in two parts."""
+@njit(error_model="numpy")
+def _log_avx(x):
+    """log256_ps for one lane, x in (0, 1]: x = m 2^e, m in [sqrt(1/2), sqrt(2)), a degree-9
+    polynomial in m - 1, e log 2 added in two parts."""
     f = np.float32
+    bits = _bits32(max(x, f(1.17549435e-38)))
+    m = _float32((bits & np.int32(-2139095041)) | np.int32(0x3f000000))    # in [0.5, 1)
     e = f(f((bits >> 23) - 127) + f(1.0))
     if m < f(0.707106781186547524):
         m = f(m - f(1.0)) + m
@@ -113,7 +131,7 @@ def _log_avx(bits, m):
     return fma32(e, f(0.693359375), m + y)
 
 
-@njit(inline="always", error_model="numpy")
+@njit(error_model="numpy")
 def _sincos_avx(x):
     """sincos256_ps for one lane, x >= 0: reduction by multiples of pi/4 in three parts, a
     polynomial per octant pair, signs by octant."""
@@ -145,22 +163,14 @@ def _sincos_avx(x):
 @njit(cache=True, error_model="numpy")
 def normal16_f32_avx2(data, mean, std):
     two_pi = np.float32(2.0 * math.pi)
-    nb = data.size // 16
-    u1 = np.empty(nb * 8, np.float32)          # the log's argument, its bits and mantissa
-    for b in range(nb):
+    for b in range(0, data.size, 16):
         for j in range(8):
-            u1[b * 8 + j] = max(np.float32(1.0) - data[b * 16 + j], np.float32(1.17549435e-38))
-    bits = u1.view(np.int32)
-    mbits = ((bits & np.int32(-2139095041)) | np.int32(0x3f000000)).astype(np.int32)
-    mant = mbits.view(np.float32)
-    for b in range(nb):
-        for j in range(8):
-            k = b * 8 + j
-            u2 = data[b * 16 + j + 8]
-            radius = np.float32(math.sqrt(np.float32(-2.0) * _log_avx(bits[k], mant[k])))
+            u1 = np.float32(1.0) - data[b + j]
+            u2 = data[b + j + 8]
+            radius = np.float32(math.sqrt(np.float32(-2.0) * _log_avx(u1)))
             s, c = _sincos_avx(two_pi * u2)
-            data[b * 16 + j] = fma32(radius * c, std, mean)
-            data[b * 16 + j + 8] = fma32(radius * s, std, mean)
+            data[b + j] = fma32(radius * c, std, mean)
+            data[b + j + 8] = fma32(radius * s, std, mean)
 
 
 @njit(cache=True, error_model="numpy")

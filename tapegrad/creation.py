@@ -4,8 +4,10 @@ Constructors follow torch's argument rules (a size as ints, a tuple or ``size=``
 a torch dtype; torch's errors for bad arguments) and torch's values: ``arange`` and ``linspace``
 reproduce torch's CPU kernels bit for bit (see ``_fma``), ``tensor(data)`` infers the dtype as
 torch (Python floats the default dtype, numpy scalars and arrays and tensors their own, promoted
-together) and checks integer overflow. Random numbers come from numpy's PCG64 (a
-``Generator`` each), not torch's Mersenne Twister: seeded streams differ from torch's.
+together) and checks integer overflow. Random numbers are torch's CPU stream: ``Generator`` is
+torch's MT19937 and the factories apply torch's CPU transforms draw for draw, so
+``manual_seed(s)`` followed by the same calls gives torch's numbers (docs/training.md, "Random
+streams", says what matches).
 """
 import math
 import numbers

@@ -405,3 +405,18 @@ def test_training_run_matches_torch(torch):
         return np.array(losses)
     a, b = run(tg), run(torch)
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_torch_random_module(torch):
+    tg.random.manual_seed(21)
+    torch.random.manual_seed(21)
+    with tg.random.fork_rng():
+        inner = tg.randn(40)
+    with torch.random.fork_rng():
+        torch.randn(40)
+    _same(tg.randn(40), torch.randn(40))
+    tg.manual_seed(21)
+    _same(tg.randn(40), inner)
+    assert tg.random.initial_seed() == 21
+    _same(tg.random.get_rng_state(), tg.get_rng_state())
+    assert tg.random.default_generator is tg.default_generator
