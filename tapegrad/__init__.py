@@ -96,7 +96,7 @@ def numel(t):
 # ---- training stack (feat/nn): torch.optim, torch.utils.data, torch.save/load in torch's
 # format (tapegrad/serialization.py), imported on first use (start-up time)
 _LAZY = {"optim": "optim", "utils": "utils", "serialization": "serialization",
-         "save": "serialization", "load": "serialization"}
+         "save": "serialization", "load": "serialization", "random": "random"}
 
 
 def __getattr__(name):

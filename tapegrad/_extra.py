@@ -1439,7 +1439,8 @@ def _cauchy_(self, median=0.0, sigma=1.0, generator=None):
                                self._dtype.name, self._dtype.name))
     if not sigma > 0:
         raise RuntimeError("cauchy_ expects sigma > 0.0, but found sigma=%s" % _num(sigma))
-    return self._init_(lambda shp: median + sigma * _gen(generator).standard_cauchy(shp))
+    g = _gen(generator)
+    return self._draw_(lambda n: g._cauchy(n, median, sigma))
 
 
 def _log_normal_(self, mean=1.0, std=2.0, generator=None):
@@ -1447,13 +1448,15 @@ def _log_normal_(self, mean=1.0, std=2.0, generator=None):
         raise NotImplementedError("\"log_normal_cpu\" not implemented for '%s'" % self._dtype._tname)
     if not std > 0:
         raise RuntimeError("log_normal_ expects std > 0.0, but found std=%s" % _num(std))
-    return self._init_(lambda shp: _gen(generator).lognormal(mean, std, shp))
+    g = _gen(generator)
+    return self._draw_(lambda n: g._log_normal(n, mean, std))
 
 
 def _geometric_(self, p, generator=None):
     if not 0 < p < 1:
         raise RuntimeError("geometric_ expects p to be in (0, 1), but got p=%s" % _num(p))
-    return self._init_(lambda shp: _gen(generator).geometric(p, shp))
+    g = _gen(generator)
+    return self._draw_(lambda n: g._geometric(n, p))
 
 
 _CNAME = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",

@@ -4,8 +4,10 @@ Constructors follow torch's argument rules (a size as ints, a tuple or ``size=``
 a torch dtype; torch's errors for bad arguments) and torch's values: ``arange`` and ``linspace``
 reproduce torch's CPU kernels bit for bit (see ``_fma``), ``tensor(data)`` infers the dtype as
 torch (Python floats the default dtype, numpy scalars and arrays and tensors their own, promoted
-together) and checks integer overflow. Random numbers come from numpy's PCG64 (a
-``Generator`` each), not torch's Mersenne Twister: seeded streams differ from torch's.
+together) and checks integer overflow. Random numbers are torch's CPU stream: ``Generator`` is
+torch's MT19937 and the factories apply torch's CPU transforms draw for draw, so
+``manual_seed(s)`` followed by the same calls gives torch's numbers (docs/training.md, "Random
+streams", says what matches).
 """
 import math
 import numbers
@@ -66,74 +68,330 @@ def _legacy_data(dt, args, kwargs, alias_any):
 
 
 # ----------------------------------------------------------------------------- generators
+# torch's CPU generator (aten/src/ATen/CPUGeneratorImpl.cpp) is an MT19937 seeded with
+# init_genrand (the low 32 bits of the seed), plus the cached second value of the scalar
+# Box-Muller transform (one for double, one for float draws). The engine below is numpy's
+# MT19937 bit generator, whose 624-word key is set to torch's state: ``random_raw`` returns the
+# same 32-bit outputs, at C speed. The transforms (uniform, normal, integers, permutations,
+# Bernoulli ...) follow torch's CPU kernels draw for draw (see docs/training.md, "Random
+# streams").
+_MT_N = 624
+_DEFAULT_SEED = 67280421310721      # torch.Generator()'s seed (c10 default_rng_seed_val)
+_STATE_BYTES = 5056                 # sizeof(CPUGeneratorImplState)
+_LEGACY_BYTES = 5048                # sizeof(CPUGeneratorImplStateLegacy)
+
+
+def _init_genrand(seed):
+    key = np.empty(_MT_N, np.uint32)
+    s = seed & 0xffffffff
+    key[0] = s
+    for j in range(1, _MT_N):
+        s = (1812433253 * (s ^ (s >> 30)) + j) & 0xffffffff
+        key[j] = s
+    return key
+
+
+def _seed_arg(seed):
+    if isinstance(seed, Tensor):
+        seed = seed.item()
+    seed = int(seed)
+    if not -2 ** 63 <= seed < 2 ** 64:
+        raise RuntimeError("Overflow when unpacking long long")
+    return seed % 2 ** 64
+
+
 class Generator:
-    """torch.Generator: a random stream (numpy's PCG64) with torch's seeding API. Pass it as
-    ``generator=`` to rand, randn, randint, normal, randperm, multinomial, bernoulli and the
-    in-place initialisers."""
+    """torch.Generator: torch's CPU random stream (MT19937, seeded as torch seeds it), with
+    torch's seeding and state API (``get_state`` returns torch's 5056-byte ByteTensor layout,
+    so states move between tapegrad and torch). Pass it as ``generator=`` to rand, randn,
+    randint, normal, randperm, multinomial, bernoulli and the in-place initialisers."""
 
     def __init__(self, device="cpu"):
         _check_device(device)
         self.device = _device("cpu")
-        self.manual_seed(_pyrandom.SystemRandom().getrandbits(63))
+        self._bg = np.random.MT19937()
+        self.manual_seed(_DEFAULT_SEED)
 
+    # ---- torch's API
     def manual_seed(self, seed):
-        seed = int(seed)
-        if not -2 ** 63 <= seed < 2 ** 64:
-            raise RuntimeError("Overflow when unpacking long long")
-        self._seed = seed % 2 ** 64
-        self.rng = np.random.default_rng(self._seed)
+        seed = _seed_arg(seed)
+        self._seed = seed
+        self._bg.state = {"bit_generator": "MT19937",
+                          "state": {"key": _init_genrand(seed), "pos": _MT_N}}
+        self._fresh = True              # torch's next_ is 0 until the first draw
+        self._normal64 = None           # the cached sin-half of a scalar Box-Muller pair
+        self._normal32 = None
         return self
 
     def initial_seed(self):
         return self._seed
 
     def seed(self):
-        s = _pyrandom.SystemRandom().getrandbits(63)
+        s = _pyrandom.SystemRandom().getrandbits(64)
         self.manual_seed(s)
         return s
 
     def get_state(self):
-        """The stream's state as a uint8 tensor (as torch: a ByteTensor)."""
-        b = pickle.dumps((self._seed, self.rng.bit_generator.state))
-        return _wrap(np.frombuffer(b, np.uint8).copy(), LEGACY["ByteTensor"].dtype)
+        """The state as torch's ByteTensor (CPUGeneratorImplState: initial seed, left, seeded,
+        next, the 624 words as uint64, the cached double normal, the cached float normal)."""
+        st = self._bg.state["state"]
+        pos = int(st["pos"])
+        buf = bytearray(_STATE_BYTES)
+        np.frombuffer(buf, np.uint64, 1, 0)[0] = self._seed
+        np.frombuffer(buf, np.int32, 2, 8)[:] = (_MT_N + 1 - pos, 1)
+        np.frombuffer(buf, np.uint64, 1, 16)[0] = 0 if self._fresh else pos
+        np.frombuffer(buf, np.uint64, _MT_N, 24)[:] = st["key"]
+        if self._normal64 is not None:
+            np.frombuffer(buf, np.float64, 1, 5024)[0] = self._normal64
+            np.frombuffer(buf, np.int32, 1, 5040)[0] = 1
+        if self._normal32 is not None:
+            np.frombuffer(buf, np.float32, 1, 5048)[0] = self._normal32
+            buf[5052] = 1
+        return _wrap(np.frombuffer(bytes(buf), np.uint8).copy(), LEGACY["ByteTensor"].dtype)
 
-    def set_state(self, state):
-        if not isinstance(state, Tensor):
-            raise TypeError("expected a torch.ByteTensor, but got %s" % type(state).__name__)
-        self._seed, st = pickle.loads(np.asarray(state._data, np.uint8).tobytes())
-        self.rng = np.random.default_rng()
-        self.rng.bit_generator.state = st
+    def set_state(self, new_state):
+        if not isinstance(new_state, Tensor) or new_state._dtype.name != "uint8":
+            raise RuntimeError("RNG state must be a torch.ByteTensor")
+        b = np.ascontiguousarray(np.asarray(new_state._data, np.uint8)).reshape(-1).tobytes()
+        if len(b) not in (_STATE_BYTES, _LEGACY_BYTES):
+            raise RuntimeError("Expected either a CPUGeneratorImplStateLegacy of size %d or a "
+                               "CPUGeneratorImplState of size %d but found the input RNG state "
+                               "size to be %d" % (_LEGACY_BYTES, _STATE_BYTES, len(b)))
+        seed = int(np.frombuffer(b, np.uint64, 1, 0)[0])
+        left, seeded = (int(v) for v in np.frombuffer(b, np.int32, 2, 8))
+        nxt = int(np.frombuffer(b, np.uint64, 1, 16)[0])
+        words = np.frombuffer(b, np.uint64, _MT_N, 24)
+        if not (seeded and 0 < left <= _MT_N and nxt <= _MT_N):
+            raise RuntimeError("Invalid mt19937 state")
+        normal64 = normal32 = None
+        if np.frombuffer(b, np.int32, 1, 5040)[0]:
+            if len(b) == _STATE_BYTES:
+                normal64 = float(np.frombuffer(b, np.float64, 1, 5024)[0])
+            else:   # the legacy layout stores (x, rho): the cached sample is rho sin(2 pi x)
+                x, rho = np.frombuffer(b, np.float64, 3, 5016)[[0, 2]]
+                normal64 = float(rho) * math.sin(2.0 * math.pi * float(x))
+        if len(b) == _STATE_BYTES and b[5052]:
+            normal32 = float(np.frombuffer(b, np.float32, 1, 5048)[0])
+        self._seed = seed
+        self._bg.state = {"bit_generator": "MT19937",
+                          "state": {"key": (words & 0xffffffff).astype(np.uint32),
+                                    "pos": _MT_N + 1 - left}}
+        self._fresh = nxt == 0
+        self._normal64, self._normal32 = normal64, normal32
         return self
+
+    def __getstate__(self):
+        return {"state": bytes(np.asarray(self.get_state()._data))}
+
+    def __setstate__(self, d):
+        self.device = _device("cpu")
+        self._bg = np.random.MT19937()
+        self.set_state(_wrap(np.frombuffer(d["state"], np.uint8).copy(),
+                             LEGACY["ByteTensor"].dtype))
+
+    # ---- raw draws: torch's random() and random64()
+    def _u32(self, n):
+        if n <= 0:
+            return np.empty(0, np.uint64)
+        self._fresh = False
+        return self._bg.random_raw(n)                   # uint64 holding 32-bit words
+
+    def _u64(self, n):
+        r = self._u32(2 * n)
+        return (r[0::2] << np.uint64(32)) | r[1::2]
+
+    def _double(self, n):
+        """n uniforms in [0, 1) from 53 bits of random64() (uniform_real_distribution<double>)."""
+        return (self._u64(n) & np.uint64(2 ** 53 - 1)).astype(np.float64) * 2.0 ** -53
+
+    def _float(self, n):
+        """n float32 uniforms from 24 bits of random() (uniform_real_distribution<float>)."""
+        return (self._u32(n) & np.uint64(2 ** 24 - 1)).astype(np.float32) * np.float32(2 ** -24)
+
+    # ---- transforms (torch's CPU kernels, aten/src/ATen/native/cpu/DistributionTemplates.h)
+    def _uniform(self, n, npdt, a=0.0, b=1.0):
+        """uniform_(a, b): fma(x, to - from, from) in the dtype's accumulate type (torch's build
+        contracts x (to - from) + from into a fused multiply-add), rounded to the dtype, a value
+        equal to ``to`` replaced by ``from``; float16 draws a float."""
+        wide = npdt == np.float64
+        acc = np.float64 if wide else np.float32
+        lo, hi = (acc(a), acc(b)) if wide or npdt == np.float32 else (
+            acc(np.float16(a)), acc(np.float16(b)))
+        if lo == 0 and hi == 1:                 # exact without the fma
+            out = self._double(n) if wide else self._float(n)
+        else:
+            out = np.empty(n, acc)
+            from . import _randk    # deferred: numba kernels, compiled on first use
+            if wide:
+                _randk.uniform_f64(self._u64(n), lo, hi, out)
+            else:
+                _randk.uniform_f32(self._u32(n), lo, hi, out)
+        out = out.astype(npdt, copy=False)
+        top = np.asarray(hi, npdt)
+        if (out == top).any():                  # torch keeps [from, to): to becomes from
+            out[out == top] = np.asarray(lo, npdt)
+        return out
+
+    def _normal_serial(self, n, mean, std, exp=False):
+        """normal_distribution<double> element by element (tensors under 16 elements or not
+        contiguous): a Box-Muller pair from two doubles gives r cos for this element and
+        caches r sin for the next draw (even the next call's); then fma(v, std, mean) (and
+        exp for log_normal_)."""
+        from . import _randk    # deferred: numba kernels, compiled on first use
+        out = np.empty(n, np.float64)
+        k = 0
+        if n and self._normal64 is not None:
+            out[0] = self._normal64
+            self._normal64 = None
+            k = 1
+        pairs = (n - k + 1) // 2
+        raw = np.empty(2 * pairs, np.float64)
+        _randk.normal_pairs(self._double(2 * pairs), raw)
+        out[k:] = raw[:n - k]
+        if (n - k) % 2:
+            self._normal64 = float(raw[-1])
+        _randk.affine64(out, float(std), float(mean), exp)
+        return out
+
+    def _normal(self, n, npdt, mean=0.0, std=1.0, contiguous=True):
+        """normal_(mean, std): 16 elements or more (contiguous): uniforms for all, then
+        Box-Muller on blocks of 16 (cos into the first 8, sin into the last 8), the last 16
+        redrawn and transformed again when n is not a multiple of 16."""
+        if n < 16 or not contiguous or npdt not in (np.float32, np.float64):
+            return self._normal_serial(n, float(mean), float(std)).astype(npdt)
+        data = self._float(n) if npdt == np.float32 else self._double(n)
+        full = n // 16 * 16
+        _box_muller16(data[:full], npdt, mean, std)
+        if n != full:
+            tail = self._float(16) if npdt == np.float32 else self._double(16)
+            data[n - 16:] = _box_muller16(tail, npdt, mean, std)
+        return data
+
+    def _int_from_to(self, n, npdt, low, high):
+        """random_(from, to): (random() % range) + from; random64() for ranges of 2^28 or
+        more (torch 2.13's threshold, whatever the dtype)."""
+        rng = high - low
+        if rng >= 2 ** 28:
+            v = self._u64(n) % np.uint64(rng)
+        else:
+            v = self._u32(n) % np.uint64(rng)
+        v = (v + np.uint64(low % 2 ** 64)).view(np.int64)      # wraps as torch's uint64 sum
+        return v.astype(npdt)
+
+    def _bernoulli(self, n, p):
+        """bernoulli_(p) with a Python float p: a 53-bit double uniform < p, per element."""
+        return self._double(n) < p
+
+    def _exponential(self, n, lambd):
+        """exponential_distribution<double>: -1 / lambda * log1p(-u)."""
+        return (-1.0 / lambd) * np.log1p(-self._double(n))
+
+    def _geometric(self, n, p):
+        """geometric_distribution<double>: ceil(log(u) / log1p(-p))."""
+        with np.errstate(divide="ignore"):
+            return np.ceil(np.log(self._double(n)) / math.log1p(-p))
+
+    def _cauchy(self, n, median, sigma):
+        """cauchy_distribution<double>: median + sigma tan(pi (u - 0.5))."""
+        return median + sigma * np.tan(math.pi * (self._double(n) - 0.5))
+
+    def _log_normal(self, n, mean, std):
+        """lognormal_distribution<double>: exp of the scalar normal draws (the cached pair)."""
+        return self._normal_serial(n, mean, std, exp=True)
+
+    def _int_default(self, n, dt):
+        """random_() with no range: uniform_int_distribution (bool: one bit; int64 and double
+        from random64(), the rest from random(); modulo max + 1, floats 2^digits + 1)."""
+        mod = _RANDOM_MOD[dt.name]
+        if dt.name == "bool":
+            return (self._u32(n) & np.uint64(1)).astype(np.bool_)
+        v = self._u64(n) if dt.name in ("int64", "float64") else self._u32(n)
+        return (v % np.uint64(mod)).astype(dt.np)
+
+    def _randperm(self, n):
+        """randperm_cpu: for i in 0 .. n-2 swap r[i] and r[i + random() % (n - i)] (n under
+        2^32 / 20; beyond, the inside-out shuffle from random64())."""
+        if n < 0xffffffff // 20:
+            z = (self._u32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).astype(np.int64)
+            return _swap_shuffle(z + np.arange(n - 1 if n else 0, dtype=np.int64), n)
+        r = np.empty(n, np.int64)
+        z = self._u64(n)
+        for i in range(n):
+            j = int(z[i] % np.uint64(i + 1))
+            r[i] = r[j]
+            r[j] = i
+        return r
+
+
+_RANDOM_MOD = {"bool": 2, "uint8": 2 ** 8, "int8": 2 ** 7, "int16": 2 ** 15, "int32": 2 ** 31,
+               "int64": 2 ** 63, "float16": 2 ** 11 + 1, "float32": 2 ** 24 + 1,
+               "float64": 2 ** 53 + 1}
+
+
+def _box_muller16(data, npdt, mean, std):
+    """torch's normal_fill_16 over consecutive blocks of 16 uniforms, in place: u1 = 1 -
+    data[j], u2 = data[j + 8], r = sqrt(-2 log u1), r cos(2 pi u2) std + mean into j and the
+    sine into j + 8 (see tapegrad/_randk.py for each build's arithmetic)."""
+    from . import _randk    # deferred: numba kernels, compiled on first use
+    if npdt == np.float64:
+        _randk.normal16_f64(data, float(mean), float(std))
+    elif _torch_avx2():
+        _randk.normal16_f32_avx2(data, np.float32(mean), np.float32(std))
+    else:
+        _randk.normal16_f32_scalar(data, np.float32(mean), np.float32(std))
+    return data
+
+
+_CAPABILITY = []
+
+
+def _torch_avx2():
+    """Whether torch's CPU kernels would run their AVX2 build here (ATEN_CPU_CAPABILITY, else
+    AVX2 + FMA without AVX-512's VL/BW/DQ, as torch's dispatcher chooses)."""
+    if not _CAPABILITY:
+        import os
+        cap = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
+        if cap in ("default", "avx2", "avx512"):
+            _CAPABILITY.append(cap == "avx2")
+        else:
+            try:
+                f = np._core._multiarray_umath.__cpu_features__
+            except AttributeError:
+                f = {}
+            avx512 = all(f.get(k) for k in ("AVX512VL", "AVX512BW", "AVX512DQ"))
+            _CAPABILITY.append(bool(f.get("AVX2") and f.get("FMA3") and not avx512))
+    return _CAPABILITY[0]
+
+
+def _swap_shuffle(target, n):
+    """r = arange(n); swap r[i] and r[target[i]] for i in order."""
+    from . import _randk    # deferred: numba kernels, compiled on first use
+    return _randk.swap_shuffle(target, n)
 
 
 default_generator = Generator()
-# the default stream's numpy generator (others read ``_rng[0]``; manual_seed replaces it)
-_rng = [default_generator.rng]
+default_generator.seed()
 
 
 def _gen(generator):
-    """The numpy generator to draw from: ``generator``'s, or the default one. (While
-    tapegrad.func records, a draw makes the recording one that never replays: random numbers
-    are not constants of the function.)"""
+    """The generator to draw from: ``generator``, or the default one. (While tapegrad.func
+    records, a draw makes the recording one that never replays: random numbers are not
+    constants of the function.)"""
     if GUARD[0] is not None:
         GUARD[0]("random", None)
     if generator is None:
-        return _rng[0]
+        return default_generator
     if not isinstance(generator, Generator):
         raise TypeError("expected a torch.Generator, got %s" % type(generator).__name__)
-    return generator.rng
+    return generator
 
 
 def manual_seed(seed):
-    default_generator.manual_seed(seed)
-    _rng[0] = default_generator.rng
-    return default_generator
+    return default_generator.manual_seed(seed)
 
 
 def seed():
-    s = default_generator.seed()
-    _rng[0] = default_generator.rng
-    return s
+    return default_generator.seed()
 
 
 def initial_seed():
@@ -146,7 +404,6 @@ def get_rng_state():
 
 def set_rng_state(new_state):
     default_generator.set_state(new_state)
-    _rng[0] = default_generator.rng
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -499,23 +756,46 @@ def scalar_tensor(s, dtype=None, device=None, requires_grad=False, **kw):
 
 
 # ----------------------------------------------------------------------------- random
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _memory_order(d):
+    """A view of the writable array ``d`` whose C order is ``d``'s memory order (torch's
+    TensorIterator fills a non-contiguous tensor in the order of its strides)."""
+    if d.flags.c_contiguous or d.ndim < 2:
+        return d
+    order = sorted(range(d.ndim), key=lambda i: -abs(d.strides[i]))
+    return d.transpose(order)
+
+
+def _fill(d, flat):
+    """Write the flat draws ``flat`` into ``d`` in torch's fill order."""
+    v = _memory_order(d)
+    v[...] = flat.reshape(v.shape)
+
+
 def _random(fname, kernel, sample, size, generator, dtype, device, requires_grad, kw):
     shape = _size(size, fname, _kw_size(kw, fname))
     _check_device(device)
     dt = _dt(dtype, fname)
     _float_only(dt, kernel)
-    return _finish(sample(_gen(generator), shape).astype(dt.np), dt, requires_grad)
+    g = _gen(generator)
+    return _finish(sample(g, _numel(shape), dt.np).reshape(shape), dt, requires_grad)
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False, **kw):
-    return _random("rand", "check_uniform_bounds", lambda g, s: g.random(s), size, generator,
-                   dtype, device, requires_grad, kw)
+    return _random("rand", "check_uniform_bounds", lambda g, n, npdt: g._uniform(n, npdt), size,
+                   generator, dtype, device, requires_grad, kw)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False, **kw):
-    return _random("randn", "normal_kernel_cpu", lambda g, s: g.standard_normal(s), size,
+    return _random("randn", "normal_kernel_cpu", lambda g, n, npdt: g._normal(n, npdt), size,
                    generator, dtype, device, requires_grad, kw)
 
 
@@ -528,7 +808,7 @@ def _int_arg(v, fname, name, pos):
     return int(v)
 
 
-def _randint_values(rng, low, high, shape, dt):
+def _randint_values(g, low, high, n, dt):
     if low >= high:
         raise RuntimeError("random_ expects 'from' to be less than 'to', but got from=%d >= to=%d"
                            % (low, high))
@@ -540,7 +820,7 @@ def _randint_values(rng, low, high, shape, dt):
             raise RuntimeError("to - 1 is out of bounds for %s" % dt._cname)
         if low < lo_ok:
             raise RuntimeError("from is out of bounds for %s" % dt._cname)
-    return rng.integers(low, high, size=shape).astype(dt.np)
+    return g._int_from_to(n, dt.np, low, high)
 
 
 def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -569,7 +849,8 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
     _check_device(device)
     dt = _as_dtype(dtype, "randint") or int64
     shape = _size((size,), "randint")
-    return _finish(_randint_values(_gen(generator), low, high, shape, dt), dt, requires_grad)
+    v = _randint_values(_gen(generator), low, high, _numel(shape), dt)
+    return _finish(v.reshape(shape), dt, requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,
@@ -579,8 +860,9 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
     dt = _as_dtype(dtype, "randint_like") or input._dtype
     low = _int_arg(low, "randint_like", "low", 2)
     high = _int_arg(high, "randint_like", "high", 3)
-    return _finish(_randint_values(_gen(generator), low, high, input._data.shape, dt), dt,
-                   requires_grad)
+    shape = input._data.shape
+    v = _randint_values(_gen(generator), low, high, _numel(shape), dt)
+    return _finish(v.reshape(shape), dt, requires_grad)
 
 
 def rand_like(input, dtype=None, device=None, requires_grad=False, memory_format=None, **kw):
@@ -594,7 +876,9 @@ def randn_like(input, dtype=None, device=None, requires_grad=False, memory_forma
 def normal(mean=None, std=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
            device=None, requires_grad=False, pin_memory=False):
     """torch.normal: (Tensor mean, Tensor/float std), (float mean, Tensor std), or (float mean,
-    float std, size). The sample has zero gradient (torch's NormalBackward1/2/3)."""
+    float std, size). The sample has zero gradient (torch's NormalBackward1/2/3). As torch's
+    kernels: a float std draws normal_(0, std) then adds the mean tensor; a tensor std draws
+    normal_(0, 1), multiplies by std and adds the mean."""
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
     if mean is None:
         mean = 0.0
@@ -610,8 +894,9 @@ def normal(mean=None, std=None, size=None, *, generator=None, out=None, dtype=No
             raise RuntimeError("normal expects std >= 0.0, but found std %s" % _num(std))
         dt = _dt(dtype, "normal")
         _float_only(dt, "normal_kernel_cpu")
-        v = _gen(generator).normal(mean, std, _size((size,), "normal"))
-        return _finish(np.asarray(v).astype(dt.np), dt, requires_grad)
+        shape = _size((size,), "normal")
+        v = _gen(generator)._normal(_numel(shape), dt.np, mean, std)
+        return _finish(v.reshape(shape), dt, requires_grad)
     if size is not None:
         raise TypeError("normal() received an invalid combination of arguments - got a size "
                         "with a Tensor mean or std")
@@ -626,8 +911,15 @@ def normal(mean=None, std=None, size=None, *, generator=None, out=None, dtype=No
     elif std < 0:
         raise RuntimeError("normal expects std >= 0.0, but found std %s" % _num(std))
     m = mean._data if mt else mean
-    v = np.asarray(_gen(generator).normal(m, sd)).astype(dt.np)
-    return _zero_grad(v, dt, [t for t in (mean, std) if isinstance(t, Tensor)],
+    shape = np.broadcast_shapes(np.shape(m), np.shape(sd))
+    g = _gen(generator)
+    npdt = dt.np
+    if st:
+        v = g._normal(_numel(shape), npdt).reshape(shape) * np.asarray(sd, npdt)
+        v = v + np.asarray(m, npdt)
+    else:
+        v = g._normal(_numel(shape), npdt, 0.0, std).reshape(shape) + np.asarray(m, npdt)
+    return _zero_grad(np.asarray(v, npdt), dt, [t for t in (mean, std) if isinstance(t, Tensor)],
                       "NormalBackward%d" % (3 if mt and st else 1 if mt else 2))
 
 
@@ -650,31 +942,62 @@ def _zero_grad(value, dt, inputs, name):
     return named(_record_binary(BY_NAME["add"], parts[0], parts[1], value, dt), name)
 
 
+def _bernoulli_tensor(g, probs):
+    """bernoulli_(Tensor p), element by element: a double p against a 53-bit uniform, a float
+    (or half) p against a 24-bit float uniform (torch's bernoulli_distribution<double/float>)."""
+    p = np.asarray(probs)
+    if p.dtype == np.float64:
+        return g._double(p.size).reshape(p.shape) < p
+    return g._float(p.size).reshape(p.shape) < p.astype(np.float32)
+
+
 def bernoulli(input, p=None, *, generator=None, out=None):
     _float_only(input._dtype, "bernoulli_tensor_cpu_p_")
-    probs = np.asarray(input._data) if p is None else np.full(input._data.shape, p)
-    if np.any((probs < 0) | (probs > 1)) or np.any(np.isnan(probs)):
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    return _finish((_gen(generator).random(np.shape(probs)) < probs).astype(input._dtype.np),
-                   input._dtype, False)
+    g = _gen(generator)
+    if p is None:
+        probs = np.asarray(input._data)
+        if np.any((probs < 0) | (probs > 1)) or np.any(np.isnan(probs)):
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        v = _bernoulli_tensor(g, probs)
+    else:
+        if not 0 <= p <= 1:
+            raise RuntimeError("bernoulli_ expects p to be in [0, 1], but got p=%s" % _num(p))
+        shape = input._data.shape
+        v = g._bernoulli(_numel(shape), float(p)).reshape(shape)
+    return _finish(v.astype(input._dtype.np), input._dtype, False)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    p = np.asarray(input._data, np.float64)
+    """torch's CPU kernel: without replacement (or one sample) the top ``num_samples`` of
+    p / q, q ~ Exp(1) drawn for every element; with replacement, per row a cumulative sum in
+    the input's dtype and a binary search per 53-bit uniform."""
+    p = np.asarray(input._data)
     rows = p.reshape(-1, p.shape[-1])
     if not replacement and num_samples > p.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
-    rng = _gen(generator)
-    out = []
+    g = _gen(generator)
     for r in rows:
         if np.any(r < 0) or not np.all(np.isfinite(r)):
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
         if r.sum() <= 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        r = r / r.sum()
-        out.append(rng.choice(r.size, size=num_samples, replace=replacement, p=r))
-    res = np.array(out, np.int64).reshape(p.shape[:-1] + (num_samples,))
+    npdt = p.dtype
+    if not replacement or num_samples == 1:
+        q = g._exponential(rows.size, 1.0).astype(npdt).reshape(rows.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            key = rows / q
+        # topk's order: descending, the first index among equal keys
+        res = np.argsort(-key, axis=-1, kind="stable")[:, :num_samples]
+    else:
+        res = np.empty((rows.shape[0], num_samples), np.int64)
+        for i, r in enumerate(rows):
+            cum = np.cumsum(r, dtype=npdt)
+            cum = cum / cum[-1]
+            cum[-1] = 1
+            u = g._double(num_samples)
+            res[i] = np.searchsorted(cum.astype(np.float64), u, side="left")
+    res = res.astype(np.int64).reshape(p.shape[:-1] + (num_samples,))
     return _finish(res, int64, False)
 
 
@@ -684,7 +1007,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError("Trying to create tensor with negative dimension %d: [%d]" % (n, n))
     dt = _as_dtype(dtype, "randperm") or int64
-    return _finish(_gen(generator).permutation(n).astype(dt.np), dt, requires_grad)
+    return _finish(_gen(generator)._randperm(n).astype(dt.np), dt, requires_grad)
 
 
 # ----------------------------------------------------------------------------- ranges
@@ -892,6 +1215,9 @@ def zeros_like_(t):
     return zeros_like(t)
 
 
+_NO_TO = object()          # random_(to) versus random_(from, None)
+
+
 class TensorMethods:
     """Tensor methods of this module, attached by tapegrad/_methods.py."""
 
@@ -908,32 +1234,85 @@ class TensorMethods:
 
     # ---- in-place random initialisers (torch.nn.init uses them under no_grad)
     def _init_(self, sample, kernel=None):
+        """Fill in place with ``sample(shape)`` (an array of that shape, or of the flat draws
+        in torch's fill order when the tensor is not contiguous)."""
         if kernel is not None and not self._dtype.is_floating_point:
             raise NotImplementedError("\"%s\" not implemented for '%s'"
                                       % (kernel, self._dtype._tname))
         _leaf_inplace_check(self)
         d = self._arr()
-        d[...] = sample(d.shape).astype(d.dtype, copy=False)
+        v = sample(d.shape)
+        if d.flags.c_contiguous or v.ndim == 1 and d.ndim > 1:
+            _fill(d, np.asarray(v).astype(d.dtype, copy=False).reshape(-1))
+        else:
+            d[...] = np.asarray(v).astype(d.dtype, copy=False)
         _bump(self)
         return self
 
+    def _draw_(self, draw, kernel=None):
+        """Fill in place with ``draw(numel)`` flat draws, in torch's fill order."""
+        return self._init_(lambda shp: draw(_numel(shp)), kernel)
+
     def uniform_(self, a=0.0, b=1.0, generator=None):
-        return self._init_(lambda shp: _gen(generator).uniform(a, b, shp), "check_uniform_bounds")
+        if self._dtype.is_floating_point and a > b:
+            raise RuntimeError("uniform_ expects to return a [from, to) range, but found "
+                               "from=%s > to=%s" % (_g(a), _g(b)))
+        g = _gen(generator)
+        npdt = self._dtype.np
+        return self._draw_(lambda n: g._uniform(n, npdt, a, b), "check_uniform_bounds")
 
     def normal_(self, mean=0.0, std=1.0, generator=None):
-        return self._init_(lambda shp: _gen(generator).normal(mean, std, shp), "normal_kernel_cpu")
+        if std < 0:
+            raise RuntimeError("normal expects std >= 0.0, but found std %s" % _num(std))
+        g = _gen(generator)
+        npdt = self._dtype.np
+        contiguous = self.is_contiguous()
+        return self._draw_(lambda n: g._normal(n, npdt, mean, std, contiguous),
+                           "normal_kernel_cpu")
 
     def bernoulli_(self, p=0.5, generator=None):
-        return self._init_(lambda shp: (_gen(generator).random(shp) < p))
+        g = _gen(generator)
+        if isinstance(p, Tensor):
+            probs = np.broadcast_to(np.asarray(p._data), self._data.shape)
+            if np.any((probs < 0) | (probs > 1)) or np.any(np.isnan(probs)):
+                raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+            return self._init_(lambda shp: _bernoulli_tensor(g, _memory_order(probs)))
+        if not 0 <= p <= 1:
+            raise RuntimeError("bernoulli_ expects p to be in [0, 1], but got p=%s" % _num(p))
+        return self._draw_(lambda n: g._bernoulli(n, float(p)))
 
     def exponential_(self, lambd=1.0, generator=None):
-        return self._init_(lambda shp: _gen(generator).exponential(1.0 / lambd, shp),
-                           "exponential_cpu")
+        if not self._dtype.is_floating_point:
+            raise NotImplementedError("\"exponential_cpu\" not implemented for '%s'"
+                                      % self._dtype._tname)
+        if not lambd > 0:
+            raise RuntimeError("exponential_ expects lambda > 0.0, but found lambda=%s"
+                               % _num(lambd))
+        g = _gen(generator)
+        return self._draw_(lambda n: g._exponential(n, lambd))
 
-    def random_(self, low=0, high=None, generator=None):
+    def random_(self, low=None, high=_NO_TO, generator=None, **kw):
+        """random_(): the dtype's default range; random_(to); random_(from, to); random_(from,
+        None): from .. the dtype's maximum."""
+        if kw:
+            low = kw.pop("from", low)
+            high = kw.pop("to", high)
+            if kw:
+                raise TypeError("random_() got an unexpected keyword argument '%s'" % next(iter(kw)))
+        g = _gen(generator)
+        dt = self._dtype
+        if low is None and high is _NO_TO:
+            return self._draw_(lambda n: g._int_default(n, dt))
+        if high is _NO_TO:
+            low, high = 0, low
+        low = int(low)
         if high is None:
-            low, high = 0, low if low else 2 ** 24
-        return self._init_(lambda shp: _gen(generator).integers(low, high, shp))
+            if low == -2 ** 63:     # the full 64-bit range
+                return self._draw_(lambda n: g._u64(n).view(np.int64).astype(dt.np))
+            top = 2 ** np.finfo(dt.np).nmant * 2 if dt.is_floating_point else (
+                1 if dt.name == "bool" else int(np.iinfo(dt.np).max))
+            return self._draw_(lambda n: _randint_values(g, low, top + 1, n, dt))
+        return self._draw_(lambda n: _randint_values(g, int(low), int(high), n, dt))
 
 
 class LegacyTypeMethods:

@@ -19,7 +19,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 # before it, never one listed after it or itself.
 LAYERS = [
     (0, ["tapegrad._schema", "tapegrad._state", "tapegrad._alloc", "tapegrad._par",
-         "tapegrad._sel"]),
+         "tapegrad._sel", "tapegrad._randk"]),
     (1, ["tapegrad._compiled._cache", "tapegrad._compiled", "tapegrad._compiled._fastload", "tapegrad._compiled._addr",
          "tapegrad._compiled._vmath", "tapegrad._compiled._native", "tapegrad._compiled.kernels",
          "tapegrad._compiled._interp", "tapegrad._compiled._driver", "tapegrad._compiled._blas",
@@ -41,7 +41,8 @@ LAYERS = [
          "tapegrad.autograd.variable", "tapegrad.autograd._gradcheck", "tapegrad.autograd",
          "tapegrad._dask", "tapegrad._progress", "tapegrad.func"]),
     (8, ["tapegrad._format", "tapegrad._methods", "tapegrad.testing"]),
-    (9, ["tapegrad.nn", "tapegrad.backends", "tapegrad.cuda", "tapegrad", "tapegrad.__main__"]),
+    (9, ["tapegrad.nn", "tapegrad.backends", "tapegrad.cuda", "tapegrad.random", "tapegrad",
+         "tapegrad.__main__"]),
     # clients of the torch namespace: they run programs written against ``import tapegrad as
     # torch`` (the package never imports them; autograd's gradcheck lives in autograd)
     (10, ["tapegrad.testing.programs", "tapegrad.testing.strategies",

@@ -562,10 +562,14 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return input
     from ..creation import _gen
     d = np.asarray(input._data)
+    if d.size == 0:
+        return input
     if p == 1.0:
         mask = np.zeros(d.shape, input._dtype.np)
-    else:
-        mask = ((_gen(None).random(d.shape) >= p) / (1.0 - p)).astype(input._dtype.np)
+    else:       # torch: noise = empty_like(input).bernoulli_(1 - p); noise.div_(1 - p)
+        npdt = input._dtype.np
+        keep = _gen(None)._bernoulli(d.size, 1.0 - p).astype(npdt)
+        mask = (keep / np.asarray(1.0 - p, npdt)).reshape(d.shape)
     m = _wrap(mask if mask.ndim else mask[()], input._dtype)
     if inplace:
         return input.mul_(m)
@@ -1793,8 +1797,9 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     from ..creation import _gen
-    g = -np.log(_gen(None).exponential(1.0, np.shape(logits._data)))
-    gumbels = (logits + _wrap(g.astype(logits._dtype.np), logits._dtype)) / tau
+    shape, npdt = np.shape(logits._data), logits._dtype.np
+    g = -np.log(_gen(None)._exponential(int(np.prod(shape)), 1.0).astype(npdt)).reshape(shape)
+    gumbels = (logits + _wrap(g, logits._dtype)) / tau
     y_soft = _F().softmax(gumbels, dim)
     if not hard:
         return y_soft

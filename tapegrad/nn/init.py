@@ -2,9 +2,10 @@
 
 Every initialiser writes its tensor in place under ``no_grad`` (so a leaf that requires grad
 can be initialised; its version counter is bumped like any in-place write) and returns it.
-Random initialisers draw from tapegrad's generator (``torch.manual_seed`` / a ``Generator``):
-the distributions and bounds are torch's, the random stream is not. Fans, gains and their
-errors follow torch/nn/init.py.
+Random initialisers draw from tapegrad's generator (``torch.manual_seed`` / a ``Generator``),
+torch's CPU stream: the same calls in the same order as torch/nn/init.py, so a seeded
+initialisation gives torch's values (see docs/training.md, "Random streams"). Fans, gains and
+their errors follow torch/nn/init.py.
 """
 import math
 import warnings
@@ -79,7 +80,10 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """N(mean, std^2) restricted to [a, b] (rejection sampling)."""
+    """N(mean, std^2) restricted to [a, b], by torch's rejection sampling and in its draw
+    order: a window holding more than 30% of the mass redraws normal_(mean, std) over the whole
+    tensor until every element lies in [a, b]; a narrower one draws uniform_(a, b) candidates
+    accepted when log(uniform_()) <= the log density ratio to the mode."""
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -87,30 +91,41 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    rng = _gen(generator)
-    dt = tensor._dtype.np
-    lo, hi = float(np.asarray(a, dt)), float(np.asarray(b, dt))
+    g = _gen(generator)
+    npdt = tensor._dtype.np
+    n = tensor.numel()
     p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
 
     def sample(shp):
-        n = int(np.prod(shp, dtype=np.int64))
-        out = np.empty(n, np.float64)
-        todo = np.arange(n)
-        while todo.size:
-            if p > 0.3:
-                v = rng.normal(mean, std, todo.size).astype(dt).astype(np.float64)
-                ok = (v >= lo) & (v <= hi)
-            else:       # a narrow window: uniform proposals accepted by the density ratio
-                mode = max(a, min(mean, b))
-                v = rng.uniform(a, b, todo.size)
-                logpdf = -0.5 * ((v - mean) / std) ** 2 + 0.5 * ((mode - mean) / std) ** 2
-                ok = np.log(rng.random(todo.size)) <= logpdf
-            out[todo[ok]] = v[ok]
-            todo = todo[~ok]
-        return np.clip(out, lo, hi).reshape(shp)
+        if p > 0.3:
+            lo, hi = npdt.type(a), npdt.type(b)
+            res = g._normal(n, npdt, mean, std)
+            while True:
+                mask = (res < lo) | (res > hi)
+                if not mask.any():
+                    return res
+                res = np.where(mask, g._normal(n, npdt, mean, std), res)
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+        def log_ratio(c):       # torch's in-place chain, in the tensor's dtype
+            c = ((c - npdt.type(mean)) / npdt.type(std)) ** 2
+            return c * npdt.type(-0.5) - npdt.type(log_peak)
+
+        def rejected(c):
+            with np.errstate(divide="ignore"):
+                return np.log(g._uniform(n, npdt)) > log_ratio(c)
+
+        res = g._uniform(n, npdt, a, b)
+        pending = rejected(res)
+        while pending.any():
+            cand = g._uniform(n, npdt, a, b)
+            res = np.where(pending, cand, res)
+            pending = np.where(pending, rejected(cand), pending)
+        return res
 
     with no_grad():
-        return tensor._init_(sample, "normal_kernel_cpu")
+        return tensor._draw_(sample, "normal_kernel_cpu")
 
 
 def constant_(tensor, val):
@@ -203,45 +218,39 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
 
 def orthogonal_(tensor, gain=1, generator=None):
     """A (semi-)orthogonal matrix (the tensor flattened to size(0) rows) times ``gain``: Q of
-    the QR factorization of a Gaussian matrix, its columns' signs fixed by R's diagonal."""
+    the QR factorization of a Gaussian matrix (drawn as torch draws it, rows x cols), its
+    columns' signs fixed by R's diagonal. (The QR's rounding is numpy's LAPACK call.)"""
     if tensor.ndimension() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
-    rng = _gen(generator)
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-
-    def sample(shp):
-        flat = rng.standard_normal((rows, cols))
-        if rows < cols:
-            flat = flat.T
-        q, r = np.linalg.qr(flat)
-        q = q * np.sign(np.diag(r))
-        if rows < cols:
-            q = q.T
-        return (q * gain).reshape(shp)
-
+    g = _gen(generator)
+    flat = g._normal(rows * cols, tensor._dtype.np).reshape(rows, cols)
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
     with no_grad():
-        return tensor._init_(sample, "normal_kernel_cpu")
+        return tensor._init_(lambda shp: (q * gain).reshape(shp), "normal_kernel_cpu")
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
-    """N(0, std^2) with ceil(sparsity * rows) zeros in each column of a 2-D tensor."""
+    """N(0, std^2) with ceil(sparsity * rows) zeros in each column of a 2-D tensor (the zeros'
+    rows from ``randperm(rows)`` on the default generator, as torch)."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    rng = _gen(generator)
     rows, cols = tensor.shape
-    num_zeros = math.ceil(sparsity * rows)
-
-    def sample(shp):
-        w = rng.normal(0, std, shp)
-        for c in range(cols):
-            w[rng.permutation(rows)[:num_zeros], c] = 0
-        return w
-
+    num_zeros = int(math.ceil(sparsity * rows))
     with no_grad():
-        return tensor._init_(sample, "normal_kernel_cpu")
+        tensor.normal_(0, std, generator=generator)
+        d = tensor._arr()
+        for c in range(cols):
+            d[_gen(None)._randperm(rows)[:num_zeros], c] = 0
+        return tensor
 
 
 def _deprecated(meth):
