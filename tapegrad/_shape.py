@@ -918,7 +918,15 @@ def index_select(input, dim, index):
 
 def masked_select(input, mask):
     m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
-    shape = np.broadcast_shapes(input._data.shape, m.shape)
+    try:
+        shape = np.broadcast_shapes(input._data.shape, m.shape)
+    except ValueError:
+        a, b = m.shape, input._data.shape          # torch names the mask first (a)
+        dim = next(i for i in range(-1, -1 - min(len(a), len(b)), -1)
+                   if a[i] != b[i] and 1 not in (a[i], b[i]))
+        raise RuntimeError("The size of tensor a (%d) must match the size of tensor b (%d) at "
+                           "non-singleton dimension %d" % (a[dim], b[dim], max(len(a), len(b)) + dim)
+                           ) from None
     mb = np.broadcast_to(m, shape)
     return index_map(input, lambda a: np.broadcast_to(a, shape)[mb], "MaskedSelectBackward0",
                      view=False)
