@@ -1400,6 +1400,28 @@ class CompiledTape:
             (_M.get("preverse") or _mods()["preverse"])(sp[0], sp[1], self.data.I, X[sp[2]], A, R)
         return self._read_grads(AA, reads)
 
+    def _fill_forward(self, pl, X, copies, cap, leaves, sp, live, args, ne, forward, pforward, I):
+        """The fast runners' forward replay: the leaves' values and the captured tensors'
+        current values copied into the stores ``X``, then one compiled forward sweep. False
+        when it cannot serve this call (a captured constant changed the plan, or the sweep
+        met a guard): the caller takes the general path."""
+        if self.crefs:
+            self._refresh_constants()
+            if self.__dict__.get("_pl") is not pl:
+                return False
+        for i, w in copies:
+            w[...] = leaves[i]._data
+        for dst, ref, kept in cap:
+            leaf = ref() if ref is not None else None
+            dst[:] = np.asarray(leaf._data if leaf is not None else kept, dst.dtype).reshape(-1)
+        if sp is not None:
+            Xs = X[sp[2]]
+            for off, src in live:
+                Xs[off:off + src.size] = src
+            pforward(sp[0], sp[1], I, Xs, 0, len(sp[1]))
+            return True
+        return forward(*args, X[0], X[1], 0, ne) < 0
+
     def forward_runner(self):
         """A function ``run(leaves)`` doing a forward-only replay (jvp's call) in the fewest
         Python steps: the leaves' values copied in, one compiled forward, the outputs copied
@@ -1440,21 +1462,8 @@ class CompiledTape:
             if st is None or st[0] is not pl:
                 st = state(leaves)
             _, X, copies, cap = st
-            if self.crefs:
-                self._refresh_constants()
-                if self.__dict__.get("_pl") is not pl:
-                    return None
-            for i, w in copies:
-                w[...] = leaves[i]._data
-            for dst, ref, kept in cap:
-                leaf = ref() if ref is not None else None
-                dst[:] = np.asarray(leaf._data if leaf is not None else kept, dst.dtype).reshape(-1)
-            if sp is not None:
-                Xs = X[sp[2]]
-                for off, src in live:
-                    Xs[off:off + src.size] = src
-                pforward(sp[0], sp[1], I, Xs, 0, len(sp[1]))
-            elif forward(*args, X[0], X[1], 0, ne) >= 0:
+            if not self._fill_forward(pl, X, copies, cap, leaves, sp, live, args, ne,
+                                      forward, pforward, I):
                 return None
             return [X[slot][lo:hi].reshape(shape).copy() for slot, lo, hi, shape in reads]
         return run
@@ -1477,6 +1486,7 @@ class CompiledTape:
         _mods()
         sp, N, ne = keep[2], self.N, self.ne
         need_values = any(k == "input" for k, _ in self.out_nodes)   # (outputs reads them)
+        forward = pforward = I = live = None
         if sp is not None:
             pforward, I = _M["pforward"], self.data.I
             live = [(off, src) for off, src, lv in sp[4] if lv]
@@ -1508,21 +1518,8 @@ class CompiledTape:
             if st is None or st[0] is not pl:
                 st = state(leaves)
             _, X, copies, cap, fl = st
-            if self.crefs:
-                self._refresh_constants()
-                if self.__dict__.get("_pl") is not pl:
-                    return None
-            for i, w in copies:
-                w[...] = leaves[i]._data
-            for dst, ref, kept in cap:
-                leaf = ref() if ref is not None else None
-                dst[:] = np.asarray(leaf._data if leaf is not None else kept, dst.dtype).reshape(-1)
-            if sp is not None:
-                Xs = X[sp[2]]
-                for off, src in live:
-                    Xs[off:off + src.size] = src
-                pforward(sp[0], sp[1], I, Xs, 0, len(sp[1]))
-            elif forward(*args, X[0], X[1], 0, ne) >= 0:
+            if not self._fill_forward(pl, X, copies, cap, leaves, sp, live, args, ne,
+                                      forward, pforward, I):
                 return None
             res = self.outputs(X, [t._data for t in leaves] if need_values else ())
             if sp is not None:
