@@ -1182,7 +1182,7 @@ _intp = np.intp
 _SUMS_MIN = 1 << 10            # from this many elements _sums' kernels sum over dims
 
 
-_IDX = {}                     # (shape, dims) -> the segsum index map's bytes (small shapes)
+_IDX = {}                     # (shape, dims) -> the segsum index map, read-only (small shapes)
 
 
 def _seg_index(tp, shape, dims, size):
@@ -1194,14 +1194,14 @@ def _seg_index(tp, shape, dims, size):
     if b is None:
         kshape = tuple(1 if i in dims else s for i, s in enumerate(shape))
         ysize = _prod(kshape)
-        b = np.broadcast_to(np.arange(ysize, dtype=np.int64).reshape(kshape), shape).tobytes()
+        b = np.ascontiguousarray(np.broadcast_to(np.arange(ysize, dtype=np.int64).reshape(kshape),
+                                                 shape)).reshape(-1)
+        b.flags.writeable = False       # shared by the tapes that use it: never written
         if size <= 1 << 12:
             if len(_IDX) >= 128:
                 _IDX.clear()
             _IDX[key] = b
-    off = len(tp.I)
-    tp.I.frombytes(b)
-    return off
+    return tp.I.append_shared(b)
 
 
 def _reduce(input, dim, keepdim, dtype, mean_, named1=True):

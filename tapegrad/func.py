@@ -567,7 +567,7 @@ class CompiledTape:
                   for d in (0, 1)]
         data = _TapeData()
         data.C = np.array(tp.C, np.float64) if len(tp.C) else np.zeros(1)
-        data.I = np.array(tp.I, np.int64) if len(tp.I) else np.zeros(0, np.int64)
+        data.I = tp.I.array().copy()
         data.XO = [list(tp.XO[0]), list(tp.XO[1])]
         data.asz = list(tp.asz)
         data.hooks = {}
