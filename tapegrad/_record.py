@@ -1395,12 +1395,17 @@ def _view(x, shape, kind):
 
 def _block_offset(d, y, nk, tk, view):
     """Element offset of ``y = d[nk]`` (basic indexing) in ``d`` when y is a contiguous block
-    of a C-contiguous ``d`` (so a ``slice`` entry can record it), else -1."""
-    if not d.flags.c_contiguous or d.ndim == 0:
+    of ``d``'s elements in C order (so a ``slice`` entry can record it), else -1. Offsets are
+    logical (a node's values are its elements in C order, whatever the numpy layout): ``x[i]``
+    is row i's block in any layout; other keys are recognised by address, in a C-contiguous
+    ``d`` only."""
+    if d.ndim == 0:
         return -1
     if tk is int:                          # x[i]: one row (or element)
         n0 = d.shape[0]
         return (nk + n0 if nk < 0 else nk) * (d.size // n0)
+    if not d.flags.c_contiguous:
+        return -1
     if view and y.flags.c_contiguous and y.size:  # any other basic index leaving a block
         off, r = divmod(_address(y) - _address(d), d.itemsize)
         # inside d's buffer (a 0-d index array makes numpy copy: such a y is elsewhere)
