@@ -235,8 +235,8 @@ def _cast_node(tp, t, node, rdt):
 def _expand_node(tp, node, src_shape, out_shape, dt):
     """Hidden broadcast of a node to ``out_shape`` (a gather whose VJP sums)."""
     idx = np.broadcast_to(np.arange(int(np.prod(src_shape, dtype=np.int64)), dtype=np.int64)
-                          .reshape(src_shape), out_shape).ravel()
-    off = tp.index(idx)
+                          .reshape(src_shape), out_shape).reshape(-1)   # a fresh array:
+    off = tp.I.append_shared(idx)                                       # kept, not copied
     e, n = tp.entry(OPCODE["gather"], _nm("ExpandBackward0"), idx.size, dt, node, -1,
                     p0=off, p1=idx.size, fl=F_HIDDEN)
     return n
