@@ -10,6 +10,7 @@ input; an unrecorded backward reuses the forward's factors.
 import numpy as np
 
 from ._reduce import vector_norm as _vector_norm, return_types, _rt
+from ._matrix import matrix_exp
 
 # torch.linalg's names (tapegrad/__init__.py takes torch's top-level names from here by
 # name: det, logdet, cholesky_solve ...)
