@@ -92,7 +92,7 @@ def numel(t):
     return t.numel()
 
 
-# ---- training stack (feat/nn): torch.optim, torch.utils.data, torch.save/load in torch's
+# ---- training stack: torch.optim, torch.utils.data, torch.save/load in torch's
 # format (tapegrad/serialization.py), imported on first use (start-up time)
 _LAZY = {"optim": "optim", "utils": "utils", "serialization": "serialization",
          "save": "serialization", "load": "serialization", "random": "random"}

@@ -1,4 +1,4 @@
-"""Elementwise math beyond the foundation: the breadth rows of the op table (tan ... erf,
+"""Elementwise math beyond the foundation: the op table's further elementwise rows (tan ... erf,
 clamp, maximum, atan2, remainder ...) and compositions with torch's node names (exp2, log2,
 log10, rsqrt, square, frac, lerp, where ...), comparisons and logical operations.
 

@@ -413,7 +413,7 @@ OPS = [
     Op("pow_scalar", UNARY, "PowBackward0", lambda x, c: np.power(x, x.dtype.type(c)), saves="x",
        domain=(0.1, 2.0), const=2.5, doc="x ** c for a Python number c",
        np_vjp=_pow_scalar_vjp, fwd_out=_pow_scalar_fwd, vm=True),
-    # ---- breadth rows (issue 4), unary
+    # ---- further elementwise rows, unary
     Op("tan", UNARY, "TanBackward0", _u(np.tan), saves="y", domain=(-1.2, 1.2),
        np_vjp=_chain(lambda g, x, y, c, out: np.multiply(y, y, out=out),
                      lambda g, x, y, c, out: np.add(out, 1, out=out),
@@ -515,7 +515,7 @@ OPS = [
        domain=(0.2, 2.0), np_vjp=_div_vjp, fwd_out=lambda a, b, out: np.divide(a, b, out=out), vm=True),
     Op("pow", BINARY, "PowBackward1", np.power, saves_fn=lambda na, nb: (True, True, nb),
        domain=(0.2, 2.0), np_vjp=_pow_vjp, fwd_out=lambda a, b, out: np.power(a, b, out=out)),
-    # ---- breadth rows (issue 4), binary
+    # ---- further elementwise rows, binary
     Op("maximum", BINARY, "MaximumBackward0", np.maximum, saves_fn=lambda na, nb: (True, True, False),
        np_vjp=_max_vjp(np.greater), fwd_out=lambda a, b, out: np.maximum(a, b, out=out)),
     Op("minimum", BINARY, "MinimumBackward0", np.minimum, saves_fn=lambda na, nb: (True, True, False),
@@ -578,7 +578,7 @@ _VJP_T = {
     "mul": lambda T, g, a, b, y: (None if b is None else g * b, None if a is None else g * a),
     "div": lambda T, g, a, b, y: (g / b, None if a is None else -(g * a) / (b * b)),
     "pow": lambda T, g, a, b, y: (g * b * a ** (b - 1), None if y is None else g * y * T.log(a)),
-    # breadth rows (issue 4)
+    # further elementwise rows
     "tan": lambda T, g, x, y, c: g * (1 + y * y),
     "asin": lambda T, g, x, y, c: g / (1 - x * x).sqrt(),
     "acos": lambda T, g, x, y, c: -(g / (1 - x * x).sqrt()),
