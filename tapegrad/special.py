@@ -14,6 +14,7 @@ from ._reduce import logsumexp  # noqa: F401
 from .nn.functional import log_softmax as _log_softmax, softmax as _softmax
 import builtins
 from .autograd.function import Function
+from .linalg import _sum_to
 from .tensor import _result_dtype, _type_name
 from ._math import _inplace_of, _owned
 from .creation import _i0_np, _i1_np
@@ -127,8 +128,6 @@ def _pointwise_fn(name, np_fn, fn, deriv, saves="x"):
     written in place makes backward raise, as torch's). When y is not saved, the backward
     computes it again from x (``fn``: recorded, under create_graph); when x is not, deriv
     gets None for it."""
-    from .autograd.function import Function
-
     def forward(ctx, x):
         y = np.asarray(np_fn(np.asarray(x._data)))
         out = _wrap(np.asarray(y, x._dtype.np) if y.ndim else x._dtype.np.type(y), x._dtype)
@@ -148,27 +147,12 @@ def _pointwise_fn(name, np_fn, fn, deriv, saves="x"):
         return g * deriv(x, y)
 
     return type(name, (Function,), {"forward": staticmethod(forward),
-                                    "backward": staticmethod(backward)})
-
-
-def _special_funcs():
-    # d erfinv(x) = sqrt(pi) / 2 exp(erfinv(x)^2) dx
-    return {"Erfinv": _pointwise_fn("Erfinv", _erfinv_np, erfinv,
-                                    lambda x, y: (y * y).exp() * (math.sqrt(math.pi) / 2))}
-
-
-_SF = {}
-
-
-def _sf(name):
-    if "Erfinv" not in _SF:
-        _SF.update(_special_funcs())
-    return _SF[name]
+                                     "backward": staticmethod(backward)})
 
 
 def erfinv(input):
     x = _floatify(input)
-    return named(_sf("Erfinv").apply(x), "ErfinvBackward0")
+    return named(_sf2("Erfinv").apply(x), "ErfinvBackward0")
 
 
 def _ndtri_np(p):
@@ -251,116 +235,107 @@ def _tensor_pair(input, other, fname):
     return conv(input), conv(other), (0 if ti and to else 1 if to else 2)
 
 
-def _special_funcs2():
-    from .autograd.function import Function
-    from .linalg import _sum_to
-
-    def vals(t):
-        return np.asarray(t._data)
-
-    class XlogyFn(Function):
-        """x log(y) (log1p for xlog1py), 0 where x == 0 and y is not nan."""
-        @staticmethod
-        def forward(ctx, x, y, log1p_):
-            xd, yd = vals(x), vals(y)
-            with np.errstate(all="ignore"):
-                ly = np.log1p(yd) if log1p_ else np.log(yd)
-                out = np.where((xd == 0) & ~np.isnan(yd), 0, xd * ly).astype(x._dtype.np)
-            ctx.save_for_backward(x, y)
-            ctx.log1p = log1p_
-            return _wrap(out if out.ndim else out[()], x._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            x, y = ctx.saved_tensors
-            l1p = ctx.log1p
-            gx = gy = None
-            xd, yd = vals(x), vals(y)
-            if ctx.needs_input_grad[0]:
-                # torch: xlogy(g, y) masked to 0 where x == 0 and y <= 0 (y <= -1: xlog1py)
-                gx = _xlog(g, y, l1p)
-                m = (xd == 0) & ((yd <= -1) if l1p else (yd <= 0))
-                if np.any(m):
-                    gx = where(_wrap(np.broadcast_to(m, gx.shape).copy(), _bool()), 0.0, gx)
-                gx = _sum_to(gx, x.shape)
-            if ctx.needs_input_grad[1]:
-                gy = _sum_to(g * x / (y + 1 if l1p else y), y.shape)
-            return gx, gy, None
-
-    # d log Phi(x) = phi(x) / Phi(x) dx = exp(-x^2 / 2 - log Phi(x)) / sqrt(2 pi) dx
-    LogNdtr = _pointwise_fn("LogNdtr", _log_ndtr_np, log_ndtr, lambda x, ly: (
-        x * x * -0.5 - ly).exp() * (1 / math.sqrt(2 * math.pi)), saves="xy")
-    # d ndtri(p) = sqrt(2 pi) exp(ndtri(p)^2 / 2) dp
-    Ndtri = _pointwise_fn("Ndtri", _ndtri_np, ndtri,
-                          lambda p, y: (y * y * 0.5).exp() * math.sqrt(2 * math.pi), saves="y")
-
-    class Entr(Function):
-        @staticmethod
-        def forward(ctx, x):
-            xd = vals(x)
-            with np.errstate(all="ignore"):
-                y = np.where(xd > 0, -xd * np.log(np.where(xd > 0, xd, 1)),
-                             np.where(xd == 0, 0, np.where(np.isnan(xd), np.nan, -np.inf)))
-            ctx.save_for_backward(x)
-            y = np.asarray(y, x._dtype.np)
-            return _wrap(y if y.ndim else y[()], x._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * -(x.log() + 1)       # torch: inf at 0, nan below
-
-    class Logit(Function):
-        @staticmethod
-        def forward(ctx, x, eps):
-            xd = vals(x)
-            dt = x._dtype.np
-            z = np.clip(xd, dt.type(eps), dt.type(1 - eps)) if eps is not None else xd
-            with np.errstate(all="ignore"):
-                y = np.log(z / (1 - z)).astype(dt)
-            ctx.save_for_backward(x)
-            ctx.eps = eps
-            return _wrap(y if y.ndim else y[()], x._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            xd = vals(x)
-            eps = ctx.eps
-            if eps is None and np.any(np.signbit(xd) & (xd == 0)):
-                x = x + 0.0        # -0.0 -> +0.0: the gradient +inf at -0.0, as torch
-            r = g / (x * (1 - x))
-            # torch: nan outside [0, 1] (no eps); 0 outside [eps, 1 - eps]
-            if eps is None:
-                bad = (xd < 0) | (xd > 1)
-                fill = float("nan")
-            else:
-                bad = (xd < eps) | (xd > 1 - eps)
-                fill = 0.0
-            if np.any(bad):
-                r = where(_wrap(np.broadcast_to(bad, r.shape).copy(), _bool()), fill, r)
-            return r, None
-    class Sinc(Function):
-        @staticmethod
-        def forward(ctx, x, y):
-            ctx.save_for_backward(x)
-            return _wrap(y if y.ndim else y[()], x._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return _sinc_backward(g, x), None
-    return {c.__name__: c for c in (XlogyFn, LogNdtr, Ndtri, Entr, Logit, Sinc)}
-
-
 def _bool():
     from .tensor import bool_
     return bool_
 
 
+def _vals(t):
+    return np.asarray(t._data)
+
+
+class XlogyFn(Function):
+    """x log(y) (log1p for xlog1py), 0 where x == 0 and y is not nan."""
+    @staticmethod
+    def forward(ctx, x, y, log1p_):
+        xd, yd = _vals(x), _vals(y)
+        with np.errstate(all="ignore"):
+            ly = np.log1p(yd) if log1p_ else np.log(yd)
+            out = np.where((xd == 0) & ~np.isnan(yd), 0, xd * ly).astype(x._dtype.np)
+        ctx.save_for_backward(x, y)
+        ctx.log1p = log1p_
+        return _wrap(out if out.ndim else out[()], x._dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        l1p = ctx.log1p
+        gx = gy = None
+        xd, yd = _vals(x), _vals(y)
+        if ctx.needs_input_grad[0]:
+            # torch: xlogy(g, y) masked to 0 where x == 0 and y <= 0 (y <= -1: xlog1py)
+            gx = _xlog(g, y, l1p)
+            m = (xd == 0) & ((yd <= -1) if l1p else (yd <= 0))
+            if np.any(m):
+                gx = where(_wrap(np.broadcast_to(m, gx.shape).copy(), _bool()), 0.0, gx)
+            gx = _sum_to(gx, x.shape)
+        if ctx.needs_input_grad[1]:
+            gy = _sum_to(g * x / (y + 1 if l1p else y), y.shape)
+        return gx, gy, None
+
+
+class Entr(Function):
+    @staticmethod
+    def forward(ctx, x):
+        xd = _vals(x)
+        with np.errstate(all="ignore"):
+            y = np.where(xd > 0, -xd * np.log(np.where(xd > 0, xd, 1)),
+                         np.where(xd == 0, 0, np.where(np.isnan(xd), np.nan, -np.inf)))
+        ctx.save_for_backward(x)
+        y = np.asarray(y, x._dtype.np)
+        return _wrap(y if y.ndim else y[()], x._dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * -(x.log() + 1)       # torch: inf at 0, nan below
+
+
+class Logit(Function):
+    @staticmethod
+    def forward(ctx, x, eps):
+        xd = _vals(x)
+        dt = x._dtype.np
+        z = np.clip(xd, dt.type(eps), dt.type(1 - eps)) if eps is not None else xd
+        with np.errstate(all="ignore"):
+            y = np.log(z / (1 - z)).astype(dt)
+        ctx.save_for_backward(x)
+        ctx.eps = eps
+        return _wrap(y if y.ndim else y[()], x._dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        xd = _vals(x)
+        eps = ctx.eps
+        if eps is None and np.any(np.signbit(xd) & (xd == 0)):
+            x = x + 0.0        # -0.0 -> +0.0: the gradient +inf at -0.0, as torch
+        r = g / (x * (1 - x))
+        # torch: nan outside [0, 1] (no eps); 0 outside [eps, 1 - eps]
+        if eps is None:
+            bad = (xd < 0) | (xd > 1)
+            fill = float("nan")
+        else:
+            bad = (xd < eps) | (xd > 1 - eps)
+            fill = 0.0
+        if np.any(bad):
+            r = where(_wrap(np.broadcast_to(bad, r.shape).copy(), _bool()), fill, r)
+        return r, None
+
+
+class Sinc(Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x)
+        return _wrap(y if y.ndim else y[()], x._dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return _sinc_backward(g, x), None
+
+
 def _sf2(name):
-    if "XlogyFn" not in _SF:
-        _SF.update(_special_funcs2())
     return _SF[name]
 
 
@@ -406,6 +381,19 @@ def ndtr(input):
     a = _math_scale(x, 1 / math.sqrt(2), "MulBackward1")
     b = erf(a) + 1
     return _math_scale(named(b, "AddBackward1"), 0.5, "MulBackward1")
+
+
+# the elementwise Functions (their backward calls the function again: defined after it)
+# d erfinv(x) = sqrt(pi) / 2 exp(erfinv(x)^2) dx
+_Erfinv = _pointwise_fn("Erfinv", _erfinv_np, erfinv,
+                        lambda x, y: (y * y).exp() * (math.sqrt(math.pi) / 2))
+# d log Phi(x) = phi(x) / Phi(x) dx = exp(-x^2 / 2 - log Phi(x)) / sqrt(2 pi) dx
+_LogNdtr = _pointwise_fn("LogNdtr", _log_ndtr_np, log_ndtr, lambda x, ly: (
+    x * x * -0.5 - ly).exp() * (1 / math.sqrt(2 * math.pi)), saves="xy")
+# d ndtri(p) = sqrt(2 pi) exp(ndtri(p)^2 / 2) dp
+_Ndtri = _pointwise_fn("Ndtri", _ndtri_np, ndtri,
+                       lambda p, y: (y * y * 0.5).exp() * math.sqrt(2 * math.pi), saves="y")
+_SF = {c.__name__: c for c in (_Erfinv, XlogyFn, _LogNdtr, _Ndtri, Entr, Logit, Sinc)}
 
 
 def _math_scale(x, c, name="MulBackward0"):
