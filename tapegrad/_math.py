@@ -35,7 +35,7 @@ from .ops import _u as _ops_u
 from ._record import _hide_below, entry_of, hide, named, saves_result, tap, tap_entry
 from ._state import no_grad
 from ._shape import _add_entry, _scatter_entry, stack
-from .ops import OPCODE
+from .ops import KERNEL_FWD, OPCODE
 from ._record import _mm_core, _out, _src, _tape_for
 from .tensor import _norm_dims, float64, promote_types
 from ._core.names import NAMES, TAPS, name_id
@@ -576,8 +576,7 @@ def _no_grad_ctx():
     return no_grad()
 
 
-_KERNEL_FWD = {"erf", "gelu", "leaky_relu", "elu", "silu", "softplus", "log_sigmoid",
-               "smooth_l1", "step", "clamp_min", "clamp_max", "scale"}
+_KERNEL_FWD = KERNEL_FWD          # (the rows flagged kernel_fwd)
 
 
 def exact(t, value):
