@@ -33,6 +33,8 @@ from .tensor import _NO_HALF_GRAD, _norm_dims, _tyname
 from ._schema import FL
 from ._core.names import multi_name_id, tap_name_id
 from ._core.tape import entry_name
+from ._core.names import NAMES, TAPS
+from ._core.tape import _operands
 from ._core.names import name_id
 
 
@@ -1553,6 +1555,43 @@ def hide(*ts):
                 tp, e = entry_of(t)
             if e >= 0:
                 tp.E[e * K + FL] |= F_HIDDEN
+
+
+def _hide_below(out, *inputs):
+    """Hide every entry of a composition between ``inputs`` and ``out`` (not ``out``'s). Tap
+    marks of composites used inside (stack's, bmm's) are removed unless their operands are
+    ``inputs`` themselves: the taps ``out``'s node reads are the composition's own."""
+    if out._tape is None:
+        return
+    tp, e = entry_of(out)
+    stop = set()
+    for t in inputs:
+        if isinstance(t, Tensor) and t._tape is not None:
+            stop.add(_tp.resolve(t)[1])
+        elif isinstance(t, Tensor) and t._rg:
+            lr = t._lref
+            if lr is not None and lr[0] is tp.wself:
+                stop.add(lr[1])
+    E = _tp.view_i64(tp.E)
+    N = _tp.view_i64(tp.N)
+    E2 = E.reshape(-1, K)
+    todo = list(_operands(E2, e))
+    seen = set()
+    while todo:
+        n = todo.pop()
+        if n < 0 or n in stop or n in seen:
+            continue
+        seen.add(n)
+        p = int(N[n * NK + NPROD])
+        if p < 0:
+            continue
+        E[p * K + FL] |= F_HIDDEN
+        nm_ = int(E[p * K + NM])
+        ops_ = _operands(E2, p)
+        if nm_ in TAPS and not all(m in stop for m in ops_ if m >= 0):
+            E[p * K + NM] = name_id(NAMES[nm_])        # an inner composite's tap
+        todo.extend(ops_)
+    del E, N, E2
 
 
 def named(t, name, arity=None):

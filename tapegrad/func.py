@@ -204,9 +204,8 @@ _NUMPY_FWD_MIN = 1024
 def _numpy_fwd_ops():
     if "fwd_ops" not in _M:
         from .ops import OPCODE
-        _M["fwd_ops"] = np.array([OPCODE[n] for n in (
-            "exp", "log", "sin", "cos", "tanh", "sigmoid", "tan", "asin", "acos", "atan",
-            "sinh", "cosh", "erf", "log1p", "expm1")], np.int64)
+        from ._compiled.kernels import VM_CODES     # the rows with libmvec forwards
+        _M["fwd_ops"] = np.array([OPCODE[n] for n in sorted(VM_CODES)], np.int64)
     return _M["fwd_ops"]
 
 
