@@ -222,6 +222,11 @@ def _check(program, arrays, seed, stats, torch_ok):
     stats.programs += 1
     # a program computing in float32 (``.float()``) rounds differently in the compiled kernels
     tol = 1e-5 if "float" in program.source.replace("float64", "") else 1e-7
+    if "hardsigmoid" in program.source:
+        # its recorded entries compute the value with torch's gradient constant, the float
+        # 1/6 (eager returns the exact (x + 3) / 6): up to 1.5e-8 per element, which weights
+        # and later steps scale (docs/func.md, "Precision")
+        tol = max(tol, 1e-6)
     for k in range(21):
         new = arrays if k == 0 else [_adversarial(a, rng, k + 3 * j) for j, a in enumerate(arrays)]
         try:
