@@ -122,11 +122,15 @@ class IndexMaps:
         return f
 
     def get(self, p0, n):
-        """The map of ``n`` elements at offset ``p0`` (a view; every map lies in one part)."""
+        """Elements ``p0 .. p0 + n`` (a map: a view of its part), or what the joined store
+        holds there (rows that keep no map, ``copy``, read an empty or partial range)."""
         i = bisect_right(self.starts, p0) - 1
-        a = self.parts[i]
-        lo = p0 - self.starts[i]
-        return a[lo:lo + n]
+        if i >= 0:
+            a = self.parts[i]
+            lo = p0 - self.starts[i]
+            if lo + n <= len(a):
+                return a[lo:lo + n]
+        return self.array()[p0:p0 + n]
 
 
 _NO_INDEX = np.zeros(0, np.int64)
