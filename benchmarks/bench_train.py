@@ -19,13 +19,21 @@ Workloads (one timed call = zero_grad, forward, loss, backward, optimizer step):
 Both libraries start from the same parameters (from numpy); before timing, the losses of the
 first three steps are compared. tapegrad and torch repeats are interleaved; the table shows
 medians over repeats (each repeat runs the call for at least 200 ms, 50 ms with --quick) and
-ratio = torch / tapegrad: > 1 means tapegrad is faster. torch keeps its default thread count
-unless --torch-threads is given.
+ratio = torch / tapegrad: > 1 means tapegrad is faster. Both libraries run on one thread:
+NUMBA_NUM_THREADS, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS and TAPEGRAD_THREADS
+are set to 1 before numpy is imported, and torch.set_num_threads(1) (--torch-threads N gives
+torch N threads instead; TRAIN_BENCH_THREADS=default keeps every library's default).
 """
+import os
+
+if os.environ.get("TRAIN_BENCH_THREADS") != "default":
+    for _k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+               "MKL_NUM_THREADS", "TAPEGRAD_THREADS"):
+        os.environ[_k] = "1"
+
 import argparse
 import cProfile
 import math
-import os
 import pstats
 import sys
 import time
@@ -248,6 +256,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if torch is not None and args.torch_threads:
         torch.set_num_threads(args.torch_threads)
+    elif torch is not None and os.environ.get("TRAIN_BENCH_THREADS") != "default":
+        torch.set_num_threads(1)
     if args.profile:
         step = WORKLOADS[args.profile](tapegrad)
         for _ in range(3):
@@ -261,9 +271,10 @@ def main(argv=None):
         return 0
     names = args.names or list(WORKLOADS)
     reps, min_time = (5, 0.05) if args.quick else (9, 0.2)
-    print("tapegrad %s, torch %s (%s threads), numpy %s" % (
-        tapegrad.__version__, torch.__version__ if torch else "absent",
-        torch.get_num_threads() if torch else "-", np.__version__))
+    print("tapegrad %s (%s numba threads), torch %s (%s threads), numpy %s, load %.2f" % (
+        tapegrad.__version__, tapegrad.get_num_threads(),
+        torch.__version__ if torch else "absent",
+        torch.get_num_threads() if torch else "-", np.__version__, os.getloadavg()[0]))
     rows = run(names, reps, min_time)
     print("\n| workload | tapegrad | torch | ratio (torch / tapegrad) |")
     print("|---|---|---|---|")

@@ -896,6 +896,25 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
     if not training:
         dropout_p = 0.0
+    if not need_weights:
+        # torch: scaled_dot_product_attention on (N, heads, L, E) views (its CPU flash kernel:
+        # one fused entry here, see nn/_fused.py)
+        if attn_mask is not None:
+            if attn_mask.size(0) == 1 and attn_mask.dim() == 3:
+                attn_mask = attn_mask.unsqueeze(0)
+            else:
+                attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
+        q = q.view(bsz, num_heads, tgt_len, head_dim)
+        k = k.view(bsz, num_heads, src_len, head_dim)
+        v = v.view(bsz, num_heads, src_len, head_dim)
+        attn_output = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+        attn_output = attn_output.permute(2, 0, 1, 3).contiguous().view(bsz * tgt_len,
+                                                                         embed_dim)
+        attn_output = F.linear(attn_output, out_proj_weight, out_proj_bias)
+        attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))
+        if not is_batched:
+            attn_output = attn_output.squeeze(1)
+        return attn_output, None
     E = q.shape[-1]
     q_scaled = q * math.sqrt(1.0 / float(E))
     if need_weights or attn_mask is not None or not is_causal:
