@@ -17,19 +17,39 @@ entry (an internal ``autograd.Function``, as the fused recurrent layers in
   ``dq = dS K scale``, ``dk = dS^T Q scale``; node
   ``ScaledDotProductFlashAttentionForCpuBackward0``.
 
+* ``linear`` of a matrix with a bias: torch's ``addmm(bias, x, weight.t())``, one entry
+  (node ``AddmmBackward0`` over (bias, x, ``TBackward0`` of the weight), as torch's) instead
+  of an ``mm`` entry and a broadcast of the bias (a gather with an index array as large as
+  the output); the backward ``db = sum(g)``, ``dx = g W``, ``d(W^T) = x^T g``.
+
+* the axis permutations inside multi-head attention (``transpose``/``permute`` of 3-D and
+  4-D tensors, torch's node names): a numpy view recorded as one entry whose backward is the
+  inverse permutation, instead of a gather with an index array as large as the tensor.
+  Used only on tensors the attention consumes itself (the view's in-place rules are a custom
+  Function's).
+
 Gradients of gradients (``create_graph=True``): the layer norm's backward then runs as
 recorded tensor operations (differentiable again, as torch's); differentiating the
 attention's backward raises torch's "derivative for ... is not implemented" (its flash
 kernel has none). Inside ``tapegrad.func`` recordings (``GUARD``) the callers keep the
 composition (replays and vmap's batched plans see primitive entries only).
+
+``TAPEGRAD_NN_FUSED=0`` (environment, read at import; ``ENABLED[0]`` at run time) keeps the
+compositions everywhere (for comparisons: benchmarks/bench_train.py --ab).
 """
+import os
+
 import numpy as np
 from numba import njit
 
+from .._compiled import _vmath
 from .._state import STATE, no_grad
 from ..tensor import GUARD, _wrap, float32, float64
 from ..autograd.function import Function
 from .._core.names import name_id
+
+
+ENABLED = [os.environ.get("TAPEGRAD_NN_FUSED", "1") != "0"]
 
 
 # ----------------------------------------------------------------------------- layer norm
@@ -154,7 +174,7 @@ def _float(t):
 def layer_norm(x, ns, w, b, eps):
     """The fused layer norm, or None when the composition must run (a func recording, an
     empty or non-float input, weights of another dtype)."""
-    if GUARD[0] is not None or not _float(x) or x._data.size == 0:
+    if GUARD[0] is not None or not ENABLED[0] or not _float(x) or x._data.size == 0:
         return None
     for t in (w, b):
         if t is not None and t._dtype is not x._dtype:
@@ -187,7 +207,11 @@ def _softmax_rows(s):
     """softmax over the last axis of s, in place (a row of -inf only gives nan, as torch)."""
     m = s.max(axis=-1, keepdims=True)
     np.subtract(s, m, out=s)
-    np.exp(s, out=s)
+    if s.size >= _vmath.MIN and _vmath.OK and s.flags.c_contiguous:
+        flat = s.reshape(-1)                # exp on the vector-math kernels (SIMD)
+        _vmath.unary_fwd("exp", flat, flat)
+    else:
+        np.exp(s, out=s)
     np.divide(s, s.sum(axis=-1, keepdims=True), out=s)
     return s
 
@@ -218,7 +242,11 @@ class _Attention(Function):
         ctx.arrays = (qa, ka, va, p, scale)
         ctx.mask = mask
         ctx.save_for_backward(q, k, v)
-        return _wrap(out.reshape(lead + (L, va.shape[-1])), q._dtype)
+        # the output in the query's memory layout (torch's flash kernel: empty_like(query));
+        # inside multi-head attention its permute(2, 0, 1, 3) is then contiguous
+        o = np.empty_like(q._data)
+        o[...] = out.reshape(o.shape)
+        return _wrap(o, q._dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -278,7 +306,7 @@ def _unit_last(t):
 def attention(q, k, v, attn_mask, dropout_p, is_causal, scale):
     """The fused attention where torch's CPU dispatcher uses its flash kernel (see the module
     docstring), or None for the composition."""
-    if GUARD[0] is not None or dropout_p > 0.0:
+    if GUARD[0] is not None or not ENABLED[0] or dropout_p > 0.0:
         return None
     if not (STATE.enabled and (q._rg or k._rg or v._rg)):
         return None
@@ -314,3 +342,97 @@ def attention(q, k, v, attn_mask, dropout_p, is_causal, scale):
         else:
             return None
     return _Attention.apply(q, k, v, mask, scale)
+
+
+# ----------------------------------------------------------------------------- linear
+class _Addmm(Function):
+    @staticmethod
+    def _node_name_id():
+        return name_id("AddmmBackward0")
+
+    @staticmethod
+    def forward(ctx, b, x, wt):
+        y = np.matmul(x._data, wt._data)
+        y += b._data
+        ctx.save_for_backward(b, x, wt)
+        return _wrap(y, x._dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        b, x, wt = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        if STATE.enabled:                   # create_graph: recorded (differentiable again)
+            return (g.sum(0) if need[0] else None, g.mm(wt.t()) if need[1] else None,
+                    x.t().mm(g) if need[2] else None)
+        ga = g._data
+        d = g._dtype
+        gb = _wrap(ga.sum(0), d) if need[0] else None
+        gx = _wrap(np.matmul(ga, wt._data.T), d) if need[1] else None
+        gw = _wrap(np.matmul(x._data.T, ga), d) if need[2] else None
+        return gb, gx, gw
+
+
+def addmm(b, x, w):
+    """linear(x, w, b) of a matrix x as one entry, or None for the composition (a func
+    recording, no graph, dtypes other than one float dtype, a bias that is not a vector of
+    the output's width, an empty product)."""
+    if (GUARD[0] is not None or not ENABLED[0] or not _float(x)
+            or not (w._dtype is x._dtype is b._dtype)):
+        return None
+    if not (STATE.enabled and (x._rg or w._rg or b._rg)):
+        return None
+    xd, wd, bd = x._data, w._data, b._data
+    if (type(xd) is not np.ndarray or type(wd) is not np.ndarray or type(bd) is not np.ndarray
+            or bd.shape != (wd.shape[0],) or xd.size == 0 or wd.size == 0):
+        return None
+    return _Addmm.apply(b, x, w.t())
+
+
+# ----------------------------------------------------------------------------- permutations
+_PERMUTE = {}
+
+
+def _permute_cls(name):
+    cls = _PERMUTE.get(name)
+    if cls is not None:
+        return cls
+
+    class _Permuted(Function):
+        @staticmethod
+        def _node_name_id():
+            return name_id(name)
+
+        @staticmethod
+        def forward(ctx, x, perm):
+            ctx.perm = perm
+            return _wrap(np.transpose(x._data, perm), x._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            inv = tuple(int(i) for i in np.argsort(ctx.perm))
+            if STATE.enabled:               # create_graph: recorded
+                return g.permute(inv), None
+            return _wrap(np.transpose(g._data, inv), g._dtype), None
+
+    _Permuted.__name__ = name.replace("Backward0", "")
+    cls = _PERMUTE[name] = _Permuted
+    return cls
+
+
+def permuted(x, perm, name):
+    """x.permute(perm) (a view) as one entry named ``name``, or None for the tensor op
+    (see the module docstring: for tensors consumed inside the attention only)."""
+    if GUARD[0] is not None or not ENABLED[0] or not (STATE.enabled and x._rg):
+        return None
+    if type(x._data) is not np.ndarray or not _float(x):
+        return None
+    return _permute_cls(name).apply(x, tuple(perm))
+
+
+def transposed(x, d0, d1):
+    """x.transpose(d0, d1) as ``permuted`` (TransposeBackward0), or the tensor op."""
+    nd = x._data.ndim
+    perm = list(range(nd))
+    perm[d0 % nd], perm[d1 % nd] = perm[d1 % nd], perm[d0 % nd]
+    out = permuted(x, perm, "TransposeBackward0")
+    return x.transpose(d0, d1) if out is None else out

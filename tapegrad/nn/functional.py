@@ -517,6 +517,10 @@ def linear(input, weight, bias=None):
             raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)"
                                % (x._data.shape[0], x._data.shape[1], weight._data.shape[1],
                                   weight._data.shape[0]))
+        if bias is not None:
+            out = _fused.addmm(bias, x, weight)
+            if out is not None:
+                return out
         y = x.mm(_t(weight))
         if bias is None:
             return y
