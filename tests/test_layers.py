@@ -32,7 +32,7 @@ LAYERS = [
     (5, ["tapegrad._record", "tapegrad.autograd.function"]),
     (6, ["tapegrad._info", "tapegrad._shape", "tapegrad._index", "tapegrad._math",
          "tapegrad.creation", "tapegrad._reduce", "tapegrad._matrix", "tapegrad.linalg",
-         "tapegrad.nn._conv", "tapegrad.nn._fused", "tapegrad.nn.functional",
+         "tapegrad.nn._fused", "tapegrad.nn._conv", "tapegrad.nn.functional",
          "tapegrad.special",
          "tapegrad._extra", "tapegrad.nn.init", "tapegrad.nn.parameter",
          "tapegrad.nn.utils"]),

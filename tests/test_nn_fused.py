@@ -228,3 +228,82 @@ def test_transformer_layer_step_vs_torch():
         y = layer(x, src_mask=mask, is_causal=True)
         return y, _grads(lib, y, x, *layer.parameters())
     same(prog)
+
+
+CONV = {
+    "plain": dict(),
+    "padding": dict(padding=1),
+    "stride": dict(stride=2),
+    "mixed": dict(stride=(2, 1), padding=(1, 2), dilation=(2, 1)),
+    "same": dict(padding="same"),
+    "no_bias": dict(bias=False),
+}
+
+
+def _conv(lib, x, w, b, case):
+    kw = dict(case)
+    with_bias = kw.pop("bias", True)
+    return lib.nn.functional.conv2d(x, w, b if with_bias else None, **kw)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(CONV))
+def test_conv2d_vs_torch(name, dtype):
+    def prog(lib):
+        import warnings
+        x = leaf(lib, data((2, 3, 7, 6)), dtype)
+        w = leaf(lib, data((4, 3, 3, 2), seed=1), dtype)
+        b = leaf(lib, data((4,), seed=2), dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = _conv(lib, x, w, b, CONV[name])
+        return y, graph(y.grad_fn), _grads(lib, y, x, w, b)
+    same(prog)
+
+
+@pytest.mark.parametrize("name", sorted(CONV))
+def test_conv2d_finite_differences(name):
+    fdcheck(lambda x, w, b: _conv(tg, x, w, b, CONV[name]),
+            [np.array(data((1, 2, 5, 4))), np.array(data((3, 2, 3, 2), seed=1)),
+             np.array(data((3,), seed=2))], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["plain", "mixed"])
+def test_conv2d_double_backward_vs_torch(name):
+    def prog(lib):
+        x = leaf(lib, data((2, 3, 7, 6)), "float64")
+        w = leaf(lib, data((4, 3, 3, 2), seed=1), "float64")
+        b = leaf(lib, data((4,), seed=2), "float64")
+        y = _conv(lib, x, w, b, CONV[name])
+        gs = lib.autograd.grad((y * y.detach().cos()).sum(), [x, w, b], create_graph=True)
+        # (the first gradients' own node names are not torch's ConvolutionBackwardBackward0:
+        # their values and their derivatives are compared)
+        h = lib.autograd.grad(sum((t ** 2).sum() for t in gs), [x, w])
+        return [t.detach() for t in gs], h
+    same(prog)
+
+
+def test_unfused_compositions_agree():
+    """TAPEGRAD_NN_FUSED=0 (ENABLED[0] False): the compositions give the same values and
+    gradients as the fused entries."""
+    from tapegrad.nn import _fused
+    x = np.array(data((2, 4, 6)), np.float64)
+
+    def run():
+        t = tg.tensor(x, requires_grad=True)
+        lin = tg.nn.functional.linear(t, tg.tensor(np.array(data((5, 6), seed=1))),
+                                      tg.tensor(np.array(data((5,), seed=2))))
+        ln = tg.nn.functional.layer_norm(lin, (5,))
+        q = ln.reshape(2, 1, 4, 5)
+        at = tg.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        c = tg.nn.functional.conv2d(at, tg.tensor(np.array(data((2, 1, 2, 2), seed=3))))
+        c.pow(2).sum().backward()
+        return c.detach().numpy(), t.grad.numpy()
+    fused = run()
+    _fused.ENABLED[0] = False
+    try:
+        plain = run()
+    finally:
+        _fused.ENABLED[0] = True
+    for a, b in zip(fused, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
