@@ -118,30 +118,18 @@ def _layer_forward(mode, x, h, c, w_ih, w_hh, b_ih, b_hh):
     cs = np.empty((T, B, H), x.dtype) if mode == "LSTM" else None    # c before each step
     tcs = np.empty((T, B, H), x.dtype) if mode == "LSTM" else None
     hn = np.empty((T, B, H), x.dtype) if mode == "GRU" else None     # W_hn h + b_hn
-    fast = mode == "LSTM" and x.dtype in (np.float32, np.float64)
-    if fast:
-        c = np.array(c, x.dtype)            # (updated in place by the step kernel)
+    if mode == "LSTM":
+        c = np.array(c, x.dtype)            # (updated in place by the step)
     for t in range(T):
         hs[t] = h
         hh = h @ w_hh.T
         if b_hh is not None:
             hh += b_hh
-        if fast:
+        if mode == "LSTM":
             _lstm_cell(hh, xp[t], c, acts[t], cs[t], tcs[t], out[t])
             h = out[t]
             continue
-        if mode == "LSTM":
-            gates = hh + xp[t]
-            a = acts[t]
-            a[:, :H] = _sig(gates[:, :H])
-            a[:, H:2 * H] = _sig(gates[:, H:2 * H])
-            a[:, 2 * H:3 * H] = np.tanh(gates[:, 2 * H:3 * H])
-            a[:, 3 * H:] = _sig(gates[:, 3 * H:])
-            cs[t] = c
-            c = a[:, H:2 * H] * c + a[:, :H] * a[:, 2 * H:3 * H]
-            tcs[t] = np.tanh(c)
-            h = a[:, 3 * H:] * tcs[t]
-        elif mode == "GRU":
+        if mode == "GRU":
             a = acts[t]
             a[:, :H] = _sig(hh[:, :H] + xp[t, :, :H])
             a[:, H:2 * H] = _sig(hh[:, H:2 * H] + xp[t, :, H:2 * H])
@@ -167,12 +155,11 @@ def _layer_backward(mode, saved, x, w_ih, w_hh, has_bias, g_out, g_h, g_c):
         dc = np.zeros((B, H), dt) if g_c is None else g_c.copy()
     dX = np.empty((T, B, w_ih.shape[0]), dt)     # gradients of the input projections
     dHH = np.empty((T, B, w_hh.shape[0]), dt) if mode == "GRU" else None
-    fast = mode == "LSTM" and dt in (np.float32, np.float64)
-    if fast:
+    if mode == "LSTM":
         zero = np.zeros((B, H), dt)
         dc = np.array(dc, dt)
     for t in range(T - 1, -1, -1):
-        if fast:
+        if mode == "LSTM":
             d = dX[t]
             _lstm_cell_vjp(dh, zero if g_out is None else np.ascontiguousarray(g_out[t], dt),
                            dc, acts[t], cs[t], tcs[t], d)
@@ -181,18 +168,7 @@ def _layer_backward(mode, saved, x, w_ih, w_hh, has_bias, g_out, g_h, g_c):
         if g_out is not None:
             dh = dh + g_out[t]
         a = acts[t]
-        if mode == "LSTM":
-            i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
-            tc = tcs[t]
-            dc = dc + dh * o * (1 - tc * tc)
-            d = dX[t]
-            d[:, :H] = dc * g * i * (1 - i)
-            d[:, H:2 * H] = dc * cs[t] * f * (1 - f)
-            d[:, 2 * H:3 * H] = dc * i * (1 - g * g)
-            d[:, 3 * H:] = dh * tc * o * (1 - o)
-            dc = dc * f
-            dh = d @ w_hh
-        elif mode == "GRU":
+        if mode == "GRU":
             r, z, n = a[:, :H], a[:, H:2 * H], a[:, 2 * H:]
             hprev = hs[t]
             dz = dh * (hprev - n)
