@@ -31,8 +31,10 @@ from .linalg import (cholesky_inverse, cholesky_solve, det, logdet,  # noqa: F40
 from .nn.functional import (celu, celu_, cosine_similarity, log_softmax,  # noqa: F401,E402
                             pairwise_distance, pdist, prelu, relu, relu_, rms_norm, selu, selu_,
                             softmax, threshold, threshold_)
-from .special import (digamma, erfc, erfinv, lgamma, logit, mvlgamma, polygamma,  # noqa: F401,E402
-                      sinc, xlogy)
+from .special import (digamma, erfc, erfinv, i0, lgamma, logit, mvlgamma,  # noqa: F401,E402
+                      polygamma, sinc, xlogy)
+from ._index import (as_strided, as_strided_scatter, diagonal_scatter, put,  # noqa: F401,E402
+                     select_scatter, slice_scatter, unravel_index)
 from .func import compile  # noqa: F401,E402
 
 # ---- torch's names for functions of different signature or name in the submodules (aten's
@@ -48,19 +50,16 @@ from .nn.functional import (  # noqa: E402
     _torch_layer_norm as layer_norm, _torch_margin_ranking_loss as margin_ranking_loss,
     _torch_poisson_nll_loss as poisson_nll_loss,
     _torch_triplet_margin_loss as triplet_margin_loss)
+from .creation import _range as range  # noqa: E402
+from .special import gammainc as igamma, gammaincc as igammac  # noqa: E402
 
 # ---- the method table: every family's Tensor methods, attached once (needs the names above:
 # some families' method builders read the namespace)
 from . import _methods  # noqa: F401,E402
 
-# ---- the long tail (_extra.py, to be dissolved into its families): its names, some built
-# from the methods just attached (the in-place functions torch.abs_ ...)
-from . import _extra  # noqa: E402
-globals().update(_extra.namespace())
-linalg.matrix_exp = _extra.matrix_exp
-special.i0 = _extra.i0
-special.i1 = _extra.i1
-special.gammainc, special.gammaincc = _extra.igamma, _extra.igammac
+# torch's functions built from the attached methods and the names above (torch.exp_ is
+# Tensor.exp_, torch.diagonal_copy ...)
+globals().update(_methods.namespace_functions())
 
 from ._compiled import _driver, _fastload, _interp  # noqa: E402
 _fastload.install(_interp)  # cached interpreter loads without Numba's full refresh (start-up)
@@ -93,7 +92,7 @@ def numel(t):
     return t.numel()
 
 
-# ---- training stack (feat/nn): torch.optim, torch.utils.data, torch.save/load in torch's
+# ---- training stack: torch.optim, torch.utils.data, torch.save/load in torch's
 # format (tapegrad/serialization.py), imported on first use (start-up time)
 _LAZY = {"optim": "optim", "utils": "utils", "serialization": "serialization",
          "save": "serialization", "load": "serialization", "random": "random"}

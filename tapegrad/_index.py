@@ -34,6 +34,8 @@ from ._record import (_NUMBER_TYPES, _SLICE_NM, _SLICE_OP, _block_offset, _bump,
                       _view, _view_checks, _write)
 import builtins
 from ._shape import expand
+from ._record import _positions
+from ._shape import _diag_dims, _flat, _kept, _merge, _put_flat, index_map
 
 
 def _setitem_shape_error(d, key, nk, vd):
@@ -126,9 +128,9 @@ def _np_key(key, shape):
 
 def _getitem(x, key):
     tk = type(key)
-    if tk is slice and x._rg and key.step is None:   # x[a:b] of a contiguous tensor: common
+    if tk is slice and x._rg and key.step is None:   # x[a:b]: rows a..b, a block in C order
         d = x._data
-        if type(d) is _ndarray and d.ndim and d.flags.c_contiguous and STATE.enabled:
+        if type(d) is _ndarray and d.ndim and STATE.enabled:
             n0 = d.shape[0]
             start, stop, step = key.indices(n0)
             y = d[key]
@@ -681,3 +683,222 @@ class TensorMethods:
         _bump(self)
 
     __getitem__ = _getitem
+
+
+# ----------------------------------------------------------------------------- scatters (select/slice/diagonal/as_strided_scatter, put, fill_diagonal_), as_strided
+def _torch():
+    import tapegrad     # the torch namespace: the bodies below call T.<name> (KNOWN_UPWARD)
+    return tapegrad
+
+
+def _place(input, src, P, name):
+    """``input`` with ``src`` written at the flat positions ``P`` (src's shape), recorded as
+    one node ``name`` over (input, src)."""
+    P = np.asarray(P, np.int64).reshape(-1)
+    return _put_flat(input, P, src, _flat(P.size), False, name)
+
+
+def _pos(shape):
+    return np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+
+
+def _check_src(input, src, P, fname):
+    if not isinstance(src, Tensor):
+        raise TypeError("%s(): argument 'src' (position 2) must be Tensor, not %s"
+                        % (fname, _type_name(src)))
+    if tuple(src._data.shape) != tuple(P.shape):
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           "%s, slice size = %s" % (list(src._data.shape), list(P.shape)))
+
+
+def select_scatter(input, src, dim, index):
+    nd = input._data.ndim
+    d = dim % nd
+    n = input._data.shape[d]
+    if not -n <= index < n:
+        raise IndexError("select(): index %d out of range for tensor of size %s at dimension %d"
+                         % (index, list(input._data.shape), dim))
+    P = np.take(_pos(input._data.shape), index % n, axis=d)
+    _check_src(input, src, P, "select_scatter")
+    return _place(input, src, P, "SelectScatterBackward0")
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    nd = input._data.ndim
+    d = dim % nd
+    sl = [slice(None)] * nd
+    sl[d] = slice(start, end, step)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    P = _pos(input._data.shape)[tuple(sl)]
+    _check_src(input, src, P, "slice_scatter")
+    return _place(input, src, P, "SliceScatterBackward0")
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    dim1, dim2 = _diag_dims(dim1, dim2, input._data.ndim)
+    P = np.diagonal(_pos(input._data.shape), offset, dim1, dim2)
+    _check_src(input, src, P, "diagonal_scatter")
+    return _place(input, src, P, "DiagonalScatterBackward0")
+
+
+def _put_positions(input, index):
+    if not isinstance(index, Tensor) or index._dtype.name != "int64":
+        raise RuntimeError("put_(): Expected a long tensor for index, but got %s"
+                           % (index._dtype._tname if isinstance(index, Tensor)
+                              else type(index).__name__))
+    n = input._data.size
+    iv = np.asarray(index._data, np.int64).reshape(-1)
+    bad = (iv < -n) | (iv >= n)
+    if bad.any():
+        raise IndexError("out of range: tried to access index %d on a tensor of %d elements."
+                         % (iv[np.argmax(bad)], n))
+    return np.where(iv < 0, iv + n, iv)
+
+
+def put(input, index, source, accumulate=False):
+    P = _put_positions(input, index)
+    if not isinstance(source, Tensor):
+        raise TypeError("put(): argument 'source' (position 2) must be Tensor, not %s"
+                        % _type_name(source))
+    if source._data.size != P.size:
+        raise RuntimeError("put_(): Expected source and index to have the same number of elements, "
+                           "but got source.numel() = %d, index.numel() = %d"
+                           % (source._data.size, P.size))
+    if source._dtype is not input._dtype:
+        raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
+                           "self.dtype = %s and source.dtype = %s"
+                           % (input._dtype._tname, source._dtype._tname))
+    return _put_flat(input, P, source, _flat(P.size), accumulate, "PutBackward0")
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    shape = self._data.shape
+    nd = len(shape)
+    if nd < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if nd > 2 and any(s != shape[0] for s in shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if nd == 2:
+        h, w = shape
+        step = w + 1
+        P = np.arange(0, builtins.min(h, w) * w, step, dtype=np.int64)
+        if wrap and h > w + 1:
+            # torch fills the main diagonal, then the wrapped rest: two writes
+            _fill_diagonal_(self, fill_value)
+            P = np.arange(0, self._data.size, step, dtype=np.int64)[builtins.min(h, w):]
+            if P.size == 0:
+                return self
+    else:
+        step = sum(int(np.prod(shape[i + 1:])) for i in range(nd))
+        P = np.arange(0, self._data.size, step, dtype=np.int64)[:shape[0]]
+
+    def f(s, _o):
+        y = np.array(s._data, copy=True)
+        y.reshape(-1)[P] = fill_value
+        kept = _kept(y.size, P)
+        return _merge(y, s._dtype, "CopySlices", [(s, kept, kept, 1.0, 0)], 1)
+    return self._inplace(None, f)
+
+
+def unravel_index(indices, shape):
+    T = _torch()
+    if not isinstance(indices, Tensor):
+        indices = T.tensor(indices)
+    if indices._dtype.is_floating_point or indices._dtype.name == "bool":
+        raise TypeError("expected 'indices' to be integer dtype, but got %s" % indices.dtype)
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got %s" % (shape,))
+    if 0 in shape:
+        raise RuntimeError("ZeroDivisionError")
+    # torch's formula (indices // stride) % size: out-of-range indices wrap around
+    iv = np.asarray(indices._data, np.int64)
+    strides = [int(np.prod(shape[k + 1:])) for k in builtins.range(len(shape))]
+    with np.errstate(divide="ignore"):
+        parts = [np.floor_divide(iv, st) % sz if sz else np.zeros_like(iv)
+                 for st, sz in zip(strides, shape)]
+    return tuple(_wrap(np.asarray(p, np.int64) if np.ndim(p) else np.int64(p), T.int64)
+                 for p in parts)
+
+
+def _strided_positions(input, size, stride, storage_offset, fname):
+    """Root storage positions (shape ``size``) that as_strided(size, stride, offset) reads."""
+    size = tuple(int(v) for v in size)
+    stride = tuple(int(v) for v in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(v < 0 for v in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
+                           "strides: %s" % list(stride))
+    root = input if input._base is None else input._base
+    rd = root._arr()
+    if not rd.flags.c_contiguous:
+        raise NotImplementedError("as_strided of a tensor whose storage is not C-contiguous is "
+                                  "not supported by tapegrad")
+    off = input.storage_offset() if storage_offset is None else int(storage_offset)
+    isz = rd.itemsize
+    need = off + sum((n - 1) * st for n, st in zip(size, stride)) + 1 if all(size) else 0
+    if need > rd.size:
+        raise RuntimeError("setStorage: sizes %s, strides %s, storage offset %d, and itemsize %d "
+                           "requiring a storage size of %d are out of bounds for storage of size "
+                           "%d" % (list(size), list(stride), off, isz, need * isz, rd.size * isz))
+    P = np.full(size, off, np.int64)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        shp = [1] * len(size)
+        shp[k] = n
+        P = P + (np.arange(n, dtype=np.int64) * st).reshape(shp)
+    return size, stride, off, rd, P
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of the input's storage with the given geometry (AsStridedBackward0: a gather of
+    the input's elements; positions outside a view input's own elements are refused)."""
+    size, stride, off, rd, P = _strided_positions(input, size, stride, storage_offset,
+                                                  "as_strided")
+    d = input._arr()
+    isz = rd.itemsize
+    y = np.lib.stride_tricks.as_strided(rd.reshape(-1)[off:] if rd.size else rd.reshape(-1),
+                                        size, tuple(st * isz for st in stride))
+    if input._base is None:
+        idx = P
+    else:
+        ip = _positions(input).reshape(-1)
+        lut = np.full(rd.size, -1, np.int64)
+        lut[ip] = np.arange(ip.size, dtype=np.int64)
+        idx = lut[P] if P.size else P
+        if P.size and (idx < 0).any():
+            if input._rg and STATE.enabled:
+                raise NotImplementedError("as_strided with gradients reading storage outside "
+                                          "the (view) input is not supported by tapegrad")
+            idx = np.zeros_like(P)
+
+    def fn(a):
+        return y if a is d else np.asarray(idx).reshape(size)
+    return index_map(input, fn, "AsStridedBackward0", view=True)
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    if input._base is not None:
+        input = input.contiguous() if not input.is_contiguous() else input
+    size, stride, off, rd, P = _strided_positions(input, size, stride, storage_offset,
+                                                  "as_strided_scatter")
+    if input._base is not None:
+        P = P - input.storage_offset()
+    _check_src(input, src, P, "as_strided_scatter")
+    return _place(input, src, P, "AsStridedScatterBackward0")
+
+
+def _install_composed(Tensor):
+    Tn = Tensor
+    Tn.select_scatter = select_scatter
+    Tn.slice_scatter = slice_scatter
+    Tn.diagonal_scatter = diagonal_scatter
+    Tn.fill_diagonal_ = _fill_diagonal_
+    Tn.put = put
+    Tn.put_ = lambda self, index, source, accumulate=False: self._inplace(
+        source, lambda s, o: put(s, index, o, accumulate))
+    Tn.as_strided = as_strided
+    Tn.as_strided_scatter = as_strided_scatter

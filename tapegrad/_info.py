@@ -10,6 +10,11 @@ import numpy as np
 
 from .tensor import Tensor, _DEFAULT, _result_dtype, _scalar_dtype, bool_, device, dtype
 from .tensor import _check_device
+import builtins
+import warnings
+from ._core import tape as _tp
+from ._schema import NK, NNR
+from ._state import is_anomaly_check_nan_enabled, is_anomaly_enabled
 
 
 def _g(v):
@@ -131,7 +136,109 @@ def set_default_device(d):
     _check_device(d)
 
 
-__all__ = ["finfo", "iinfo", "result_type", "can_cast", "set_num_threads", "get_num_threads",
-           "get_num_interop_threads", "set_num_interop_threads", "use_deterministic_algorithms",
-           "are_deterministic_algorithms_enabled", "is_nonzero", "get_default_device",
-           "set_default_device"]
+__all__ = ["are_deterministic_algorithms_enabled", "can_cast", "finfo", "get_default_device",
+           "get_device", "get_num_interop_threads", "get_num_threads", "iinfo",
+           "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_distributed", "is_inference",
+           "is_inference_mode_enabled", "is_neg", "is_nonzero", "is_same_size", "is_signed",
+           "layout", "result_type", "set_default_device", "set_num_interop_threads",
+           "set_num_threads", "strided", "typename", "use_deterministic_algorithms"]
+
+
+# ----------------------------------------------------------------------------- introspection
+def typename(obj):
+    if isinstance(obj, Tensor):
+        return "torch." + obj._dtype._tname + "Tensor"
+    t = type(obj)
+    mod = t.__module__
+    if mod in ("builtins", "__builtin__") or mod is None:
+        return t.__qualname__
+    return mod + "." + t.__qualname__
+
+
+def is_same_size(a, b):
+    return tuple(a._data.shape) == tuple(b._data.shape)
+
+
+def is_inference(t):
+    return bool(getattr(t, "_inference", False))
+
+
+def _output_nr(self):
+    """Which output of its grad_fn this tensor is (0 for leaves and single-output nodes)."""
+    if self._tape is None:
+        return 0
+    tp, node = _tp.resolve(self)
+    return int(tp.N[node * NK + NNR])
+
+
+_WARNED = set()
+
+
+def _warn_once(key, msg):
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(msg, UserWarning, stacklevel=3)
+
+
+class layout:
+    """torch.layout: tapegrad tensors are always ``torch.strided``."""
+    __module__ = "torch"
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+
+strided = layout("strided")
+
+
+def _dim_order(self, *, ambiguity_check=False):
+    """Dimensions from the outermost to the innermost in memory (stable for equal strides)."""
+    st = self.stride()
+    return tuple(sorted(builtins.range(len(st)), key=lambda i: -st[i]))
+
+
+def _is_set_to(self, tensor):
+    """Same storage, offset, sizes and strides."""
+    a, b = self._arr(), tensor._arr()
+    ra = self if self._base is None else self._base
+    rb = tensor if tensor._base is None else tensor._base
+    return (ra is rb and a.shape == b.shape and a.strides == b.strides and
+            self.storage_offset() == tensor.storage_offset() and a.dtype == b.dtype)
+
+
+def is_signed(input):
+    return input.is_signed()
+
+
+def is_neg(input):
+    return False
+
+
+def is_distributed(input):
+    return False
+
+
+def is_inference_mode_enabled():
+    return False
+
+
+def get_device(t):
+    return -1
+
+
+def _install_composed(Tensor):
+    Tn = Tensor
+    Tn.is_same_size = is_same_size
+    Tn.is_inference = is_inference
+    Tn.nbytes = property(lambda self: self._data.size * self._dtype.itemsize)
+    Tn.itemsize = property(lambda self: self._dtype.itemsize)
+    Tn.output_nr = property(_output_nr)
+    Tn.dim_order = _dim_order
+    Tn.is_set_to = _is_set_to
+    Tn.const_data_ptr = Tn.data_ptr
+    Tn.is_meta = property(lambda self: False)
+    Tn.is_distributed = lambda self: False
+    Tn.layout = property(lambda self: strided)

@@ -1,4 +1,4 @@
-"""Elementwise math beyond the foundation: the breadth rows of the op table (tan ... erf,
+"""Elementwise math beyond the foundation: the op table's further elementwise rows (tan ... erf,
 clamp, maximum, atan2, remainder ...) and compositions with torch's node names (exp2, log2,
 log10, rsqrt, square, frac, lerp, where ...), comparisons and logical operations.
 
@@ -32,32 +32,33 @@ import numbers
 from ._compiled import _layout, _vmath
 from ._core.names import name_id as _name_id
 from .ops import _u as _ops_u
-from ._record import entry_of, hide, named, saves_result, tap, tap_entry
+from ._record import _hide_below, entry_of, hide, named, saves_result, tap, tap_entry
 from ._state import no_grad
 from ._shape import _add_entry, _scatter_entry, stack
-from .ops import OPCODE
+from .ops import KERNEL_FWD, OPCODE
 from ._record import _mm_core, _out, _src, _tape_for
 from .tensor import _norm_dims, float64, promote_types
 from ._core.names import NAMES, TAPS, name_id
 from ._core.tape import _operands
+import builtins
 
 # the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
 __all__ = ["abs", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmv", "addr",
-           "allclose", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
-           "argwhere", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm", "bitwise_and",
-           "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
+           "allclose", "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
+           "arctanh", "argwhere", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm",
+           "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
            "bitwise_xor", "ceil", "chain_matmul", "clamp", "clamp_max", "clamp_min", "clip",
-           "clone", "copysign", "cos", "cosh", "count_nonzero", "deg2rad", "div", "divide", "eq",
-           "equal", "erf", "exp", "exp2", "expm1", "fix", "float_power", "floor", "floor_divide",
-           "fmax", "fmin", "fmod", "frac", "ge", "greater", "greater_equal", "gt", "heaviside",
-           "hypot", "inner", "isclose", "isfinite", "isin", "isinf", "isnan", "isneginf",
-           "isposinf", "isreal", "le", "lerp", "less", "less_equal", "log", "log10", "log1p",
-           "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or",
-           "logical_xor", "lt", "maximum", "minimum", "mul", "multiply", "nan_to_num", "ne",
-           "neg", "negative", "nextafter", "nonzero", "not_equal", "positive", "pow", "rad2deg",
-           "reciprocal", "remainder", "round", "rsqrt", "sgn", "sigmoid", "sign", "signbit",
-           "sin", "sinh", "sqrt", "square", "sub", "subtract", "tan", "tanh", "true_divide",
-           "trunc", "vdot", "where"]
+           "clone", "conj_physical_", "copysign", "cos", "cosh", "count_nonzero", "deg2rad",
+           "detach", "div", "divide", "eq", "equal", "erf", "exp", "exp2", "expm1", "fill", "fix",
+           "float_power", "floor", "floor_divide", "fmax", "fmin", "fmod", "frac", "gcd", "ge",
+           "greater", "greater_equal", "gt", "heaviside", "hypot", "inner", "isclose", "isfinite",
+           "isin", "isinf", "isnan", "isneginf", "isposinf", "isreal", "lcm", "ldexp", "le", "lerp",
+           "less", "less_equal", "log", "log10", "log1p", "log2", "logaddexp", "logaddexp2",
+           "logical_and", "logical_not", "logical_or", "logical_xor", "lt", "maximum", "minimum",
+           "mul", "multiply", "nan_to_num", "ne", "neg", "negative", "nextafter", "nonzero",
+           "nonzero_static", "not_equal", "positive", "pow", "rad2deg", "reciprocal", "remainder",
+           "round", "rsqrt", "rsub", "sgn", "sigmoid", "sign", "signbit", "sin", "sinh", "sqrt",
+           "square", "sub", "subtract", "tan", "tanh", "true_divide", "trunc", "vdot", "where"]
 
 
 _TRUE = object()     # div without rounding_mode (an explicit rounding_mode=None is torch's
@@ -575,8 +576,7 @@ def _no_grad_ctx():
     return no_grad()
 
 
-_KERNEL_FWD = {"erf", "gelu", "leaky_relu", "elu", "silu", "softplus", "log_sigmoid",
-               "smooth_l1", "step", "clamp_min", "clamp_max", "scale"}
+_KERNEL_FWD = KERNEL_FWD          # (the rows flagged kernel_fwd)
 
 
 def exact(t, value):
@@ -1571,43 +1571,6 @@ def atanh(input):
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
-def _hide_below(out, *inputs):
-    """Hide every entry of a composition between ``inputs`` and ``out`` (not ``out``'s). Tap
-    marks of composites used inside (stack's, bmm's) are removed unless their operands are
-    ``inputs`` themselves: the taps ``out``'s node reads are the composition's own."""
-    if out._tape is None:
-        return
-    tp, e = entry_of(out)
-    stop = set()
-    for t in inputs:
-        if isinstance(t, Tensor) and t._tape is not None:
-            stop.add(_tp.resolve(t)[1])
-        elif isinstance(t, Tensor) and t._rg:
-            lr = t._lref
-            if lr is not None and lr[0] is tp.wself:
-                stop.add(lr[1])
-    E = _tp.view_i64(tp.E)
-    N = _tp.view_i64(tp.N)
-    E2 = E.reshape(-1, K)
-    todo = list(_operands(E2, e))
-    seen = set()
-    while todo:
-        n = todo.pop()
-        if n < 0 or n in stop or n in seen:
-            continue
-        seen.add(n)
-        p = int(N[n * NK + NPROD])
-        if p < 0:
-            continue
-        E[p * K + FL] |= F_HIDDEN
-        nm_ = int(E[p * K + NM])
-        ops_ = _operands(E2, p)
-        if nm_ in TAPS and not all(m in stop for m in ops_ if m >= 0):
-            E[p * K + NM] = name_id(NAMES[nm_])        # an inner composite's tap
-        todo.extend(ops_)
-    del E, N, E2
-
-
 def float_power(input, exponent):
     """input ** exponent in float64 (PowBackward0/1 over ToCopyBackward0 casts)."""
     _pow = pow
@@ -2111,3 +2074,231 @@ class TensorOperators:
     sigmoid = sigmoid
     relu = relu
     sqrt = sqrt
+
+
+# ----------------------------------------------------------------------------- composed elementwise functions, in-place variants, python callables
+def _torch():
+    import tapegrad     # the torch namespace: the bodies below call T.<name> (KNOWN_UPWARD)
+    return tapegrad
+
+
+def _mul_scalar(t, c):
+    """t * c as torch's C++ composites record it (the Scalar overload: MulBackward1)."""
+    return scale(t, c, name="MulBackward1") if t.requires_grad else t * c
+
+
+def _div_scalar(t, c):
+    """t / c recorded as DivBackward1 (torch's Scalar overload)."""
+    if not t.requires_grad:
+        return t / c
+    out = scale(t, 1.0 / c, name="DivBackward1")
+    return exact(out, np.asarray(t._data) / np.asarray(c, t._dtype.np))
+
+
+def ldexp(input, other):
+    """input * 2^other (LdexpBackward0: d input = 2^other, d other = ln 2 * input * 2^other)."""
+    T = _torch()
+    if not isinstance(other, Tensor):
+        raise TypeError("ldexp(): argument 'other' (position 2) must be Tensor, not %s"
+                        % _type_name(other))
+    rdt = _result_dtype(input, other)
+    if not rdt.is_floating_point:
+        rdt = _DEFAULT[0]
+    a = input if input._dtype is rdt else input.to(rdt)
+    b = other if other._dtype is rdt else other.to(rdt)
+    out = tap(a, 0) * T.exp2(tap(b, 1))
+    if out.requires_grad:
+        _hide_below(out, a, b)
+        named(out, "LdexpBackward0", arity=2)
+    return out
+
+
+def _int_binary(npf, name):
+    def f(input, other):
+        T = _torch()
+        a = input if isinstance(input, Tensor) else T.tensor(input)
+        b = other if isinstance(other, Tensor) else T.tensor(other)
+        rdt = _result_dtype(a, b)
+        if rdt.is_floating_point or rdt.name == "bool":
+            raise NotImplementedError('"%s_cpu" not implemented for \'%s\'' % (name, rdt._tname))
+        y = npf(np.asarray(a._data, rdt.np), np.asarray(b._data, rdt.np))
+        return _wrap(np.asarray(y, rdt.np), rdt)
+    f.__name__ = name
+    return f
+
+
+gcd = _int_binary(np.gcd, "gcd")
+
+
+lcm = _int_binary(np.lcm, "lcm")
+
+
+def rsub(input, other, *, alpha=1):
+    if isinstance(other, Tensor):
+        a = tap(input, 0)
+        out = tap(other, 1) - (a if alpha == 1 else _mul_scalar(a, alpha))
+        if out.requires_grad:
+            _hide_below(out, input, other)
+            named(out, "RsubBackward0", arity=2)
+        return out
+    return named(other - (input if alpha == 1 else input * alpha), "RsubBackward1")
+
+
+def fill(input, value):
+    T = _torch()
+    y = T.full_like(input, value.item() if isinstance(value, Tensor) else value)
+    if STATE.enabled and input._rg:
+        out = input * 0.0 + y.detach()
+        _hide_below(out, input)
+        return named(out, "FillBackward0", arity=1)
+    return y
+
+
+def detach(input):
+    return input.detach()
+
+
+def _cmp_inplace(fn, name):
+    """self.eq_(other) ...: the comparison's 0/1 written in self's dtype; with gradients a node
+    ``name`` whose gradient is zero, as torch's."""
+    def f(self, other):
+
+        def op(s, o):
+            val = fn(s, o)
+            if not (STATE.enabled and s._rg):
+                return val
+            if isinstance(o, Tensor):       # (the Tensor overload: a node over both)
+                out = tap(s, 0) * 0.0 + tap(o, 1) * 0.0 + val.to(s.dtype).detach()
+                _hide_below(out, s, o)
+                return named(out, name + "1", arity=2)
+            out = tap(s, 0) * 0.0 + val.to(s.dtype).detach()
+            _hide_below(out, s)
+            return named(out, name + "0", arity=1)
+        return self._inplace(other, op)
+    f.__name__ = name
+    return f
+
+
+def _owned(s):
+    """The in-place target's stand-in (``tensor._proxy``) with a value of its own: custom
+    Functions (erfinv, i0, ...) save their input Tensor itself, which the write would change."""
+    if isinstance(s._data, np.ndarray):
+        s._data = s._data.copy()
+    return s
+
+
+def angle(input):
+    """The argument of a real number: 0 for x >= 0, pi for x < 0 (nan stays); zero gradient."""
+    x = input if input._dtype.is_floating_point else input.to(_DEFAULT[0])
+    d = np.asarray(x._data)
+    val = np.where(d < 0, np.pi, np.where(np.isnan(d), np.nan, 0.0)).astype(x._dtype.np)
+    c = _wrap(val if val.ndim else val[()], x._dtype)
+    if STATE.enabled and input._rg:
+        out = tap(x, 0) * 0.0 + c
+        _hide_below(out, x)
+        return named(out, "AngleBackward0", arity=1)
+    return c
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    T = _torch()
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer, but got size: "
+                           "%d" % size)
+    nz = np.argwhere(np.asarray(input._data))
+    nd = builtins.max(np.ndim(input._data), 1) if np.ndim(input._data) else 0
+    out = np.full((size, nd), fill_value, np.int64)
+    k = builtins.min(size, nz.shape[0])
+    if nd:
+        out[:k] = nz[:k].reshape(-1, nd)
+    return _wrap(out, T.int64)
+
+
+def _apply_(self, callable):
+    if self._rg:
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
+                           "var.detach().apply_() instead.")
+    return _map_values(self, (), callable)
+
+
+def _map_(self, tensor, callable):
+    if self._rg or tensor._rg:
+        raise RuntimeError("Can't call map_() on Variable that requires grad. Use "
+                           "var.detach().map_() instead.")
+    return _map_values(self, (tensor,), callable)
+
+
+def _map2_(self, x, y, callable):
+    if self._rg or x._rg or y._rg:
+        raise RuntimeError("Can't call map2_() on Variable that requires grad. Use "
+                           "var.detach().map2_() instead.")
+    return _map_values(self, (x, y), callable)
+
+
+def _map_values(self, others, fn):
+    """self[i] = fn(self[i], *others[i]) elementwise with Python numbers (others broadcast to
+    self's shape); results converted to self's dtype as torch's (truncation for integers)."""
+    d = self._arr()
+    shp = d.shape
+    cols = [np.broadcast_to(np.asarray(o._data), shp).reshape(-1).tolist() for o in others]
+    flat = d.reshape(-1).tolist()
+    py = float if self._dtype.is_floating_point else (bool if self._dtype.name == "bool" else int)
+    out = [py(fn(v, *[c[i] for c in cols])) for i, v in enumerate(flat)]
+    d[...] = np.asarray(out, dtype=d.dtype).reshape(shp)
+    _bump(self)
+    return self
+
+
+def conj_physical_(input):
+    return input
+
+
+def _inplace_of(fn):
+    def g(self, *args, **kw):
+        return self._inplace(args[0] if args else None,
+                             lambda s, o: fn(_owned(s), *args, **kw))
+    return g
+
+
+def _install_composed(Tensor):
+    T = _torch()
+    Tn = Tensor
+    inplace_of = _inplace_of
+    Tn.ldexp = ldexp
+    Tn.ldexp_ = inplace_of(ldexp)
+    Tn.gcd, Tn.lcm = gcd, lcm
+    Tn.gcd_, Tn.lcm_ = inplace_of(gcd), inplace_of(lcm)
+    Tn.is_nonzero = lambda self: T.is_nonzero(self)
+    Tn.isreal = lambda self: T.isreal(self)
+    # aliases
+    Tn.multiply = lambda self, other: T.mul(self, other)
+    Tn.multiply_ = lambda self, other: self.mul_(other)
+    Tn.subtract = lambda self, other, *, alpha=1: T.sub(self, other, alpha=alpha)
+    Tn.subtract_ = lambda self, other, *, alpha=1: self.sub_(other, alpha=alpha)
+    Tn.absolute = lambda self: T.abs(self)
+    Tn.absolute_ = lambda self: self.abs_()
+    Tn.negative_ = lambda self: self.neg_()
+    Tn.fix_ = lambda self: self.trunc_()
+    Tn.positive = lambda self: T.positive(self)
+    Tn.true_divide_ = lambda self, other: self.div_(other)
+    Tn.divide_ = lambda self, other, *, rounding_mode=None: self._inplace(
+        other, lambda s, o: T.div(s, o, rounding_mode=rounding_mode))
+    Tn.arccos_, Tn.arcsin_, Tn.arctan_ = Tn.acos_, Tn.asin_, Tn.atan_
+    Tn.arctan2_ = Tn.atan2_
+    for nm, fn in (("eq", T.eq), ("ne", T.ne), ("lt", T.lt), ("le", T.le), ("gt", T.gt),
+                   ("ge", T.ge)):
+        setattr(Tn, nm + "_", _cmp_inplace(fn, nm.capitalize() + "Backward"))
+    Tn.not_equal_, Tn.less_, Tn.less_equal_ = Tn.ne_, Tn.lt_, Tn.le_
+    Tn.greater_, Tn.greater_equal_ = Tn.gt_, Tn.ge_
+    for nm in ("logical_and", "logical_or", "logical_xor"):
+        setattr(Tn, nm + "_", inplace_of(getattr(T, nm)))
+    Tn.logical_not_ = lambda self: self._inplace(None, lambda s, o: T.logical_not(s))
+    for nm, fn in (("heaviside", heaviside), ("nextafter", nextafter)):
+        setattr(Tn, nm + "_", inplace_of(fn))
+    Tn.cumprod_ = lambda self, dim, *, dtype=None: self._inplace(
+        None, lambda s, o: T.cumprod(s, dim, dtype=dtype))
+    Tn.angle = angle
+    Tn.conj_physical_ = lambda self: self
+    Tn.apply_, Tn.map_, Tn.map2_ = _apply_, _map_, _map2_
+    Tn.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(
+        self, size=size, fill_value=fill_value)

@@ -20,10 +20,21 @@ from .tensor import int64
 from ._shape import _scatter_entry, roll
 from ._record import _nm, _out, _src, _tape_for, tap
 from ._math import _add_scaled
+import builtins
+import math
+import warnings
+from .autograd.function import Function
+from .tensor import _type_name
+from ._record import _hide_below
+from ._info import _warn_once
+from ._math import _owned
+from ._reduce import _rt, return_types
 
 # the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
-__all__ = ["addmm", "bmm", "cross", "diag", "diag_embed", "dot", "einsum", "ger", "matmul", "mm",
-           "mv", "outer", "tensordot", "trace"]
+__all__ = ["addmm", "bmm", "cross", "diag", "diag_embed", "diagflat", "dot", "eig", "einsum",
+           "frobenius_norm", "ger", "get_float32_matmul_precision", "lstsq", "matmul", "matrix_exp",
+           "matrix_rank", "mm", "mv", "nuclear_norm", "outer", "qr", "set_float32_matmul_precision",
+           "solve", "svd", "symeig", "tensordot", "trace", "triangular_solve"]
 
 
 def _matmul_dtype_error(a, b):
@@ -698,3 +709,259 @@ class TensorMethods:
 
     def mv(self, other):
         return mv(self, other)
+
+
+# ----------------------------------------------------------------------------- matrix_exp, diagflat, torch's old linalg names, matmul precision
+def _torch():
+    import tapegrad     # the torch namespace: the bodies below call T.<name> (KNOWN_UPWARD)
+    return tapegrad
+
+
+def _expm_np(a):
+    """exp of (a batch of) square matrices: scaling and squaring with a degree-18 Taylor
+    polynomial on A / 2^s, ||A / 2^s||_1 <= 1/2 (remainder < 1e-22 relative), in float64."""
+    a = np.asarray(a, np.float64)
+    n = a.shape[-1]
+    if a.size == 0:
+        return a.copy()
+    nrm = np.abs(a).sum(-2).max(-1)               # 1-norm per matrix
+    nrm = np.max(nrm) if nrm.ndim else nrm
+    if not np.isfinite(nrm):
+        return np.full(a.shape, np.nan)
+    s = int(max(0, math.ceil(math.log2(nrm / 0.5)))) if nrm > 0.5 else 0
+    b = a / (2.0 ** s)
+    eye = np.broadcast_to(np.eye(n), a.shape)
+    term = eye.copy()
+    out = eye.copy()
+    for k in range(1, 19):
+        term = term @ b / k
+        out = out + term
+    for _ in range(s):
+        out = out @ out
+    return out
+
+
+def _matrix_exp_check(A):
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 dimensions.")
+    if A._data.shape[-1] != A._data.shape[-2]:
+        raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they are "
+                           "%d by %d matrices" % A._data.shape[-2:])
+    if not A._dtype.is_floating_point:
+        raise RuntimeError("linalg.matrix_exp: Expected a floating point or complex tensor as "
+                           "input. Got %s" % A._dtype._tname)
+
+
+_FN = {}
+
+
+def _matrix_exp_fn():
+    f = _FN.get("mexp")
+    if f is None:
+
+        class LinalgMatrixExp(Function):
+            @staticmethod
+            def forward(ctx, A):
+                ctx.save_for_backward(A)
+                return _wrap(np.asarray(_expm_np(A._data), A._dtype.np), A._dtype)
+
+            @staticmethod
+            def backward(ctx, g):
+                # d exp(A) adjoint: the top-right block of exp([[A^T, G], [0, A^T]])
+                (A,) = ctx.saved_tensors
+                T = _torch()
+                n = A._data.shape[-1]
+                At = A.transpose(-2, -1)
+                z = T.zeros_like(At)
+                big = T.cat([T.cat([At, g], -1), T.cat([z, At], -1)], -2)
+                return matrix_exp(big)[..., :n, n:]
+
+        f = _FN["mexp"] = LinalgMatrixExp
+    return f
+
+
+def matrix_exp(A):
+    if not isinstance(A, Tensor):
+        raise TypeError("linalg_matrix_exp(): argument 'input' (position 1) must be Tensor, not %s"
+                        % _type_name(A))
+    _matrix_exp_check(A)
+    return named(_matrix_exp_fn().apply(A), "LinalgMatrixExpBackward0")
+
+
+def diagflat(input, offset=0):
+    return diag_embed(input.reshape(-1), offset)
+
+
+return_types.svd = _rt("svd", ("U", "S", "V"))
+
+
+return_types.qr = _rt("qr", ("Q", "R"))
+
+
+def svd(input, some=True, compute_uv=True):
+    """torch.svd: (U, S, V) with V (not V^H); ``some``: the reduced factors."""
+    T = _torch()
+    m, n = input._data.shape[-2:]
+    b = input._data.shape[:-2]
+    if not compute_uv:
+        S = T.linalg.svdvals(input)
+        return return_types.svd(T.zeros(*b, m, m, dtype=input.dtype), S,
+                                T.zeros(*b, n, n, dtype=input.dtype))
+    if some or m == n or not (STATE.enabled and input._rg):
+        U, S, Vh = T.linalg.svd(input, full_matrices=not some)
+        return return_types.svd(U, S, Vh.transpose(-2, -1))
+    # some=False with gradients: the reduced factors carry them; the completing columns are
+    # constants (torch ignores gradients on U[..., min(m, n):] and V[..., min(m, n):])
+    U, S, Vh = T.linalg.svd(input, full_matrices=False)
+    with T.no_grad():
+        Uf, _, Vhf = T.linalg.svd(input.detach(), full_matrices=True)
+    k = builtins.min(m, n)
+    V = Vh.transpose(-2, -1)
+    if m > n:
+        U = T.cat([U, Uf[..., k:]], -1)
+        _hide_below(U, input)
+        named(U, "LinalgSvdBackward0")
+    else:
+        V = T.cat([V, Vhf.transpose(-2, -1)[..., k:]], -1)
+        _hide_below(V, input)
+        named(V, "TransposeBackward0")
+    return return_types.svd(U, S, V)
+
+
+def qr(input, some=True):
+    T = _torch()
+    _warn_once("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a "
+               "future PyTorch release.\nThe boolean parameter 'some' has been replaced with a "
+               "string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\n"
+               "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+    Q, R = T.linalg.qr(input, "reduced" if some else "complete")
+    return return_types.qr(Q, R)
+
+
+return_types.triangular_solve = _rt("triangular_solve", ("solution", "cloned_coefficient"))
+
+
+def _tri_fn():
+    f = _FN.get("tri")
+    if f is None:
+
+        def forward(ctx, b, A, upper, transpose, unitriangular):
+            T = _torch()
+            with T.no_grad():
+                At = A.transpose(-2, -1) if transpose else A
+                X = T.linalg.solve_triangular(At, b, upper=upper != transpose,
+                                              unitriangular=unitriangular)
+            ctx.save_for_backward(A, X)
+            ctx.flags = (upper, transpose, unitriangular)
+            return X
+
+        def backward(ctx, g):
+            # op(A) X = B:  gB = op(A)^-T g;  g op(A) = -gB X^T, masked to A's triangle
+            T = _torch()
+            A, X = ctx.saved_tensors
+            upper, transpose, unit = ctx.flags
+            At = A.transpose(-2, -1) if transpose else A
+            gB = T.linalg.solve_triangular(At.transpose(-2, -1), g, upper=upper == transpose,
+                                           unitriangular=unit)
+            gA = None
+            if ctx.needs_input_grad[1]:
+                gop = -(gB @ X.transpose(-2, -1))
+                gA = gop.transpose(-2, -1) if transpose else gop
+                gA = gA.triu(1 if unit else 0) if upper else gA.tril(-1 if unit else 0)
+            return gB, gA, None, None, None
+
+        f = _FN["tri"] = type("TriangularSolve", (Function,),
+                              {"forward": staticmethod(forward),
+                               "backward": staticmethod(backward)})
+    return f
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    """torch.triangular_solve (deprecated): (solution of op(A) X = input, a copy of A)."""
+    _warn_once("tri", "torch.triangular_solve is deprecated in favor of "
+               "torch.linalg.solve_triangular and will be removed in a future PyTorch release.\n"
+               "torch.linalg.solve_triangular has its arguments reversed and does not return a "
+               "copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be "
+               "replaced with\nX = torch.linalg.solve_triangular(A, B).")
+    if input._data.ndim < 2 or A._data.ndim < 2:
+        raise RuntimeError("torch.triangular_solve: The input tensor %s must have at least 2 "
+                           "dimensions." % ("b" if input._data.ndim < 2 else "A"))
+    X = named(_tri_fn().apply(input, A, upper, transpose, unitriangular),
+              "TriangularSolveBackward0")
+    # (torch's copy of A is output 1 of the same node; here a clone under that name)
+    return return_types.triangular_solve(X, named(A.clone(), "TriangularSolveBackward0"))
+
+
+def _removed(name, msg):
+    def f(*args, **kw):
+        raise RuntimeError("This function was deprecated since version 1.9 and is now removed. "
+                           + msg)
+    f.__name__ = name
+    return f
+
+
+_REMOVED = {
+    "solve": "`torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` "
+             "has its arguments reversed and does not return the LU factorization.",
+    "eig": "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than "
+           "real tensors mimicking complex tensors.",
+    "symeig": "The default behavior has changed from using the upper triangular portion of the "
+              "matrix by default to using the lower triangular portion.",
+    "lstsq": "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` "
+             "has reversed arguments and does not return the QR decomposition in the returned "
+             "tuple (although it returns other information about the problem).",
+    "matrix_rank": "\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter "
+                   "'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.",
+}
+
+
+_MATMUL = ["highest"]
+
+
+def frobenius_norm(input, dim=(-2, -1), keepdim=False):
+    _warn_once("fro", "at::frobenius_norm is deprecated and it is just left for JIT "
+               "compatibility. It will be removed in a future PyTorch release. Please use "
+               "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
+    return _torch().linalg.vector_norm(input, 2, dim=dim, keepdim=keepdim)
+
+
+def nuclear_norm(input, dim=(-2, -1), keepdim=False):
+    _warn_once("nuc", "at::nuclear_norm is deprecated and it is just left for JIT "
+               "compatibility. It will be removed in a future PyTorch release. Please use "
+               "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
+    return _torch().linalg.matrix_norm(input, "nuc", dim=dim, keepdim=keepdim)
+
+
+def _set_matmul_precision(precision):
+    if precision in ("highest", "high", "medium"):
+        _MATMUL[0] = precision
+    else:
+        warnings.warn("%s is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect." % precision, UserWarning,
+                      stacklevel=2)     # (float32 matmuls stay exact: numpy has one precision)
+
+
+solve, eig, symeig, lstsq, matrix_rank = (
+    _removed(nm, _REMOVED[nm]) for nm in ("solve", "eig", "symeig", "lstsq", "matrix_rank"))
+
+
+def get_float32_matmul_precision():
+    return _MATMUL[0]
+
+
+set_float32_matmul_precision = _set_matmul_precision
+
+
+def _install_composed(Tensor):
+    T = _torch()
+    Tn = Tensor
+    Tn.matrix_exp = matrix_exp
+    Tn.diagflat = diagflat
+    Tn.addmm_ = lambda self, mat1, mat2, *, beta=1, alpha=1: self._inplace(
+        mat1, lambda s, o: T.addmm(_owned(s), mat1, mat2, beta=beta, alpha=alpha))
+    Tn.svd, Tn.qr = svd, qr
+    Tn.triangular_solve = triangular_solve
+    for nm, msg in _REMOVED.items():
+        if nm != "matrix_rank":
+            setattr(Tn, nm, _removed(nm, msg))
+    Tn.cholesky_inverse = lambda self, upper=False: T.cholesky_inverse(self, upper)

@@ -10,7 +10,7 @@ has, raises -- and ``attach()`` sets the dict on the class at import (``tapegrad
 imports this module once every family is loaded). ``tests/test_methods.py`` checks that
 nothing else sets a Tensor attribute and which of torch's Tensor methods are left out.
 """
-from . import _extra, _format, _index, _math, _matrix, _record, _reduce, _shape, creation, linalg
+from . import _format, _index, _info, _math, _matrix, _record, _reduce, _shape, creation, linalg
 from . import special
 from .autograd import engine, graph, hooks
 from .nn import _conv, functional
@@ -27,7 +27,10 @@ HOLDERS = (_record.TensorMethods, _shape.TensorMethods, _index.TensorMethods, _m
 INSTALLS = (_shape._install, _shape._install_gather, _shape._install_index_family,
             _math._install, _reduce._install, _matrix._install, _matrix._install_extra,
             _conv._install, functional._install, linalg._install, special._install,
-            hooks._install, _extra._install)
+            hooks._install, _info._install_composed, _shape._install_composed,
+            _index._install_composed, _math._install_composed, creation._install_composed,
+            _reduce._install_composed, _matrix._install_composed, _conv._install_composed,
+            special._install_composed)
 
 _CLASS_ONLY = frozenset(("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"))
 
@@ -86,3 +89,23 @@ def attach():
 
 
 attach()
+
+
+# torch-namespace in-place functions: torch.exp_(t) is t.exp_() (the names torch has)
+INPLACE_NAMES = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+    "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
+    "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "erf_", "erfc_", "exp2_", "exp_",
+    "expm1_", "fix_", "floor_", "frac_", "gcd_", "i0_", "lcm_", "ldexp_", "log10_", "log1p_",
+    "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_",
+    "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
+    "tanh_", "trunc_", "xlogy_", "zero_", "fill_", "index_put_", "detach_")
+
+
+def namespace_functions():
+    """torch's functions that are the methods attached here (torch.exp_ ...) or built from
+    the namespace's views (torch.diagonal_copy ...): merged into tapegrad's namespace."""
+    ns = {n: getattr(Tensor, n) for n in INPLACE_NAMES if hasattr(Tensor, n)}
+    ns.update(_shape._copies())
+    return ns
+

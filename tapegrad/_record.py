@@ -33,6 +33,8 @@ from .tensor import _NO_HALF_GRAD, _norm_dims, _tyname
 from ._schema import FL
 from ._core.names import multi_name_id, tap_name_id
 from ._core.tape import entry_name
+from ._core.names import NAMES, TAPS
+from ._core.tape import _operands
 from ._core.names import name_id
 
 
@@ -235,8 +237,8 @@ def _cast_node(tp, t, node, rdt):
 def _expand_node(tp, node, src_shape, out_shape, dt):
     """Hidden broadcast of a node to ``out_shape`` (a gather whose VJP sums)."""
     idx = np.broadcast_to(np.arange(int(np.prod(src_shape, dtype=np.int64)), dtype=np.int64)
-                          .reshape(src_shape), out_shape).ravel()
-    off = tp.index(idx)
+                          .reshape(src_shape), out_shape).reshape(-1)   # a fresh array:
+    off = tp.I.append_shared(idx)                                       # kept, not copied
     e, n = tp.entry(OPCODE["gather"], _nm("ExpandBackward0"), idx.size, dt, node, -1,
                     p0=off, p1=idx.size, fl=F_HIDDEN)
     return n
@@ -1182,7 +1184,7 @@ _intp = np.intp
 _SUMS_MIN = 1 << 10            # from this many elements _sums' kernels sum over dims
 
 
-_IDX = {}                     # (shape, dims) -> the segsum index map's bytes (small shapes)
+_IDX = {}                     # (shape, dims) -> the segsum index map, read-only (small shapes)
 
 
 def _seg_index(tp, shape, dims, size):
@@ -1194,14 +1196,14 @@ def _seg_index(tp, shape, dims, size):
     if b is None:
         kshape = tuple(1 if i in dims else s for i, s in enumerate(shape))
         ysize = _prod(kshape)
-        b = np.broadcast_to(np.arange(ysize, dtype=np.int64).reshape(kshape), shape).tobytes()
+        b = np.ascontiguousarray(np.broadcast_to(np.arange(ysize, dtype=np.int64).reshape(kshape),
+                                                 shape)).reshape(-1)
+        b.flags.writeable = False       # shared by the tapes that use it: never written
         if size <= 1 << 12:
             if len(_IDX) >= 128:
                 _IDX.clear()
             _IDX[key] = b
-    off = len(tp.I)
-    tp.I.frombytes(b)
-    return off
+    return tp.I.append_shared(b)
 
 
 def _reduce(input, dim, keepdim, dtype, mean_, named1=True):
@@ -1395,12 +1397,17 @@ def _view(x, shape, kind):
 
 def _block_offset(d, y, nk, tk, view):
     """Element offset of ``y = d[nk]`` (basic indexing) in ``d`` when y is a contiguous block
-    of a C-contiguous ``d`` (so a ``slice`` entry can record it), else -1."""
-    if not d.flags.c_contiguous or d.ndim == 0:
+    of ``d``'s elements in C order (so a ``slice`` entry can record it), else -1. Offsets are
+    logical (a node's values are its elements in C order, whatever the numpy layout): ``x[i]``
+    is row i's block in any layout; other keys are recognised by address, in a C-contiguous
+    ``d`` only."""
+    if d.ndim == 0:
         return -1
     if tk is int:                          # x[i]: one row (or element)
         n0 = d.shape[0]
         return (nk + n0 if nk < 0 else nk) * (d.size // n0)
+    if not d.flags.c_contiguous:
+        return -1
     if view and y.flags.c_contiguous and y.size:  # any other basic index leaving a block
         off, r = divmod(_address(y) - _address(d), d.itemsize)
         # inside d's buffer (a 0-d index array makes numpy copy: such a y is elsewhere)
@@ -1548,6 +1555,43 @@ def hide(*ts):
                 tp, e = entry_of(t)
             if e >= 0:
                 tp.E[e * K + FL] |= F_HIDDEN
+
+
+def _hide_below(out, *inputs):
+    """Hide every entry of a composition between ``inputs`` and ``out`` (not ``out``'s). Tap
+    marks of composites used inside (stack's, bmm's) are removed unless their operands are
+    ``inputs`` themselves: the taps ``out``'s node reads are the composition's own."""
+    if out._tape is None:
+        return
+    tp, e = entry_of(out)
+    stop = set()
+    for t in inputs:
+        if isinstance(t, Tensor) and t._tape is not None:
+            stop.add(_tp.resolve(t)[1])
+        elif isinstance(t, Tensor) and t._rg:
+            lr = t._lref
+            if lr is not None and lr[0] is tp.wself:
+                stop.add(lr[1])
+    E = _tp.view_i64(tp.E)
+    N = _tp.view_i64(tp.N)
+    E2 = E.reshape(-1, K)
+    todo = list(_operands(E2, e))
+    seen = set()
+    while todo:
+        n = todo.pop()
+        if n < 0 or n in stop or n in seen:
+            continue
+        seen.add(n)
+        p = int(N[n * NK + NPROD])
+        if p < 0:
+            continue
+        E[p * K + FL] |= F_HIDDEN
+        nm_ = int(E[p * K + NM])
+        ops_ = _operands(E2, p)
+        if nm_ in TAPS and not all(m in stop for m in ops_ if m >= 0):
+            E[p * K + NM] = name_id(NAMES[nm_])        # an inner composite's tap
+        todo.extend(ops_)
+    del E, N, E2
 
 
 def named(t, name, arity=None):

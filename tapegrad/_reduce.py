@@ -35,14 +35,17 @@ from ._shape import _add_entry, _scatter_entry, cat, narrow, select
 from ._math import clamp, logical_xor, maximum, minimum, not_differentiable
 from ._record import _rename_last, _reshape_view, as_result
 from .creation import ones, zeros
+from ._record import _hide_below
+from ._math import _div_scalar, _inplace_of, _mul_scalar
 
 # the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
 __all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort", "bincount",
            "bucketize", "cdist", "corrcoef", "cov", "cummax", "cummin", "cumprod", "cumsum",
-           "diff", "dist", "histc", "kthvalue", "logcumsumexp", "logsumexp", "max", "mean",
-           "median", "min", "mode", "msort", "nanmean", "nanmedian", "nanquantile", "nansum",
-           "norm", "prod", "quantile", "return_types", "searchsorted", "sort", "std", "std_mean",
-           "sum", "topk", "trapezoid", "trapz", "unique", "unique_consecutive", "var", "var_mean"]
+           "cumulative_trapezoid", "diff", "dist", "frexp", "gradient", "histc", "histogram",
+           "kthvalue", "logcumsumexp", "logsumexp", "max", "mean", "median", "min", "mode", "msort",
+           "nanmean", "nanmedian", "nanquantile", "nansum", "norm", "prod", "quantile", "renorm",
+           "return_types", "searchsorted", "sort", "std", "std_mean", "sum", "topk", "trapezoid",
+           "trapz", "unique", "unique_consecutive", "var", "var_mean"]
 
 
 def sum(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND, out=None):
@@ -1758,3 +1761,218 @@ class TensorMethods:
 
     sum = sum
     mean = mean
+
+
+# ----------------------------------------------------------------------------- calculus (cumulative_trapezoid, gradient), renorm, sum_to_size, frexp, histogram
+def _torch():
+    import tapegrad     # the torch namespace: the bodies below call T.<name> (KNOWN_UPWARD)
+    return tapegrad
+
+
+return_types.frexp = _rt("frexp", ("mantissa", "exponent"))
+
+
+return_types.histogram = _rt("histogram", ("hist", "bin_edges"))
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    nd = y._data.ndim
+    if nd == 0:
+        raise IndexError("cumulative_trapezoid: Dimension specified as -1 but tensor has no "
+                         "dimensions")
+    d = dim % nd if -nd <= dim < nd else None
+    if d is None:
+        raise IndexError("Dimension out of range (expected to be in range of [%d, %d], but got %d)"
+                         % (-nd, nd - 1, dim))
+    L = y._data.shape[d]
+    left = y.narrow(d, 0, builtins.max(L - 1, 0))
+    right = y.narrow(d, builtins.min(1, L), builtins.max(L - 1, 0))
+    if x is not None:
+        if dx is not None:
+            raise RuntimeError("cumulative_trapezoid: received both x and dx")
+        if x._data.ndim == 1:
+            if x._data.shape[0] != L:
+                raise RuntimeError("cumulative_trapezoid: There must be one `x` value for each "
+                                   "sample point")
+            shp = [1] * nd
+            shp[d] = builtins.max(L - 1, 0)
+            dxs = (x[1:] - x[:-1]).reshape(shp)
+        else:
+            xd = x._data.ndim
+            xdim = dim % xd
+            Lx = x._data.shape[xdim]
+            dxs = x.narrow(xdim, 1, Lx - 1) - x.narrow(xdim, 0, Lx - 1)
+        return _div_scalar((dxs * (left + right)).cumsum(d), 2.0)
+    h = 1.0 if dx is None else dx
+    return _mul_scalar(left + right, h / 2.0).cumsum(d)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    T = _torch()
+    nd = input._data.ndim
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if dim is None:
+        dims = list(range(nd))
+    elif isinstance(dim, int):
+        dims = [dim % nd]
+    else:
+        dims = [d % nd for d in dim]
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+                "equal to 'self.dim() = %d', since dim argument was not given, but got a list of "
+                "length %d" % (len(dims), len(spacing)))
+        sp = list(spacing)
+    else:
+        sp = [spacing] * len(dims)
+    for d in dims:
+        if input._data.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+    f = input if input._dtype.is_floating_point else input.to(_DEFAULT[0])
+    outs = []
+    for d, h in zip(dims, sp):
+        if isinstance(h, Tensor):
+            if h._data.ndim == 0:
+                h = h.item()
+            else:
+                outs.append(_gradient_coords(f, d, h, edge_order))
+                continue
+        L = f._data.shape[d]
+        a = f.narrow(d, 0, L - 2)
+        b = f.narrow(d, 2, L - 2)
+        mid = _div_scalar(b - a, 2.0 * h)
+        if edge_order == 1:
+            first = _div_scalar(f.narrow(d, 1, 1) - f.narrow(d, 0, 1), h)
+            last = _div_scalar(f.narrow(d, L - 1, 1) - f.narrow(d, L - 2, 1), h)
+        else:
+            first = _div_scalar(_mul_scalar(f.narrow(d, 0, 1), -1.5)
+                                + _mul_scalar(f.narrow(d, 1, 1), 2.0)
+                                - _mul_scalar(f.narrow(d, 2, 1), 0.5), h)
+            last = _div_scalar(_mul_scalar(f.narrow(d, L - 3, 1), 0.5)
+                               - _mul_scalar(f.narrow(d, L - 2, 1), 2.0)
+                               + _mul_scalar(f.narrow(d, L - 1, 1), 1.5), h)
+        outs.append(T.cat([first, mid, last], d))
+    return tuple(outs)
+
+
+def _gradient_coords(f, d, x, edge_order):
+    """Second-order accurate differences on the coordinates ``x`` (1-D, one per sample)."""
+    T = _torch()
+    nd = f._data.ndim
+    L = f._data.shape[d]
+    x = x.to(f.dtype)
+    shp = [1] * nd
+    shp[d] = -1
+    hx = (x[1:] - x[:-1])
+    h0, h1 = hx[:-1].reshape(shp), hx[1:].reshape(shp)
+    a = f.narrow(d, 0, L - 2)
+    b = f.narrow(d, 1, L - 2)
+    c = f.narrow(d, 2, L - 2)
+    mid = (-h1 / (h0 * (h0 + h1))) * a + ((h1 - h0) / (h0 * h1)) * b + (h0 / (h1 * (h0 + h1))) * c
+    if edge_order == 1:
+        first = (f.narrow(d, 1, 1) - f.narrow(d, 0, 1)) / hx[0]
+        last = (f.narrow(d, L - 1, 1) - f.narrow(d, L - 2, 1)) / hx[-1]
+    else:
+        g0, g1 = hx[0], hx[1]
+        # torch's sums of three products a*f0 + b*f1 + c*f2 (ReduceOps.cpp)
+        first = (-(2 * g0 + g1) / (g0 * (g0 + g1)) * f.narrow(d, 0, 1)
+                 + (g0 + g1) / (g0 * g1) * f.narrow(d, 1, 1)
+                 + (-g0 / (g1 * (g0 + g1))) * f.narrow(d, 2, 1))
+        e0, e1 = hx[-2], hx[-1]
+        last = (e1 / (e0 * (e0 + e1)) * f.narrow(d, L - 3, 1)
+                + (-(e1 + e0) / (e0 * e1)) * f.narrow(d, L - 2, 1)
+                + (2 * e1 + e0) / (e1 * (e0 + e1)) * f.narrow(d, L - 1, 1))
+    return T.cat([first, mid, last], d)
+
+
+def renorm(input, p, dim, maxnorm):
+    T = _torch()
+    nd = input._data.ndim
+    if nd < 2:
+        raise RuntimeError("renorm: input needs at least 2 dimensions, got %d dimensions" % nd)
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError("renorm: expected maxnorm to be >= 0 but got %s" % maxnorm)
+    d = dim % nd
+    others = [i for i in range(nd) if i != d]
+    x = tap(input, 0)
+    norms = T.linalg.vector_norm(x, p, dim=others, keepdim=True)
+    big = norms > maxnorm
+    factor = T.where(big, maxnorm / (norms + 1e-7), T.ones_like(norms))
+    out = x * factor
+    if out.requires_grad:
+        _hide_below(out, input)
+        named(out, "RenormBackward0", arity=1)
+    return out
+
+
+def sum_to_size(self, *size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)) or (
+            len(size) == 1 and type(size[0]).__name__ == "Size"):
+        size = tuple(size[0])
+    size = tuple(int(s) for s in size)
+    shape = self._data.shape
+    lead = len(shape) - len(size)
+    ok = lead >= 0 and builtins.all(s == 1 or s == shape[lead + i] for i, s in enumerate(size))
+    if not ok:
+        raise RuntimeError("size {%s} is not expandable to size {%s}."
+                           % (list(size), list(shape)))
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
+                                if s == 1 and shape[lead + i] != 1]
+    out = self
+    if dims:
+        out = out.sum(dims, keepdim=True)
+    if lead > 0:
+        out = out.view(size)
+    return out
+
+
+def frexp(input):
+    T = _torch()
+    if not input._dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = np.frexp(np.asarray(input._data))
+    e_t = _wrap(np.asarray(e, np.int32), T.int32)
+    if STATE.enabled and input._rg:
+        _guard_sel(input, "exponent")
+        # d mantissa = dx / 2^exponent
+        mant = tap(input, 0) * _wrap(np.asarray(np.ldexp(1.0, -e), input._dtype.np),
+                                     input._dtype)
+        _hide_below(mant, input)
+        exact(named(mant, "FrexpBackward0", arity=1), m)
+    else:
+        mant = _wrap(np.asarray(m, input._dtype.np), input._dtype)
+    return return_types.frexp(mant, e_t)
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False):
+    a = np.asarray(input._data, np.float64).reshape(-1)
+    w = None if weight is None else np.asarray(weight._data, np.float64).reshape(-1)
+    if isinstance(bins, Tensor):
+        edges = np.asarray(bins._data, np.float64)
+        h, e = np.histogram(a, edges, weights=w, density=density)
+    else:
+        lo, hi = (float(a.min()), float(a.max())) if range is None and a.size else (
+            range if range is not None else (0.0, 1.0))
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5     # torch's widening of an empty range
+        # float32 bin edges as torch computes them (linspace in the input's dtype)
+        e = np.linspace(lo, hi, int(bins) + 1).astype(input._dtype.np).astype(np.float64)
+        h, e = np.histogram(a, e, weights=w, density=density)
+    rdt = input._dtype
+    return return_types.histogram(_wrap(np.asarray(h, rdt.np), rdt),
+                                  _wrap(np.asarray(e, rdt.np), rdt))
+
+
+def _install_composed(Tensor):
+    inplace_of = _inplace_of
+    Tn = Tensor
+    Tn.renorm = renorm
+    Tn.renorm_ = inplace_of(renorm)
+    Tn.sum_to_size = sum_to_size
+    Tn.frexp = frexp
+    Tn.histogram = histogram

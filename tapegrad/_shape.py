@@ -30,18 +30,22 @@ from ._compiled import _layout
 from ._record import _reshape_view
 from .tensor import _DEFAULT, int64
 from ._record import _leaf_inplace_check, hide, named, tap
+import builtins
+from ._record import _bump, _hide_below
 
 # the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
-__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
+__all__ = ["adjoint", "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
            "broadcast_tensors", "broadcast_to", "cat", "chunk", "column_stack", "concat",
-           "concatenate", "diagonal", "dsplit", "dstack", "expand_as", "flatten", "flip",
-           "fliplr", "flipud", "gather", "hsplit", "hstack", "index_add", "index_copy",
-           "index_fill", "index_put", "index_select", "kron", "masked_fill", "masked_scatter",
-           "masked_select", "meshgrid", "moveaxis", "movedim", "narrow", "permute", "ravel",
-           "repeat_interleave", "reshape", "roll", "rot90", "row_stack", "scatter",
-           "scatter_add", "select", "split", "squeeze", "stack", "swapaxes", "swapdims", "t",
-           "take", "take_along_dim", "tensor_split", "tile", "transpose", "tril", "tril_indices",
-           "triu", "triu_indices", "unbind", "unflatten", "unsqueeze", "vsplit", "vstack"]
+           "concatenate", "diagonal", "dsplit", "dstack", "expand_as", "flatten", "flip", "fliplr",
+           "flipud", "gather", "hsplit", "hstack", "index_add", "index_copy", "index_fill",
+           "index_put", "index_select", "kron", "masked_fill", "masked_scatter", "masked_select",
+           "meshgrid", "moveaxis", "movedim", "narrow", "permute", "ravel", "repeat_interleave",
+           "reshape", "roll", "rot90", "row_stack", "scatter", "scatter_add", "select", "split",
+           "split_copy", "split_with_sizes", "split_with_sizes_copy", "squeeze", "stack",
+           "swapaxes", "swapdims", "t", "take", "take_along_dim", "tensor_split", "tile",
+           "transpose", "tril", "tril_indices", "triu", "triu_indices", "unbind", "unflatten",
+           "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes", "unsqueeze", "vsplit",
+           "vstack"]
 
 
 def unbind(input, dim=0):
@@ -664,6 +668,9 @@ def _add_entry(tp, na, nb, bval, m, dt, nm, fl):
     return tp.entry(OPCODE["add"], nm, m, dt, na, nb, sb=cb, p0=1, p1=1, fl=fl)[1]
 
 
+_EMBED_OP = OPCODE["embed"]
+
+
 def _scatter_entry(tp, node, pos, m, dt, nm, fl):
     return tp.entry(OPCODE["segsum"], nm, m, dt, node, -1, p0=tp.index(pos), p1=pos.size,
                     ci=tp.const(1.0), fl=fl)[1]
@@ -691,6 +698,8 @@ def _concat(ts, shapes, dim, name, taps=True):
     def nm_in(k):
         return tap_name_id(name, (k,)) if taps and k >= 0 else nm_hid
 
+    blocks = all(sz == 1 for sz in y.shape[:dim])
+
     def merge(A, B, top):
         na, va, ka, sa, ia = A
         nb, vb, kb, sb, ib = B
@@ -701,6 +710,14 @@ def _concat(ts, shapes, dim, name, taps=True):
         if na < 0 and nb < 0:
             return (-1, np.concatenate([va, vb], axis=dim), ka + kb, shape, -1)
         fl = 0 if top else F_HIDDEN
+        if na >= 0 and nb >= 0 and blocks:
+            # both pieces are contiguous blocks of the result (nothing before ``dim`` but
+            # ones): two offset rows (embed at 0 and after a), no index maps
+            sza = m // (ka + kb) * ka
+            xa = tp.entry(_EMBED_OP, nm_in(ia), m, dt, na, -1, p0=0, p1=sza, fl=F_HIDDEN)[1]
+            xb = tp.entry(_EMBED_OP, nm_in(ib), m, dt, nb, -1, p0=sza, p1=m - sza,
+                          fl=F_HIDDEN)[1]
+            return (_add_entry(tp, xa, xb, None, m, dt, nm_top, fl), None, ka + kb, shape, -1)
         pos = np.arange(m, dtype=np.int64).reshape(shape)
         pa = pos[(slice(None),) * dim + (slice(0, ka),)].reshape(-1)
         pb = pos[(slice(None),) * dim + (slice(ka, ka + kb),)].reshape(-1)
@@ -1641,3 +1658,144 @@ class TensorMethods:
 
     def unbind(self, dim=0):
         return unbind(self, dim)
+
+
+# ----------------------------------------------------------------------------- copies of views, unsafe splits, resize_
+def _torch():
+    import tapegrad     # the torch namespace: the bodies below call T.<name> (KNOWN_UPWARD)
+    return tapegrad
+
+
+def _copy_of(view_fn, name):
+    """torch.<view>_copy: the view's values in memory of their own, one node ``name``
+    (torch's ``<View>Backward0_copy``) over the input."""
+    def f(input, *args, **kw):
+        out = view_fn(input, *args, **kw).clone()
+        if out.requires_grad:
+            _hide_below(out, input)
+            named(out, name, arity=1)
+        return out
+    return f
+
+
+def _copies():
+    T = _torch()
+    return {
+        "diagonal_copy": _copy_of(T.diagonal, "DiagonalBackward0_copy"),
+        "expand_copy": _copy_of(lambda x, size, *, implicit=False: x.expand(*size),
+                                "ExpandBackward0_copy"),
+        "permute_copy": _copy_of(T.permute, "PermuteBackward0_copy"),
+        "select_copy": _copy_of(T.select, "SelectBackward0_copy"),
+        "slice_copy": _copy_of(lambda x, dim=0, start=None, end=None, step=1:
+                               x[(slice(None),) * (dim % x.dim()) + (slice(start, end, step),)],
+                               "SliceBackward0_copy"),
+        "squeeze_copy": _copy_of(T.squeeze, "SqueezeBackward0_copy"),
+        "t_copy": _copy_of(T.t, "TBackward0_copy"),
+        "transpose_copy": _copy_of(T.transpose, "TransposeBackward0_copy"),
+        "unsqueeze_copy": _copy_of(T.unsqueeze, "UnsqueezeBackward0_copy"),
+        "view_copy": _copy_of(lambda x, size: x.view(size) if not hasattr(size, "is_floating_point")
+                              else x.view(size), "ViewBackward0_copy"),
+        "alias_copy": _copy_of(lambda x: x, "AliasBackward0_copy"),
+        "unfold_copy": _copy_of(lambda x, dimension, size, step: x.unfold(dimension, size, step),
+                                "UnfoldBackward0_copy"),
+        "narrow_copy": _copy_of(T.narrow, "NarrowCopyBackward0"),
+    }
+
+
+def _unsafe_parts(input, dim, sizes, name):
+    """Parts of ``input`` along ``dim`` in memory of their own (no views), sharing one node
+    ``name`` as torch's unsafe_split / split_copy / unbind_copy outputs do."""
+    if input._data.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _dim(dim, input._data.ndim)
+    outs = _multi(input, d, sizes, name)
+    ids = {id(o) for o in outs}
+    root = input if input._base is None else input._base
+    if root._views is not None:            # no longer views: nothing to re-derive
+        root._views[:] = [r for r in root._views if id(r()) not in ids]
+    for o in outs:
+        o._data = np.array(o._data, copy=True)
+        o._base = None
+        o._vc = [0]
+        o._vm = Tensor._vm
+    return outs
+
+
+def _split_sizes(input, split_size, dim):
+    n = input._data.shape[dim % builtins.max(input._data.ndim, 1)]
+    if isinstance(split_size, (list, tuple)):
+        if sum(split_size) != n:
+            raise RuntimeError("split_with_sizes expects split_sizes to sum exactly to %d (input "
+                               "tensor's size at dimension %d), but got split_sizes=%s"
+                               % (n, dim, list(split_size)))
+        return [int(s) for s in split_size]
+    k = int(split_size)
+    return [builtins.min(k, n - i) for i in builtins.range(0, n, k)] if n else [0]
+
+
+def unsafe_split(input, split_size, dim=0):
+    if isinstance(split_size, (list, tuple)):
+        return unsafe_split_with_sizes(input, split_size, dim)
+    return _unsafe_parts(input, dim, _split_sizes(input, split_size, dim), "UnsafeSplitBackward0")
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return _unsafe_parts(input, dim, _split_sizes(input, list(split_sizes), dim),
+                         "UnsafeSplitWithSizesBackward0")
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    n = input._data.shape[dim % builtins.max(input._data.ndim, 1)]
+    k = -(-n // chunks) if n else 0
+    return unsafe_split(input, builtins.max(k, 1), dim)
+
+
+def split_copy(input, split_size, dim=0):
+    return _unsafe_parts(input, dim, _split_sizes(input, split_size, dim), "SplitBackward0_copy")
+
+
+def split_with_sizes_copy(input, split_sizes, dim=0):
+    return _unsafe_parts(input, dim, _split_sizes(input, list(split_sizes), dim),
+                         "SplitWithSizesBackward0_copy")
+
+
+def _resize_(self, *sizes, memory_format=None):
+    """Tensor.resize_: the first elements kept (row-major), new ones zero (torch leaves them
+    uninitialized); refused on a tensor that requires grad, as torch."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) or (
+            len(sizes) == 1 and type(sizes[0]).__name__ == "Size"):
+        sizes = tuple(sizes[0])
+    sizes = tuple(int(s) for s in sizes)
+    if self._rg:
+        raise RuntimeError("cannot resize variables that require grad")
+    if self._base is not None and int(np.prod(sizes)) > self._data.size:
+        raise RuntimeError("Trying to resize storage that is not resizable")
+    flat = np.asarray(self._data).reshape(-1)
+    n = int(np.prod(sizes))
+    new = np.zeros(n, self._dtype.np)
+    new[:builtins.min(n, flat.size)] = flat[:n]
+    if n <= flat.size and self._base is None and flat.base is None:
+        self._data = flat[:n].reshape(sizes)
+    else:
+        self._data = new.reshape(sizes)
+    _bump(self)
+    return self
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    return split(input, list(split_sizes), dim)
+
+
+def adjoint(input):
+    return input.adjoint()
+
+
+def _install_composed(Tensor):
+    T = _torch()
+    Tn = Tensor
+    Tn.split_with_sizes = lambda self, split_sizes, dim=0: T.split(self, list(split_sizes), dim)
+    Tn.adjoint = lambda self: self.transpose(-2, -1)
+    Tn.narrow_copy = _copies()["narrow_copy"]
+    Tn.resize_ = _resize_
+    Tn.unsafe_split, Tn.unsafe_chunk = unsafe_split, unsafe_chunk
+    Tn.unsafe_split_with_sizes = unsafe_split_with_sizes

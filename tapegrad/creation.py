@@ -28,14 +28,17 @@ from ._record import _check_shapes, _record_binary, hide, named
 from ._state import STATE
 from .ops import BY_NAME
 from ._info import get_num_threads
+import warnings
+from ._record import _hide_below
 
 # the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
-__all__ = ["Generator", "arange", "as_tensor", "bernoulli", "default_generator", "empty",
-           "empty_like", "eye", "from_numpy", "full", "full_like", "get_rng_state",
-           "initial_seed", "linspace", "logspace", "manual_seed", "multinomial", "normal",
-           "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn",
-           "randn_like", "randperm", "scalar_tensor", "seed", "set_rng_state", "tensor", "zeros",
-           "zeros_like"]
+__all__ = ["Generator", "arange", "as_tensor", "asarray", "bartlett_window", "bernoulli",
+           "blackman_window", "cartesian_prod", "combinations", "default_generator", "empty",
+           "empty_like", "empty_strided", "eye", "from_numpy", "full", "full_like", "get_rng_state",
+           "hamming_window", "hann_window", "initial_seed", "kaiser_window", "linspace", "logspace",
+           "manual_seed", "multinomial", "normal", "ones", "ones_like", "rand", "rand_like",
+           "randint", "randint_like", "randn", "randn_like", "randperm", "scalar_tensor", "seed",
+           "set_rng_state", "tensor", "vander", "zeros", "zeros_like"]
 
 
 def _legacy_data(dt, args, kwargs, alias_any):
@@ -1321,3 +1324,268 @@ class LegacyTypeMethods:
     def __call__(cls, *args, **kwargs):
         data, dt = _legacy_data(cls.dtype, args, kwargs, False)
         return _wrap(data, dt)
+
+
+# ----------------------------------------------------------------------------- construction (cartesian_prod, combinations, vander, range, asarray, windows, empty_strided), legacy new, samplers
+def _torch():
+    import tapegrad     # the torch namespace: the bodies below call T.<name> (KNOWN_UPWARD)
+    return tapegrad
+
+
+def cartesian_prod(*tensors):
+    T = _torch()
+    for t in tensors:
+        if t._data.ndim != 1:
+            raise RuntimeError("Expect a 1D vector, but got shape %s" % list(t._data.shape))
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = T.meshgrid(*tensors, indexing="ij")
+    return T.stack([g.flatten() for g in grids], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    T = _torch()
+    if input._data.ndim != 1:
+        raise RuntimeError("Expect a 1D vector, but got shape %s" % list(input._data.shape))
+    if r < 0:
+        raise RuntimeError("Expect a non-negative number, but got %d" % r)
+    if r == 0:
+        return T.empty(0, dtype=input.dtype)
+    n = input._data.shape[0]
+    # torch's composition: an r-fold ij meshgrid, each grid masked by i1 < i2 < ... (<=)
+    grids = T.meshgrid(*([input] * r), indexing="ij")
+    ix = np.indices((n,) * r)
+    mask = np.ones((n,) * r, bool)
+    for j in range(r - 1):
+        mask &= (ix[j] <= ix[j + 1]) if with_replacement else (ix[j] < ix[j + 1])
+    m = T.from_numpy(mask)
+    return T.stack([g.masked_select(m) for g in grids], 1)
+
+
+def vander(x, N=None, increasing=False):
+    T = _torch()
+    if x._data.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x._data.shape[0]
+    if N is None:
+        N = n
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    rdt = x._dtype if x._dtype.is_floating_point else T.int64
+    xc = x if x._dtype is rdt else x.to(rdt)
+    ones = T.ones(n, 1, dtype=rdt)
+    if N == 0:
+        res = T.empty(n, 0, dtype=rdt)
+    elif N == 1:
+        res = ones
+    else:
+        pw = xc.unsqueeze(1).expand(n, N - 1).cumprod(1)
+        res = T.cat([ones, pw], 1)
+        if res.requires_grad:
+            _hide_below(res, x)
+            named(res, "CopySlices")
+    if not increasing:
+        res = res.flip(1)
+    return res
+
+
+def _range(start=0, end=None, step=1, *, dtype=None, requires_grad=False, **kw):
+    T = _torch()
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its "
+                  "behavior is inconsistent with Python's range builtin. Instead, use torch.arange,"
+                  " which produces values in [start, end).", UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    dt = dtype or _DEFAULT[0]
+    n = int(math.floor((end - start) / step)) + 1
+    vals = start + np.arange(builtins.max(n, 0), dtype=np.float64) * step
+    return T.tensor(vals, dtype=dt, requires_grad=requires_grad)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    T = _torch()
+    if isinstance(obj, Tensor):
+        out = obj
+        if dtype is not None and dtype is not obj._dtype:
+            out = obj.to(dtype)
+        elif copy:
+            out = obj.clone()
+        if requires_grad and not out.requires_grad:
+            out = out.detach().requires_grad_(True) if out is obj else out.requires_grad_(True)
+        return out
+    if isinstance(obj, np.ndarray) and not copy and (dtype is None or
+                                                       obj.dtype == dtype.np):
+        try:
+            t = T.from_numpy(obj)
+        except TypeError:
+            t = T.tensor(obj, dtype=dtype)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+    return T.tensor(obj, dtype=dtype, requires_grad=requires_grad)
+
+
+def _legacy_new(self, *args, **kw):
+    T = _torch()
+    dev = kw.pop("device", None)  # noqa: F841 - cpu only
+    if kw:
+        raise TypeError("new() received an invalid combination of arguments")
+    if not args:
+        return T.empty(0, dtype=self.dtype)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return args[0]
+    if all(isinstance(a, int) for a in args):
+        return T.empty(*args, dtype=self.dtype)
+    if len(args) == 1 and type(args[0]).__name__ == "Size":
+        return T.empty(tuple(args[0]), dtype=self.dtype)
+    return T.tensor(args[0], dtype=self.dtype)
+
+
+def _i1_np(x):
+    """Modified Bessel I1 by its power series (all terms of one sign: no cancellation)."""
+    x = np.asarray(x, np.float64)
+    ax = np.abs(x)
+    q = (ax / 2.0) ** 2
+    term = ax / 2.0
+    tot = term.copy()
+    kmax = int(np.max(ax, initial=0.0)) + 60 if np.all(np.isfinite(ax)) else 800
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k in range(1, builtins.min(kmax, 900)):
+            term = term * q / (k * (k + 1))
+            tot = tot + term
+        tot = np.where(np.isinf(ax) | (ax > 713.0), np.inf, tot)
+    return np.where(np.isnan(x), np.nan, np.sign(x) * tot)
+
+
+def _i0_np(x):
+    x = np.asarray(x, np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = np.i0(np.where(np.isfinite(x), x, 0.0))
+    return np.where(np.isfinite(x), y, np.nan)      # (torch's i0(+-inf) is nan)
+
+
+def _window(name, fn):
+    def f(window_length, periodic=True, *args, dtype=None, layout=None, device=None,
+          requires_grad=False, **kw):
+        T = _torch()
+        dt = dtype or _DEFAULT[0]
+        if not dt.is_floating_point:
+            raise RuntimeError("%s expects floating point dtypes, got: %s"
+                               % (name, "TensorOptions(dtype=%s)" % dt._tname))
+        if window_length < 0:
+            raise RuntimeError("%s requires non-negative window_length, got window_length=%d"
+                               % (name, window_length))
+        if window_length == 0:
+            return T.empty(0, dtype=dt, requires_grad=requires_grad)
+        if window_length == 1:
+            return T.ones(1, dtype=dt, requires_grad=requires_grad)
+        N = window_length + 1 if periodic else window_length
+        n = np.arange(N, dtype=np.float64)
+        w = fn(n, N, *args, **kw)[:window_length]
+        return T.tensor(w, dtype=dt, requires_grad=requires_grad)
+    f.__name__ = name
+    return f
+
+
+def _hann(n, N):
+    return 0.5 - 0.5 * np.cos(2 * np.pi * n / (N - 1))
+
+
+def _hamming(n, N, alpha=0.54, beta=0.46):
+    return alpha - beta * np.cos(2 * np.pi * n / (N - 1))
+
+
+def _blackman(n, N):
+    x = 2 * np.pi * n / (N - 1)
+    return 0.42 - 0.5 * np.cos(x) + 0.08 * np.cos(2 * x)
+
+
+def _bartlett(n, N):
+    return 1 - np.abs(2 * n / (N - 1) - 1)
+
+
+def _kaiser(n, N, beta=12.0):
+    r = (n - (N - 1) / 2) / ((N - 1) / 2)
+    return _i0_np(beta * np.sqrt(np.clip(1 - r * r, 0, None))) / _i0_np(beta)
+
+
+hann_window = _window("hann_window", _hann)
+
+
+hamming_window = _window("hamming_window", _hamming)
+
+
+blackman_window = _window("blackman_window", _blackman)
+
+
+bartlett_window = _window("bartlett_window", _bartlett)
+
+
+kaiser_window = _window("kaiser_window", _kaiser)
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, generator=None):
+    if not self._dtype.is_floating_point:
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype "
+                           "must be a floating point but you specified %s" % _CNAME.get(
+                               self._dtype.name, self._dtype.name))
+    if not sigma > 0:
+        raise RuntimeError("cauchy_ expects sigma > 0.0, but found sigma=%s" % _num_g(sigma))
+    g = _gen(generator)
+    return self._draw_(lambda n: g._cauchy(n, median, sigma))
+
+
+def _log_normal_(self, mean=1.0, std=2.0, generator=None):
+    if not self._dtype.is_floating_point:
+        raise NotImplementedError("\"log_normal_cpu\" not implemented for '%s'" % self._dtype._tname)
+    if not std > 0:
+        raise RuntimeError("log_normal_ expects std > 0.0, but found std=%s" % _num_g(std))
+    g = _gen(generator)
+    return self._draw_(lambda n: g._log_normal(n, mean, std))
+
+
+def _geometric_(self, p, generator=None):
+    if not 0 < p < 1:
+        raise RuntimeError("geometric_ expects p to be in (0, 1), but got p=%s" % _num_g(p))
+    g = _gen(generator)
+    return self._draw_(lambda n: g._geometric(n, p))
+
+
+_CNAME = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+          "uint8": "unsigned char", "bool": "bool"}
+
+
+def _num_g(v):
+    return "%g" % v
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """An uninitialized (here: zero) tensor with the given strides."""
+    T = _torch()
+    dt = dtype or _DEFAULT[0]
+    size = tuple(int(v) for v in size)
+    stride = tuple(int(v) for v in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    need = sum((n - 1) * st for n, st in zip(size, stride)) + 1 if all(size) else 0
+    buf = np.zeros(builtins.max(need, 1), dt.np)
+    arr = np.lib.stride_tricks.as_strided(buf, size, tuple(v * buf.itemsize for v in stride))
+    t = T.from_numpy(arr) if need else T.zeros(size, dtype=dt)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _install_composed(Tensor):
+    T = _torch()
+    Tn = Tensor
+    Tn.new = _legacy_new
+    Tn.new_empty_strided = lambda self, size, stride, *, dtype=None, device=None, \
+        requires_grad=False, **kw: empty_strided(size, stride, dtype=dtype or self.dtype,
+                                                 requires_grad=requires_grad)
+    Tn.cauchy_, Tn.log_normal_, Tn.geometric_ = _cauchy_, _log_normal_, _geometric_
+    Tn.bernoulli = lambda self, p=None, *, generator=None: T.bernoulli(self, p, generator=generator) \
+        if p is not None else T.bernoulli(self, generator=generator)
+    Tn.multinomial = lambda self, num_samples, replacement=False, *, generator=None: \
+        T.multinomial(self, num_samples, replacement, generator=generator)

@@ -10,6 +10,9 @@ input; an unrecorded backward reuses the forward's factors.
 import numpy as np
 
 from ._reduce import vector_norm as _vector_norm, return_types, _rt
+from ._matrix import matrix_exp
+from ._shape import tril as _tril, triu as _triu
+from .autograd.function import Function as _Function
 
 # torch.linalg's names (tapegrad/__init__.py takes torch's top-level names from here by
 # name: det, logdet, cholesky_solve ...)
@@ -307,228 +310,229 @@ def _tri_solve_np(a, b, upper, left, unit):
 
 
 # ----------------------------------------------------------------------------- Functions
-def _funcs():
-    from .autograd.function import Function
-    from ._shape import tril as _tril, triu as _triu
+class LinalgInv(_Function):
+    @staticmethod
+    def forward(ctx, A):
+        Y = _w(_inv_np(A._data), A._dtype)
+        ctx.save_for_backward(Y)            # torch saves the inverse only
+        return Y
 
-    class LinalgInv(Function):
-        @staticmethod
-        def forward(ctx, A):
-            Y = _w(_inv_np(A._data), A._dtype)
-            ctx.save_for_backward(Y)            # torch saves the inverse only
-            return Y
-
-        @staticmethod
-        def backward(ctx, g):
-            (Y,) = ctx.saved_tensors            # (under create_graph: bound to the output)
-            Ait = _T(Y)
-            return -(Ait @ g @ Ait)
-
-    class LinalgDet(Function):
-        @staticmethod
-        def forward(ctx, A):
-            ctx.save_for_backward(A)
-            d = np.linalg.det(A._data)
-            ctx.d = d
-            D = _w(d, A._dtype)
-            ctx.save_for_backward(A, D)         # torch saves A and the result
-            return D
-
-        @staticmethod
-        def backward(ctx, g):
-            A, _ = ctx.saved_tensors
-            return (g.unsqueeze(-1).unsqueeze(-1) if A._data.ndim > 2 or g._data.ndim else g) \
-                * _cofactor(A, ctx.d)
-
-    class LinalgSlogdet(Function):
-        @staticmethod
-        def forward(ctx, A):
-            sign, lad = np.linalg.slogdet(A._data)
-            sign = _w(sign, A._dtype)
-            ctx.save_for_backward(A, sign)      # torch saves A and the sign
-            return sign, _w(lad, A._dtype)
-
-        @staticmethod
-        def backward(ctx, gsign, glad):
-            A, _ = ctx.saved_tensors
-            return glad.unsqueeze(-1).unsqueeze(-1) * _T(inv(A))
-
-    class LinalgSolve(Function):
-        @staticmethod
-        def forward(ctx, A, B, vec):
-            a, b = A._data, B._data
-            bm = b[..., None] if vec else b
-            shape = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
-            ab = np.broadcast_to(a, shape + a.shape[-2:])
-            bb = np.broadcast_to(bm, shape + bm.shape[-2:])
-            bad = _singular_info(ab) if ab.size else None
-            if bad is not None:
-                raise LinAlgError("torch.linalg.solve: %sThe solver failed because the input "
-                                  "matrix is singular." % _batch_prefix(ab, bad[0]))
-            x = np.linalg.solve(ab, bb)
-            X = _w(x[..., 0] if vec else x, A._dtype)
-            ctx.save_for_backward(A, X)         # torch saves A (its LU) and the result
-            ctx.vec = vec
-            ctx.bshape = B.shape
-            return X
-
-        @staticmethod
-        def backward(ctx, g):
-            A, X = ctx.saved_tensors            # (under create_graph: X bound to the output)
-            vec = ctx.vec
-            gm = g.unsqueeze(-1) if vec else g
-            gB = _solve(_T(A), gm, False)
-            gA = gB_ = None
-            if ctx.needs_input_grad[0]:
-                gA = _sum_to(-(gB @ _T(X.unsqueeze(-1) if vec else X)), A.shape)
-            if ctx.needs_input_grad[1]:
-                gB_ = _sum_to(gB, ctx.bshape + ((1,) if vec else ()))
-                if vec:
-                    gB_ = gB_.squeeze(-1)
-            return gA, gB_, None
-
-    class LinalgSolveTriangular(Function):
-        @staticmethod
-        def forward(ctx, A, B, upper, left, unit):
-            X = _w(_tri_solve_np(A._data, B._data, upper, left, unit), A._dtype)
-            ctx.save_for_backward(A, X)         # torch saves A and the result
-            ctx.args = (upper, left, unit)
-            ctx.bshape = B.shape
-            return X
-
-        @staticmethod
-        def backward(ctx, g):
-            A, X = ctx.saved_tensors
-            upper, left, unit = ctx.args
-            # X = A^-1 B: gB = A^-T g, gA = -gB X^T (left); X = B A^-1: gB = g A^-T, gA = -X^T gB
-            gB = solve_triangular(_T(A), g, upper=not upper, left=left, unitriangular=unit)
-            gA = gB_ = None
-            if ctx.needs_input_grad[0]:
-                gA = -(gB @ _T(X)) if left else -(_T(X) @ gB)
-                k = (1 if upper else -1) if unit else 0
-                gA = _sum_to(_triu(gA, k) if upper else _tril(gA, k), A.shape)
-            if ctx.needs_input_grad[1]:
-                gB_ = _sum_to(gB, ctx.bshape)
-            return gA, gB_, None, None, None
-
-    class LinalgCholesky(Function):
-        @staticmethod
-        def forward(ctx, A, upper):
-            L = _w(_cholesky_np(A._data, upper), A._dtype)
-            ctx.save_for_backward(L)            # torch saves the factor only
-            ctx.upper = upper
-            return L
-
-        @staticmethod
-        def backward(ctx, gL):
-            (L,) = ctx.saved_tensors
-            upper = ctx.upper
-            if upper:
-                L, gL = _T(L), _T(gL)
-            # torch's cholesky_backward: Phi(L^H gL) symmetrised, L^-H (.) L^-1
-            gA = _tril(_T(L) @ gL)
-            gA = 0.5 * (gA + _T(_tril(gA, -1)))
-            gA = solve_triangular(_T(L), gA, upper=True, left=True)
-            return solve_triangular(L, gA, upper=False, left=False), None
-
-    class LinalgEigh(Function):
-        @staticmethod
-        def forward(ctx, A, uplo):
-            a = A._data
-            lam, V = np.linalg.eigh(a, UPLO=uplo)
-            lam, V = _w(lam, A._dtype), _w(V, A._dtype)
-            ctx.save_for_backward(lam, V)       # torch saves the results only
-            ctx.set_materialize_grads(False)    # no eigenvector gradient: no 1 / (l_j - l_i)
-            return lam, V
-
-        @staticmethod
-        def backward(ctx, gL, gV):
-            lam, V = ctx.saved_tensors
-            # torch: gA = V (skew(V^H gV) / E + diag(gL)) V^H, E_ij = lam_j - lam_i (1 on the
-            # diagonal)
-            n = V.shape[-1]
-            eye = _eye_like(n, V._dtype)
-            inner = None
-            if gV is not None:
-                VhgV = _T(V) @ gV
-                skew = 0.5 * (VhgV - _T(VhgV))
-                E = lam.unsqueeze(-2) - lam.unsqueeze(-1) + eye
-                inner = (skew / E) * (1 - eye)
-            if gL is not None:
-                d = _diag_embed(gL)
-                inner = d if inner is None else inner + d
-            if inner is None:
-                return None, None
-            return V @ inner @ _T(V), None
-
-    class LinalgQr(Function):
-        @staticmethod
-        def forward(ctx, A):
-            Q, R = np.linalg.qr(A._data, mode="reduced")
-            Q, R = _w(Q, A._dtype), _w(R, A._dtype)
-            ctx.save_for_backward(Q, R)         # torch saves the results only
-            return Q, R
-
-        @staticmethod
-        def backward(ctx, gQ, gR):
-            Q, R = ctx.saved_tensors
-            m, n = Q.shape[-2], R.shape[-1]
-            if m < n:
-                raise NotImplementedError("The derivative of linalg.qr is not implemented when "
-                                          "mode='reduced' and nrows < ncols yet")
-            # M = R gR^T - gQ^T Q; gA = (gQ + Q copyltu(M)) R^-T
-            M = R @ _T(gR) - _T(gQ) @ Q
-            M = _tril(M) + _T(_tril(M, -1))
-            X = gQ + Q @ M
-            return _T(solve_triangular(R, _T(X), upper=True, left=True))
-
-    class LinalgSvd(Function):
-        @staticmethod
-        def forward(ctx, A):
-            u, sv, vh = np.linalg.svd(A._data, full_matrices=False)
-            U, S, Vh = _w(u, A._dtype), _w(sv, A._dtype), _w(vh, A._dtype)
-            ctx.save_for_backward(U, S, Vh)     # torch saves the results only
-            ctx.set_materialize_grads(False)    # S alone: U diag(gS) Vh, no 1 / (s_j^2 - s_i^2)
-            return U, S, Vh
-
-        @staticmethod
-        def backward(ctx, gU, gS, gVh):
-            U, S, Vh = ctx.saved_tensors
-            return _svd_backward(U, S, Vh, gU, gS, gVh)
-
-    class LinalgPinv(Function):
-        @staticmethod
-        def forward(ctx, A, rtol, hermitian):
-            a = A._data
-            with np.errstate(all="ignore"):
-                x = np.linalg.pinv(a, rcond=rtol, hermitian=hermitian) if a.size else \
-                    np.zeros(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
-            X = _w(x, A._dtype)
-            ctx.save_for_backward(A, X)         # torch saves A and the result
-            return X
-
-        @staticmethod
-        def backward(ctx, g):
-            A, X = ctx.saved_tensors
-            # dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X
-            m, n = A.shape[-2], A.shape[-1]
-            Im, In = _eye_like(m, A._dtype), _eye_like(n, A._dtype)
-            Xt = _T(X)
-            gt = _T(g)
-            return (-(Xt @ g @ Xt) + (Im - A @ X) @ gt @ X @ Xt
-                    + Xt @ X @ gt @ (In - X @ A)), None, None
-
-    return {c.__name__: c for c in (LinalgInv, LinalgDet, LinalgSlogdet, LinalgSolve,
-                                     LinalgSolveTriangular, LinalgCholesky, LinalgEigh, LinalgQr,
-                                     LinalgSvd, LinalgPinv)}
+    @staticmethod
+    def backward(ctx, g):
+        (Y,) = ctx.saved_tensors            # (under create_graph: bound to the output)
+        Ait = _T(Y)
+        return -(Ait @ g @ Ait)
 
 
-_F = {}
+class LinalgDet(_Function):
+    @staticmethod
+    def forward(ctx, A):
+        ctx.save_for_backward(A)
+        d = np.linalg.det(A._data)
+        ctx.d = d
+        D = _w(d, A._dtype)
+        ctx.save_for_backward(A, D)         # torch saves A and the result
+        return D
+
+    @staticmethod
+    def backward(ctx, g):
+        A, _ = ctx.saved_tensors
+        return (g.unsqueeze(-1).unsqueeze(-1) if A._data.ndim > 2 or g._data.ndim else g) \
+            * _cofactor(A, ctx.d)
+
+
+class LinalgSlogdet(_Function):
+    @staticmethod
+    def forward(ctx, A):
+        sign, lad = np.linalg.slogdet(A._data)
+        sign = _w(sign, A._dtype)
+        ctx.save_for_backward(A, sign)      # torch saves A and the sign
+        return sign, _w(lad, A._dtype)
+
+    @staticmethod
+    def backward(ctx, gsign, glad):
+        A, _ = ctx.saved_tensors
+        return glad.unsqueeze(-1).unsqueeze(-1) * _T(inv(A))
+
+
+class LinalgSolve(_Function):
+    @staticmethod
+    def forward(ctx, A, B, vec):
+        a, b = A._data, B._data
+        bm = b[..., None] if vec else b
+        shape = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+        ab = np.broadcast_to(a, shape + a.shape[-2:])
+        bb = np.broadcast_to(bm, shape + bm.shape[-2:])
+        bad = _singular_info(ab) if ab.size else None
+        if bad is not None:
+            raise LinAlgError("torch.linalg.solve: %sThe solver failed because the input "
+                              "matrix is singular." % _batch_prefix(ab, bad[0]))
+        x = np.linalg.solve(ab, bb)
+        X = _w(x[..., 0] if vec else x, A._dtype)
+        ctx.save_for_backward(A, X)         # torch saves A (its LU) and the result
+        ctx.vec = vec
+        ctx.bshape = B.shape
+        return X
+
+    @staticmethod
+    def backward(ctx, g):
+        A, X = ctx.saved_tensors            # (under create_graph: X bound to the output)
+        vec = ctx.vec
+        gm = g.unsqueeze(-1) if vec else g
+        gB = _solve(_T(A), gm, False)
+        gA = gB_ = None
+        if ctx.needs_input_grad[0]:
+            gA = _sum_to(-(gB @ _T(X.unsqueeze(-1) if vec else X)), A.shape)
+        if ctx.needs_input_grad[1]:
+            gB_ = _sum_to(gB, ctx.bshape + ((1,) if vec else ()))
+            if vec:
+                gB_ = gB_.squeeze(-1)
+        return gA, gB_, None
+
+
+class LinalgSolveTriangular(_Function):
+    @staticmethod
+    def forward(ctx, A, B, upper, left, unit):
+        X = _w(_tri_solve_np(A._data, B._data, upper, left, unit), A._dtype)
+        ctx.save_for_backward(A, X)         # torch saves A and the result
+        ctx.args = (upper, left, unit)
+        ctx.bshape = B.shape
+        return X
+
+    @staticmethod
+    def backward(ctx, g):
+        A, X = ctx.saved_tensors
+        upper, left, unit = ctx.args
+        # X = A^-1 B: gB = A^-T g, gA = -gB X^T (left); X = B A^-1: gB = g A^-T, gA = -X^T gB
+        gB = solve_triangular(_T(A), g, upper=not upper, left=left, unitriangular=unit)
+        gA = gB_ = None
+        if ctx.needs_input_grad[0]:
+            gA = -(gB @ _T(X)) if left else -(_T(X) @ gB)
+            k = (1 if upper else -1) if unit else 0
+            gA = _sum_to(_triu(gA, k) if upper else _tril(gA, k), A.shape)
+        if ctx.needs_input_grad[1]:
+            gB_ = _sum_to(gB, ctx.bshape)
+        return gA, gB_, None, None, None
+
+
+class LinalgCholesky(_Function):
+    @staticmethod
+    def forward(ctx, A, upper):
+        L = _w(_cholesky_np(A._data, upper), A._dtype)
+        ctx.save_for_backward(L)            # torch saves the factor only
+        ctx.upper = upper
+        return L
+
+    @staticmethod
+    def backward(ctx, gL):
+        (L,) = ctx.saved_tensors
+        upper = ctx.upper
+        if upper:
+            L, gL = _T(L), _T(gL)
+        # torch's cholesky_backward: Phi(L^H gL) symmetrised, L^-H (.) L^-1
+        gA = _tril(_T(L) @ gL)
+        gA = 0.5 * (gA + _T(_tril(gA, -1)))
+        gA = solve_triangular(_T(L), gA, upper=True, left=True)
+        return solve_triangular(L, gA, upper=False, left=False), None
+
+
+class LinalgEigh(_Function):
+    @staticmethod
+    def forward(ctx, A, uplo):
+        a = A._data
+        lam, V = np.linalg.eigh(a, UPLO=uplo)
+        lam, V = _w(lam, A._dtype), _w(V, A._dtype)
+        ctx.save_for_backward(lam, V)       # torch saves the results only
+        ctx.set_materialize_grads(False)    # no eigenvector gradient: no 1 / (l_j - l_i)
+        return lam, V
+
+    @staticmethod
+    def backward(ctx, gL, gV):
+        lam, V = ctx.saved_tensors
+        # torch: gA = V (skew(V^H gV) / E + diag(gL)) V^H, E_ij = lam_j - lam_i (1 on the
+        # diagonal)
+        n = V.shape[-1]
+        eye = _eye_like(n, V._dtype)
+        inner = None
+        if gV is not None:
+            VhgV = _T(V) @ gV
+            skew = 0.5 * (VhgV - _T(VhgV))
+            E = lam.unsqueeze(-2) - lam.unsqueeze(-1) + eye
+            inner = (skew / E) * (1 - eye)
+        if gL is not None:
+            d = _diag_embed(gL)
+            inner = d if inner is None else inner + d
+        if inner is None:
+            return None, None
+        return V @ inner @ _T(V), None
+
+
+class LinalgQr(_Function):
+    @staticmethod
+    def forward(ctx, A):
+        Q, R = np.linalg.qr(A._data, mode="reduced")
+        Q, R = _w(Q, A._dtype), _w(R, A._dtype)
+        ctx.save_for_backward(Q, R)         # torch saves the results only
+        return Q, R
+
+    @staticmethod
+    def backward(ctx, gQ, gR):
+        Q, R = ctx.saved_tensors
+        m, n = Q.shape[-2], R.shape[-1]
+        if m < n:
+            raise NotImplementedError("The derivative of linalg.qr is not implemented when "
+                                      "mode='reduced' and nrows < ncols yet")
+        # M = R gR^T - gQ^T Q; gA = (gQ + Q copyltu(M)) R^-T
+        M = R @ _T(gR) - _T(gQ) @ Q
+        M = _tril(M) + _T(_tril(M, -1))
+        X = gQ + Q @ M
+        return _T(solve_triangular(R, _T(X), upper=True, left=True))
+
+
+class LinalgSvd(_Function):
+    @staticmethod
+    def forward(ctx, A):
+        u, sv, vh = np.linalg.svd(A._data, full_matrices=False)
+        U, S, Vh = _w(u, A._dtype), _w(sv, A._dtype), _w(vh, A._dtype)
+        ctx.save_for_backward(U, S, Vh)     # torch saves the results only
+        ctx.set_materialize_grads(False)    # S alone: U diag(gS) Vh, no 1 / (s_j^2 - s_i^2)
+        return U, S, Vh
+
+    @staticmethod
+    def backward(ctx, gU, gS, gVh):
+        U, S, Vh = ctx.saved_tensors
+        return _svd_backward(U, S, Vh, gU, gS, gVh)
+
+
+class LinalgPinv(_Function):
+    @staticmethod
+    def forward(ctx, A, rtol, hermitian):
+        a = A._data
+        with np.errstate(all="ignore"):
+            x = np.linalg.pinv(a, rcond=rtol, hermitian=hermitian) if a.size else \
+                np.zeros(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
+        X = _w(x, A._dtype)
+        ctx.save_for_backward(A, X)         # torch saves A and the result
+        return X
+
+    @staticmethod
+    def backward(ctx, g):
+        A, X = ctx.saved_tensors
+        # dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X
+        m, n = A.shape[-2], A.shape[-1]
+        Im, In = _eye_like(m, A._dtype), _eye_like(n, A._dtype)
+        Xt = _T(X)
+        gt = _T(g)
+        return (-(Xt @ g @ Xt) + (Im - A @ X) @ gt @ X @ Xt
+                + Xt @ X @ gt @ (In - X @ A)), None, None
+
+
+_F = {c.__name__: c for c in (LinalgInv, LinalgDet, LinalgSlogdet, LinalgSolve,
+                             LinalgSolveTriangular, LinalgCholesky, LinalgEigh, LinalgQr,
+                             LinalgSvd, LinalgPinv)}
 
 
 def _fn(name):
-    if not _F:
-        _F.update(_funcs())
     return _F[name]
 
 

@@ -71,6 +71,9 @@ class Op:
     # length, the output as big as the input): not elementwise, so the numpy sweep does not
     # split it into chunks and the batched sweeps call its own kernels (bfwd_/bvjp_<name>)
     rows: bool = False
+    # eager forward through the compiled kernel above 64 elements (numpy's reference is slower
+    # or rounds differently there): gelu, elu, softplus ... (``_math.unary``)
+    kernel_fwd: bool = False
     domain: Tuple[float, float] = (-2.0, 2.0)   # test inputs drawn from here
     const: Optional[float] = None               # test constant for rows that take one (pow_scalar)
     doc: str = ""
@@ -413,7 +416,7 @@ OPS = [
     Op("pow_scalar", UNARY, "PowBackward0", lambda x, c: np.power(x, x.dtype.type(c)), saves="x",
        domain=(0.1, 2.0), const=2.5, doc="x ** c for a Python number c",
        np_vjp=_pow_scalar_vjp, fwd_out=_pow_scalar_fwd, vm=True),
-    # ---- breadth rows (issue 4), unary
+    # ---- further elementwise rows, unary
     Op("tan", UNARY, "TanBackward0", _u(np.tan), saves="y", domain=(-1.2, 1.2),
        np_vjp=_chain(lambda g, x, y, c, out: np.multiply(y, y, out=out),
                      lambda g, x, y, c, out: np.add(out, 1, out=out),
@@ -439,7 +442,7 @@ OPS = [
     Op("erf", UNARY, "ErfBackward0", _vec(math.erf), saves="x",
        np_vjp=lambda g, x, y, c, out: np.multiply(g, 1.1283791670955126 * np.exp(-x * x), out=out,
                                                   casting="unsafe"), np_vjp_from=_NPVJP,
-       native_vjp=True, vm=True),
+       native_vjp=True, vm=True, kernel_fwd=True),
     Op("log1p", UNARY, "Log1PBackward0", _u(np.log1p), saves="x", domain=(-0.5, 2.0),
        np_vjp=lambda g, x, y, c, out: np.divide(g, 1 + x, out=out),
        fwd_out=lambda x, c, out: np.log1p(x, out=out), vm=True),
@@ -449,38 +452,42 @@ OPS = [
     Op("scale", UNARY, "MulBackward0", lambda x, c: x * x.dtype.type(c), const=1.7,
        doc="c * x for a constant c (log2, log10, exp2, var's 1/(n - correction) ...)",
        np_vjp=lambda g, x, y, c, out: np.multiply(g, g.dtype.type(c), out=out),
-       fwd_out=lambda x, c, out: np.multiply(x, x.dtype.type(c), out=out), vm=True),
+       fwd_out=lambda x, c, out: np.multiply(x, x.dtype.type(c), out=out), vm=True,
+       kernel_fwd=True),
     Op("step", UNARY, "FloorBackward0", _step_ref, const=0.0, domain=(-2.7, 2.7),
        doc="piecewise constant, zero gradient: c = 0 floor, 1 ceil, 2 round, 3 trunc, 4 sign",
-       np_vjp=lambda g, x, y, c, out: out.fill(0)),
+       np_vjp=lambda g, x, y, c, out: out.fill(0), kernel_fwd=True),
     Op("clamp_min", UNARY, "ClampBackward1", lambda x, c: np.maximum(x, x.dtype.type(c)), saves="x",
        const=0.7, np_vjp=_masked(lambda x, y, c: x >= c),
-       fwd_out=lambda x, c, out: np.maximum(x, x.dtype.type(c), out=out)),
+       fwd_out=lambda x, c, out: np.maximum(x, x.dtype.type(c), out=out), kernel_fwd=True),
     Op("clamp_max", UNARY, "ClampBackward1", lambda x, c: np.minimum(x, x.dtype.type(c)), saves="x",
        const=0.7, np_vjp=_masked(lambda x, y, c: x <= c),
-       fwd_out=lambda x, c, out: np.minimum(x, x.dtype.type(c), out=out)),
+       fwd_out=lambda x, c, out: np.minimum(x, x.dtype.type(c), out=out), kernel_fwd=True),
     Op("leaky_relu", UNARY, "LeakyReluBackward0",
        lambda x, c: np.where(x > 0, x, x * x.dtype.type(c)), saves="x", const=0.01,
-       np_vjp=_leaky_vjp),
+       np_vjp=_leaky_vjp, kernel_fwd=True),
     Op("elu", UNARY, "EluBackward0",
        lambda x, c: np.where(x > 0, x, x.dtype.type(c) * np.expm1(np.minimum(x, 0))), saves="xy",
-       const=1.0, np_vjp=_elu_vjp),
+       const=1.0, np_vjp=_elu_vjp, kernel_fwd=True),
     Op("gelu", UNARY, "GeluBackward0", _gelu_ref, saves="x", const=0.0,
-       doc="c = 0: x Phi(x) (erf); c = 1: the tanh approximation", np_vjp=_gelu_vjp, np_vjp_from=_NPVJP),
+       doc="c = 0: x Phi(x) (erf); c = 1: the tanh approximation", np_vjp=_gelu_vjp, np_vjp_from=_NPVJP,
+       kernel_fwd=True),
     Op("silu", UNARY, "SiluBackward0", lambda x, c: (x * _np_sig(x)).astype(x.dtype), saves="x",
        np_vjp=lambda g, x, y, c, out: np.multiply(g, _np_sig(x) * (1 + x * (1 - _np_sig(x))),
-                                                  out=out, casting="unsafe")),
+                                                  out=out, casting="unsafe"), kernel_fwd=True),
     Op("softplus", UNARY, "SoftplusBackward0", _softplus_ref, saves="x", const=1.0,
        doc="log1p(exp(c x)) / c (beta c), x where c x > 20 (torch's threshold)",
        np_vjp=lambda g, x, y, c, out: np.multiply(
-           g, np.where(x * c > 20, 1, _np_sig(x * x.dtype.type(c))), out=out, casting="unsafe")),
+           g, np.where(x * c > 20, 1, _np_sig(x * x.dtype.type(c))), out=out, casting="unsafe"),
+           kernel_fwd=True),
     Op("log_sigmoid", UNARY, "LogSigmoidBackward0", _log_sigmoid_ref, saves="x",
-       np_vjp=lambda g, x, y, c, out: np.multiply(g, _np_sig(-x), out=out, casting="unsafe")),
+       np_vjp=lambda g, x, y, c, out: np.multiply(g, _np_sig(-x), out=out, casting="unsafe"),
+       kernel_fwd=True),
     Op("smooth_l1", UNARY, "SmoothL1LossBackward0",
        lambda x, c: np.where(np.abs(x) < c, 0.5 * x * x / x.dtype.type(c),
                              np.abs(x) - x.dtype.type(0.5 * c)).astype(x.dtype),
        saves="x", const=1.0, doc="Huber-type elementwise loss with beta c > 0",
-       np_vjp=_smooth_l1_vjp),
+       np_vjp=_smooth_l1_vjp, kernel_fwd=True),
     Op("lgamma", UNARY, "LgammaBackward0", _vec(_lgamma), saves="x", domain=(0.3, 4.0),
        np_vjp=lambda g, x, y, c, out: np.multiply(g, _np_polygamma(0, x), out=out, casting="unsafe")),
     Op("polygamma", UNARY, "PolygammaBackward0", lambda x, c: _np_polygamma(int(c), x).astype(x.dtype),
@@ -515,7 +522,7 @@ OPS = [
        domain=(0.2, 2.0), np_vjp=_div_vjp, fwd_out=lambda a, b, out: np.divide(a, b, out=out), vm=True),
     Op("pow", BINARY, "PowBackward1", np.power, saves_fn=lambda na, nb: (True, True, nb),
        domain=(0.2, 2.0), np_vjp=_pow_vjp, fwd_out=lambda a, b, out: np.power(a, b, out=out)),
-    # ---- breadth rows (issue 4), binary
+    # ---- further elementwise rows, binary
     Op("maximum", BINARY, "MaximumBackward0", np.maximum, saves_fn=lambda na, nb: (True, True, False),
        np_vjp=_max_vjp(np.greater), fwd_out=lambda a, b, out: np.maximum(a, b, out=out)),
     Op("minimum", BINARY, "MinimumBackward0", np.minimum, saves_fn=lambda na, nb: (True, True, False),
@@ -578,7 +585,7 @@ _VJP_T = {
     "mul": lambda T, g, a, b, y: (None if b is None else g * b, None if a is None else g * a),
     "div": lambda T, g, a, b, y: (g / b, None if a is None else -(g * a) / (b * b)),
     "pow": lambda T, g, a, b, y: (g * b * a ** (b - 1), None if y is None else g * y * T.log(a)),
-    # breadth rows (issue 4)
+    # further elementwise rows
     "tan": lambda T, g, x, y, c: g * (1 + y * y),
     "asin": lambda T, g, x, y, c: g / (1 - x * x).sqrt(),
     "acos": lambda T, g, x, y, c: -(g / (1 - x * x).sqrt()),
@@ -678,6 +685,7 @@ OFFSET_OPS = frozenset(OPCODE[name] for name in ("slice", "embed", "transpose"))
 # Rows the differentiable-op tests are parametrized over (structural rows are tested by the facade).
 KERNEL_OPS = [op for op in OPS if op.kind not in (CAST, PYFUNC)]
 PLAN_ONLY = frozenset(op.name for op in OPS if op.plan_only)
+KERNEL_FWD = frozenset(op.name for op in OPS if op.kernel_fwd)
 
 
 # ----------------------------------------------------------------------------- generator

@@ -12,6 +12,12 @@ from ._math import _floatify, clamp, erf, exact, exp2, expm1, log1p, unary, wher
 from ._record import _check_broadcast, hide, named
 from ._reduce import logsumexp  # noqa: F401
 from .nn.functional import log_softmax as _log_softmax, softmax as _softmax
+import builtins
+from .autograd.function import Function
+from .linalg import _sum_to
+from .tensor import _result_dtype, _type_name
+from ._math import _inplace_of, _owned
+from .creation import _i0_np, _i1_np
 
 # torch.special's names (tapegrad/__init__.py takes torch's top-level names from here by
 # name: digamma, erfc, lgamma ...)
@@ -122,8 +128,6 @@ def _pointwise_fn(name, np_fn, fn, deriv, saves="x"):
     written in place makes backward raise, as torch's). When y is not saved, the backward
     computes it again from x (``fn``: recorded, under create_graph); when x is not, deriv
     gets None for it."""
-    from .autograd.function import Function
-
     def forward(ctx, x):
         y = np.asarray(np_fn(np.asarray(x._data)))
         out = _wrap(np.asarray(y, x._dtype.np) if y.ndim else x._dtype.np.type(y), x._dtype)
@@ -143,27 +147,12 @@ def _pointwise_fn(name, np_fn, fn, deriv, saves="x"):
         return g * deriv(x, y)
 
     return type(name, (Function,), {"forward": staticmethod(forward),
-                                    "backward": staticmethod(backward)})
-
-
-def _special_funcs():
-    # d erfinv(x) = sqrt(pi) / 2 exp(erfinv(x)^2) dx
-    return {"Erfinv": _pointwise_fn("Erfinv", _erfinv_np, erfinv,
-                                    lambda x, y: (y * y).exp() * (math.sqrt(math.pi) / 2))}
-
-
-_SF = {}
-
-
-def _sf(name):
-    if "Erfinv" not in _SF:
-        _SF.update(_special_funcs())
-    return _SF[name]
+                                     "backward": staticmethod(backward)})
 
 
 def erfinv(input):
     x = _floatify(input)
-    return named(_sf("Erfinv").apply(x), "ErfinvBackward0")
+    return named(_sf2("Erfinv").apply(x), "ErfinvBackward0")
 
 
 def _ndtri_np(p):
@@ -246,116 +235,107 @@ def _tensor_pair(input, other, fname):
     return conv(input), conv(other), (0 if ti and to else 1 if to else 2)
 
 
-def _special_funcs2():
-    from .autograd.function import Function
-    from .linalg import _sum_to
-
-    def vals(t):
-        return np.asarray(t._data)
-
-    class XlogyFn(Function):
-        """x log(y) (log1p for xlog1py), 0 where x == 0 and y is not nan."""
-        @staticmethod
-        def forward(ctx, x, y, log1p_):
-            xd, yd = vals(x), vals(y)
-            with np.errstate(all="ignore"):
-                ly = np.log1p(yd) if log1p_ else np.log(yd)
-                out = np.where((xd == 0) & ~np.isnan(yd), 0, xd * ly).astype(x._dtype.np)
-            ctx.save_for_backward(x, y)
-            ctx.log1p = log1p_
-            return _wrap(out if out.ndim else out[()], x._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            x, y = ctx.saved_tensors
-            l1p = ctx.log1p
-            gx = gy = None
-            xd, yd = vals(x), vals(y)
-            if ctx.needs_input_grad[0]:
-                # torch: xlogy(g, y) masked to 0 where x == 0 and y <= 0 (y <= -1: xlog1py)
-                gx = _xlog(g, y, l1p)
-                m = (xd == 0) & ((yd <= -1) if l1p else (yd <= 0))
-                if np.any(m):
-                    gx = where(_wrap(np.broadcast_to(m, gx.shape).copy(), _bool()), 0.0, gx)
-                gx = _sum_to(gx, x.shape)
-            if ctx.needs_input_grad[1]:
-                gy = _sum_to(g * x / (y + 1 if l1p else y), y.shape)
-            return gx, gy, None
-
-    # d log Phi(x) = phi(x) / Phi(x) dx = exp(-x^2 / 2 - log Phi(x)) / sqrt(2 pi) dx
-    LogNdtr = _pointwise_fn("LogNdtr", _log_ndtr_np, log_ndtr, lambda x, ly: (
-        x * x * -0.5 - ly).exp() * (1 / math.sqrt(2 * math.pi)), saves="xy")
-    # d ndtri(p) = sqrt(2 pi) exp(ndtri(p)^2 / 2) dp
-    Ndtri = _pointwise_fn("Ndtri", _ndtri_np, ndtri,
-                          lambda p, y: (y * y * 0.5).exp() * math.sqrt(2 * math.pi), saves="y")
-
-    class Entr(Function):
-        @staticmethod
-        def forward(ctx, x):
-            xd = vals(x)
-            with np.errstate(all="ignore"):
-                y = np.where(xd > 0, -xd * np.log(np.where(xd > 0, xd, 1)),
-                             np.where(xd == 0, 0, np.where(np.isnan(xd), np.nan, -np.inf)))
-            ctx.save_for_backward(x)
-            y = np.asarray(y, x._dtype.np)
-            return _wrap(y if y.ndim else y[()], x._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * -(x.log() + 1)       # torch: inf at 0, nan below
-
-    class Logit(Function):
-        @staticmethod
-        def forward(ctx, x, eps):
-            xd = vals(x)
-            dt = x._dtype.np
-            z = np.clip(xd, dt.type(eps), dt.type(1 - eps)) if eps is not None else xd
-            with np.errstate(all="ignore"):
-                y = np.log(z / (1 - z)).astype(dt)
-            ctx.save_for_backward(x)
-            ctx.eps = eps
-            return _wrap(y if y.ndim else y[()], x._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            xd = vals(x)
-            eps = ctx.eps
-            if eps is None and np.any(np.signbit(xd) & (xd == 0)):
-                x = x + 0.0        # -0.0 -> +0.0: the gradient +inf at -0.0, as torch
-            r = g / (x * (1 - x))
-            # torch: nan outside [0, 1] (no eps); 0 outside [eps, 1 - eps]
-            if eps is None:
-                bad = (xd < 0) | (xd > 1)
-                fill = float("nan")
-            else:
-                bad = (xd < eps) | (xd > 1 - eps)
-                fill = 0.0
-            if np.any(bad):
-                r = where(_wrap(np.broadcast_to(bad, r.shape).copy(), _bool()), fill, r)
-            return r, None
-    class Sinc(Function):
-        @staticmethod
-        def forward(ctx, x, y):
-            ctx.save_for_backward(x)
-            return _wrap(y if y.ndim else y[()], x._dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return _sinc_backward(g, x), None
-    return {c.__name__: c for c in (XlogyFn, LogNdtr, Ndtri, Entr, Logit, Sinc)}
-
-
 def _bool():
     from .tensor import bool_
     return bool_
 
 
+def _vals(t):
+    return np.asarray(t._data)
+
+
+class XlogyFn(Function):
+    """x log(y) (log1p for xlog1py), 0 where x == 0 and y is not nan."""
+    @staticmethod
+    def forward(ctx, x, y, log1p_):
+        xd, yd = _vals(x), _vals(y)
+        with np.errstate(all="ignore"):
+            ly = np.log1p(yd) if log1p_ else np.log(yd)
+            out = np.where((xd == 0) & ~np.isnan(yd), 0, xd * ly).astype(x._dtype.np)
+        ctx.save_for_backward(x, y)
+        ctx.log1p = log1p_
+        return _wrap(out if out.ndim else out[()], x._dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        l1p = ctx.log1p
+        gx = gy = None
+        xd, yd = _vals(x), _vals(y)
+        if ctx.needs_input_grad[0]:
+            # torch: xlogy(g, y) masked to 0 where x == 0 and y <= 0 (y <= -1: xlog1py)
+            gx = _xlog(g, y, l1p)
+            m = (xd == 0) & ((yd <= -1) if l1p else (yd <= 0))
+            if np.any(m):
+                gx = where(_wrap(np.broadcast_to(m, gx.shape).copy(), _bool()), 0.0, gx)
+            gx = _sum_to(gx, x.shape)
+        if ctx.needs_input_grad[1]:
+            gy = _sum_to(g * x / (y + 1 if l1p else y), y.shape)
+        return gx, gy, None
+
+
+class Entr(Function):
+    @staticmethod
+    def forward(ctx, x):
+        xd = _vals(x)
+        with np.errstate(all="ignore"):
+            y = np.where(xd > 0, -xd * np.log(np.where(xd > 0, xd, 1)),
+                         np.where(xd == 0, 0, np.where(np.isnan(xd), np.nan, -np.inf)))
+        ctx.save_for_backward(x)
+        y = np.asarray(y, x._dtype.np)
+        return _wrap(y if y.ndim else y[()], x._dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * -(x.log() + 1)       # torch: inf at 0, nan below
+
+
+class Logit(Function):
+    @staticmethod
+    def forward(ctx, x, eps):
+        xd = _vals(x)
+        dt = x._dtype.np
+        z = np.clip(xd, dt.type(eps), dt.type(1 - eps)) if eps is not None else xd
+        with np.errstate(all="ignore"):
+            y = np.log(z / (1 - z)).astype(dt)
+        ctx.save_for_backward(x)
+        ctx.eps = eps
+        return _wrap(y if y.ndim else y[()], x._dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        xd = _vals(x)
+        eps = ctx.eps
+        if eps is None and np.any(np.signbit(xd) & (xd == 0)):
+            x = x + 0.0        # -0.0 -> +0.0: the gradient +inf at -0.0, as torch
+        r = g / (x * (1 - x))
+        # torch: nan outside [0, 1] (no eps); 0 outside [eps, 1 - eps]
+        if eps is None:
+            bad = (xd < 0) | (xd > 1)
+            fill = float("nan")
+        else:
+            bad = (xd < eps) | (xd > 1 - eps)
+            fill = 0.0
+        if np.any(bad):
+            r = where(_wrap(np.broadcast_to(bad, r.shape).copy(), _bool()), fill, r)
+        return r, None
+
+
+class Sinc(Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x)
+        return _wrap(y if y.ndim else y[()], x._dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return _sinc_backward(g, x), None
+
+
 def _sf2(name):
-    if "XlogyFn" not in _SF:
-        _SF.update(_special_funcs2())
     return _SF[name]
 
 
@@ -403,6 +383,19 @@ def ndtr(input):
     return _math_scale(named(b, "AddBackward1"), 0.5, "MulBackward1")
 
 
+# the elementwise Functions (their backward calls the function again: defined after it)
+# d erfinv(x) = sqrt(pi) / 2 exp(erfinv(x)^2) dx
+_Erfinv = _pointwise_fn("Erfinv", _erfinv_np, erfinv,
+                        lambda x, y: (y * y).exp() * (math.sqrt(math.pi) / 2))
+# d log Phi(x) = phi(x) / Phi(x) dx = exp(-x^2 / 2 - log Phi(x)) / sqrt(2 pi) dx
+_LogNdtr = _pointwise_fn("LogNdtr", _log_ndtr_np, log_ndtr, lambda x, ly: (
+    x * x * -0.5 - ly).exp() * (1 / math.sqrt(2 * math.pi)), saves="xy")
+# d ndtri(p) = sqrt(2 pi) exp(ndtri(p)^2 / 2) dp
+_Ndtri = _pointwise_fn("Ndtri", _ndtri_np, ndtri,
+                       lambda p, y: (y * y * 0.5).exp() * math.sqrt(2 * math.pi), saves="y")
+_SF = {c.__name__: c for c in (_Erfinv, XlogyFn, _LogNdtr, _Ndtri, Entr, Logit, Sinc)}
+
+
 def _math_scale(x, c, name="MulBackward0"):
     from ._math import scale
     return scale(x, c, name)
@@ -443,3 +436,172 @@ def _install(Tensor):
         Tensor.mvlgamma = lambda self, p: multigammaln(self, p)
 
 
+# ----------------------------------------------------------------------------- Bessel i0 / i1, incomplete gamma
+def _torch():
+    import tapegrad     # the torch namespace: the bodies below call T.<name> (KNOWN_UPWARD)
+    return tapegrad
+
+
+_FN = {}
+
+
+def _bessel_fns():
+    if "i0" not in _FN:
+        # d i0(x) = i1(x) dx;  d i1(x) = (i0(x) - i1(x) / x) dx  (1/2 at 0)
+        _FN["i0"] = _pointwise_fn("I0", _i0_np, i0, lambda x, y: i1(x))
+        _FN["i1"] = _pointwise_fn("SpecialI1", _i1_np, i1, _di1, saves="xy")
+    return _FN
+
+
+def _di1(x, y):
+    T = _torch()
+    safe = T.where(x == 0, T.ones_like(x), x)
+    return T.where(x == 0, T.full_like(x, 0.5), i0(x) - y / safe)
+
+
+def _float_unary(input, name):
+    if not isinstance(input, Tensor):
+        raise TypeError("%s(): argument 'input' (position 1) must be Tensor, not %s"
+                        % (name, _type_name(input)))
+    return _floatify(input)
+
+
+def i0(input):
+    x = _float_unary(input, "i0")
+    return named(_bessel_fns()["i0"].apply(x), "I0Backward0")
+
+
+def i1(input):
+    x = _float_unary(input, "special_i1")
+    return named(_bessel_fns()["i1"].apply(x), "SpecialI1Backward0")
+
+
+def _named1(t, name):
+    return named(t, name)
+
+
+def _gammainc_np(a, x, upper):
+    """Regularized incomplete gamma P(a, x) (or Q = 1 - P when ``upper``) in float64: the series
+    for x < a + 1, Lentz's continued fraction for Q otherwise; torch's edge values."""
+    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    a, x = a.copy(), x.copy()
+    lg = np.vectorize(lambda v: math.lgamma(v) if v > 0 and math.isfinite(v) else 0.0,
+                      otypes=[np.float64])
+    ok = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
+    with np.errstate(all="ignore"):
+        pre = np.where(ok, -x + a * np.log(np.where(ok, x, 1.0)) - lg(np.where(ok, a, 1.0)), 0.0)
+        ser = ok & (x < a + 1)
+        P = np.zeros(a.shape)
+        if ser.any():
+            aa, xx = a[ser], x[ser]
+            term = 1.0 / aa
+            tot = term.copy()
+            ap = aa.copy()
+            for _ in builtins.range(5000):
+                ap = ap + 1
+                term = term * xx / ap
+                tot = tot + term
+                if np.all(np.abs(term) < np.abs(tot) * 1e-17):
+                    break
+            P[ser] = tot * np.exp(pre[ser])
+        cf = ok & ~ser
+        Q = np.zeros(a.shape)
+        if cf.any():
+            aa, xx = a[cf], x[cf]
+            tiny = 1e-300
+            b = xx + 1 - aa
+            c = np.full(aa.shape, 1 / tiny)
+            d = 1 / b
+            h = d.copy()
+            for i in builtins.range(1, 5000):
+                an = -i * (i - aa)
+                b = b + 2
+                d = an * d + b
+                d = np.where(np.abs(d) < tiny, tiny, d)
+                c = b + an / c
+                c = np.where(np.abs(c) < tiny, tiny, c)
+                d = 1 / d
+                delta = d * c
+                h = h * delta
+                if np.all(np.abs(delta - 1) < 1e-16):
+                    break
+            Q[cf] = np.exp(pre[cf]) * h
+        res = np.where(ser, (1 - P) if upper else P, np.where(cf, Q if upper else 1 - Q, np.nan))
+    # edges (Cephes / torch): x = 0, a = 0, infinities
+    finite_a = np.isfinite(a)
+    res = np.where((x == 0) & (a > 0), 1.0 if upper else 0.0, res)
+    res = np.where((a == 0) & (x > 0), 0.0 if upper else 1.0, res)
+    res = np.where(np.isposinf(x) & (a >= 0) & finite_a, 0.0 if upper else 1.0, res)
+    res = np.where(np.isposinf(a) & (x >= 0) & np.isfinite(x), 1.0 if upper else 0.0, res)
+    bad = (a < 0) | (x < 0) | np.isnan(a) | np.isnan(x) | ((a == 0) & (x == 0)) | (
+        np.isposinf(a) & np.isposinf(x))
+    return np.where(bad, np.nan, res)
+
+
+def _igamma_fn(upper):
+    key = "igammac" if upper else "igamma"
+    f = _FN.get(key)
+    if f is None:
+        nm = "igammac" if upper else "igamma"
+
+        def forward(ctx, a, x):
+            ctx.save_for_backward(a, x)
+            y = _gammainc_np(a._data, x._data, upper)
+            return _wrap(np.asarray(y, a._dtype.np) if np.ndim(y) else a._dtype.np.type(y),
+                         a._dtype)
+
+        def backward(ctx, g):
+            a, x = ctx.saved_tensors
+            if ctx.needs_input_grad[0]:
+                raise NotImplementedError("the derivative for '%s: input' is not implemented." % nm)
+            T = _torch()
+            # d P(a, x) / dx = exp(-x) x^(a - 1) / Gamma(a);  Q = 1 - P
+            lga = _wrap(np.asarray(np.vectorize(lambda v: math.lgamma(v) if v > 0 else math.inf,
+                                                otypes=[np.float64])(np.asarray(a._data)),
+                                   a._dtype.np), a._dtype)
+            dens = (-x + (a.detach() - 1) * T.log(x) - lga).exp()
+            return None, (-g * dens if upper else g * dens)
+
+        f = _FN[key] = type("Igammac" if upper else "Igamma", (Function,),
+                            {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+    return f
+
+
+def _igamma(upper):
+    def fn(input, other):
+        T = _torch()
+        if not isinstance(other, Tensor):
+            raise TypeError("%s(): argument 'other' (position 2) must be Tensor, not %s"
+                            % ("igammac" if upper else "igamma", _type_name(other)))
+        rdt = _result_dtype(input, other)
+        if not rdt.is_floating_point:
+            raise NotImplementedError('"igamma%s_cpu" not implemented for \'%s\''
+                                      % ("c" if upper else "", rdt._tname))
+        a = input if input._dtype is rdt else input.to(rdt)
+        x = other if other._dtype is rdt else other.to(rdt)
+        if a.shape != x.shape:
+            a, x = T.broadcast_tensors(a, x)
+        return named(_igamma_fn(upper).apply(a, x),
+                     "IgammacBackward0" if upper else "IgammaBackward0")
+    fn.__name__ = "igammac" if upper else "igamma"
+    return fn
+
+
+gammainc = _igamma(False)
+gammaincc = _igamma(True)
+
+
+def _install_composed(Tensor):
+    inplace_of = _inplace_of
+    T = _torch()
+    Tn = Tensor
+    Tn.i0 = i0
+    sp = T.special
+    for nm, fn in (("lgamma", sp.lgamma), ("digamma", sp.digamma), ("erfc", sp.erfc),
+                   ("erfinv", sp.erfinv), ("logit", sp.logit), ("sinc", sp.sinc),
+                   ("xlogy", sp.xlogy), ("mvlgamma", sp.mvlgamma), ("i0", i0)):
+        setattr(Tn, nm + "_", inplace_of(fn))
+    Tn.polygamma_ = lambda self, n: self._inplace(None, lambda s, o: _named1(
+        sp.polygamma(n, _owned(s)), "PolygammaBackward1"))
+    Tn.igamma, Tn.igammac = gammainc, gammaincc
+    Tn.igamma_, Tn.igammac_ = inplace_of(gammainc), inplace_of(gammaincc)

@@ -9,6 +9,7 @@
 """
 import builtins
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -173,3 +174,77 @@ def graph(fn, depth=8):
         return name + "..."
     kids = [graph(f, depth - 1) + ("" if k == 0 else "#%d" % k) for f, k in fn.next_functions]
     return name + ("(" + ", ".join(kids) + ")" if kids else "")
+
+
+# ----------------------------------------------------------------------------- table drivers
+# The tests of the functions composed from primitives (scatters, matrix_exp, in-place variants
+# ...) keep programs in tables, one per test module; these run a table's entries.
+TOLS = {"float32": dict(rtol=2e-4, atol=2e-5), "float64": dict(rtol=1e-9, atol=1e-11)}
+
+# next_functions below the top differ for reasons outside the function tested: tapegrad's
+# mvlgamma shows its internal UnsqueezeBackward0 (torch: the input's node)
+OWN_NEXT = {"mvlgamma_"}
+
+
+def next_names(t):
+    return [None if n is None else n.name() for n, _ in t.grad_fn.next_functions]
+
+
+def run_weighted(lib, f, shape, dtype="float64", lo=-1.0, hi=1.0, seed=0):
+    x = leaf(lib, data(shape, lo, hi, seed), dtype)
+    y = f(lib, x)
+    ys = y if isinstance(y, tuple) else (y,)
+    w = [lib.tensor(data(tuple(t.shape), 0.5, 1.5, seed=7), dtype=getattr(lib, dtype))
+         for t in ys]
+    sum((t * wi).sum() for t, wi in zip(ys, w)).backward()
+    return y, x.grad
+
+
+def square(n, seed, scale=1.0):
+    """A random n x n float64 matrix, entries uniform in [-scale, scale]."""
+    return np.random.default_rng(seed).uniform(-scale, scale, (n, n))
+
+
+def tensor_of(lib, v, dt=None):
+    return lib.tensor(v, dtype=None if dt is None else getattr(lib, dt))
+
+
+def nograd(lib, f):
+    with lib.no_grad():
+        return f()
+
+
+def check_program(table, name, dtype):
+    """table[name] = (program on x, shape of x, domain): values, gradient and the
+    next_functions of the outputs against torch."""
+    f, shape, dom = table[name]
+
+    def prog(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y, g = run_weighted(lib, f, shape, dtype, *dom, seed=sorted(table).index(name))
+        ys = y if isinstance(y, tuple) else (y,)
+        if name in OWN_NEXT:
+            return y, g, [t.grad_fn.name() for t in ys]
+        return y, g, [next_names(t) if t.grad_fn is not None else None for t in ys]
+    same(prog, tol=TOLS[dtype])
+
+
+def check_forward(table, name):
+    def prog(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return table[name](lib)
+    same(prog)
+
+
+def check_fd(table, name):
+    f, arrays = table[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fdcheck(f, arrays, rtol=1e-6, atol=1e-7)
+
+
+def check_leaf_inplace(table, name):
+    same(lambda lib: table[name](lib, leaf(lib, [0.1, 0.2, 0.3, 0.4])),
+         phrases=("a leaf Variable that requires grad is being used in an in-place operation.",))

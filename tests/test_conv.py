@@ -6,7 +6,8 @@ import pytest
 
 import tapegrad as tg
 import tapegrad.nn.functional as TF
-from oracle import data, fdcheck, graph, leaf, same
+from oracle import check_fd, check_forward, check_program, data, fdcheck, graph, leaf, same
+from oracle import square as _mat, tensor_of as _t
 
 
 def _F(lib):
@@ -619,3 +620,50 @@ def _replay_cases(torch, T, rng):
         np.testing.assert_allclose(vals[0], zt.detach().numpy(), rtol=1e-10)
         for gr, t in zip(grads, tt):
             np.testing.assert_allclose(gr, t.grad.numpy(), rtol=1e-9, atol=1e-10)
+
+
+# ----------------------------------------------------------------------------- composed functions
+# name -> (program on x, input shape, domain)
+COMPOSED = {
+    "index_reduce_prod": (lambda lib, x: x.index_reduce(0, lib.tensor([0, 0, 2]), x * 2, "prod"),
+                          (3, 4), (0.5, 1.5)),
+    "index_reduce_mean": (lambda lib, x: x.index_reduce(0, lib.tensor([1, 0, 1]), x.exp(), "mean"),
+                          (3, 4), (-1, 1)),
+    "index_reduce_amax_noself": (lambda lib, x: x.index_reduce(
+        1, lib.tensor([0, 0, 2, 2]), x.cos(), "amax", include_self=False), (3, 4), (-1, 1)),
+    "index_reduce_amin": (lambda lib, x: x.index_reduce(1, lib.tensor([3, 0, 3, 2]), x * 3, "amin"),
+                          (3, 4), (-1, 1)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(COMPOSED))
+def test_composed_vs_torch(name, dtype):
+    check_program(COMPOSED, name, dtype)
+
+
+COMPOSED_FORWARD = {
+    "index_reduce_int": lambda lib: lib.ones(3, 2, dtype=lib.int64).index_reduce(
+        0, _t(lib, [0, 0]), _t(lib, [[2, 3], [4, 5]]), "prod"),
+    "index_reduce_bad": lambda lib: lib.ones(3).index_reduce(0, _t(lib, [0]), _t(lib, [2.0]), "sum"),
+    "index_reduce_mean_noself": lambda lib: lib.ones(3).index_reduce_(
+        0, _t(lib, [0, 0, 2]), _t(lib, [2.0, 4.0, 7.0]), "mean", include_self=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_FORWARD))
+def test_composed_forward_vs_torch(name):
+    check_forward(COMPOSED_FORWARD, name)
+
+
+COMPOSED_FD = {
+    "index_reduce_prod": (lambda x, s: x.index_reduce(0, tg.tensor([0, 2, 0]), s, "prod"),
+                          [_mat(3, 16), _mat(3, 17)]),
+    "index_reduce_mean": (lambda x, s: x.index_reduce(1, tg.tensor([1, 1, 0]), s, "mean",
+                                                      include_self=False), [_mat(3, 18), _mat(3, 19)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_FD))
+def test_composed_fdcheck(name):
+    check_fd(COMPOSED_FD, name)

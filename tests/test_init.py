@@ -7,9 +7,9 @@
   namespace was rebuilt from the families' ``__all__`` (issue 27); names may be added, none
   may disappear. ``python tests/test_init.py`` rewrites it (after adding names on purpose).
 * No name of ``tapegrad/__init__.py`` is bound twice: the statements of the file are read
-  with ``ast`` (a star import binds its module's ``__all__``; the long tail's dictionary,
-  ``_extra.namespace()``, binds its keys), so a later import can no longer silently replace an
-  earlier one (``matmul``, ``relu`` and ``xlogy`` used to be bound two or three times).
+  with ``ast`` (a star import binds its module's ``__all__``; the dictionary of functions
+  built from the attached methods, ``_methods.namespace_functions()``, binds its keys), so a
+  later import can no longer silently replace an earlier one (``matmul``, ``relu`` and ``xlogy`` used to be bound two or three times).
 """
 import ast
 import importlib

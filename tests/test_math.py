@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from oracle import data, fdcheck, leaf, same
+from oracle import check_fd, check_forward, check_leaf_inplace, check_program, data, fdcheck, leaf, same
+from oracle import nograd as _nograd, tensor_of as _t
+import math
 
 # name -> (program on leaf x (and y), input domain)
 UNARY = {
@@ -296,3 +298,175 @@ def test_fmod_matches_numpy():
     a, b = np.array(FMOD_A), np.array(FMOD_B)
     np.testing.assert_array_equal(tg.fmod(tg.tensor(a), tg.tensor(b)).numpy(), np.fmod(a, b))
     np.testing.assert_array_equal((tg.tensor(a) % tg.tensor(b)).numpy(), np.remainder(a, b))
+
+
+# ----------------------------------------------------------------------------- composed functions
+# name -> (program on x, input shape, domain)
+COMPOSED = {
+    # (a negative integer exponent: torch's LdexpBackward0 computes 2^other in integers, a zero
+    # gradient for self; tapegrad's is 2^other, checked by finite differences below)
+    "ldexp": (lambda lib, x: lib.ldexp(x, lib.tensor([1, 0, 3])), (3,), (-1, 1)),
+    "ldexp_float": (lambda lib, x: x.ldexp(x), (3,), (-1, 1)),
+    "rsub": (lambda lib, x: lib.rsub(x, 2.5), (3,), (-1, 1)),
+    "rsub_alpha": (lambda lib, x: lib.rsub(x, x.exp(), alpha=3), (3,), (-1, 1)),
+    "fill": (lambda lib, x: lib.fill(x, 2.0) * x, (3,), (-1, 1)),
+    "multiply_": (lambda lib, x: (x * 1).multiply_(x), (3,), (-1, 1)),
+    "subtract": (lambda lib, x: x.subtract(x.exp()), (3,), (-1, 1)),
+    "subtract_": (lambda lib, x: (x * 1).subtract_(x.exp()), (3,), (-1, 1)),
+    "divide_floor": (lambda lib, x: (x * 3).divide_(x.exp(), rounding_mode="floor") * x, (3,), (-1, 1)),
+    "true_divide_": (lambda lib, x: (x * 1).true_divide_(x.exp()), (3,), (-1, 1)),
+    "absolute_": (lambda lib, x: (x * 1).absolute_(), (3,), (-1, 1)),
+    "arctan2_": (lambda lib, x: (x * 1).arctan2_(x.exp()), (3,), (-1, 1)),
+    "arccos_": (lambda lib, x: (x * 0.5).arccos_(), (3,), (-1, 1)),
+    "eq_": (lambda lib, x: (x * 1).eq_(x.round()) * x, (3,), (-1, 1)),
+    "gt_": (lambda lib, x: (x * 1).gt_(0.1), (3,), (-1, 1)),
+    "cumprod_": (lambda lib, x: (x * 1).cumprod_(0), (3,), (-1, 1)),
+    "ldexp_": (lambda lib, x: (x * 1).ldexp_(lib.tensor([1.0, 2.0, 3.0], dtype=x.dtype)), (3,), (-1, 1)),
+    "negative_": (lambda lib, x: (x * 1).negative_(), (3,), (-1, 1)),
+    "fix_": (lambda lib, x: (x * 3).fix_() * x, (3,), (-1, 1)),
+    "positive": (lambda lib, x: x.positive() * 1, (2, 3), (-1, 1)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(COMPOSED))
+def test_composed_vs_torch(name, dtype):
+    check_program(COMPOSED, name, dtype)
+
+
+COMPOSED_FORWARD = {
+    "ldexp_int": lambda lib: lib.ldexp(_t(lib, [1, 2]), _t(lib, [1, 2])),
+    "ldexp_f64": lambda lib: lib.ldexp(_t(lib, [1.5], "float64"), _t(lib, [3])),
+    "ldexp_mixed": lambda lib: lib.ldexp(_t(lib, [1.5]), _t(lib, [3.0], "float64")),
+    "gcd": lambda lib: lib.gcd(_t(lib, [4, 6, -9, 0]), _t(lib, [6, 9, 6, 0])),
+    "lcm": lambda lib: lib.lcm(_t(lib, [4, 6, -9, 0]), _t(lib, [6, 9, 6, 5])),
+    "gcd_int32": lambda lib: lib.gcd(_t(lib, [4], "int32"), _t(lib, [6], "int32")),
+    "gcd_broadcast": lambda lib: _t(lib, [[4], [6]]).gcd(_t(lib, [2, 3])),
+    "gcd_float": lambda lib: lib.gcd(_t(lib, [4.0]), _t(lib, [6.0])),
+    "gcd_": lambda lib: _t(lib, [12, 18]).gcd_(_t(lib, [8, 12])),
+    "lcm_": lambda lib: lib.lcm_(_t(lib, [3, 4]), _t(lib, [4, 6])),
+    "rsub_int": lambda lib: lib.rsub(_t(lib, [1, 2]), 2.5),
+    "rsub_tensor": lambda lib: lib.rsub(_t(lib, [1, 2]), _t(lib, [5, 5]), alpha=2),
+    "rsub_bool": lambda lib: lib.rsub(_t(lib, [True]), _t(lib, [True])),
+    "fill": lambda lib: lib.fill(_t(lib, [1, 2]), 7),
+    "fill_tensor": lambda lib: lib.fill(_t(lib, [1.0, 2.0]), _t(lib, 3.0)),
+    "detach": lambda lib: lib.detach(_t(lib, [1.0]).requires_grad_()),
+    "zero_": lambda lib: lib.zero_(_t(lib, [1, 2])),
+    "eq_int": lambda lib: _t(lib, [1, 2, 3]).eq_(2),
+    "lt_float": lambda lib: _t(lib, [1.0, 2.0, 3.0]).lt_(_t(lib, [2.0, 2.0, 2.0])),
+    "ge_bool": lambda lib: _t(lib, [True, False]).ge_(True),
+    "greater_equal_": lambda lib: _t(lib, [1.0, 2.0]).greater_equal_(1.5),
+    "less_": lambda lib: _t(lib, [1.0, 2.0]).less_(1.5),
+    "not_equal_": lambda lib: _t(lib, [1, 2]).not_equal_(_t(lib, [1, 3])),
+    "ne_broadcast_bad": lambda lib: _t(lib, [1.0]).ne_(_t(lib, [1.0, 2.0])),
+    "logical_and_": lambda lib: _t(lib, [1.0, 0.0, 2.0]).logical_and_(_t(lib, [1.0, 1.0, 0.0])),
+    "logical_or_int": lambda lib: _t(lib, [1, 0, 0]).logical_or_(_t(lib, [0, 0, 5])),
+    "logical_xor_": lambda lib: _t(lib, [True, False]).logical_xor_(_t(lib, [True, True])),
+    "logical_not_": lambda lib: _t(lib, [1.5, 0.0]).logical_not_(),
+    "multiply_int_float": lambda lib: _t(lib, [1, 2]).multiply_(1.5),
+    "divide_int": lambda lib: _t(lib, [1, 2]).divide_(2),
+    "divide_trunc": lambda lib: _t(lib, [7, -7]).divide_(2, rounding_mode="trunc"),
+    "true_divide_": lambda lib: _t(lib, [1.0, 3.0]).true_divide_(2),
+    "heaviside_": lambda lib: _t(lib, [-1.0, 0.0, 2.0]).heaviside_(_t(lib, [0.5])),
+    "nextafter_": lambda lib: _t(lib, [1.0], "float64").nextafter_(_t(lib, [2.0], "float64")),
+    "cumprod_": lambda lib: _t(lib, [[1.0, 2.0], [3.0, 4.0]]).cumprod_(1),
+    "positive_bool": lambda lib: _t(lib, [True]).positive(),
+    "aliases": lambda lib: [_t(lib, [-1.0, 2.0]).absolute(), _t(lib, [2.0]).multiply(3),
+                            lib.adjoint(lib.ones(2, 1))],
+    "ldexp_int_": lambda lib: _t(lib, [1, 2]).ldexp_(_t(lib, [1, 1])),
+    "true_divide_int": lambda lib: _t(lib, [1, 2]).true_divide_(2),
+    "eq_nograd_leaf": lambda lib: _nograd(lib, lambda: leaf(lib, [0.5, 1.0]).eq_(0.5)),
+    "cumprod_int": lambda lib: _t(lib, [1, 2, 3]).cumprod_(0),
+    "gcd_bool": lambda lib: lib.gcd(_t(lib, [True]), _t(lib, [False])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_FORWARD))
+def test_composed_forward_vs_torch(name):
+    check_forward(COMPOSED_FORWARD, name)
+
+
+COMPOSED_INPLACE = {
+    "leaf_eq_": lambda lib, x: x.eq_(0.5),
+    "leaf_multiply_": lambda lib, x: x.multiply_(2),
+    "leaf_arcsin_": lambda lib, x: x.arcsin_(),
+    "leaf_cumprod_": lambda lib, x: x.cumprod_(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_INPLACE))
+def test_composed_inplace_leaf_error(name):
+    check_leaf_inplace(COMPOSED_INPLACE, name)
+
+
+def test_inplace_through_view():
+    def prog(lib):
+        x = leaf(lib, data((3, 4), 0.2, 0.9, seed=2), "float64")
+        y = x * 1
+        y[1].logit_()
+        y[:, 0].eq_(y[:, 1])
+        y.t()[2].xlogy_(2.0)
+        y.sum().backward()
+        return y, x.grad, y.grad_fn.name()
+    same(prog)
+
+
+def test_comparison_inplace_grad_is_zero():
+    def prog(lib):
+        x = leaf(lib, [0.3, -0.5, 0.7])
+        y = x * 3
+        y.gt_(0)
+        (y * x).sum().backward()
+        return y, x.grad, y.grad_fn.name()
+    same(prog)
+
+
+COMPOSED_FD = {
+    "ldexp": (lambda x, e: tg.ldexp(x, e), [[0.3, -1.2, 2.0], [1.0, -2.0, 0.5]]),
+    "ldexp_int_neg": (lambda x: tg.ldexp(x, tg.tensor([-2, 3, -1])), [[0.3, -1.2, 2.0]]),
+    "rsub": (lambda x, y: tg.rsub(x, y, alpha=0.5), [[0.3, -1.0], [2.0, 0.5]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_FD))
+def test_composed_fdcheck(name):
+    check_fd(COMPOSED_FD, name)
+
+
+def test_integer_ops_without_torch():
+    a, b = [12, -18, 0, 7], [8, 12, 5, 0]
+    assert tg.gcd(tg.tensor(a), tg.tensor(b)).tolist() == [math.gcd(x, y) for x, y in zip(a, b)]
+    assert tg.lcm(tg.tensor(a), tg.tensor(b)).tolist() == [abs(x * y) // math.gcd(x, y)
+                                                           if x and y else 0 for x, y in zip(a, b)]
+    m, e = tg.frexp(tg.tensor([3.0, -0.75, 0.0]))
+    assert [math.frexp(v) for v in (3.0, -0.75, 0.0)] == list(zip(m.tolist(), e.tolist()))
+    assert e.dtype is tg.int32
+    idx = tg.unravel_index(tg.tensor([0, 7, 23]), (2, 3, 4))
+    assert [t.tolist() for t in idx] == [a.tolist() for a in np.unravel_index([0, 7, 23], (2, 3, 4))]
+
+
+def test_angle_and_nonzero_static_vs_torch():
+    def prog(lib):
+        return [lib.angle(_t(lib, [-1.0, 0.0, 2.0, float("nan")])), _t(lib, [-1, 2]).angle(),
+                lib.nonzero_static(_t(lib, [0, 1, 2]), size=4),
+                lib.nonzero_static(_t(lib, [[0, 1], [2, 0]]), size=1, fill_value=-2),
+                _t(lib, [0.0, 3.0]).nonzero_static(size=2)]
+    same(prog)
+
+
+CALLABLES = {
+    "apply_": lambda lib: [lib.tensor([1.0, 2.0]).apply_(lambda v: v * 2)],
+    "apply_int": lambda lib: [lib.tensor([1, 2]).apply_(lambda v: v * 2.7)],
+    "apply_same": lambda lib: (lambda x: [x.apply_(lambda v: -v) is x, x])(lib.tensor([1.0])),
+    "map_": lambda lib: [lib.tensor([1.0, 2.0]).map_(lib.tensor([3.0, 4.0]), lambda a, b: a * b)],
+    "map_broadcast": lambda lib: [lib.tensor([1.0, 2.0]).map_(lib.tensor([3.0]), lambda a, b: a - b)],
+    "map2_": lambda lib: [lib.tensor([1.0, 2.0]).map2_(lib.tensor([3.0, 4.0]), lib.tensor([1.0, 1.0]),
+                                                        lambda a, b, c: a * b + c)],
+    "apply_rg": lambda lib: (lib.tensor([1.0], requires_grad=True) * 1).apply_(lambda v: v),
+    "map_rg": lambda lib: lib.tensor([1.0]).map_(lib.tensor([1.0], requires_grad=True), lambda a, b: a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLABLES))
+def test_callables_and_sampling_vs_torch(name):
+    same(CALLABLES[name])

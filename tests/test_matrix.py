@@ -4,7 +4,10 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from oracle import data, fdcheck, leaf, same
+from oracle import check_fd, check_forward, check_program, data, fdcheck, leaf, same
+from oracle import next_names as _names, square as _mat, tensor_of as _t
+import math
+import warnings
 
 SHAPES = {
     "dot": ((4,), (4,), lambda lib, a, b: lib.dot(a, b)),
@@ -129,7 +132,7 @@ def test_integer_products():
     same(prog)
 
 
-# ----------------------------------------------------------------------------- einsum breadth
+# ----------------------------------------------------------------------------- einsum forms
 # name -> (equation, operand shapes)
 EINSUM = {
     "ell_mm": ("...j,jk->...k", [(2, 3, 4), (4, 2)]),
@@ -349,3 +352,168 @@ def test_torch_cross_checks_ranks_and_warns_without_dim():
     with pytest.warns(UserWarning, match="without specifying the dim arg is deprecated"):
         y = tg.cross(tg.ones(2, 3), tg.tensor([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]))
     assert y.tolist() == [[-1.0, 0.0, 1.0], [1.0, -1.0, 0.0]]
+
+
+# ----------------------------------------------------------------------------- composed functions
+# name -> (program on x, input shape, domain)
+COMPOSED = {
+    "matrix_exp": (lambda lib, x: lib.matrix_exp(x), (3, 3), (-1, 1)),
+    "matrix_exp_big": (lambda lib, x: x.matrix_exp(), (3, 3), (-3, 3)),
+    "matrix_exp_batch": (lambda lib, x: lib.linalg.matrix_exp(x), (2, 2, 2), (-1, 1)),
+    "diagflat": (lambda lib, x: lib.diagflat(x), (3,), (-1, 1)),
+    "diagflat_2d_off": (lambda lib, x: x.diagflat(-1), (2, 2), (-1, 1)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(COMPOSED))
+def test_composed_vs_torch(name, dtype):
+    check_program(COMPOSED, name, dtype)
+
+
+COMPOSED_FORWARD = {
+    "matrix_exp_int": lambda lib: lib.matrix_exp(_t(lib, [[1, 2], [3, 4]])),
+    "matrix_exp_rect": lambda lib: lib.matrix_exp(_t(lib, [[1.0, 2.0, 3.0]])),
+    "matrix_exp_1d": lambda lib: lib.linalg.matrix_exp(_t(lib, [1.0, 2.0])),
+    "matrix_exp_zero": lambda lib: lib.matrix_exp(lib.zeros(2, 3, 3, dtype=lib.float64)),
+    "matrix_exp_nilpotent": lambda lib: lib.matrix_exp(_t(lib, [[0.0, 1.0], [0.0, 0.0]], "float64")),
+    "matrix_exp_large": lambda lib: lib.matrix_exp(_t(lib, [[1.0, 20.0], [-3.0, 2.0]], "float64")),
+    "diagflat_int": lambda lib: lib.diagflat(_t(lib, [[1, 2], [3, 4]]), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_FORWARD))
+def test_composed_forward_vs_torch(name):
+    check_forward(COMPOSED_FORWARD, name)
+
+
+def test_matrix_exp_second_order_vs_torch():
+    def prog(lib):
+        a = leaf(lib, data((3, 3), -1, 1, seed=4), "float64")
+        y = lib.matrix_exp(a)
+        w = lib.tensor(data((3, 3), seed=5), dtype=lib.float64)
+        (g,) = lib.autograd.grad((y * w).sum(), a, create_graph=True)
+        (g * g).sum().backward()
+        return g, a.grad, g.grad_fn is not None
+    same(prog)
+
+
+def _expm_series(a, terms=80):
+    """exp(A) by the plain Taylor series in float64 (small ||A||: converges)."""
+    out = np.eye(a.shape[0])
+    term = np.eye(a.shape[0])
+    for k in range(1, terms):
+        term = term @ a / k
+        out = out + term
+    return out
+
+
+def test_matrix_exp_values_without_torch():
+    for seed, s in ((0, 0.5), (1, 1.5), (2, 3.0)):
+        a = _mat(4, seed, s)
+        got = tg.matrix_exp(tg.tensor(a, dtype=tg.float64)).numpy()
+        np.testing.assert_allclose(got, _expm_series(a), rtol=1e-12, atol=1e-12)
+    # exp of a diagonal matrix, exp(A) exp(-A) = I, a rotation generator
+    d = np.diag([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(tg.matrix_exp(tg.tensor(d, dtype=tg.float64)).numpy(),
+                               np.diag(np.exp([0.5, -1.0, 2.0])), rtol=1e-14)
+    a = tg.tensor(_mat(5, 3, 4.0), dtype=tg.float64)
+    np.testing.assert_allclose((tg.matrix_exp(a) @ tg.matrix_exp(-a)).numpy(), np.eye(5),
+                               atol=1e-10)
+    th = 0.7
+    r = tg.matrix_exp(tg.tensor([[0.0, -th], [th, 0.0]], dtype=tg.float64)).numpy()
+    np.testing.assert_allclose(r, [[math.cos(th), -math.sin(th)], [math.sin(th), math.cos(th)]],
+                               rtol=1e-14, atol=1e-15)
+
+
+COMPOSED_FD = {
+    "matrix_exp": (lambda x: tg.matrix_exp(x), [_mat(3, 1, 2.0)]),
+    "matrix_exp_batch": (lambda x: tg.linalg.matrix_exp(x), [np.stack([_mat(2, 2), _mat(2, 3)])]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_FD))
+def test_composed_fdcheck(name):
+    check_fd(COMPOSED_FD, name)
+
+
+OLD_LINALG = {
+    "svd": lambda lib, a: lib.svd(a),
+    "svd_full": lambda lib, a: a.svd(some=False),
+    "qr": lambda lib, a: lib.qr(a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OLD_LINALG))
+def test_old_linalg_vs_torch(name):
+    def prog(lib):
+        a = leaf(lib, data((4, 3), seed=8), "float64")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = OLD_LINALG[name](lib, a)
+        # sign-invariant products: U diag(S) V^T = A; Q R = A
+        if name.startswith("svd"):
+            U, S, V = out
+            k = S.shape[0]
+            rec = U[:, :k] * S @ V[:, :k].t()
+            loss = (S ** 2).sum() + (rec * rec).sum()
+        else:
+            Q, R = out
+            rec = Q[:, :R.shape[0]] @ R
+            loss = (rec ** 3).sum() + (R.abs()).sum()
+        loss.backward()
+        return ([tuple(t.shape) for t in out], [t.grad_fn.name() for t in out], rec, a.grad,
+                type(out).__name__)
+    same(prog)
+
+
+def test_svd_compute_uv_false_and_windows_vs_torch():
+    def prog(lib):
+        a = lib.tensor(data((3, 2), seed=9), dtype=lib.float64)
+        U, S, V = lib.svd(a, compute_uv=False)
+        return [U, S, V, lib.hann_window(5), lib.hann_window(5, periodic=False),
+                lib.hamming_window(6, dtype=lib.float64), lib.blackman_window(7),
+                lib.bartlett_window(5), lib.bartlett_window(6, False),
+                lib.kaiser_window(5), lib.kaiser_window(6, False, 5.0), lib.hann_window(1),
+                lib.hann_window(0), lib.hann_window(3, requires_grad=True),
+                lib.hamming_window(5, True, 0.5, 0.5), a.qr(some=False)]
+    same(prog)
+
+
+@pytest.mark.parametrize("flags", [(True, False, False), (False, False, False), (True, True, False),
+                                   (False, True, True)])
+def test_triangular_solve_vs_torch(flags):
+    upper, transpose, unit = flags
+
+    def prog(lib):
+        m = lib.tensor(data((3, 3), seed=12), dtype=lib.float64) + 3 * lib.eye(3, dtype=lib.float64)
+        A = (m.triu() if upper else m.tril()).requires_grad_()
+        b = leaf(lib, data((3, 2), seed=13), "float64")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            X, C = lib.triangular_solve(b, A, upper, transpose, unit)
+        (X * X).sum().backward()
+        return X, C, b.grad, A.grad, X.grad_fn.name(), _names(X), type(lib.triangular_solve(
+            b, A)).__name__ if False else None
+    same(prog)
+
+
+@pytest.mark.parametrize("name", ["solve", "eig", "symeig", "lstsq", "matrix_rank"])
+def test_removed_functions_raise_as_torch(name):
+    same(lambda lib: getattr(lib, name)(lib.eye(2), lib.eye(2)) if name in ("solve", "lstsq")
+         else getattr(lib, name)(lib.eye(2)),
+         phrases=("This function was deprecated since version 1.9 and is now removed.",))
+
+
+def test_addmm_inplace_vs_torch():
+    def prog(lib):
+        x = leaf(lib, data((2, 2), seed=14), "float64")
+        m1 = leaf(lib, data((2, 3), seed=15), "float64")
+        m2 = lib.tensor(data((3, 2), seed=16), dtype=lib.float64)
+        y = x * 1
+        r = y.addmm_(m1, m2, beta=2, alpha=0.5)
+        (r * r).sum().backward()
+        return r is y, r, x.grad, m1.grad, r.grad_fn.name(), _names(r)
+    same(prog)
+    same(lambda lib: leaf(lib, [[1.0]]).addmm_(lib.ones(1, 1), lib.ones(1, 1)),
+         phrases=("a leaf Variable that requires grad is being used in an in-place operation.",))

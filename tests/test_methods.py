@@ -8,6 +8,9 @@ import pytest
 import tapegrad
 from tapegrad import _methods
 from tapegrad.tensor import Tensor
+import tapegrad as tg
+from oracle import check_forward, check_leaf_inplace, check_program, leaf, same
+from oracle import tensor_of as _t
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PKG = os.path.dirname(tapegrad.__file__)
@@ -118,3 +121,82 @@ def test_checked_in_torch_names_are_current():
     live = {n for n in dir(torch.Tensor)
             if not n.startswith("_") or (n.startswith("__") and n.endswith("__"))}
     assert listed == live - _CACHED
+
+
+# ----------------------------------------------------------------------------- composed functions
+# name -> (program on x, input shape, domain)
+COMPOSED = {
+    "torch_exp_": (lambda lib, x: lib.exp_(x * 1), (3,), (-1, 1)),
+    "torch_clamp_": (lambda lib, x: lib.clamp_(x * 1, min=0), (3,), (-1, 1)),
+    "torch_sigmoid_": (lambda lib, x: lib.sigmoid_(x * 1), (3,), (-1, 1)),
+    "torch_zero_": (lambda lib, x: lib.zero_(x * 1) + x, (3,), (-1, 1)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(COMPOSED))
+def test_composed_vs_torch(name, dtype):
+    check_program(COMPOSED, name, dtype)
+
+
+COMPOSED_FORWARD = {
+    "torch_abs_int": lambda lib: lib.abs_(_t(lib, [-1, 2])),
+    "torch_sqrt_int": lambda lib: lib.sqrt_(_t(lib, [4, 9])),
+    "torch_round_": lambda lib: lib.round_(_t(lib, [1.5, 2.5])),
+    "torch_clamp_max_": lambda lib: lib.clamp_max_(_t(lib, [1.0, 5.0]), 2.0),
+    "torch_nan_to_num_": lambda lib: lib.nan_to_num_(_t(lib, [float("nan"), 1.0])),
+    "torch_fill_": lambda lib: lib.fill_(_t(lib, [1.0, 2.0]), 3.0),
+    "torch_detach_": lambda lib: lib.detach_(_t(lib, [1.0]) * 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_FORWARD))
+def test_composed_forward_vs_torch(name):
+    check_forward(COMPOSED_FORWARD, name)
+
+
+COMPOSED_INPLACE = {
+    "torch_exp_leaf": lambda lib, x: lib.exp_(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_INPLACE))
+def test_composed_inplace_leaf_error(name):
+    check_leaf_inplace(COMPOSED_INPLACE, name)
+
+
+def test_torch_namespace_inplace_functions():
+    import torch
+    names = [n for n in dir(torch) if n.endswith("_") and not n.startswith("_")
+             and callable(getattr(torch, n)) and hasattr(torch.Tensor, n)
+             and n in tg._methods.INPLACE_NAMES]
+    assert len(names) > 40
+    for n in names:
+        assert getattr(tg, n) is getattr(tg.Tensor, n), n
+
+    def prog(lib):
+        out = []
+        for n in ("exp_", "sin_", "sigmoid_", "tanh_", "log1p_", "rsqrt_", "frac_", "sqrt_",
+                  "square_", "deg2rad_", "erf_", "trunc_", "ceil_", "expm1_", "atan_"):
+            x = leaf(lib, [0.3, 0.5, 0.7], "float64")
+            y = x * 1
+            r = getattr(lib, n)(y)
+            r.sum().backward()
+            out.append((r is y, r, x.grad))
+        return out
+    same(prog)
+
+
+def test_composed_names_are_reachable():
+    """The composed functions are reachable from the namespace and Tensor."""
+    for n in ("matrix_exp", "diagflat", "cartesian_prod", "combinations", "vander",
+              "cumulative_trapezoid", "gradient", "i0", "renorm", "select_scatter",
+              "slice_scatter", "diagonal_scatter", "index_reduce", "put", "ldexp", "frexp",
+              "gcd", "lcm", "rsub", "detach", "fill", "zero_", "asarray", "typename",
+              "unravel_index", "histogram", "range", "is_inference", "is_same_size",
+              "is_signed", "split_with_sizes"):
+        assert callable(getattr(tg, n)), n
+    for n in ("matrix_exp", "sum_to_size", "fill_diagonal_", "put_", "index_reduce_",
+              "multiply_", "subtract_", "absolute_", "eq_", "greater_equal_", "logical_not_",
+              "lgamma_", "polygamma_", "cumprod_", "i0_", "new", "is_nonzero", "positive"):
+        assert callable(getattr(tg.Tensor, n)), n

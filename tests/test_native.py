@@ -85,10 +85,23 @@ def test_mm_kernels_match_numpy_with_and_without_blas(dt, mkn, blas):
 
 
 def test_vm_codes_are_vmath_codes_of_the_numpy_forward_rows():
-    """The codes written into the kernels are ``_vmath``'s, for exactly the rows whose replayed
-    forward would otherwise go to numpy (F_NPFWD)."""
+    """The codes written into the kernels are ``_vmath``'s, VM_CODES lists exactly the
+    elementwise forward kernels that call ``_vm(code, ...)`` (read from the source; softmax's
+    row-wise kernels call exp's), all of them vector-math rows; func's numpy-forward rows
+    (F_NPFWD) are these."""
+    import inspect
+    import re
+    from tapegrad.ops import BY_NAME, OPS
     assert kernels.VM_CODES == {name: _vmath.UNARY[name] for name in kernels.VM_CODES}
-    from tapegrad.ops import OPS
+    calls, fn = {}, None
+    for line in inspect.getsource(kernels).splitlines():
+        m = re.match(r"def (\w+)\(", line)
+        fn = m.group(1) if m else fn
+        m = re.search(r"\b_vm\((\d+), ", line)
+        if m and fn.startswith("fwd_") and not BY_NAME[fn[4:]].rows:
+            calls[fn[4:]] = int(m.group(1))
+    assert calls == kernels.VM_CODES
+    assert all(BY_NAME[name].vm for name in kernels.VM_CODES)
     assert sorted(kernels.VM_CODES) == sorted(OPS[o].name for o in tf._numpy_fwd_ops())
 
 

@@ -282,7 +282,7 @@ FACADE = {
     "embed": (lambda x: tg.nn.functional.pad(x, (0, 0, 2, 1)), [(3, 4)]),
     "transpose": (lambda x: x.t(), [(3, 4)]),
     "mm": (lambda a, b: a @ b, [(3, 4), (4, 2)]),
-    # breadth rows (issue 4)
+    # further elementwise rows
     "tan": (lambda x: x.tan(), [(3, 2)]),
     "asin": (lambda x: tg.asin(x), [(3, 2)]),
     "acos": (lambda x: x.acos(), [(3, 2)]),

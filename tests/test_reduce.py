@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from oracle import data, fdcheck, leaf, same
+from oracle import check_fd, check_forward, check_leaf_inplace, check_program, data, fdcheck, leaf, same
+from oracle import square as _mat, tensor_of as _t
 
 X = data((3, 4), seed=11)
 RED = {
@@ -580,3 +581,115 @@ COUNT = {
 @pytest.mark.parametrize("name", sorted(COUNT))
 def test_added_functions_as_torch(name):
     same(COUNT[name])
+
+
+# ----------------------------------------------------------------------------- composed functions
+# name -> (program on x, input shape, domain)
+COMPOSED = {
+    "cumtrap": (lambda lib, x: lib.cumulative_trapezoid(x), (3, 4), (-1, 1)),
+    "cumtrap_dx": (lambda lib, x: lib.cumulative_trapezoid(x, dx=0.5, dim=0), (3, 4), (-1, 1)),
+    "cumtrap_x": (lambda lib, x: lib.cumulative_trapezoid(
+        x, lib.tensor([0.0, 0.5, 2.0, 2.5], dtype=x.dtype)), (3, 4), (-1, 1)),
+    "gradient": (lambda lib, x: lib.gradient(x), (3, 4), (-1, 1)),
+    "gradient_sp": (lambda lib, x: lib.gradient(x, spacing=[2.0, 0.5]), (3, 4), (-1, 1)),
+    "gradient_e2": (lambda lib, x: lib.gradient(x, dim=1, edge_order=2), (3, 4), (-1, 1)),
+    "gradient_coords": (lambda lib, x: lib.gradient(
+        x, spacing=(lib.tensor([0.0, 1.0, 3.0, 3.5], dtype=x.dtype),), dim=1), (3, 4), (-1, 1)),
+    "gradient_coords_e2": (lambda lib, x: lib.gradient(
+        x, spacing=(lib.tensor([0.0, 1.0, 3.0, 3.5], dtype=x.dtype),), dim=1, edge_order=2),
+        (3, 4), (-1, 1)),
+    "renorm": (lambda lib, x: lib.renorm(x, 2, 0, 1.0), (3, 4), (-1, 1)),
+    "renorm_p1_dim1": (lambda lib, x: x.renorm(1, 1, 1.2), (3, 4), (-1, 1)),
+    "sum_to_size": (lambda lib, x: x.sum_to_size(1, 4), (3, 4), (-1, 1)),
+    "sum_to_size_lead": (lambda lib, x: x.sum_to_size(4), (3, 4), (-1, 1)),
+    "sum_to_size_11": (lambda lib, x: x.sum_to_size((3, 1)), (3, 4), (-1, 1)),
+    "frexp": (lambda lib, x: lib.frexp(x * 10), (4,), (-1, 1)),
+    "renorm_": (lambda lib, x: (x * 1).renorm_(2, 1, 0.5), (3, 4), (-1, 1)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(COMPOSED))
+def test_composed_vs_torch(name, dtype):
+    check_program(COMPOSED, name, dtype)
+
+
+COMPOSED_FORWARD = {
+    "cumtrap_int": lambda lib: lib.cumulative_trapezoid(_t(lib, [1, 2, 4])),
+    "cumtrap_one": lambda lib: lib.cumulative_trapezoid(_t(lib, [3.0])),
+    "gradient_int": lambda lib: lib.gradient(_t(lib, [1, 2, 4, 8])),
+    "gradient_small": lambda lib: lib.gradient(_t(lib, [1.0, 2.0]), edge_order=2),
+    "gradient_edge3": lambda lib: lib.gradient(_t(lib, [1.0, 2.0, 3.0]), edge_order=3),
+    "gradient_badspacing": lambda lib: lib.gradient(_t(lib, [1.0, 2.0, 3.0]), spacing=[1.0, 2.0]),
+    "gradient_dims": lambda lib: lib.gradient(lib.arange(12.0).reshape(3, 4) ** 2, dim=(1, 0),
+                                              spacing=[0.5, 3.0]),
+    "renorm_1d": lambda lib: lib.renorm(_t(lib, [1.0, 2.0]), 2, 0, 1.0),
+    "renorm_p0": lambda lib: lib.renorm(_t(lib, [[1.0, 2.0]]), 0, 0, 1.0),
+    "renorm_neg": lambda lib: lib.renorm(_t(lib, [[1.0, 2.0]]), 2, 0, -1.0),
+    "renorm_inf": lambda lib: lib.renorm(_t(lib, [[1.0, -4.0], [0.1, 0.2]]), float("inf"), 0, 2.0),
+    "sum_to_size_bad": lambda lib: lib.ones(3, 3).sum_to_size(1, 4),
+    "sum_to_size_same": lambda lib: lib.ones(3, 3, requires_grad=True).sum_to_size(3, 3),
+    "sum_to_size_int": lambda lib: lib.arange(6).reshape(2, 3).sum_to_size(1, 3),
+    "frexp": lambda lib: lib.frexp(_t(lib, [0.0, 1.0, -3.5, 1e-3, 1024.0])),
+    "frexp_f64": lambda lib: lib.frexp(_t(lib, [6.0], "float64")).exponent,
+    "frexp_int": lambda lib: lib.frexp(_t(lib, [1, 2])),
+    "frexp_method": lambda lib: _t(lib, [5.0]).frexp().mantissa,
+    "histogram": lambda lib: lib.histogram(_t(lib, [1.0, 2.0, 1.0, 4.0, 2.5]), 4),
+    "histogram_range": lambda lib: lib.histogram(_t(lib, [1.0, 2.0, 1.0, 4.0]), bins=3,
+                                                 range=(0.0, 3.0)),
+    "histogram_edges": lambda lib: lib.histogram(_t(lib, [1.0, 2.0, 1.0]),
+                                                 _t(lib, [0.0, 1.0, 5.0]), density=True),
+    "histogram_weight": lambda lib: _t(lib, [1.0, 2.0, 1.0], "float64").histogram(
+        2, weight=_t(lib, [0.5, 1.0, 2.0], "float64")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_FORWARD))
+def test_composed_forward_vs_torch(name):
+    check_forward(COMPOSED_FORWARD, name)
+
+
+COMPOSED_INPLACE = {
+    "leaf_renorm_": lambda lib, x: x.view(2, 2).renorm_(2, 0, 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_INPLACE))
+def test_composed_inplace_leaf_error(name):
+    check_leaf_inplace(COMPOSED_INPLACE, name)
+
+
+COMPOSED_FD = {
+    "renorm": (lambda x: x.renorm(2, 1, 0.8), [_mat(3, 4)]),
+    "renorm_p3": (lambda x: tg.renorm(x, 3, 0, 0.5), [_mat(3, 5)]),
+    "gradient": (lambda x: tg.stack(tg.gradient(x, spacing=0.3, edge_order=2)), [_mat(4, 8)]),
+    "gradient_coords": (lambda x, c: tg.gradient(x, spacing=(c,), dim=0)[0],
+                        [_mat(4, 9), [0.0, 0.5, 1.7, 2.0]]),
+    "cumtrap_x": (lambda y, x: tg.cumulative_trapezoid(y, x, dim=0), [_mat(4, 10), [0.0, 0.3, 1.0, 1.1]]),
+    "frexp": (lambda x: tg.frexp(x * 5)[0], [[0.3, -1.2, 2.0, 7.0]]),
+    "sum_to_size": (lambda x: x.sum_to_size(3, 1), [_mat(3, 20)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_FD))
+def test_composed_fdcheck(name):
+    check_fd(COMPOSED_FD, name)
+
+
+def test_gradient_exact_on_quadratics():
+    # central differences are exact on quadratics; edge_order=2 is exact at the edges too
+    x = np.linspace(0.0, 2.0, 5)
+    y = tg.tensor(3 * x ** 2 - x, dtype=tg.float64)
+    (g,) = tg.gradient(y, spacing=0.5, edge_order=2)
+    np.testing.assert_allclose(g.numpy(), 6 * x - 1, rtol=1e-12, atol=1e-12)
+    xs = np.array([0.0, 0.4, 1.0, 1.3, 2.0])
+    (g,) = tg.gradient(tg.tensor(xs ** 2, dtype=tg.float64),
+                       spacing=(tg.tensor(xs, dtype=tg.float64),), edge_order=2)
+    np.testing.assert_allclose(g.numpy(), 2 * xs, rtol=1e-12, atol=1e-12)
+
+
+def test_cumulative_trapezoid_integrates_linear_exactly():
+    x = np.array([0.0, 0.5, 1.5, 2.0])
+    y = 2 * x + 1
+    got = tg.cumulative_trapezoid(tg.tensor(y, dtype=tg.float64), tg.tensor(x, dtype=tg.float64))
+    np.testing.assert_allclose(got.numpy(), (x ** 2 + x)[1:], rtol=1e-14)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
-from oracle import data, fdcheck, graph, leaf, same
+from oracle import check_forward, check_program, data, fdcheck, graph, leaf, same
+from oracle import next_names as _names
 
 X34 = data((3, 4), seed=1)
 X234 = data((2, 3, 4), seed=2)
@@ -647,3 +648,84 @@ def test_masked_fill_value_kinds_as_torch(value):
         (y * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
         return y, x.grad, [None if n is None else n.name() for n, _ in y.grad_fn.next_functions]
     same(f)
+
+
+# ----------------------------------------------------------------------------- composed functions
+# name -> (program on x, input shape, domain)
+COMPOSED = {
+    "split_with_sizes": (lambda lib, x: x.split_with_sizes([1, 3], 1), (3, 4), (-1, 1)),
+    "adjoint": (lambda lib, x: x.adjoint(), (2, 3), (-1, 1)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(COMPOSED))
+def test_composed_vs_torch(name, dtype):
+    check_program(COMPOSED, name, dtype)
+
+
+COMPOSED_FORWARD = {
+    "split_with_sizes_bad": lambda lib: lib.ones(4).split_with_sizes([1, 2]),
+    "split_with_sizes_fn": lambda lib: lib.split_with_sizes(lib.arange(5), [2, 3]),
+    "adjoint": lambda lib: lib.arange(6.0).reshape(2, 3).adjoint(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSED_FORWARD))
+def test_composed_forward_vs_torch(name):
+    check_forward(COMPOSED_FORWARD, name)
+
+
+COPIES = {
+    "diagonal_copy": lambda lib, x: lib.diagonal_copy(x, 1),
+    "expand_copy": lambda lib, x: lib.expand_copy(x[0], (2, 4)),
+    "permute_copy": lambda lib, x: lib.permute_copy(x, (1, 0)),
+    "select_copy": lambda lib, x: lib.select_copy(x, 1, -1),
+    "slice_copy": lambda lib, x: lib.slice_copy(x, 1, 1, 4, 2),
+    "squeeze_copy": lambda lib, x: lib.squeeze_copy(x[None]),
+    "t_copy": lambda lib, x: lib.t_copy(x),
+    "transpose_copy": lambda lib, x: lib.transpose_copy(x, 0, 1),
+    "unsqueeze_copy": lambda lib, x: lib.unsqueeze_copy(x, 1),
+    "view_copy": lambda lib, x: lib.view_copy(x, (12,)),
+    "alias_copy": lambda lib, x: lib.alias_copy(x),
+    "unfold_copy": lambda lib, x: lib.unfold_copy(x, 1, 2, 1),
+    "narrow_copy": lambda lib, x: x.narrow_copy(1, 1, 2),
+    "narrow_copy_fn": lambda lib, x: lib.narrow_copy(x, 0, 1, 2),
+    "angle": lambda lib, x: x.angle() + x,
+}
+
+
+@pytest.mark.parametrize("name", sorted(COPIES))
+def test_copies_vs_torch(name):
+    def prog(lib):
+        x = leaf(lib, data((3, 4), seed=3), "float64")
+        y = COPIES[name](lib, x)
+        base_free = y._base is None
+        y.mul_(2)                              # a copy: the input is not written
+        (y * y).sum().backward()
+        return y, x, x.grad, base_free, _names(y)
+    same(prog)
+
+
+SPLITS = {
+    "unsafe_split": lambda lib, x: x.unsafe_split(3, 1),
+    "unsafe_split_fn": lambda lib, x: lib.unsafe_split(x, 2),
+    "unsafe_chunk": lambda lib, x: lib.unsafe_chunk(x, 2, 1),
+    "unsafe_chunk_m": lambda lib, x: x.unsafe_chunk(3),
+    "unsafe_split_with_sizes": lambda lib, x: x.unsafe_split_with_sizes([1, 3], 1),
+    "split_copy": lambda lib, x: lib.split_copy(x, 2, 1),
+    "split_with_sizes_copy": lambda lib, x: lib.split_with_sizes_copy(x, [2, 1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPLITS))
+def test_unsafe_splits_vs_torch(name):
+    def prog(lib):
+        x = leaf(lib, data((3, 4), seed=6), "float64")
+        parts = SPLITS[name](lib, x)
+        info = [(p._base is None, p.output_nr, p.grad_fn.name()) for p in parts]
+        if "copy" in name:                      # no view: x is not written (torch's
+            parts[0].mul_(3)                    # unsafe_split parts share x's memory)
+        sum((p * p).sum() for p in parts).backward()
+        return parts, x, x.grad, info
+    same(prog)

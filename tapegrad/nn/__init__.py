@@ -8,7 +8,7 @@ from . import init  # noqa: F401
 from . import utils  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 
-# ---- modules (feat/nn): the layers, containers, activations and losses, loaded on first
+# ---- modules: the layers, containers, activations and losses, loaded on first
 # access of any of their names (nn.Linear, nn.Module, from tapegrad.nn import Sequential ...)
 _MODULE_NAMES = None
 

@@ -47,9 +47,13 @@ from .._shape import (_add_entry, _install_index_family, _merge, _scatter_entry,
                       squeeze, unsqueeze)
 from .._matrix import matmul
 from ..tensor import int64
+import builtins
+from .._core.names import multi_name_id
+from .._record import _set_name_id, entry_of
+from .._info import _warn_once
 
 # the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
-__all__ = ["conv1d", "conv2d", "scatter_reduce"]
+__all__ = ["conv1d", "conv2d", "index_reduce", "scatter_reduce"]
 
 ONE_INPUT.update({"AvgPool2DBackward0", "AdaptiveAvgPool2DBackward0"})
 
@@ -1096,3 +1100,42 @@ def _install(Tensor):
     Tensor.scatter_reduce_ = scatter_reduce_
 
 
+# ----------------------------------------------------------------------------- index_reduce
+def _torch():
+    import tapegrad     # the torch namespace: the bodies below call T.<name> (KNOWN_UPWARD)
+    return tapegrad
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    _warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.")
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or amin "
+                           "but got %s." % reduce)
+    nd = source._data.ndim
+    d = dim % builtins.max(input._data.ndim, 1)
+    iv = np.asarray(index._data, np.int64).reshape(-1)
+    if iv.size != (source._data.shape[d] if nd else 1):
+        raise IndexError("index_reduce_(): Number of indices (%d) should be equal to "
+                         "source.size(dim) (%d)" % (iv.size, source._data.shape[d] if nd else 1))
+    shp = [1] * nd
+    if nd:
+        shp[d] = -1
+    full = np.broadcast_to(iv.reshape(shp), source._data.shape).copy()
+    T = _torch()
+    out = scatter_reduce(input, d, T.from_numpy(full), source, reduce, include_self=include_self)
+    if out._tape is not None:
+        from ..autograd.graph import node_class
+        _set_name_id(out, multi_name_id("IndexReduceBackward0", 2))
+        tp, e = entry_of(out)
+        v = tp.views.get(e)            # (prod's node view exists already: it holds a hook)
+        if v is not None:
+            v.__class__ = node_class("IndexReduceBackward0")
+    return out
+
+
+def _install_composed(Tensor):
+    Tn = Tensor
+    Tn.index_reduce = index_reduce
+    Tn.index_reduce_ = lambda self, dim, index, source, reduce, *, include_self=True: \
+        self._inplace(source, lambda s, o: index_reduce(s, dim, index, o, reduce,
+                                                        include_self=include_self))

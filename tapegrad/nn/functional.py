@@ -284,13 +284,19 @@ def hardswish(input, inplace=False):
         mid = np.asarray((d > -3) & (d < 3))
         _guard_sel(x, "cuts", -3.0, 3.0)
         # torch's backward: 0 for x <= -3, x / 3 + 1/2 below 3, else 1 (nan and +inf too)
-        xm = x if np.isfinite(d).all() else _math.where(_wrap(mid, bool_), x, 0.0)
+        # x masked to the middle piece always: whether x holds an inf is a value decision
+        # (the middle guard above does not see +inf vs a finite x >= 3, and a recording
+        # without the mask replayed nan gradients at +inf: 0 * inf in x (x + 3)'s VJP)
+        xm = _math.where(_wrap(mid, bool_), x, 0.0)
         p3 = xm + 3.0
         q = xm * p3
         m = _math.scale(q, 1.0 / 6.0)
-        hi = _math.where(_wrap(np.asarray(~mid & ~(d <= -3)), bool_), x, 0.0)
+        # below -3 the value is x * 0, as torch's x * relu6(x + 3) / 6: -0.0 for finite x, nan
+        # at -inf (a constant 0 replayed 0 at -inf where eager and torch give nan)
+        lo = _math.scale(x, 0.0)
+        hi = _math.where(_wrap(np.asarray(~mid & ~(d <= -3)), bool_), x, lo)
         out = _math.where(_wrap(mid, bool_), m, hi)
-        hide(*[t for t in (xm, p3, q, m, hi) if t is not x])
+        hide(*[t for t in (xm, p3, q, m, lo, hi) if t is not x])
         return exact(out, y)
     return _act(input, inplace, f, "HardswishBackward0")
 

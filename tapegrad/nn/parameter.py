@@ -21,7 +21,7 @@ class Parameter(Tensor):
         pass
 
     def __deepcopy__(self, memo):
-        # (feat/nn) a Parameter copies as a Parameter (copy.deepcopy(model)), without .grad,
+        # a Parameter copies as a Parameter (copy.deepcopy(model)), without .grad,
         # as torch's Parameter.__deepcopy__
         if id(self) in memo:
             return memo[id(self)]

@@ -23,8 +23,8 @@ EXCLUDED = {
     "torch.initial_seed": "random state: differs by design (docs/api.md: tapegrad's own stream)",
     "torch.get_num_threads": "thread counts are the libraries' own (Numba's vs ATen's)",
     "torch.get_num_interop_threads": "thread counts are the libraries' own",
-    "torch.save": "writes files; covered by tests/test_breadth_gaps.py",
-    "torch.load": "reads files; covered by tests/test_breadth_gaps.py",
+    "torch.save": "writes files; covered by tests/test_serialization.py",
+    "torch.load": "reads files; covered by tests/test_serialization.py",
     "torch.compile": "tapegrad.compile is the replay compiler, not torch.compile: the replay "
                      "runner covers it (tapegrad.func)",
     "torch.from_numpy": "takes an ndarray (programs hold tensors); covered by test_semantics.py",
@@ -34,7 +34,7 @@ EXCLUDED = {
                        "create_graph), not drawn as a step",
     "Tensor.data_ptr": "an address: compared through the aliasing relation instead",
     "Tensor.const_data_ptr": "an address: compared through the aliasing relation instead",
-    "Tensor.cuda": "CPU only: both raise (tests/test_breadth_gaps.py)",
+    "Tensor.cuda": "CPU only: both raise (tests/test_tensor_dtype.py)",
 }
 EXCLUDED.update({k: _NOT_TORCH for k in (
     "F.exact", "F.hide", "F.multi_name_id", "F.named", "F.tap", "F.tap_entry", "F.unary",

@@ -87,7 +87,7 @@ UNARY_OPS = {
     "sqrt": ("torch.sqrt({p})", "{p}.sqrt()", None),
     "abs": ("torch.abs({x})", "{x}.abs()", _from_points(0.0)),
     "pow_scalar": (None, None, None),                  # x ** c, see Program._unary
-    # breadth of the facade (used when the library has them)
+    # more of the facade (used when the library has them)
     "atan": ("torch.atan({x})", "{x}.atan()", None),
     "sinh": ("torch.sinh({x})", "{x}.sinh()", None),
     "cosh": ("torch.cosh({x})", "{x}.cosh()", None),
