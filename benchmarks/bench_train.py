@@ -3,6 +3,7 @@
     python benchmarks/bench_train.py                  # full run (a few minutes)
     python benchmarks/bench_train.py --quick          # fewer repeats
     python benchmarks/bench_train.py --profile lstm   # cProfile of tapegrad's step (top 25)
+    python benchmarks/bench_train.py --ab transformer # also tapegrad without nn's fused entries
 
 Workloads (one timed call = zero_grad, forward, loss, backward, optimizer step):
 
@@ -19,13 +20,21 @@ Workloads (one timed call = zero_grad, forward, loss, backward, optimizer step):
 Both libraries start from the same parameters (from numpy); before timing, the losses of the
 first three steps are compared. tapegrad and torch repeats are interleaved; the table shows
 medians over repeats (each repeat runs the call for at least 200 ms, 50 ms with --quick) and
-ratio = torch / tapegrad: > 1 means tapegrad is faster. torch keeps its default thread count
-unless --torch-threads is given.
+ratio = torch / tapegrad: > 1 means tapegrad is faster. Both libraries run on one thread:
+NUMBA_NUM_THREADS, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS and TAPEGRAD_THREADS
+are set to 1 before numpy is imported, and torch.set_num_threads(1) (--torch-threads N gives
+torch N threads instead; TRAIN_BENCH_THREADS=default keeps every library's default).
 """
+import os
+
+if os.environ.get("TRAIN_BENCH_THREADS") != "default":
+    for _k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+               "MKL_NUM_THREADS", "TAPEGRAD_THREADS"):
+        os.environ[_k] = "1"
+
 import argparse
 import cProfile
 import math
-import os
 import pstats
 import sys
 import time
@@ -212,15 +221,31 @@ def check(name):
         la, lb = a(), b()
         if la is None:
             return None
-        diffs.append(abs(float(la) - float(lb)) / max(1.0, abs(float(lb))))
+        la, lb = float(la.detach()), float(lb.detach())
+        diffs.append(abs(la - lb) / max(1.0, abs(lb)))
     return max(diffs)
 
 
-def run(names, reps, min_time):
+def _unfused(step):
+    """``step`` with tapegrad.nn's fused entries off (nn/_fused.py: the compositions)."""
+    from tapegrad.nn import _fused
+
+    def call():
+        _fused.ENABLED[0] = False
+        try:
+            return step()
+        finally:
+            _fused.ENABLED[0] = True
+    return call
+
+
+def run(names, reps, min_time, ab=False):
     rows = []
     for name in names:
         ok = check(name)
         steps = {"tapegrad": WORKLOADS[name](tapegrad)}
+        if ab:
+            steps["unfused"] = _unfused(WORKLOADS[name](tapegrad))
         if torch is not None:
             steps["torch"] = WORKLOADS[name](torch)
         for s in steps.values():          # warm-up (compilation, caches)
@@ -236,6 +261,10 @@ def run(names, reps, min_time):
         print("%-12s tapegrad %-11s torch %-11s ratio %5.2fx   first-steps loss diff %s"
               % (name, _fmt(med["tapegrad"]), _fmt(med["torch"]) if "torch" in med else "-",
                  ratio, "%.1e" % ok if ok is not None else "-"), flush=True)
+        if ab and "torch" in med:
+            print("%-12s unfused  %-11s ratio %5.2fx   (fused / unfused time %.2f)"
+                  % ("", _fmt(med["unfused"]), med["torch"] / med["unfused"],
+                     med["tapegrad"] / med["unfused"]), flush=True)
     return rows
 
 
@@ -244,10 +273,14 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--torch-threads", type=int, default=None)
     ap.add_argument("--profile", choices=sorted(WORKLOADS), default=None)
+    ap.add_argument("--ab", action="store_true",
+                    help="also time tapegrad with nn's fused entries off (interleaved)")
     ap.add_argument("names", nargs="*", choices=sorted(WORKLOADS) + [[]], default=[])
     args = ap.parse_args(argv)
     if torch is not None and args.torch_threads:
         torch.set_num_threads(args.torch_threads)
+    elif torch is not None and os.environ.get("TRAIN_BENCH_THREADS") != "default":
+        torch.set_num_threads(1)
     if args.profile:
         step = WORKLOADS[args.profile](tapegrad)
         for _ in range(3):
@@ -261,10 +294,11 @@ def main(argv=None):
         return 0
     names = args.names or list(WORKLOADS)
     reps, min_time = (5, 0.05) if args.quick else (9, 0.2)
-    print("tapegrad %s, torch %s (%s threads), numpy %s" % (
-        tapegrad.__version__, torch.__version__ if torch else "absent",
-        torch.get_num_threads() if torch else "-", np.__version__))
-    rows = run(names, reps, min_time)
+    print("tapegrad %s (%s numba threads), torch %s (%s threads), numpy %s, load %.2f" % (
+        tapegrad.__version__, tapegrad.get_num_threads(),
+        torch.__version__ if torch else "absent",
+        torch.get_num_threads() if torch else "-", np.__version__, os.getloadavg()[0]))
+    rows = run(names, reps, min_time, args.ab)
     print("\n| workload | tapegrad | torch | ratio (torch / tapegrad) |")
     print("|---|---|---|---|")
     for name, tg_t, t_t, ratio, _ in rows:

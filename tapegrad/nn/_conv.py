@@ -32,7 +32,10 @@ import math
 import numpy as np
 
 from .._state import STATE
-from .._core.names import ONE_INPUT
+from .._core.names import ONE_INPUT, name_id as _name_id
+from ..autograd.function import Function
+from ..tensor import GUARD
+from . import _fused
 from .._schema import F_HIDDEN
 from ..tensor import Tensor, _guard_sel, _wrap
 from .._record import _nm, _out, _record_index, _src, _tape_for
@@ -249,6 +252,9 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
                            % (" x ".join(map(str, P)), " x ".join(map(str, eff))))
     Os = tuple((p - e) // s + 1 for p, e, s in zip(P, eff, stride))
     N, C, Oc = xs[0], xs[1], ws[0]
+    if k == 2 and groups == 1 and _fused_conv_ok(x, weight, bias):
+        return _Conv2d.apply(x, weight, bias if bias is not None else _placeholder(x),
+                             bias is not None, tuple(pads), stride, dilation, Os)
     g = groups
     L = int(np.prod(Os, dtype=np.int64))
     idx = _im2col_index(N, C, P, Os, K, stride, dilation, g)
@@ -309,6 +315,119 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
             tap_entry(b2, 2)
         named(out, "ConvolutionBackward0", 3)
     return out
+
+
+# ----------------------------------------------------------------------------- fused conv2d
+def _fused_conv_ok(x, w, b):
+    """Whether conv2d runs as one entry (``_Conv2d``): a graph being recorded outside
+    tapegrad.func, float arrays, nothing empty."""
+    if GUARD[0] is not None or not _fused.ENABLED[0] or not _fused._float(x):
+        return False
+    if not (STATE.enabled and (x._rg or w._rg or (b is not None and b._rg))):
+        return False
+    arrs = (x._data, w._data) + (() if b is None else (b._data,))
+    return all(type(a) is np.ndarray and a.size for a in arrs)
+
+
+def _placeholder(x):
+    return _wrap(np.zeros(0, x._data.dtype), x._dtype)
+
+
+def _windows2d(xp, K, stride, dilation, Os):
+    """(N, C, Oh, Ow, Kh, Kw) strided view of the padded input: the im2col windows."""
+    N, C = xp.shape[:2]
+    st = xp.strides
+    return np.lib.stride_tricks.as_strided(
+        xp, (N, C, Os[0], Os[1], K[0], K[1]),
+        (st[0], st[1], st[2] * stride[0], st[3] * stride[1], st[2] * dilation[0],
+         st[3] * dilation[1]), writeable=False)
+
+
+class _Conv2d(Function):
+    """conv2d (groups 1) as one entry: im2col by a strided view copied once (no index
+    arrays), one BLAS product, the bias added; backward dW = g^T cols, db = sum(g),
+    dx = col2im(g W) by one strided add per kernel offset. Node ``ConvolutionBackward0``
+    over (input, weight, bias), as torch's; a graph of the gradients (create_graph) is
+    built from unfold / fold / matmul, differentiable again."""
+
+    @staticmethod
+    def _node_name_id():
+        return _name_id("ConvolutionBackward0")
+
+    @staticmethod
+    def forward(ctx, x, w, b, has_b, pads, stride, dilation, Os):
+        xd = np.asarray(x._data)
+        N, C = xd.shape[:2]
+        O, K = w._data.shape[0], w._data.shape[2:]
+        xp = xd
+        if any(lo or hi for lo, hi in pads):
+            xp = np.zeros((N, C) + tuple(s + lo + hi for s, (lo, hi) in
+                                         zip(xd.shape[2:], pads)), xd.dtype)
+            xp[:, :, pads[0][0]:pads[0][0] + xd.shape[2], pads[1][0]:pads[1][0] + xd.shape[3]] = xd
+        L = Os[0] * Os[1]
+        cols = np.ascontiguousarray(_windows2d(xp, K, stride, dilation, Os).transpose(
+            0, 2, 3, 1, 4, 5)).reshape(N * L, C * K[0] * K[1])
+        w2 = np.ascontiguousarray(w._data).reshape(O, -1)
+        y2 = np.matmul(cols, w2.T)                                   # (N L, O)
+        if has_b:
+            y2 += b._data
+        y = np.ascontiguousarray(y2.reshape(N, L, O).transpose(0, 2, 1)).reshape(
+            (N, O) + tuple(Os))
+        ctx.arrays = (cols, w2, xp.shape)
+        ctx.conf = (has_b, pads, stride, dilation, Os, xd.shape)
+        ctx.save_for_backward(x, w, b if has_b else None)
+        return _wrap(y, x._dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w, b = ctx.saved_tensors
+        has_b, pads, stride, dilation, Os, xshape = ctx.conf
+        need = ctx.needs_input_grad
+        if STATE.enabled:                   # create_graph: recorded, differentiable again
+            return _conv2d_vjp_tensors(ctx, x, w, g, need) + (None,) * 5
+        cols, w2, pshape = ctx.arrays
+        N, O = g._data.shape[:2]
+        L = Os[0] * Os[1]
+        g2 = np.ascontiguousarray(np.asarray(g._data).reshape(N, O, L).transpose(0, 2, 1)
+                                  ).reshape(N * L, O)
+        d = g._dtype
+        gw = _wrap(np.matmul(g2.T, cols).reshape(w._data.shape), d) if need[1] else None
+        gb = _wrap(g2.sum(0), d) if has_b and need[2] else None
+        gx = None
+        if need[0]:
+            K = w._data.shape[2:]
+            C = xshape[1]
+            dc = np.matmul(g2, w2).reshape(N, Os[0], Os[1], C, K[0], K[1])
+            dxp = np.zeros(pshape, dc.dtype)
+            s0, s1 = stride
+            for i in range(K[0]):
+                h0 = i * dilation[0]
+                for j in range(K[1]):
+                    w0 = j * dilation[1]
+                    dxp[:, :, h0:h0 + s0 * (Os[0] - 1) + 1:s0,
+                        w0:w0 + s1 * (Os[1] - 1) + 1:s1] += dc[..., i, j].transpose(0, 3, 1, 2)
+            dx = dxp[:, :, pads[0][0]:pads[0][0] + xshape[2], pads[1][0]:pads[1][0] + xshape[3]]
+            gx = _wrap(np.ascontiguousarray(dx), d)
+        return gx, gw, gb, None, None, None, None, None
+
+
+def _conv2d_vjp_tensors(ctx, x, w, g, need):
+    """The fused conv2d's gradients as recorded tensor operations (create_graph=True)."""
+    has_b, pads, stride, dilation, Os, xshape = ctx.conf
+    N, O = g.shape[0], g.shape[1]
+    K = tuple(w.shape[2:])
+    pad = (pads[0][0], pads[1][0])
+    g2 = g.reshape(N, O, -1)                                          # (N, O, L)
+    gx = gw = gb = None
+    if need[1]:
+        cols = unfold(x, K, dilation, pad, stride)                    # (N, C K, L)
+        gw = matmul(g2, cols.transpose(1, 2)).sum(0).reshape(w.shape)
+    if has_b and need[2]:
+        gb = g2.sum((0, 2))
+    if need[0]:
+        dcols = matmul(w.reshape(O, -1).t(), g2)                      # (N, C K, L)
+        gx = fold(dcols, tuple(xshape[2:]), K, dilation, pad, stride)
+    return gx, gw, gb
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

@@ -27,6 +27,7 @@ from .._math import exact, unary
 from .._compiled import _vmath
 from ..ops import BY_NAME as _ROWS
 from .._core.names import ONE_INPUT, multi_name_id
+from . import _fused
 
 ONE_INPUT.update({"MishBackward0", "GluBackward0", "HardswishBackward0", "CeluBackward0",
                   "CeluBackward1", "HardtanhBackward0", "ThresholdBackward0", "ThresholdBackward1",
@@ -522,6 +523,10 @@ def linear(input, weight, bias=None):
             raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)"
                                % (x._data.shape[0], x._data.shape[1], weight._data.shape[1],
                                   weight._data.shape[0]))
+        if bias is not None:
+            out = _fused.addmm(bias, x, weight)
+            if out is not None:
+                return out
         y = x.mm(_t(weight))
         if bias is None:
             return y
@@ -1214,6 +1219,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             raise RuntimeError("Expected %s to be of same shape as normalized_shape, but got %s of "
                                "shape %s and normalized_shape = %s"
                                % (nm, nm, list(v.shape), list(ns)))
+    y = _fused.layer_norm(input, ns, weight, bias, eps)
+    if y is not None:
+        return y
+    return _layer_norm_composed(input, ns, weight, bias, eps)
+
+
+def _layer_norm_composed(input, ns, weight, bias, eps):
+    """layer_norm as a composition of recorded entries (tapegrad.func recordings, second
+    derivatives of the fused entry: ``_fused``)."""
+    shp = tuple(input.shape)
     dims = tuple(range(len(shp) - len(ns), len(shp)))
     # taps: the node lists (input, weight, bias) as torch's does, None for an absent one
     x = tap(input, 0)
@@ -1340,13 +1355,22 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(q k^T * scale + mask) v (torch's math reference: a boolean mask keeps True
     entries, a float mask is added; is_causal: the lower triangle)."""
-    L, S = query.shape[-2], key.shape[-2]
     sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    out = _fused.attention(query, key, value, attn_mask, dropout_p, is_causal, sc)
+    if out is not None:
+        return out
+    return _sdpa_composed(query, key, value, attn_mask, is_causal, sc, dropout_p)
+
+
+def _sdpa_composed(query, key, value, attn_mask, is_causal, sc, dropout_p=0.0):
+    """scaled_dot_product_attention as a composition of recorded entries (torch's math
+    path)."""
+    L, S = query.shape[-2], key.shape[-2]
     attn = (query @ key.transpose(-2, -1)) * sc
     if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
-                               "when is_causal=True")
         keep = np.tril(np.ones((L, S), bool))
         attn = attn.masked_fill(_wrap(~keep, bool_), float("-inf"))
     if attn_mask is not None:

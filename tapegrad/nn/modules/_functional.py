@@ -21,6 +21,7 @@ import numpy as np
 
 import tapegrad as _tg
 from ...autograd.grad_mode import no_grad
+from .. import _fused
 
 __all__ = ["conv_transpose1d", "conv_transpose2d", "multi_head_attention_forward",
            "embedding_bag", "embedding_renorm_", "dropout1d", "dropout2d", "dropout3d",
@@ -771,7 +772,7 @@ def _in_projection_packed(q, k, v, w, b=None):
     if k is v:
         if q is k:
             proj = F.linear(q, w, b)
-            proj = proj.unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+            proj = _fused.transposed(proj.unflatten(-1, (3, E)).unsqueeze(0), 0, -2).squeeze(-2)
             proj = proj.contiguous()
             return proj[0], proj[1], proj[2]
         w_q, w_kv = w.split([E, E * 2])
@@ -866,13 +867,13 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         raise AssertionError("bias_k is set but bias_v is None")
     elif bias_v is not None:
         raise AssertionError("bias_v is set but bias_k is None")
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    q = _fused.transposed(q.reshape(tgt_len, bsz * num_heads, head_dim), 0, 1)
     if static_k is None:
-        k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+        k = _fused.transposed(k.reshape(k.shape[0], bsz * num_heads, head_dim), 0, 1)
     else:
         k = static_k
     if static_v is None:
-        v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+        v = _fused.transposed(v.reshape(v.shape[0], bsz * num_heads, head_dim), 0, 1)
     else:
         v = static_v
     if add_zero_attn:
@@ -896,6 +897,26 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
     if not training:
         dropout_p = 0.0
+    if not need_weights:
+        # torch: scaled_dot_product_attention on (N, heads, L, E) views (its CPU flash kernel:
+        # one fused entry here, see nn/_fused.py)
+        if attn_mask is not None:
+            if attn_mask.size(0) == 1 and attn_mask.dim() == 3:
+                attn_mask = attn_mask.unsqueeze(0)
+            else:
+                attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
+        q = q.view(bsz, num_heads, tgt_len, head_dim)
+        k = k.view(bsz, num_heads, src_len, head_dim)
+        v = v.view(bsz, num_heads, src_len, head_dim)
+        attn_output = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+        perm = _fused.permuted(attn_output, (2, 0, 1, 3), "PermuteBackward0")
+        attn_output = attn_output.permute(2, 0, 1, 3) if perm is None else perm
+        attn_output = attn_output.contiguous().view(bsz * tgt_len, embed_dim)
+        attn_output = F.linear(attn_output, out_proj_weight, out_proj_bias)
+        attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))
+        if not is_batched:
+            attn_output = attn_output.squeeze(1)
+        return attn_output, None
     E = q.shape[-1]
     q_scaled = q * math.sqrt(1.0 / float(E))
     if need_weights or attn_mask is not None or not is_causal:

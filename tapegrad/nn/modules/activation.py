@@ -3,6 +3,7 @@ import warnings
 
 import tapegrad as _tg
 from .. import init
+from .. import _fused
 from ..parameter import Parameter
 from . import _functional as _xf
 from .linear import NonDynamicallyQuantizableLinear
@@ -405,8 +406,8 @@ class MultiheadAttention(Module):
                                         check_other=False)
         if self.batch_first and is_batched:
             if key is value:
-                if query is key:
-                    query = key = value = query.transpose(1, 0)
+                if query is key:            # (consumed here only: a cheap view entry)
+                    query = key = value = _fused.transposed(query, 1, 0)
                 else:
                     query, key = (x.transpose(1, 0) for x in (query, key))
                     value = key

@@ -12,6 +12,7 @@ import numbers
 import warnings
 
 import numpy as np
+from numba import njit
 
 import tapegrad as _tg
 from .. import init
@@ -64,6 +65,47 @@ def _sig(v):
     return 1.0 / (1.0 + np.exp(-v))
 
 
+def _lstm_cell(hh, xpt, c, a, c_prev, tc, h):
+    """One LSTM step after the hidden product, in place (hh is scratch): gates = hh + the
+    x-projection, (i, f, g, o) into a, the previous c kept in c_prev, c updated in place,
+    tanh(c) into tc, h = o tanh(c). numpy's SIMD exp/tanh, no temporaries."""
+    H = c.shape[1]
+    np.add(hh, xpt, out=hh)
+    np.negative(hh, out=a)                  # sigmoid over all four blocks, g's then tanh
+    np.exp(a, out=a)
+    a += 1
+    np.reciprocal(a, out=a)
+    np.tanh(hh[:, 2 * H:3 * H], out=a[:, 2 * H:3 * H])
+    c_prev[...] = c
+    np.multiply(a[:, :H], a[:, 2 * H:3 * H], out=h)     # (h as scratch: i g)
+    c *= a[:, H:2 * H]
+    c += h
+    np.tanh(c, out=tc)
+    np.multiply(a[:, 3 * H:], tc, out=h)
+
+
+@njit(cache=True, error_model="numpy")
+def _lstm_cell_vjp(dh, go, dc, a, c_prev, tc, d):
+    """The LSTM step's VJP up to the gates: dh += go (the output's gradient at this step),
+    the gate gradients into d, dc updated in place to the previous step's."""
+    B, H4 = a.shape
+    H = H4 // 4
+    for b in range(B):
+        for j in range(H):
+            dhv = dh[b, j] + go[b, j]
+            i = a[b, j]
+            f = a[b, H + j]
+            g = a[b, 2 * H + j]
+            o = a[b, 3 * H + j]
+            t = tc[b, j]
+            dcv = dc[b, j] + dhv * o * (1 - t * t)
+            d[b, j] = dcv * g * i * (1 - i)
+            d[b, H + j] = dcv * c_prev[b, j] * f * (1 - f)
+            d[b, 2 * H + j] = dcv * i * (1 - g * g)
+            d[b, 3 * H + j] = dhv * t * o * (1 - o)
+            dc[b, j] = dcv * f
+
+
 def _layer_forward(mode, x, h, c, w_ih, w_hh, b_ih, b_hh):
     T, B, _ = x.shape
     xp = (x.reshape(T * B, -1) @ w_ih.T).reshape(T, B, -1)
@@ -76,23 +118,18 @@ def _layer_forward(mode, x, h, c, w_ih, w_hh, b_ih, b_hh):
     cs = np.empty((T, B, H), x.dtype) if mode == "LSTM" else None    # c before each step
     tcs = np.empty((T, B, H), x.dtype) if mode == "LSTM" else None
     hn = np.empty((T, B, H), x.dtype) if mode == "GRU" else None     # W_hn h + b_hn
+    if mode == "LSTM":
+        c = np.array(c, x.dtype)            # (updated in place by the step)
     for t in range(T):
         hs[t] = h
         hh = h @ w_hh.T
         if b_hh is not None:
             hh += b_hh
         if mode == "LSTM":
-            gates = hh + xp[t]
-            a = acts[t]
-            a[:, :H] = _sig(gates[:, :H])
-            a[:, H:2 * H] = _sig(gates[:, H:2 * H])
-            a[:, 2 * H:3 * H] = np.tanh(gates[:, 2 * H:3 * H])
-            a[:, 3 * H:] = _sig(gates[:, 3 * H:])
-            cs[t] = c
-            c = a[:, H:2 * H] * c + a[:, :H] * a[:, 2 * H:3 * H]
-            tcs[t] = np.tanh(c)
-            h = a[:, 3 * H:] * tcs[t]
-        elif mode == "GRU":
+            _lstm_cell(hh, xp[t], c, acts[t], cs[t], tcs[t], out[t])
+            h = out[t]
+            continue
+        if mode == "GRU":
             a = acts[t]
             a[:, :H] = _sig(hh[:, :H] + xp[t, :, :H])
             a[:, H:2 * H] = _sig(hh[:, H:2 * H] + xp[t, :, H:2 * H])
@@ -118,22 +155,20 @@ def _layer_backward(mode, saved, x, w_ih, w_hh, has_bias, g_out, g_h, g_c):
         dc = np.zeros((B, H), dt) if g_c is None else g_c.copy()
     dX = np.empty((T, B, w_ih.shape[0]), dt)     # gradients of the input projections
     dHH = np.empty((T, B, w_hh.shape[0]), dt) if mode == "GRU" else None
+    if mode == "LSTM":
+        zero = np.zeros((B, H), dt)
+        dc = np.array(dc, dt)
     for t in range(T - 1, -1, -1):
+        if mode == "LSTM":
+            d = dX[t]
+            _lstm_cell_vjp(dh, zero if g_out is None else np.ascontiguousarray(g_out[t], dt),
+                           dc, acts[t], cs[t], tcs[t], d)
+            dh = d @ w_hh
+            continue
         if g_out is not None:
             dh = dh + g_out[t]
         a = acts[t]
-        if mode == "LSTM":
-            i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
-            tc = tcs[t]
-            dc = dc + dh * o * (1 - tc * tc)
-            d = dX[t]
-            d[:, :H] = dc * g * i * (1 - i)
-            d[:, H:2 * H] = dc * cs[t] * f * (1 - f)
-            d[:, 2 * H:3 * H] = dc * i * (1 - g * g)
-            d[:, 3 * H:] = dh * tc * o * (1 - o)
-            dc = dc * f
-            dh = d @ w_hh
-        elif mode == "GRU":
+        if mode == "GRU":
             r, z, n = a[:, :H], a[:, H:2 * H], a[:, 2 * H:]
             hprev = hs[t]
             dz = dh * (hprev - n)
