@@ -21,7 +21,7 @@ from ._core.names import multi_name_id
 from ._reduce import return_types, _rt
 from .tensor import Tensor, _wrap, _DEFAULT, _result_dtype, _type_name
 from .autograd.function import Function
-from ._record import _bump, _positions, _set_name_id, entry_of, named, tap
+from ._record import _bump, _positions, _set_name_id, entry_of, named, saves_inputs, tap
 from ._matrix import diag_embed
 from . import _math
 from ._math import _floatify, _hide_below, exact, scale
@@ -558,6 +558,8 @@ def ldexp(input, other):
     if out.requires_grad:
         _hide_below(out, a, b)
         named(out, "LdexpBackward0", arity=2)
+        if input._rg:
+            saves_inputs(out, other)
     return out
 
 

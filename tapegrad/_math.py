@@ -32,7 +32,7 @@ import numbers
 from ._compiled import _layout, _vmath
 from ._core.names import name_id as _name_id
 from .ops import _u as _ops_u
-from ._record import entry_of, hide, named, saves_result, tap, tap_entry
+from ._record import entry_of, hide, named, saves_inputs, saves_result, tap, tap_entry
 from ._state import no_grad
 from ._shape import _add_entry, _scatter_entry, stack
 from .ops import OPCODE
@@ -827,13 +827,13 @@ def _clamp_int(x, lo, hi, bounds):
 
 def clamp_min(input, min):
     if isinstance(min, Tensor):
-        return clamp(input, min=min)
+        return named(clamp(input, min=min), "ClampMinBackward1")
     return named(clamp(input, min=min), "ClampMinBackward0")
 
 
 def clamp_max(input, max):
     if isinstance(max, Tensor):
-        return clamp(input, max=max)
+        return named(clamp(input, max=max), "ClampMaxBackward1")
     return named(clamp(input, max=max), "ClampMaxBackward0")
 
 
@@ -884,7 +884,7 @@ def _clamp_tensor(input, lo, hi):
         t = where(_wrap(np.asarray(m_hi), bool_), hi_t, t)
         steps.append(t)
     hide(*steps[:-1])
-    return exact(named(t, "ClampBackward0"), y)
+    return saves_inputs(exact(named(t, "ClampBackward0"), y), x, lo_t, hi_t)
 
 
 # ----------------------------------------------------------------------------- binary rows
@@ -946,7 +946,8 @@ def fmin(input, other):
 def _fm(a, b, npf, pick_a, name):
     y = npf(a._data, b._data)
     mask = _wrap(np.asarray(pick_a(a._data, b._data)), bool_)
-    return exact(named(where(mask, a, b), name), y) if STATE.enabled and (a._rg or b._rg) else \
+    return saves_inputs(exact(named(where(mask, a, b), name), y), a, b) \
+        if STATE.enabled and (a._rg or b._rg) else \
         _wrap(_val0(y, _result_dtype(a, b)), _result_dtype(a, b))
 
 
@@ -1060,7 +1061,7 @@ def fmod(input, other):
     p = b * _wrap(tq, rdt)
     out = a - p
     hide(p, a if a is not input else None, b if b is not other else None)
-    return exact(named(out, "FmodBackward1"), y)
+    return saves_inputs(exact(named(out, "FmodBackward1"), y), input, other)
 
 
 def _val0(y, rdt):
@@ -1649,8 +1650,9 @@ def copysign(input, other):
         out = p
     if a2 is not a:
         hide(a2)
-    return saves_result(exact(named(out, "CopysignBackward0" if ot else "CopysignBackward1",
-                                    arity=2 if ot else 1), y))
+    out = saves_result(exact(named(out, "CopysignBackward0" if ot else "CopysignBackward1",
+                                   arity=2 if ot else 1), y))
+    return saves_inputs(out, a) if a._rg else out
 
 
 def nextafter(input, other):
@@ -1675,7 +1677,8 @@ def nextafter(input, other):
     if other._rg:
         out = out + tap(other, 1) * 0.0
     _hide_below(out, input, other)
-    return exact(named(out, "NextafterBackward0", arity=2), y)
+    out = exact(named(out, "NextafterBackward0", arity=2), y)
+    return saves_inputs(out, input, other) if input._rg else out
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):

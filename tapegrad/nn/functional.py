@@ -191,6 +191,14 @@ def celu(input, alpha=1.0, inplace=False):
         raise RuntimeError("ZeroDivisionError")
 
     def f(x):
+        if alpha < 0:       # x > 0 ? x : alpha (exp(x / alpha) - 1); x / alpha flips the sign
+            p = _math.clamp_min(x, 0)       # (torch's gradient at 0: 1, second order 0)
+            m = _math.sub(x, p)
+            s = _math.scale(m, 1.0 / alpha)
+            e = unary(s, "expm1")
+            a = _math.scale(e, alpha)
+            hide(p, m, s, e, a)
+            return _math.add(p, a)
         if not (x._rg and STATE.enabled):
             return _math.scale(unary(_math.scale(x, 1.0 / alpha), "elu", c=1.0), alpha)
         a = _math.scale(x, 1.0 / alpha)
