@@ -613,6 +613,12 @@ def rsub(input, other, *, alpha=1):
 def fill(input, value):
     T = _T()
     y = T.full_like(input, value.item() if isinstance(value, Tensor) else value)
+    if isinstance(value, Tensor) and STATE.enabled and (input._rg or value._rg) and \
+            input._dtype.is_floating_point:     # FillBackward1: the value gets sum(grad)
+        v = value if value._dtype is input._dtype else value.to(input.dtype)
+        out = tap(input, 0) * 0.0 + tap(v, 1)
+        _hide_below(out, input, value)
+        return exact(named(out, "FillBackward1", arity=2), y._data)
     if STATE.enabled and input._rg:
         out = input * 0.0 + y.detach()
         _hide_below(out, input)
@@ -733,10 +739,10 @@ def _cmp_inplace(fn, name):
             if isinstance(o, Tensor):       # (the Tensor overload: a node over both)
                 out = tap(s, 0) * 0.0 + tap(o, 1) * 0.0 + val.to(s.dtype).detach()
                 _hide_below(out, s, o)
-                return named(out, name + "1", arity=2)
+                return exact(named(out, name + "1", arity=2), val._data)   # (inf * 0: nan)
             out = tap(s, 0) * 0.0 + val.to(s.dtype).detach()
             _hide_below(out, s)
-            return named(out, name + "0", arity=1)
+            return exact(named(out, name + "0", arity=1), val._data)
         return self._inplace(other, op)
     f.__name__ = name
     return f

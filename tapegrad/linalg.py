@@ -736,6 +736,9 @@ def cholesky_solve(B, L, upper=False, *, out=None):
         raise RuntimeError("b should have at least 2 dimensions, but has %d dimensions instead"
                            % B._data.ndim)
     _same_dtype(L, B, "cholesky_solve")
+    from ._state import STATE
+    if L._rg and STATE.enabled:
+        return _chol_solve_full(B, L, upper)
     if upper:           # A = U^T U
         Y = solve_triangular(_T(L), B, upper=False)
         Lt = L
@@ -745,6 +748,26 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     X = solve_triangular(Lt, Y, upper=True)
     _hide(Y)
     return _name(X, "CholeskySolveBackward0")
+
+
+def _chol_solve_full(B, L, upper):
+    """cholesky_solve recorded as solve(A, B) with A = L L^T (upper: U^T U) of the *whole*
+    ``L``: torch's gradient for L, -(G X^T + X G^T) L, reads L's other triangle too (the
+    forward only its own). A's value is that of the triangle (a constant correction), X's
+    that of the two triangular solves."""
+    from ._math import exact
+    from ._state import no_grad
+    with no_grad():
+        y = cholesky_solve(B, L.detach(), upper)._data
+    tri = np.triu(L._data) if upper else np.tril(L._data)
+    A = _T(L) @ L if upper else L @ _T(L)
+    fix = _w((_np_T(tri) @ tri if upper else tri @ _np_T(tri)) - A._data, L._dtype)
+    A2 = A + fix
+    shape = np.broadcast_shapes(L.shape[:-2], B.shape[:-2]) + tuple(B.shape[-2:])
+    B2 = B.expand(shape) if tuple(B.shape) != shape else B
+    X = solve(A2, B2)
+    _hide(A, A2, X, *((B2,) if B2 is not B else ()))
+    return exact(_name(X, "CholeskySolveBackward0"), y)
 
 
 def cholesky_inverse(L, upper=False, *, out=None):

@@ -471,6 +471,49 @@ FINDINGS_24 = [
      "r = torch.autograd.grad(g.sum(), x)[0]"),
 ]
 
+# the differential runs' findings (tests/differential_findings.md), fixed on fix/eager2
+FINDINGS_24 += [
+    ("d_celu_negative_alpha", "x = torch.tensor([1.6, -0.3, 0., -2.], dtype=torch.float64, "
+     "requires_grad=True); v = x.clone(); torch.celu_(v, -1.5); "
+     "g, = torch.autograd.grad((F.celu(x, -1.5) * torch.arange(1., 5.)).sum(), x, "
+     "create_graph=True); r = (v.detach(), g.detach(), torch.autograd.grad((g * g).sum(), x)[0])"),
+    ("d_fmod_self_inplace", "x = torch.tensor([2., 3.], requires_grad=True); v = x.clone(); "
+     "v.fmod_(v); v.sum().backward()"),
+    ("d_clamp_min_self_inplace", "x = torch.tensor([2., 3.], requires_grad=True); "
+     "v = x.clone(); r = torch.clamp_min_(v, v); r.sum().backward()"),
+    ("d_clamp_max_tensor_name", "x = torch.tensor([2., 3.], requires_grad=True); "
+     "r = (torch.clamp_max(x, torch.tensor([2.5, 2.5])), torch.clamp_min(x, x * 0))"),
+    ("d_nextafter_write", "x = torch.tensor([2., 3.], requires_grad=True); a = x.clone(); "
+     "z = torch.nextafter(a, torch.zeros(2)); a.add_(1); z.sum().backward()"),
+    ("d_fmax_write", "x = torch.tensor([2., 3.], requires_grad=True); a = x.clone(); "
+     "b = torch.ones(2); z = torch.fmax(a, b); b.add_(1); z.sum().backward()"),
+    ("d_copysign_write", "x = torch.tensor([2., 3.], requires_grad=True); a = x.clone(); "
+     "z = torch.copysign(a, torch.ones(2)); a.add_(1); z.sum().backward()"),
+    ("d_ldexp_write", "x = torch.tensor([2., 3.], requires_grad=True); b = torch.ones(2); "
+     "z = torch.ldexp(x, b); b.add_(1); z.sum().backward()"),
+    ("d_cholesky_inverse_grad", "x = torch.tensor([[[4.27, 0., 0.], [1.32, 4.41, 0.], "
+     "[1.01, 1.09, 4.54]], [[4.74, .3, 0.], [1.43, 5.45, 0.], [1.41, 1.8, 5.13]]], "
+     "dtype=torch.float64, requires_grad=True); "
+     "g = torch.autograd.grad((x.cholesky_inverse() * torch.arange(1., 19.).reshape(2, 3, 3))"
+     ".sum() + (torch.cholesky_inverse(x, True) ** 2).sum(), x, create_graph=True)[0]; "
+     "r = (g.detach(), torch.autograd.grad((g * g).sum(), x)[0])"),
+    ("d_cholesky_solve_grad", "x = torch.tensor([[4.27, 0.5, 0.], [1.32, 4.41, 0.], "
+     "[1.01, 1.09, 4.54]], dtype=torch.float64, requires_grad=True); "
+     "b = torch.tensor([[1., 2.], [3., 4.], [5., 6.]], dtype=torch.float64, requires_grad=True); "
+     "r = torch.autograd.grad((torch.cholesky_solve(b, x) * torch.arange(1., 7.).reshape(3, 2))"
+     ".sum(), [x, b])"),
+    ("d_embedding_scale_grad_by_freq", "x = torch.tensor([[-.8, .4], [1.9, .7], [.7, -1.7], "
+     "[-1.7, -.5]], requires_grad=True); r = torch.embedding(x, torch.tensor([[3], [3], [1], "
+     "[2]]), scale_grad_by_freq=True); (r * torch.arange(1., 9.).reshape(4, 1, 2)).sum()"
+     ".backward(); r = x.grad"),
+    ("d_threshold_nan", "x = torch.tensor([nan, 3., 1., -nan], requires_grad=True); "
+     "r = torch.threshold(x, 2., 1.)"),
+    ("d_le_inplace_inf", "x = torch.tensor([-inf, 1., inf], requires_grad=True); v = x.clone(); "
+     "r = v.le_(x)"),
+    ("d_fill_tensor_value", "x = torch.tensor([inf, 1.], requires_grad=True); "
+     "v = torch.tensor(3., requires_grad=True); r = torch.fill(x, v); r.sum().backward(); "
+     "r = (r, x.grad, v.grad)"),
+]
 
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul
 # names its result's node differently for every batch size (AddBackward0 where torch has
@@ -479,7 +522,7 @@ NO_GRAD_FN = {"6_bmm_empty"}
 
 
 def _run24(lib, code):
-    ns = {"torch": lib, "F": lib.nn.functional, "copy": copy}
+    ns = {"torch": lib, "F": lib.nn.functional, "copy": copy, "nan": np.nan, "inf": np.inf}
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -116,7 +116,8 @@ def threshold(input, threshold, value, inplace=False):
     where x > threshold)."""
     def f(x):
         d = x._data
-        m = np.asarray(d > threshold)
+        with np.errstate(invalid="ignore"):     # (torch: x <= threshold ? value : x; nan stays)
+            m = np.asarray(~(d <= threshold))
         _guard_sel(x, "cuts", float(threshold))      # (tapegrad.func: the mask)
         return _masked_linear(x, m, 1.0, 0.0, np.full(np.shape(d), value, x._dtype.np),
                               "ThresholdBackward0")
@@ -1313,7 +1314,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         named(out, "EmbeddingBackward0", 1)
         if scale_grad_by_freq:         # gradients of each row divided by its count
             from .modules._functional import scale_grad_by_freq as _by_freq
-            out = _by_freq(out, idx)
+            out = named(_by_freq(out, idx), "EmbeddingBackward0", 1)
     return out
 
 
@@ -1845,7 +1846,8 @@ def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 
 def _torch_embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return _F().embedding(indices, weight, None if padding_idx == -1 else padding_idx)
+    return _F().embedding(indices, weight, None if padding_idx == -1 else padding_idx,
+                          scale_grad_by_freq=scale_grad_by_freq)
 
 
 def _torch_kl_div(input, target, reduction=1, *, log_target=False):
