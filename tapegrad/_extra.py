@@ -841,7 +841,9 @@ def _install(Tensor):
     Tn.is_meta = property(lambda self: False)
     Tn.is_distributed = lambda self: False
     Tn.layout = property(lambda self: strided)
-    Tn.conj_physical_ = lambda self: self
+    Tn.conj_physical_ = lambda self: self._inplace(     # (real: a write of the same values)
+        None, lambda s, o: named(s.clone(), "ConjPhysicalBackward1") if STATE.enabled and s._rg
+        else s.clone())
     Tn.addmm_ = lambda self, mat1, mat2, *, beta=1, alpha=1: self._inplace(
         mat1, lambda s, o: T.addmm(_owned(s), mat1, mat2, beta=beta, alpha=alpha))
     Tn.new_empty_strided = lambda self, size, stride, *, dtype=None, device=None, \
@@ -1586,7 +1588,7 @@ def namespace():
               frobenius_norm=frobenius_norm, nuclear_norm=nuclear_norm)
     ns.update(strided=strided, layout=layout, empty_strided=empty_strided,
               is_neg=lambda input: False, is_distributed=lambda input: False,
-              conj_physical_=lambda input: input,
+              conj_physical_=lambda input: input.conj_physical_(),
               addmm_=None)
     del ns["addmm_"]
     ns.update(as_strided=as_strided, as_strided_scatter=as_strided_scatter, igamma=igamma,

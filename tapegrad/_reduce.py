@@ -654,6 +654,17 @@ def _var_core(input, dim, keepdim, correction, sqrt_, name):
     c = 1.0 / den if den > 0 else math.nan
     m = x.mean(dims, keepdim=True) if nd else x
     dv = x - m
+    big = 1.0
+    if sqrt_ and d.size:
+        # std = M sqrt(sum((dv / M)^2) c) for a constant power of two M: the same function
+        # and gradient, without dv^2 overflowing (or underflowing) the dtype
+        with np.errstate(all="ignore"):
+            mx = float(np.max(np.abs(np.asarray(dv._data, np.float64))))
+        if math.isfinite(mx) and mx > 0 and not 2.0 ** -40 < mx < 2.0 ** 40:
+            big = 2.0 ** round(math.log2(mx))
+            dv0 = dv
+            dv = scale(dv0, 1.0 / big, "MulBackward0")
+            hide(dv0)
     sq = dv * dv
     s = sq.sum(dims, keepdim=keepdim) if nd else sq
     hide(m, dv, sq, s)
@@ -665,6 +676,9 @@ def _var_core(input, dim, keepdim, correction, sqrt_, name):
         cl = unary(var_, "clamp_min", c=float(np.finfo(x._dtype.np).tiny))
         hide(var_, cl)
         out = cl.sqrt()
+        if big != 1.0:
+            hide(out)
+            out = scale(out, big, "MulBackward0")
         return exact(named(out, name), y)
     return exact(scale(s, c, name), y)
 

@@ -29,7 +29,7 @@ from ._record import _view_dtype
 from ._compiled import _layout
 from ._record import _reshape_view
 from .tensor import _DEFAULT, int64
-from ._record import _leaf_inplace_check, hide, named, tap
+from ._record import _bump, _leaf_inplace_check, hide, named, tap
 
 # the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
@@ -1572,6 +1572,7 @@ def _install_index_family(Tensor):
             self._rg, self._tape, self._node = True, r._tape, r._node
         self._data = r._data
         self._vpos = None             # (a view's place in its base is no longer known)
+        _bump(self, name if r._tape is not None else None)   # torch's t_() counts a write
         return self
 
     def transpose_(self, dim0, dim1):

@@ -513,6 +513,22 @@ FINDINGS_24 += [
     ("d_fill_tensor_value", "x = torch.tensor([inf, 1.], requires_grad=True); "
      "v = torch.tensor(3., requires_grad=True); r = torch.fill(x, v); r.sum().backward(); "
      "r = (r, x.grad, v.grad)"),
+    ("d_t_inplace_version", "x = torch.tensor(0., requires_grad=True); "
+     "v = torch.tensor([.7, .7]) ** x; v.t_(); v.sum().backward()"),
+    ("d_transpose_inplace_version", "x = torch.tensor(1.6, requires_grad=True); "
+     "v = torch.std(x, []); v.swapdims_(-1, -1); v.backward()"),
+    ("d_conj_physical_inplace_version", "x = torch.tensor([[-1.5, 2.]], requires_grad=True); "
+     "v = x.clone(); F.relu_(v); torch.conj_physical_(v); v.sum().backward()"),
+    ("d_conj_physical_inplace_name", "x = torch.tensor([[-1.5, 2.]], requires_grad=True); "
+     "r = x.clone().conj_physical_()"),
+    ("d_huber_loss_input_written", "x = torch.tensor([-1., .5]); t = torch.tensor([1., 3.], "
+     "requires_grad=True); z = F.huber_loss(x, t); x /= .5; z.backward()"),
+    ("d_mse_loss_target_written", "x = torch.tensor([-1., .5], requires_grad=True); "
+     "t = torch.tensor([1., 3.]); z = F.mse_loss(x, t); t.mul_(2); z.backward()"),
+    ("d_nll_loss_input_written", "x = torch.tensor([[-1., .5]], requires_grad=True); "
+     "a = x.clone(); z = F.nll_loss(a, torch.tensor([1])); a.mul_(2); z.backward()"),
+    ("d_std_overflow_grad", "x = torch.tensor([1., -1e30], requires_grad=True); "
+     "r = torch.autograd.grad(torch.std(x, (-1,), correction=.5), x)[0]"),
 ]
 
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul

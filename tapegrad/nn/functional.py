@@ -21,7 +21,7 @@ from .._math import sigmoid, tanh
 from .._math import relu as _relu
 from ..tensor import _guard_sel
 from .._record import hide, named, tap, tap_entry
-from .._record import saves_result as _saves_result
+from .._record import saves_result as _saves_result, saves_inputs as _saves_inputs
 from .._record import private_result as _private_result
 from .._math import exact, unary
 from .._compiled import _vmath
@@ -647,8 +647,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     sq = d ** 2
     if weight is not None:
         sq2 = sq * weight
-        return _reduce(sq2, red, "MseLossBackward0", hidden=(d, sq))
-    return _reduce(sq, red, "MseLossBackward0", hidden=(d,))
+        return _saves_inputs(_reduce(sq2, red, "MseLossBackward0", hidden=(d, sq)), input, target)
+    return _saves_inputs(_reduce(sq, red, "MseLossBackward0", hidden=(d,)), input, target)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -671,7 +671,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     d = tap_entry(input - target, 0, 1)
     e = unary(d, "smooth_l1", c=float(beta))
-    return _reduce(e, red, "SmoothL1LossBackward0", hidden=(d,))
+    return _saves_inputs(_reduce(e, red, "SmoothL1LossBackward0", hidden=(d,)), input, target)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -680,7 +680,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     d = tap_entry(input - target, 0, 1)
     e = unary(d, "smooth_l1", c=float(delta))
     h = _math.scale(e, float(delta))
-    return _reduce(h, red, "HuberLossBackward0", hidden=(d, e))
+    return _saves_inputs(_reduce(h, red, "HuberLossBackward0", hidden=(d, e)), input, target)
 
 
 def _class_positions(input, target, ignore_index):
@@ -804,7 +804,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         # a zero total weight: torch's backward divides by it (nan where a target counts)
         c = -1.0 if red == "sum" else (-1.0 / tw if tw else float("nan"))
         e, n = tp.entry(OPCODE["sum"], name, 1, dt, g, -1, ci=tp.const(c))
-    return _out(y if y.ndim else y[()], input._dtype, tp, n)
+    return _saves_inputs(_out(y if y.ndim else y[()], input._dtype, tp, n), input)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -1001,7 +1001,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if loss._dtype is not tdt:          # float64 input, float32 target: a float32 loss
         hidden.append(loss)
         loss = loss.to(tdt)
-    return _reduce(loss, red, "BinaryCrossEntropyWithLogitsBackward0", hidden=hidden)
+    return _saves_inputs(_reduce(loss, red, "BinaryCrossEntropyWithLogitsBackward0",
+                                 hidden=hidden), input, target)
 
 
 def one_hot(tensor, num_classes=-1):
@@ -1530,7 +1531,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     if out._tape is None:
         return out
     hide(*[h for h in hidden if h._tape is not None])
-    return named(out, "SoftMarginLossBackward0", 1)
+    return _saves_inputs(named(out, "SoftMarginLossBackward0", 1), input, target)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -1605,7 +1606,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if red == "none" and nd != 2:
         hidden.append(per)
     hide(*[v for v in hidden if isinstance(v, Tensor) and v._tape is not None])
-    return named(out, "MultiMarginLossBackward0", 1)
+    return _saves_inputs(named(out, "MultiMarginLossBackward0", 1), input)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
