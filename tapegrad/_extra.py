@@ -439,7 +439,9 @@ def select_scatter(input, src, dim, index):
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     nd = input._data.ndim
-    d = dim % nd
+    if nd == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = _dim(dim, nd)
     sl = [slice(None)] * nd
     sl[d] = slice(start, end, step)
     if step <= 0:

@@ -32,6 +32,7 @@ import numbers
 from ._compiled import _layout, _vmath
 from ._core.names import name_id as _name_id
 from .ops import _u as _ops_u
+from .ops import _remainder_ref as _ops_remainder
 from ._record import entry_of, hide, named, saves_inputs, saves_result, tap, tap_entry
 from ._state import no_grad
 from ._shape import _add_entry, _scatter_entry, stack
@@ -1015,7 +1016,7 @@ def remainder(input, other):
         # a number % tensor: torch has no derivative for it (a NotImplemented node)
         rdt = _result_dtype(other, input)
         with np.errstate(all="ignore"):
-            y = np.remainder(np.asarray(input, rdt.np), np.asarray(other._data, rdt.np))
+            y = _ops_remainder(np.asarray(input, rdt.np), np.asarray(other._data, rdt.np))
         return not_differentiable(_wrap(_val0(y, rdt), rdt), "remainder", other)
     name = "RemainderBackward1" if isinstance(other, Tensor) else "RemainderBackward0"
     return _binary("remainder", input, other, name)

@@ -1072,6 +1072,15 @@ def _index_op_setup(input, dim, index, source, fname):
     nd = len(shp)
     d = _dim(dim, nd) if nd else 0
     n = shp[d] if nd else 1
+    if isinstance(index, Tensor) and index._dtype.name in ("int32", "int64") and \
+            index._data.ndim <= 1:          # torch: no wrapping of negative indices here
+        raw = np.asarray(index._data, np.int64).reshape(-1)
+        bad = (raw < 0) | (raw >= n)
+        if bad.any():
+            if fname == "index_add_":
+                raise IndexError("index out of range in self")
+            raise IndexError("%s(): index %d is out of bounds for dimension %d with size %d"
+                             % (fname, raw[np.argmax(bad)], d, n))
     idx = _index_vector(index, fname, n, d)
     if source._dtype is not input._dtype:
         raise RuntimeError("%s(): self (%s) and source (%s) must have the same scalar type"
@@ -1096,6 +1105,8 @@ def _index_op_setup(input, dim, index, source, fname):
 def index_add(input, dim, index, source, *, alpha=1):
     d, idx, P = _index_op_setup(input, dim, index, source, "index_add_")
     y = np.array(input._data, copy=True)
+    if y.dtype.kind in "iub" and not isinstance(alpha, bool):
+        alpha = int(alpha)          # torch converts alpha to the integer dtype (toward zero)
     np.add.at(y.reshape(-1), P, (np.asarray(source._data) * alpha).astype(y.dtype).reshape(-1))
     n = y.size
     return _merge(y, input._dtype, "IndexAddBackward0",

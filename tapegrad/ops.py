@@ -259,8 +259,11 @@ def _remainder_vjp(g, a, b, y, outa, outb):
 
 
 def _remainder_ref(a, b):
+    """torch's remainder (its CPU kernel's, as fwd_remainder's): fmod, moved by b where the
+    signs differ; a zero keeps the sign of a (numpy's remainder gives it b's)."""
     with np.errstate(all="ignore"):
-        return np.remainder(a, b)
+        r = np.fmod(a, b)
+        return np.where((r != 0) & ((r < 0) != (b < 0)), r + b, r).astype(r.dtype)
 
 
 def _np_polygamma(k, x):
@@ -527,7 +530,7 @@ OPS = [
        np_vjp=_hypot_vjp, fwd_out=lambda a, b, out: np.hypot(a, b, out=out)),
     Op("remainder", BINARY, "RemainderBackward1", _remainder_ref,
        saves_fn=lambda na, nb: (nb, nb, False), domain=(0.2, 2.0), np_vjp=_remainder_vjp,
-       fwd_out=lambda a, b, out: np.remainder(a, b, out=out)),
+       fwd_out=lambda a, b, out: np.copyto(out, _remainder_ref(a, b))),
     # ---- reductions
     Op("sum", SUM, "SumBackward0", lambda x, c: (np.sum(x) * x.dtype.type(c)).astype(x.dtype),
        doc="c * sum(x): sum (c=1) and mean (c=1/n)",

@@ -529,6 +529,16 @@ FINDINGS_24 += [
      "a = x.clone(); z = F.nll_loss(a, torch.tensor([1])); a.mul_(2); z.backward()"),
     ("d_std_overflow_grad", "x = torch.tensor([1., -1e30], requires_grad=True); "
      "r = torch.autograd.grad(torch.std(x, (-1,), correction=.5), x)[0]"),
+    ("d_index_add_int_alpha", "r = torch.tensor([[1, 3], [-1, 2]]).index_add(0, "
+     "torch.tensor([0, 0]), torch.tensor([[0, -1], [4, -1]]), alpha=-0.5)"),
+    ("d_index_add_out_of_range", "torch.zeros(3).index_add(0, torch.tensor([5]), torch.ones(1))"),
+    ("d_index_add_negative", "torch.zeros(3).index_add(0, torch.tensor([-1]), torch.ones(1))"),
+    ("d_index_copy_negative", "torch.zeros(3).index_copy(0, torch.tensor([-1]), torch.ones(1))"),
+    ("d_remainder_signed_zero", "a = torch.tensor([-0., 0., -3., 3.]); "
+     "r = torch.remainder(a, torch.tensor([2., -2., 3., -3.])).copysign(torch.ones(4)) * 0 + "
+     "torch.remainder(a, torch.tensor([2., -2., 3., -3.])).signbit().float()"),
+    ("d_slice_scatter_0dim", "torch.slice_scatter(torch.tensor(1.), torch.tensor(2.))"),
+    ("d_slice_scatter_dim", "torch.slice_scatter(torch.zeros(2, 3), torch.zeros(2, 3), 5)"),
 ]
 
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul
