@@ -683,9 +683,16 @@ def rsqrt(input):
     x = _floatify(input)
     # (tapegrad.func: the recorded pow gives +inf at -0.0 where 1/sqrt gives -inf)
     _guard_sel(x, "mask", "signbit")
-    _pow = pow
-    y = _pow(x, -0.5)
-    return saves_result(exact(named(y, "RsqrtBackward0"), 1.0 / np.sqrt(x._data)))
+    with np.errstate(all="ignore"):
+        yv = 1.0 / np.sqrt(x._data)
+    if not (x._rg and STATE.enabled):
+        return _wrap(_val0(yv, x._dtype), x._dtype)
+    # 1 / sqrt(x): torch's gradient -y^3 / 2 at -inf (nan), -0.0 (+inf), +inf (-0.0), which
+    # pow(x, -0.5)'s -x^-1.5 / 2 misses
+    r = unary(x, "sqrt")
+    y = reciprocal(r)
+    hide(r)
+    return saves_result(exact(named(y, "RsqrtBackward0"), yv))
 
 
 def square(input):

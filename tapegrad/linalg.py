@@ -840,7 +840,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
         raise NotImplementedError("linalg.pinv(atol=) is not supported yet")
     if rtol is None:
         rtol = max(A.shape[-2:]) * float(np.finfo(A._dtype.np).eps) if A._data.size else 0.0
-    return _name(_fn("LinalgPinv").apply(A, float(rtol), bool(hermitian)), "LinalgPinvBackward0")
+    # torch keeps s > max(atol, rtol * s_max), atol 0: a negative rtol keeps s > 0
+    return _name(_fn("LinalgPinv").apply(A, max(float(rtol), 0.0), bool(hermitian)),
+                 "LinalgPinvBackward0")
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
@@ -855,8 +857,17 @@ def lstsq(A, B, rcond=None, *, driver=None):
                            % (1 if vec else 2))
     driver = driver or "gelsy"
     a = A._data
+    if rcond is not None and driver == "gelsy" and a.size:
+        sv = np.linalg.svd(a, compute_uv=False)
+        if np.any(np.sum(sv > rcond * sv[..., :1], -1) < min(a.shape[-2:])):
+            raise NotImplementedError(
+                "linalg.lstsq(driver='gelsy') with an rcond that makes A rank-deficient is not "
+                "supported yet (gelsy's rank-revealing QR): use driver='gelsd'")
     rk = np.linalg.matrix_rank(a) if a.size else np.zeros(a.shape[:-2], np.int64)
-    X = pinv(A) @ (B.unsqueeze(-1) if vec else B)
+    if rcond is not None and a.size:        # (the rank and gradient rcond truncates to)
+        sv = np.linalg.svd(a, compute_uv=False)
+        rk = np.sum(sv > max(rcond, 0.0) * sv[..., :1], -1)
+    X = (pinv(A) if rcond is None else pinv(A, rtol=rcond)) @ (B.unsqueeze(-1) if vec else B)
     if vec:
         X = X.squeeze(-1)
     # the values: LAPACK's least squares (numpy), as torch's

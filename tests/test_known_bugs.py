@@ -539,6 +539,14 @@ FINDINGS_24 += [
      "torch.remainder(a, torch.tensor([2., -2., 3., -3.])).signbit().float()"),
     ("d_slice_scatter_0dim", "torch.slice_scatter(torch.tensor(1.), torch.tensor(2.))"),
     ("d_slice_scatter_dim", "torch.slice_scatter(torch.zeros(2, 3), torch.zeros(2, 3), 5)"),
+    ("d_pinverse_negative_rcond", "r = torch.tensor([[0., -.57], [1.31, -1e30]], "
+     "dtype=torch.float64).pinverse(-1.)"),
+    ("d_lstsq_rcond_rank", "r = torch.linalg.lstsq(torch.tensor([[-2.43, .03, .4], "
+     "[.64, -3.48, .54], [-.98, .4, -2.7]], dtype=torch.float64), torch.tensor([[-.4], [-1.2], "
+     "[.9]], dtype=torch.float64), .9, driver='gelsd'); r = (r.solution, r.rank)"),
+    ("d_rsqrt_grad_edges", "x = torch.tensor([-inf, -1., 0., -0., inf, 4.], "
+     "dtype=torch.float64, requires_grad=True); v = x.clone(); v.rsqrt_(); "
+     "v.sum().backward(); r = (v.detach(), x.grad)"),
 ]
 
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul
