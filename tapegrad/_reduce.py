@@ -1029,7 +1029,11 @@ def _logcumsumexp(input, dim=_ND, *, axis=_ND):
     lg = c.log()
     out = lg + mt
     hide(z, e, c, lg)
-    return named(out, "LogcumsumexpBackward0")
+    # the value: torch's scan of log-add-exp accumulated in double (the first element is x's
+    # own: log(exp(1e-30)) would round it to 0)
+    with np.errstate(all="ignore"):
+        y = np.logaddexp.accumulate(d.astype(np.float64), axis=ax) if d.ndim else d
+    return exact(named(out, "LogcumsumexpBackward0"), y)
 
 
 def logcumsumexp(input, dim=_ND, *, axis=_ND):

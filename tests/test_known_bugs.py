@@ -547,6 +547,11 @@ FINDINGS_24 += [
     ("d_rsqrt_grad_edges", "x = torch.tensor([-inf, -1., 0., -0., inf, 4.], "
      "dtype=torch.float64, requires_grad=True); v = x.clone(); v.rsqrt_(); "
      "v.sum().backward(); r = (v.detach(), x.grad)"),
+    ("d_shrink_nan", "x = torch.tensor([nan, .5, -.7, .2, inf], requires_grad=True); "
+     "r = (F.softshrink(x), F.hardshrink(x)); (r[0] + r[1] * 2).sum().backward(); "
+     "r = (r[0].detach(), r[1].detach(), x.grad)"),
+    ("d_logcumsumexp_first", "r = torch.logcumsumexp(torch.tensor([[1e-30, 2.], [-inf, 1.], "
+     "[3., inf]]), -1)"),
 ]
 
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul

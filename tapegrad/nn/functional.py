@@ -314,7 +314,9 @@ def softshrink(input, lambd=0.5):
     _guard_sel(input, "cuts", -float(lambd), float(lambd))
     x = input
     shift = np.where(hi, -lambd, np.where(lo, lambd, 0.0)).astype(dt)
-    return _masked_linear(x, hi | lo, 1.0, shift, (d * dt.type(0)).astype(dt), "SoftshrinkBackward0")
+    with np.errstate(invalid="ignore"):     # torch: -l <= x <= l ? 0 : ... (nan: the gradient)
+        m = ~((d >= -lambd) & (d <= lambd))
+    return _masked_linear(x, m, 1.0, shift, (d * dt.type(0)).astype(dt), "SoftshrinkBackward0")
 
 
 def hardshrink(input, lambd=0.5):
@@ -322,7 +324,9 @@ def hardshrink(input, lambd=0.5):
     _float_only(input, "hardshrink_cpu")
     d = input._data
     _guard_sel(input, "cuts", -float(lambd), float(lambd))
-    return _masked_linear(input, np.asarray((d > lambd) | (d < -lambd)), 1.0, 0.0,
+    with np.errstate(invalid="ignore"):     # torch: -l <= x <= l ? 0 : x (nan stays nan)
+        m = np.asarray(~((d >= -lambd) & (d <= lambd)))
+    return _masked_linear(input, m, 1.0, 0.0,
                           np.zeros(np.shape(d), input._dtype.np), "HardshrinkBackward0")
 
 
