@@ -552,6 +552,12 @@ FINDINGS_24 += [
      "r = (r[0].detach(), r[1].detach(), x.grad)"),
     ("d_logcumsumexp_first", "r = torch.logcumsumexp(torch.tensor([[1e-30, 2.], [-inf, 1.], "
      "[3., inf]]), -1)"),
+    ("d_aten_loss_default_reduction", "x = torch.arange(12.).reshape(4, 3) / 13; "
+     "t = torch.ones(4, 3); "
+     "r = (torch.hinge_embedding_loss(x, t), torch.margin_ranking_loss(x, x, t), "
+     "torch.kl_div(x, x), torch.binary_cross_entropy_with_logits(x, t), "
+     "torch.triplet_margin_loss(x, x, x), torch.kl_div(x, x, 1), "
+     "torch.cosine_embedding_loss(x, x, torch.ones(4)))"),
 ]
 
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul

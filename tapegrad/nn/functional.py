@@ -1855,30 +1855,34 @@ def _torch_embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, 
                           scale_grad_by_freq=scale_grad_by_freq)
 
 
-def _torch_kl_div(input, target, reduction=1, *, log_target=False):
-    return _F().kl_div(input, target, reduction=_red_int(reduction), log_target=log_target)
+# torch's Python bindings of these aten losses default reduction to 0 ('none'; the schema
+# says Mean, but torch.kl_div(x, y) is elementwise), an explicit 1 is 'mean'
+def _torch_kl_div(input, target, reduction=0, *, log_target=False):
+    with warnings.catch_warnings():         # (aten's kl_div does not warn about 'mean')
+        warnings.simplefilter("ignore", UserWarning)
+        return _F().kl_div(input, target, reduction=_red_int(reduction), log_target=log_target)
 
 
 def _torch_binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
-                                           reduction=1):
+                                           reduction=0):
     return _F().binary_cross_entropy_with_logits(input, target, weight, reduction=_red_int(reduction),
                                                  pos_weight=pos_weight)
 
 
-def _torch_margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def _torch_margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     return margin_ranking_loss(input1, input2, target, margin, reduction=_red_int(reduction))
 
 
-def _torch_hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def _torch_hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     return hinge_embedding_loss(input, target, margin, reduction=_red_int(reduction))
 
 
-def _torch_cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def _torch_cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     return cosine_embedding_loss(input1, input2, target, margin, reduction=_red_int(reduction))
 
 
 def _torch_triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False,
-                              reduction=1):
+                              reduction=0):
     return triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                reduction=_red_int(reduction))
 

@@ -48,6 +48,7 @@ RANDOM = {
     "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.rand_like",
     "torch.randn_like", "torch.randint_like", "torch.bernoulli", "torch.multinomial",
     "torch.normal", "torch.dropout", "torch.dropout_", "F.dropout", "F.alpha_dropout",
+    "F.dropout1d", "F.dropout2d", "F.dropout3d", "F.feature_alpha_dropout",
     "F.gumbel_softmax", "Tensor.bernoulli", "Tensor.bernoulli_", "Tensor.multinomial",
     "Tensor.normal_", "Tensor.uniform_", "Tensor.exponential_", "Tensor.cauchy_",
     "Tensor.log_normal_", "Tensor.geometric_", "Tensor.random_",
