@@ -1098,8 +1098,9 @@ def _nansum(x, dim, keepdim, dtype, empty_nan=False):
         x = x.to(_as_dtype(dtype))
     d = x._data
     isn = np.isnan(d) if x._dtype._cat == 2 else None
-    if isn is None or not isn.any():
-        return named(_sum_over(x, dim, keepdim, None), "NansumBackward0")
+    if isn is None or not isn.any():        # (an explicit dtype is the result's, as torch's)
+        return named(_sum_over(x, dim, keepdim, None if dtype is None else x._dtype),
+                     "NansumBackward0")
     d = np.asarray(d)
     y = _sum_over(_wrap(np.where(isn, 0, d).astype(d.dtype), x._dtype), dim, keepdim, None)
     if not _grads(x):

@@ -290,13 +290,35 @@ def _cholesky_np(a, upper=False, fname="linalg.cholesky"):
     return _np_T(L).copy() if upper else L
 
 
+def _subst(t, b, upper):
+    """X with t X = b for triangular t (batched), by substitution."""
+    shape = np.broadcast_shapes(t.shape[:-2], b.shape[:-2])
+    x = np.array(np.broadcast_to(b, shape + b.shape[-2:]), dtype=np.result_type(t, b))
+    t = np.broadcast_to(t, shape + t.shape[-2:])
+    n = t.shape[-1]
+    for k in (range(n - 1, -1, -1) if upper else range(n)):
+        bk = x[..., k, :]
+        nz = bk != 0
+        xk = np.where(nz, bk / t[..., k, k, None], bk)
+        x[..., k, :] = xk
+        rows = slice(0, k) if upper else slice(k + 1, n)
+        x[..., rows, :] -= np.where(nz[..., None, :], t[..., rows, k, None] * xk[..., None, :], 0)
+    return x
+
+
 def _tri_solve_np(a, b, upper, left, unit):
     """Solve with the upper / lower triangle of ``a`` (unit diagonal if ``unit``)."""
     n = a.shape[-1]
     t = np.triu(a) if upper else np.tril(a)
     if unit:
-        t = t * (1 - np.eye(n, dtype=a.dtype)) + np.eye(n, dtype=a.dtype)
+        t = np.where(np.eye(n, dtype=bool), np.ones((), a.dtype), t)
     with np.errstate(all="ignore"):
+        if not (np.isfinite(t).all() and np.isfinite(b).all()):
+            # substitution as BLAS trsm (a zero x_k updates nothing): nan / inf stay in the
+            # columns and rows they reach, where an LU solve spreads them
+            if left:
+                return _subst(t, b, upper)
+            return _np_T(_subst(_np_T(t), _np_T(b), not upper))
         if left:
             return np.linalg.solve(np.broadcast_to(t, np.broadcast_shapes(t.shape[:-2], b.shape[:-2])
                                                    + t.shape[-2:]), b)
@@ -1054,8 +1076,27 @@ def cond(A, p=None, *, out=None):
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
-    from .tensor import _wrap, int64
-    return _wrap(np.asarray(np.linalg.matrix_rank(A._data, hermitian=hermitian), np.int64), int64)
+    """The number of singular values > max(atol, rtol * s_max) (torch's rule: rtol defaults to
+    eps * max(m, n), or to 0 when only atol is given)."""
+    from .tensor import _wrap, int64, Tensor
+    a = A._data
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return _wrap(np.asarray(np.zeros(a.shape[:-2], np.int64))[()], int64)
+
+    def val(t):
+        return None if t is None else np.asarray(t._data if isinstance(t, Tensor) else t,
+                                                 np.float64)
+    at, rt = val(atol), val(rtol)
+    if rt is None:
+        rt = np.float64(0.0) if at is not None else np.float64(max(m, n) * np.finfo(a.dtype).eps)
+    at = np.float64(0.0) if at is None else at
+    with np.errstate(all="ignore"):
+        sv = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
+        smax = np.max(sv, -1) if sv.shape[-1] else np.zeros(sv.shape[:-1])
+        tol = np.maximum(at, rt * smax)
+        rk = np.sum(sv > np.asarray(tol)[..., None], -1)
+    return _wrap(np.asarray(rk, np.int64)[()], int64)
 
 
 def matmul(input, other):

@@ -558,6 +558,18 @@ FINDINGS_24 += [
      "torch.kl_div(x, x), torch.binary_cross_entropy_with_logits(x, t), "
      "torch.triplet_margin_loss(x, x, x), torch.kl_div(x, x, 1), "
      "torch.cosine_embedding_loss(x, x, torch.ones(4)))"),
+    ("d_matrix_rank_tolerances", "a = torch.tensor([[-3.8, .63, .84], [.22, -3.59, -.11], "
+     "[.02, .86, -3.74]]); r = torch.stack([torch.linalg.matrix_rank(a, rtol=1.), "
+     "torch.linalg.matrix_rank(a, atol=3.5), torch.linalg.matrix_rank(a, atol=3.5, rtol=.1), "
+     "torch.linalg.matrix_rank(a)])"),
+    ("d_nansum_dtype", "r = torch.tensor([-1.7, 1.7], dtype=torch.float64).nansum(dtype=torch.uint8)"),
+    ("d_matrix_exp_batch_inf", "r = torch.tensor([[[-1., .1], [1.68, -.12]], [[0., -.05], "
+     "[1., -inf]]], dtype=torch.float64).matrix_exp()"),
+    ("d_solve_triangular_nan", "x = torch.tensor([[-.57, -.97, .51], [0., -1.91, -.24], "
+     "[0., 0., -1.23]], requires_grad=True); b = torch.tensor([[nan, -.79], [-.24, 0.], "
+     "[.65, -1e30]]); r = torch.linalg.solve_triangular(x, b, upper=True)"),
+    ("d_solve_triangular_unit_inf", "r = torch.linalg.solve_triangular(torch.tensor([[inf, 0.], "
+     "[1., nan]]), torch.tensor([[1.], [2.]]), upper=False, unitriangular=True)"),
 ]
 
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul
