@@ -1760,13 +1760,16 @@ def _add_scaled(input, prod, beta, alpha, name, inputs):
     """beta * input + alpha * prod, the top named ``name`` over the three ``inputs`` (tapped in
     the composition; everything below the top hidden)."""
     p = prod if alpha == 1 else prod * alpha
-    if beta == 0:
+    zero = beta == 0 and isinstance(input, Tensor) and input._rg and STATE.enabled
+    if beta == 0 and not zero:
         b = None
     else:
+        # (beta 0: torch's gradient for input is a zero tensor, and its values are ignored)
         b = tap(input, 0) if beta == 1 else tap(input, 0) * beta
     out = p if b is None else b + p
     _hide_below(out, *inputs)
-    return named(out, name, arity=3)
+    out = named(out, name, arity=3)
+    return exact(out, np.broadcast_to(p._data, out._data.shape)) if zero else out
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):

@@ -570,6 +570,14 @@ FINDINGS_24 += [
      "[.65, -1e30]]); r = torch.linalg.solve_triangular(x, b, upper=True)"),
     ("d_solve_triangular_unit_inf", "r = torch.linalg.solve_triangular(torch.tensor([[inf, 0.], "
      "[1., nan]]), torch.tensor([[1.], [2.]]), upper=False, unitriangular=True)"),
+    ("d_poisson_full_target_grad", "x = torch.tensor([.74, 2.], dtype=torch.float64); "
+     "t = torch.tensor([2.87, .5], dtype=torch.float64, requires_grad=True); "
+     "F.poisson_nll_loss(x, t, log_input=False, full=True, eps=.1).backward(); r = t.grad"),
+    ("d_hardtanh_nan_grad", "x = torch.tensor([nan, .5, 1., -1., 2.], requires_grad=True); "
+     "(F.hardtanh(x) * torch.arange(1., 6.)).sum().backward(); r = x.grad"),
+    ("d_addr_beta0_grad", "x = torch.tensor([[.22, inf], [0., .34]], requires_grad=True); "
+     "v = x.addr(torch.tensor([1., 2.]), torch.tensor([3., 4.]), beta=0); v.sum().backward(); "
+     "r = (v.detach(), x.grad)"),
 ]
 
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul

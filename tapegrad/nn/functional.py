@@ -398,7 +398,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
                          if np.ndim(d) == 0 else np.clip(d, min_val, max_val).astype(x._dtype.np),
                          x._dtype)
         _guard_sel(x, "cuts", float(min_val), float(max_val))
-        return _masked_linear(x, np.asarray((d > min_val) & (d < max_val)), 1.0, 0.0,
+        with np.errstate(invalid="ignore"):     # (torch: x <= min || x >= max ? 0 : g; nan: g)
+            m = np.asarray(~((d <= min_val) | (d >= max_val)))
+        return _masked_linear(x, m, 1.0, 0.0,
                               np.clip(d, min_val, max_val).astype(x._dtype.np), "HardtanhBackward0")
     return _act(input, inplace, f)
 
@@ -1398,7 +1400,12 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         loss = input.exp() - target * input
     else:
         loss = input - target * named(input + eps, "AddBackward1").log()
-    if full:
+    if full and isinstance(target, Tensor) and target._rg and STATE.enabled:
+        # torch's Python formula, differentiable in the target
+        st = (target * target.log() - target + 0.5 * (target * (2 * math.pi)).log()) \
+            .masked_fill(target <= 1, 0)
+        loss = loss + st
+    elif full:
         t = np.asarray(target._data if isinstance(target, Tensor) else target, np.float64)
         with np.errstate(all="ignore"):
             st = np.where(t > 1, t * np.log(t) - t + 0.5 * np.log(2 * np.pi * t), 0)
