@@ -1499,18 +1499,15 @@ def _logaddexp(a, b, opname, name, base2):
         y = (np.logaddexp2 if base2 else np.logaddexp)(a2._data, b2._data).astype(rdt.np)
     if not _grads(a, b):
         return _wrap(_val0(y, rdt), rdt)
-    # m + log1p(exp(-|a - b|)) (base 2: m + log1p(2^-|a - b|) / ln 2); ties split as max's
-    d = tap(a2, 0) - tap(b2, 1)
-    m = maximum(a2, b2)
-    t = scale(abs_(d), -math.log(2.0) if base2 else -1.0)
-    w = unary(exp(t), "log1p")
-    if base2:
-        hide(w)
-        w = scale(w, 1.0 / math.log(2.0))
-    out = m + w
-    dv = d._data
-    if np.isnan(dv).any():            # a nan operand: a nan gradient to both, as torch's
-        out = out + d * _wrap(np.where(np.isnan(dv), np.nan, 0.0).astype(rdt.np), rdt)
+    # a - log_sigmoid(a - b) (base 2: a - log_sigmoid((a - b) ln 2) / ln 2): torch's
+    # gradients sigmoid(a - b), sigmoid(b - a), smooth at ties (a max / |a - b| composition
+    # lost the second derivative there); a nan operand gives both a nan gradient
+    ta, tb = tap(a2, 0), tap(b2, 1)
+    d = ta - tb
+    z = scale(d, math.log(2.0)) if base2 else d
+    ls = unary(z, "log_sigmoid")
+    t = scale(ls, -1.0 / math.log(2.0) if base2 else -1.0)
+    out = ta + t
     _hide_below(out, a, b)
     return exact(named(out, name, arity=2), y)
 
@@ -1769,7 +1766,10 @@ def _add_scaled(input, prod, beta, alpha, name, inputs):
     out = p if b is None else b + p
     _hide_below(out, *inputs)
     out = named(out, name, arity=3)
-    return exact(out, np.broadcast_to(p._data, out._data.shape)) if zero else out
+    if alpha == 0:      # (torch ignores the product's values: inf * 0)
+        return exact(out, np.array(np.broadcast_to(np.zeros((), out._dtype.np) if beta == 0
+                                                   else b._data, out._data.shape)))
+    return exact(out, np.array(np.broadcast_to(p._data, out._data.shape))) if zero else out
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):

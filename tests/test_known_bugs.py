@@ -578,6 +578,19 @@ FINDINGS_24 += [
     ("d_addr_beta0_grad", "x = torch.tensor([[.22, inf], [0., .34]], requires_grad=True); "
      "v = x.addr(torch.tensor([1., 2.]), torch.tensor([3., 4.]), beta=0); v.sum().backward(); "
      "r = (v.detach(), x.grad)"),
+    ("d_addmv_alpha0", "y = torch.tensor([.5, inf, 0.], requires_grad=True); "
+     "r = (torch.addmv(y, torch.tensor([[inf], [-1.], [.5]]), torch.tensor([-1.]), alpha=0), "
+     "torch.addmv(y, torch.ones(3, 3), torch.ones(3), beta=0, alpha=0), "
+     "torch.addbmm(torch.zeros(2, 2), torch.full((1, 2, 2), inf), torch.ones(1, 2, 2), beta=0, "
+     "alpha=0))"),
+    ("d_logaddexp_ties_second_order", "a = torch.tensor([1., 0., -2., 30.], dtype=torch.float64, "
+     "requires_grad=True); b = torch.tensor([1., 2., 2., 0.], dtype=torch.float64, "
+     "requires_grad=True); w = torch.arange(1., 5.); "
+     "ga, gb = torch.autograd.grad((torch.logaddexp(a, b) * w).sum(), [a, b], create_graph=True); "
+     "h = torch.autograd.grad((ga * ga).sum() + (gb * gb).sum(), [a, b]); "
+     "g2a, g2b = torch.autograd.grad((torch.logaddexp2(a, b) * w).sum(), [a, b], "
+     "create_graph=True); h2 = torch.autograd.grad((g2a * g2b).sum(), [a, b]); "
+     "r = (ga.detach(), gb.detach(), h[0], h[1], h2[0], h2[1])"),
 ]
 
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul
