@@ -319,7 +319,8 @@ def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = np.broadcast_shapes(*[t._data.shape for t in tensors])
-    return tuple(expand(t, shape) for t in tensors)
+    # a tensor already of the broadcast shape is returned itself, as torch's
+    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
 
 
 def repeat(input, *sizes):
@@ -1077,10 +1078,14 @@ def _index_op_setup(input, dim, index, source, fname):
         raw = np.asarray(index._data, np.int64).reshape(-1)
         bad = (raw < 0) | (raw >= n)
         if bad.any():
-            if fname == "index_add_":
+            i = raw[np.argmax(bad)]
+            if fname == "index_add_" and nd <= 1:
                 raise IndexError("index out of range in self")
+            if fname == "index_add_":   # (torch: RuntimeError above one dimension)
+                raise RuntimeError("index %d is out of bounds for dimension %d with size %d"
+                                   % (i, d, n))
             raise IndexError("%s(): index %d is out of bounds for dimension %d with size %d"
-                             % (fname, raw[np.argmax(bad)], d, n))
+                             % (fname, i, d, n))
     idx = _index_vector(index, fname, n, d)
     if source._dtype is not input._dtype:
         raise RuntimeError("%s(): self (%s) and source (%s) must have the same scalar type"

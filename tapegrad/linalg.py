@@ -907,9 +907,14 @@ def lstsq(A, B, rcond=None, *, driver=None):
     X = exact(_name(X, "LinalgLstsqBackward0"), sol) if X._tape is not None else \
         _w(sol, A._dtype)
     empty = _w(np.zeros((0,)), A._dtype)
-    if driver == "gelsy":
-        return return_types.linalg_lstsq(X, empty, _wrap(np.asarray(rk, np.int64), int64), empty)
-    return return_types.linalg_lstsq(X, empty, _wrap(np.asarray(rk, np.int64), int64), empty)
+    # torch's residuals are an output of its node (empty here): they require grad with X
+    res = empty
+    if X._tape is not None:
+        r0 = X.reshape(-1)
+        r1 = r0[:0]
+        res = _name(r1 * 1.0, "LinalgLstsqBackward0")
+        _hide(r0, r1)
+    return return_types.linalg_lstsq(X, res, _wrap(np.asarray(rk, np.int64), int64), empty)
 
 
 def matrix_power(A, n, *, out=None):

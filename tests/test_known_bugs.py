@@ -533,6 +533,12 @@ FINDINGS_24 += [
      "torch.tensor([0, 0]), torch.tensor([[0, -1], [4, -1]]), alpha=-0.5)"),
     ("d_index_add_out_of_range", "torch.zeros(3).index_add(0, torch.tensor([5]), torch.ones(1))"),
     ("d_index_add_negative", "torch.zeros(3).index_add(0, torch.tensor([-1]), torch.ones(1))"),
+    ("d_index_add_negative_2d", "torch.zeros(3, 2).index_add(0, torch.tensor([-1]), "
+     "torch.ones(1, 2))"),
+    ("d_broadcast_tensors_same", "x = torch.ones(2, requires_grad=True); "
+     "r = torch.broadcast_tensors(x, torch.ones(2)) + torch.broadcast_tensors(x, torch.ones(3, 1))"),
+    ("d_lstsq_residuals_rg", "x = torch.tensor([[2., 1.], [1., 3.]], requires_grad=True); "
+     "r = torch.linalg.lstsq(x, torch.tensor([[1.], [2.]]))[:2]"),
     ("d_index_copy_negative", "torch.zeros(3).index_copy(0, torch.tensor([-1]), torch.ones(1))"),
     ("d_remainder_signed_zero", "a = torch.tensor([-0., 0., -3., 3.]); "
      "r = torch.remainder(a, torch.tensor([2., -2., 3., -3.])).copysign(torch.ones(4)) * 0 + "
