@@ -253,6 +253,11 @@ ALLOWLIST = {
         "values (tapegrad takes them in stable order); sorted=False order is unspecified",
     ("torch_backward_raises", "torch.vander", None):
         "docs/api.md: torch's vander with gradients fails in backward; tapegrad differentiates",
+    **{("values", k, None): "docs/api.md: slogdet/logdet of an exactly singular matrix: "
+       "whether LU meets an exactly zero pivot (sign 0, -inf) or a rounding residue (a finite "
+       "log) depends on the LAPACK build; numpy's and torch's differ"
+       for k in ("torch.slogdet", "Tensor.slogdet", "linalg.slogdet", "torch.logdet",
+                 "Tensor.logdet")},
     ("version_undetected", "torch.vander", None):
         "docs/api.md: torch's vander with gradients fails in backward (its own in-place "
         "writes: 'modified by an inplace operation'); tapegrad differentiates",
