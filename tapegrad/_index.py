@@ -165,6 +165,10 @@ def _getitem(x, key):
                 k = parse(key, d.shape)
             tp, e, n = _record_index(x, "gather", k.positions().reshape(-1), y, nm=nm)
             out = _out(y, x._dtype, tp, n)
+            if advanced:    # torch's IndexBackward0 saves its integer index tensors
+                for t in (key if type(key) is tuple else (key,)):
+                    if isinstance(t, Tensor) and t._dtype._cat == 1:
+                        tp.version_record(e, t, "x")
     else:
         out = _wrap(y, x._dtype)
     if not advanced:

@@ -1145,6 +1145,8 @@ def lerp(input, end, weight):
     out = input + step_
     hide(diff, step_)
     named(out, "LerpBackward1" if w_t else "LerpBackward0")
+    if w_t:         # (torch's LerpBackward1 saves self, end and weight)
+        saves_inputs(out, input, end, weight)
     return exact(out, np.broadcast_to(val, out._data.shape))
 
 

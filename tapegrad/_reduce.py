@@ -28,7 +28,7 @@ from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype,
 from ._record import _convert, _nm, _out, _src, _tape_for
 from .tensor import _norm_dims
 from ._math import _NotDifferentiable, exact, _not_tensor, unary
-from ._record import hide, named, saves_result, tap, tap_entry
+from ._record import hide, named, saves_inputs, saves_result, tap, tap_entry
 from ._record import _SUM0_NM, _add_reduce, _record_unary_sum, _red_args, _reduce
 from ._compiled import _vmath
 from ._shape import _add_entry, _scatter_entry, cat, narrow, select
@@ -577,8 +577,10 @@ def _prod(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
 
 
 def prod(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
-    """torch's node saves the result: writing it in place makes backward raise."""
-    return saves_result(_prod(input, dim, keepdim, dtype, axis=axis, keepdims=keepdims))
+    """torch's node saves the input and the result: writing either in place makes backward
+    raise."""
+    out = saves_result(_prod(input, dim, keepdim, dtype, axis=axis, keepdims=keepdims))
+    return saves_inputs(out, input) if out._tape is not None else out
 
 
 def _final(t, shape, name, copy=False):

@@ -29,7 +29,7 @@ from ._record import _view_dtype
 from ._compiled import _layout
 from ._record import _reshape_view
 from .tensor import _DEFAULT, int64
-from ._record import _bump, _leaf_inplace_check, hide, named, tap
+from ._record import _bump, _leaf_inplace_check, hide, named, saves_inputs, tap
 
 # the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
@@ -1114,8 +1114,9 @@ def index_add(input, dim, index, source, *, alpha=1):
         alpha = int(alpha)          # torch converts alpha to the integer dtype (toward zero)
     np.add.at(y.reshape(-1), P, (np.asarray(source._data) * alpha).astype(y.dtype).reshape(-1))
     n = y.size
-    return _merge(y, input._dtype, "IndexAddBackward0",
-                  [(input, _flat(n), _flat(n), 1.0, 0), (source, _flat(P.size), P, alpha, 1)], 2)
+    out = _merge(y, input._dtype, "IndexAddBackward0",
+                 [(input, _flat(n), _flat(n), 1.0, 0), (source, _flat(P.size), P, alpha, 1)], 2)
+    return saves_inputs(out, index)     # (torch's node saves the index)
 
 
 def index_copy(input, dim, index, source):
@@ -1126,8 +1127,9 @@ def index_copy(input, dim, index, source):
     y = np.array(input._data, copy=True)
     y.reshape(-1)[P] = np.asarray(source._data).reshape(-1)
     kept = _kept(y.size, P)
-    return _merge(y, input._dtype, "IndexCopyBackward0",
-                  [(input, kept, kept, 1.0, 0), (source, _flat(P.size), P, 1.0, 1)], 2)
+    out = _merge(y, input._dtype, "IndexCopyBackward0",
+                 [(input, kept, kept, 1.0, 0), (source, _flat(P.size), P, 1.0, 1)], 2)
+    return saves_inputs(out, index)     # (torch's node saves the index)
 
 
 def index_fill(input, dim, index, value):

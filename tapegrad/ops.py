@@ -254,7 +254,8 @@ def _remainder_vjp(g, a, b, y, outa, outb):
     if outa is not None:
         np.copyto(outa, np.broadcast_to(g, outa.shape))
     if outb is not None:
-        np.multiply(g, np.floor(a / b), out=outb)
+        with np.errstate(all="ignore"):     # torch's div(a, b, 'floor'): numpy's floor_divide
+            np.multiply(g, np.floor_divide(a, b), out=outb)
         np.negative(outb, out=outb)
 
 
@@ -610,7 +611,8 @@ _VJP_T = {
     "minimum": lambda T, g, a, b, y: (g * _tie(b, a), g * _tie(a, b)),
     "atan2": lambda T, g, a, b, y: (g * b / (a * a + b * b), -(g * a) / (a * a + b * b)),
     "hypot": lambda T, g, a, b, y: (None if a is None else g * a / y, None if b is None else g * b / y),
-    "remainder": lambda T, g, a, b, y: (g, None if a is None else -(g * (a / b).floor())),
+    "remainder": lambda T, g, a, b, y: (g, None if a is None else
+                                        -(g * a.div(b, rounding_mode="floor"))),
     "softmax": lambda T, g, x, y, c: _softmax_vjp_t(T, g, y, int(c), False),
     "log_softmax": lambda T, g, x, y, c: _softmax_vjp_t(T, g, y, int(c), True),
 }

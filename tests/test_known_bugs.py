@@ -597,6 +597,17 @@ FINDINGS_24 += [
      "g2a, g2b = torch.autograd.grad((torch.logaddexp2(a, b) * w).sum(), [a, b], "
      "create_graph=True); h2 = torch.autograd.grad((g2a * g2b).sum(), [a, b]); "
      "r = (ga.detach(), gb.detach(), h[0], h[1], h2[0], h2[1])"),
+    ("d_lerp_end_written", "x = torch.tensor(-2., requires_grad=True); v = x.clone(); "
+     "v.lerp_(v, x); v.backward()"),
+    ("d_prod_input_written", "x = torch.tensor(-.1, requires_grad=True); v = x * 1; "
+     "p = torch.prod(v); torch.trunc_(v); p.backward()"),
+    ("d_scatter_reduce_result_written", "x = torch.tensor([1., 2., 3.], requires_grad=True); "
+     "y = torch.scatter_reduce(x * 1, 0, torch.tensor([0, 2]), x[:2] * 2, 'amax'); "
+     "y.clip_(.001); y.sum().backward()"),
+    ("d_getitem_index_written", "x = torch.tensor([1., 2., 3.], requires_grad=True); "
+     "i = torch.tensor([0, 2]); y = (x * 1)[i]; i.add_(0); y.sum().backward()"),
+    ("d_index_copy_index_written", "x = torch.zeros(3, requires_grad=True); i = torch.tensor([1]); "
+     "y = (x * 1).index_copy(0, i, torch.ones(1)); i.mul_(1); y.sum().backward()"),
 ]
 
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul
