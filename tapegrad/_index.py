@@ -126,9 +126,9 @@ def _np_key(key, shape):
 
 def _getitem(x, key):
     tk = type(key)
-    if tk is slice and x._rg and key.step is None:   # x[a:b] of a contiguous tensor: common
+    if tk is slice and x._rg and key.step is None:   # x[a:b]: rows a..b, a block in C order
         d = x._data
-        if type(d) is _ndarray and d.ndim and d.flags.c_contiguous and STATE.enabled:
+        if type(d) is _ndarray and d.ndim and STATE.enabled:
             n0 = d.shape[0]
             start, stop, step = key.indices(n0)
             y = d[key]

@@ -249,7 +249,9 @@ def scaled(local, func, in_dims, out_dims, progress, reduce, tf):
                          "(got %r)" % (reduce, out_dims))
     desc = _name(func)
 
-    def wrapper(*args):
+    def wrapper(*args, **kwargs):
+        if kwargs:                          # passed to func, not batched (torch.func.vmap)
+            return tf._vmap_kwargs(wrapper, args, kwargs)
         if any(_has_dask(a) for a in args):
             from . import _dask     # deferred: Dask support, loaded when a Dask array comes
             return _dask.vmap(tf, func, in_dims, out_dims, progress, reduce, args, desc)

@@ -1182,7 +1182,7 @@ _intp = np.intp
 _SUMS_MIN = 1 << 10            # from this many elements _sums' kernels sum over dims
 
 
-_IDX = {}                     # (shape, dims) -> the segsum index map's bytes (small shapes)
+_IDX = {}                     # (shape, dims) -> the segsum index map, read-only (small shapes)
 
 
 def _seg_index(tp, shape, dims, size):
@@ -1194,14 +1194,14 @@ def _seg_index(tp, shape, dims, size):
     if b is None:
         kshape = tuple(1 if i in dims else s for i, s in enumerate(shape))
         ysize = _prod(kshape)
-        b = np.broadcast_to(np.arange(ysize, dtype=np.int64).reshape(kshape), shape).tobytes()
+        b = np.ascontiguousarray(np.broadcast_to(np.arange(ysize, dtype=np.int64).reshape(kshape),
+                                                 shape)).reshape(-1)
+        b.flags.writeable = False       # shared by the tapes that use it: never written
         if size <= 1 << 12:
             if len(_IDX) >= 128:
                 _IDX.clear()
             _IDX[key] = b
-    off = len(tp.I)
-    tp.I.frombytes(b)
-    return off
+    return tp.I.append_shared(b)
 
 
 def _reduce(input, dim, keepdim, dtype, mean_, named1=True):
@@ -1395,12 +1395,17 @@ def _view(x, shape, kind):
 
 def _block_offset(d, y, nk, tk, view):
     """Element offset of ``y = d[nk]`` (basic indexing) in ``d`` when y is a contiguous block
-    of a C-contiguous ``d`` (so a ``slice`` entry can record it), else -1."""
-    if not d.flags.c_contiguous or d.ndim == 0:
+    of ``d``'s elements in C order (so a ``slice`` entry can record it), else -1. Offsets are
+    logical (a node's values are its elements in C order, whatever the numpy layout): ``x[i]``
+    is row i's block in any layout; other keys are recognised by address, in a C-contiguous
+    ``d`` only."""
+    if d.ndim == 0:
         return -1
     if tk is int:                          # x[i]: one row (or element)
         n0 = d.shape[0]
         return (nk + n0 if nk < 0 else nk) * (d.size // n0)
+    if not d.flags.c_contiguous:
+        return -1
     if view and y.flags.c_contiguous and y.size:  # any other basic index leaving a block
         off, r = divmod(_address(y) - _address(d), d.itemsize)
         # inside d's buffer (a 0-d index array makes numpy copy: such a y is elsewhere)

@@ -665,6 +665,9 @@ def _add_entry(tp, na, nb, bval, m, dt, nm, fl):
     return tp.entry(OPCODE["add"], nm, m, dt, na, nb, sb=cb, p0=1, p1=1, fl=fl)[1]
 
 
+_EMBED_OP = OPCODE["embed"]
+
+
 def _scatter_entry(tp, node, pos, m, dt, nm, fl):
     return tp.entry(OPCODE["segsum"], nm, m, dt, node, -1, p0=tp.index(pos), p1=pos.size,
                     ci=tp.const(1.0), fl=fl)[1]
@@ -692,6 +695,8 @@ def _concat(ts, shapes, dim, name, taps=True):
     def nm_in(k):
         return tap_name_id(name, (k,)) if taps and k >= 0 else nm_hid
 
+    blocks = all(sz == 1 for sz in y.shape[:dim])
+
     def merge(A, B, top):
         na, va, ka, sa, ia = A
         nb, vb, kb, sb, ib = B
@@ -702,6 +707,14 @@ def _concat(ts, shapes, dim, name, taps=True):
         if na < 0 and nb < 0:
             return (-1, np.concatenate([va, vb], axis=dim), ka + kb, shape, -1)
         fl = 0 if top else F_HIDDEN
+        if na >= 0 and nb >= 0 and blocks:
+            # both pieces are contiguous blocks of the result (nothing before ``dim`` but
+            # ones): two offset rows (embed at 0 and after a), no index maps
+            sza = m // (ka + kb) * ka
+            xa = tp.entry(_EMBED_OP, nm_in(ia), m, dt, na, -1, p0=0, p1=sza, fl=F_HIDDEN)[1]
+            xb = tp.entry(_EMBED_OP, nm_in(ib), m, dt, nb, -1, p0=sza, p1=m - sza,
+                          fl=F_HIDDEN)[1]
+            return (_add_entry(tp, xa, xb, None, m, dt, nm_top, fl), None, ka + kb, shape, -1)
         pos = np.arange(m, dtype=np.int64).reshape(shape)
         pa = pos[(slice(None),) * dim + (slice(0, ka),)].reshape(-1)
         pb = pos[(slice(None),) * dim + (slice(ka, ka + kb),)].reshape(-1)

@@ -567,7 +567,7 @@ class CompiledTape:
                   for d in (0, 1)]
         data = _TapeData()
         data.C = np.array(tp.C, np.float64) if len(tp.C) else np.zeros(1)
-        data.I = np.array(tp.I, np.int64) if len(tp.I) else np.zeros(0, np.int64)
+        data.I = tp.I.array().copy()
         data.XO = [list(tp.XO[0]), list(tp.XO[1])]
         data.asz = list(tp.asz)
         data.hooks = {}
@@ -2457,7 +2457,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
     _check_argnums(argnums)
     cache = _Cache(func)
 
-    def wrapper(*args):
+    def wrapper(*args, **kwargs):
+        if kwargs:
+            return wrapper._kw(len(args), args)(*args, kwargs)
         if _NREC[0] and recording_active():
             return _gv_graph(func, args, argnums, has_aux)
         if cache.fast is not None:
@@ -2485,6 +2487,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         return g, out
     wrapper._cache = cache
     wrapper._tg_transform = ("grad_and_value", func, argnums, has_aux)
+    wrapper._kw = _kw_variants(grad_and_value, func, argnums, has_aux, "grad_and_value")
     return wrapper
 
 
@@ -2492,14 +2495,72 @@ def grad(func, argnums=0, has_aux=False):
     """The gradient of a scalar func w.r.t. args[argnums] (torch.func.grad)."""
     gv = grad_and_value(func, argnums, has_aux)
 
-    def wrapper(*args):
+    def wrapper(*args, **kwargs):
+        if kwargs:
+            return wrapper._kw(len(args), args)(*args, kwargs)
         g, v = gv(*args)
         if has_aux:
             return g, v[1]
         return g
     wrapper._cache = gv._cache
     wrapper._tg_transform = ("grad", func, argnums, has_aux)
+    wrapper._kw = _kw_variants(grad, func, argnums, has_aux, "grad")
     return wrapper
+
+
+# ----------------------------------------------------------------------------- keyword arguments
+# As torch.func: grad / grad_and_value / vmap pass keyword arguments to func, never
+# differentiated and never batched. They travel as one trailing positional dict of a bound
+# form of func, so they are part of the recording's signature like any argument: a Python
+# number is a recorded constant (another value records again), a tensor an input leaf.
+
+def _kw_bound(func):
+    """func taking its keyword arguments as one trailing positional dict."""
+    def bound(*a):
+        return func(*a[:-1], **a[-1])
+    bound.__name__ = getattr(func, "__name__", "func")
+    return bound
+
+
+def _kw_variants(transform, func, argnums, has_aux, name):
+    """``get(n, args)``: ``transform`` of ``_kw_bound(func)`` for calls with n positional
+    arguments (argnums made non-negative, so the trailing dict is never differentiated), made
+    once per n."""
+    made = {}
+
+    def get(n, args):
+        t = made.get(n)
+        if t is None:
+            _argnums_in_range(argnums, args, name)
+            nums = argnums % n if isinstance(argnums, int) else tuple(a % n for a in argnums)
+            t = made[n] = transform(_kw_bound(func), nums, has_aux)
+        return t
+    return get
+
+
+def _kw_form(func, n, args):
+    """func (a plain function or a grad transform) taking its keyword arguments as one
+    trailing positional dict, for vmap (the grad transform's own variant, so vmap still
+    runs it in the batched interpreter)."""
+    if _grad_transform(func) is not None:
+        return func._kw(n, args)
+    return _kw_bound(func)
+
+
+def _vmap_kwargs(public, args, kwargs):
+    """vmap's call with keyword arguments: a vmap of ``_kw_form(func)`` with the dict
+    unbatched (in_dim None), made once per number of positional arguments."""
+    func, in_dims, out_dims, progress, reduce = public._tg_vmap
+    n = len(args)
+    made = public.__dict__.setdefault("_tg_kw", {})
+    v = made.get(n)
+    if v is None:
+        dims = tuple(in_dims) if isinstance(in_dims, (tuple, list)) else (in_dims,) * n
+        if len(dims) != n:
+            return public(*args)        # raises vmap's in_dims error before func runs
+        v = made[n] = vmap(_kw_form(func, n, args), dims + (None,), out_dims,
+                           progress=progress, reduce=reduce)
+    return v(*args, kwargs)
 
 
 # ----------------------------------------------------------------------------- nesting

@@ -892,3 +892,61 @@ def test_repeated_grad_and_value_calls_take_the_fast_call_and_equal_eager(dtype,
         g2, _ = gv._cache.fast((params, x, scale, aux))         # the fast call ran the last
         np.testing.assert_array_equal(                          # call: it gives its result
             (g2 if argnums == 0 else g2[0])["layers"][0][0].numpy(), got[0])
+
+
+def _scaled_sq(x, scale=1.0, shift=None):
+    y = x * x * scale
+    if shift is not None:
+        y = y + shift * x
+    return y.sum()
+
+
+@pytest.mark.parametrize("kw", [dict(scale=2.0), dict(scale=3.0), dict(scale=2.0, shift=0.5),
+                                dict(scale="tensor"), dict(scale=2.0, shift="tensor")])
+def test_keyword_arguments_pass_through_undifferentiated(kw):
+    """torch.func.grad / grad_and_value / vmap pass keyword arguments to func (not
+    differentiated, not batched); each new value is used, never a recorded one (GradBench's
+    ``tf.grad(f)(x, scale=2.0)`` raised TypeError)."""
+    def made(lib):
+        return {k: (lib.tensor([0.5, -1.5]) if v == "tensor" else v) for k, v in kw.items()}
+
+    x = np.array([1.0, -2.0])
+    k = made(tg)
+    s = k["scale"]._data if isinstance(k["scale"], tg.Tensor) else k["scale"]
+    sh = k.get("shift")
+    sh = 0.0 if sh is None else (sh._data if isinstance(sh, tg.Tensor) else sh)
+    want_g = 2 * x * s + sh                              # d/dx sum(s x^2 + sh x)
+    want_v = (x * x * s + sh * x).sum()
+    for _ in range(2):                                   # the second call replays
+        g = tf.grad(_scaled_sq)(tg.tensor(x), **k)
+        g2, v = tf.grad_and_value(_scaled_sq)(tg.tensor(x), **k)
+        np.testing.assert_allclose(g.numpy(), want_g)
+        np.testing.assert_allclose(g2.numpy(), want_g)
+        np.testing.assert_allclose(v.item(), want_v)
+    X = np.array([[1.0, -2.0], [0.5, 3.0], [-1.0, 0.0]])
+    gv = tf.vmap(tf.grad(_scaled_sq))(tg.tensor(X), **k)
+    np.testing.assert_allclose(gv.numpy(), 2 * X * s + sh)
+    vv = tf.vmap(_scaled_sq)(tg.tensor(X), **k)
+    np.testing.assert_allclose(vv.numpy(), (X * X * s + sh * X).sum(1))
+    torch = pytest.importorskip("torch")
+    from torch import func as TF
+    tk = made(torch)
+    np.testing.assert_allclose(g.numpy(), TF.grad(_scaled_sq)(torch.tensor(x), **tk).numpy())
+    np.testing.assert_allclose(gv.numpy(), TF.vmap(TF.grad(_scaled_sq))(torch.tensor(X), **tk).numpy())
+
+
+def test_keyword_arguments_a_new_value_is_never_a_replayed_constant():
+    G = tf.grad_and_value(_scaled_sq)
+    x = tg.tensor([1.0, 2.0])
+    for s in (2.0, 3.0, 2.0, -1.0):
+        g, v = G(x, scale=s)
+        np.testing.assert_allclose(g.numpy(), [2 * s, 4 * s])
+        assert v.item() == 5 * s
+    s = tg.tensor(5.0)
+    assert G(x, scale=s)[1].item() == 25.0
+    s.mul_(2)                                            # changed in place: read again
+    assert G(x, scale=s)[1].item() == 50.0
+    with pytest.raises(TypeError):
+        tf.grad(_scaled_sq)(x, nope=1.0)
+    with pytest.raises(RuntimeError):
+        tf.grad(_scaled_sq, argnums=1)(x, scale=2.0)    # argnums counts positional arguments

@@ -29,7 +29,7 @@ def _program():
     c = (y * y * 2.0).double()
     out = (a * b + c).sum()
     tp, _ = T.resolve(out)
-    state = (bytes(tp.E), bytes(tp.N), bytes(tp.I), bytes(tp.C), bytes(tp.V[0]), bytes(tp.V[1]),
+    state = (bytes(tp.E), bytes(tp.N), tp.I.array().tobytes(), bytes(tp.C), bytes(tp.V[0]), bytes(tp.V[1]),
              list(tp.asz), [n for n, _ in tp.leaf_pairs])
     out.backward()
     return state, x.grad.numpy().copy(), w.grad.numpy().copy(), y.grad.numpy().copy()

@@ -9,7 +9,8 @@ A ``Tape`` holds, in ``array.array`` buffers that numpy views without copying:
   (0 float32, 1 float64), producing entry (-1 for a leaf), output number;
 * ``V``  per dtype, copies of small saved values and constants; large saved arrays are
   referenced instead (``XO`` keeps them alive, ``XA`` holds address/length pairs);
-* ``I``  integer index maps (gather/segsum), ``C`` float constants.
+* ``I``  integer index maps (gather/segsum; ``IndexMaps``, one array per map), ``C`` float
+  constants.
 
 No Python object is created per entry. A backward pass is one call into the compiled
 ``_interp.reverse`` (it returns to Python only for custom Functions and errors).
@@ -21,6 +22,7 @@ is appended to the larger (``absorb``) and tensors of the small one are re-point
 """
 import ctypes
 import struct
+from bisect import bisect_right
 import threading
 import traceback
 import types
@@ -52,6 +54,82 @@ _TYPECODE = ("f", "d")
 _PACK_E = struct.Struct("%dq" % K).pack
 _PACK_N = struct.Struct("%dq" % NK).pack
 _PACK_2 = struct.Struct("2q").pack
+
+
+class IndexMaps:
+    """The tape's integer index maps (gather / segsum / scatter maps, int64), kept as one
+    array per map and joined into one flat array only when a compiled sweep needs it.
+
+    One ``array.array`` appended to map by map copied the whole store on most appends once it
+    held megabytes (its 1/16 over-allocation and glibc's realloc of heap blocks): an 80 KB map
+    (a ``sum(dim)`` or ``permute`` of 10^4 elements) cost ~0.5 ms to record into a 16 MB store,
+    against ~5 us into an empty one, and an eager program that records big views without a
+    backward (GradBench's gmm objective) grows its tape's store to tens of MB. Here an append
+    is one copy of the map; the join is one copy of the store per sweep of a grown tape.
+    Offsets are in elements, as before (``len``)."""
+    __slots__ = ("parts", "starts", "n", "flat")
+
+    def __init__(self):
+        self.parts = []             # int64 arrays, one per appended map (or one joined array)
+        self.starts = []            # offset of each part
+        self.n = 0                  # elements in all
+        self.flat = None            # the joined array while nothing was appended since
+
+    def __len__(self):
+        return self.n
+
+    def append(self, idx):
+        """Append a map (anything ``np.asarray`` takes; copied); returns its offset."""
+        a = np.array(idx, np.int64, copy=True).reshape(-1)
+        off = self.n
+        if len(a):
+            self.parts.append(a)
+            self.starts.append(off)
+            self.n = off + len(a)
+            self.flat = None
+        return off
+
+    def append_shared(self, a):
+        """Append an int64 array that nobody writes to (a cached map): not copied."""
+        off = self.n
+        if len(a):
+            self.parts.append(a)
+            self.starts.append(off)
+            self.n = off + len(a)
+            self.flat = None
+        return off
+
+    def extend(self, other):
+        for st, a in zip(other.starts, other.parts):
+            self.parts.append(a)
+            self.starts.append(self.n + st)
+        self.n += other.n
+        self.flat = None
+
+    def array(self):
+        """All maps as one writable int64 array (joined once per growth)."""
+        f = self.flat
+        if f is None:
+            parts = self.parts
+            if not parts:
+                return _NO_INDEX
+            if len(parts) == 1 and parts[0].flags.writeable:
+                f = parts[0]
+            else:
+                f = np.concatenate(parts)
+                self.parts, self.starts = [f], [0]
+            self.flat = f
+        return f
+
+    def get(self, p0, n):
+        """The map of ``n`` elements at offset ``p0`` (a view; every map lies in one part)."""
+        i = bisect_right(self.starts, p0) - 1
+        a = self.parts[i]
+        lo = p0 - self.starts[i]
+        return a[lo:lo + n]
+
+
+_NO_INDEX = np.zeros(0, np.int64)
 
 
 def address(a, _cf=ctypes.c_char.from_buffer, _ad=ctypes.addressof):
@@ -96,7 +174,7 @@ class Tape:
         self.V = [_F.__copy__(), _D.__copy__()]
         self.XO = [[], []]
         self.XA = [_Q.__copy__(), _Q.__copy__()]
-        self.I = _Q.__copy__()
+        self.I = IndexMaps()
         self.C = _D.__copy__()
         self.asz = [0, 0, 0, 0]     # node space per slot
         self.wself = weakref.ref(self)  # leaves remember (tape.wself, node): see leaf_node
@@ -214,9 +292,7 @@ class Tape:
         return len(self.C) - 1
 
     def index(self, idx):
-        off = len(self.I)
-        self.I.frombytes(memoryview(np.ascontiguousarray(idx, np.int64)).cast("B"))
-        return off
+        return self.I.append(idx)
 
     # ----------------------------------------------------------------- merging
     def absorb(self, other):
@@ -540,7 +616,7 @@ def store_views(tp):
             fb(V[0], np.float32) if len(V[0]) else _NONE_F[0],
             fb(V[1], np.float64) if len(V[1]) else _NONE_F[1],
             fb(XA[0], i64) if len(XA[0]) else _NONE_I64, fb(XA[1], i64) if len(XA[1]) else _NONE_I64,
-            fb(I, i64) if len(I) else _NONE_I64, fb(C, np.float64) if len(C) else _NONE_F[1])
+            I.array(), fb(C, np.float64) if len(C) else _NONE_F[1])
 
 
 def version_mask(tp, ne):
@@ -1485,7 +1561,7 @@ def np_entry(tp, e, adj, E, N, V4, V8, nreach, ereach, X=None):
                 return
             acc(a, np.ascontiguousarray(g2.T).reshape(-1))
             return
-        idx = np.frombuffer(tp.I, np.int64)[p0:p0 + p1]
+        idx = tp.I.get(p0, p1)
         if op.name == "gather" and p1 * 8 <= nin:
             # few indices into a big input (amax's extremum): added into x's cotangent in
             # place, without a dense bincount of nin float64 (10^5: ~90 -> ~15 us)
@@ -1544,7 +1620,7 @@ def np_forward(tp, e, E, N, V4, V8, X):
     elif op.kind == INDEX:
         x = val(a, -1, int(N[a * NK + NSIZE]))
         p0 = int(E[b0 + P0])
-        idx = p0 if op.opcode in OFFSET_OPS else np.frombuffer(tp.I, np.int64)[p0:p0 + int(E[b0 + P1])]
+        idx = p0 if op.opcode in OFFSET_OPS else tp.I.get(p0, int(E[b0 + P1]))
         y[:] = op.ref(x, idx, c if op.name == "segsum" else 1.0, n)
     elif op.kind == MM:
         m, k = int(E[b0 + P0]), int(E[b0 + P1])

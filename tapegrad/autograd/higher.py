@@ -306,7 +306,7 @@ def differentiable_sweep(tp, seeds, paths=None):
                     add(a, _transpose_flat(T, g, n // r if r else 0, r, row[NM]))
                     continue
                 if op.name != "copy":
-                    idx = (np.frombuffer(Ibuf, np.int64, row[P1], row[P0] * 8).copy() if row[P1]
+                    idx = (Ibuf.get(row[P0], row[P1]).copy() if row[P1]
                            else np.zeros(0, np.int64))
                 if op.name == "gather":
                     add(a, _index_t(T, g, "segsum", idx, nin, 1.0))
