@@ -606,6 +606,11 @@ FINDINGS_24 += [
      "y.clip_(.001); y.sum().backward()"),
     ("d_getitem_index_written", "x = torch.tensor([1., 2., 3.], requires_grad=True); "
      "i = torch.tensor([0, 2]); y = (x * 1)[i]; i.add_(0); y.sum().backward()"),
+    ("d_remainder_divisor_grad", "b = torch.tensor([.2, .7, .2, -2., .1] * 40, dtype=torch.float64, "
+     "requires_grad=True); a = torch.tensor([1., 7., -1., 5.5, 2.1] * 40, dtype=torch.float64); "
+     "torch.remainder(a, b).sum().backward(); g = b.grad.clone(); b.grad = None; "
+     "h, = torch.autograd.grad(torch.remainder(a, b).sum(), b, create_graph=True); "
+     "r = (g, h.detach())"),
     ("d_index_copy_index_written", "x = torch.zeros(3, requires_grad=True); i = torch.tensor([1]); "
      "y = (x * 1).index_copy(0, i, torch.ones(1)); i.mul_(1); y.sum().backward()"),
 ]
