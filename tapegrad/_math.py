@@ -1504,12 +1504,18 @@ def _logaddexp(a, b, opname, name, base2):
     # a - log_sigmoid(a - b) (base 2: a - log_sigmoid((a - b) ln 2) / ln 2): torch's
     # gradients sigmoid(a - b), sigmoid(b - a), smooth at ties (a max / |a - b| composition
     # lost the second derivative there); a nan operand gives both a nan gradient
+    # (each element through the branch whose larger operand leads: no cancellation in
+    # 1 - sigmoid, gradients exact to rounding)
     ta, tb = tap(a2, 0), tap(b2, 1)
-    d = ta - tb
-    z = scale(d, math.log(2.0)) if base2 else d
-    ls = unary(z, "log_sigmoid")
-    t = scale(ls, -1.0 / math.log(2.0) if base2 else -1.0)
-    out = ta + t
+    ln2 = math.log(2.0)
+
+    def branch(p, q):
+        d = p - q
+        ls = unary(scale(d, ln2) if base2 else d, "log_sigmoid")
+        return p + scale(ls, -1.0 / ln2 if base2 else -1.0)
+    with np.errstate(invalid="ignore"):
+        m = np.asarray(np.broadcast_to(a2._data >= b2._data, y.shape))
+    out = where(_wrap(m, bool_), branch(ta, tb), branch(tb, ta))
     _hide_below(out, a, b)
     return exact(named(out, name, arity=2), y)
 
