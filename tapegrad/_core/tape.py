@@ -123,6 +123,8 @@ class IndexMaps:
 
     def get(self, p0, n):
         """The map of ``n`` elements at offset ``p0`` (a view; every map lies in one part)."""
+        if n == 0:              # (an entry without a map: copy; there may be no part at all)
+            return _NO_INDEX
         i = bisect_right(self.starts, p0) - 1
         a = self.parts[i]
         lo = p0 - self.starts[i]
