@@ -35,7 +35,7 @@ from ._record import (_NUMBER_TYPES, _SLICE_NM, _SLICE_OP, _block_offset, _bump,
 import builtins
 from ._shape import expand
 from ._record import _positions
-from ._shape import _diag_dims, _flat, _kept, _merge, _put_flat, index_map
+from ._shape import _diag_dims, _dim, _flat, _kept, _merge, _put_flat, index_map
 
 
 def _setitem_shape_error(d, key, nk, vd):
@@ -167,6 +167,10 @@ def _getitem(x, key):
                 k = parse(key, d.shape)
             tp, e, n = _record_index(x, "gather", k.positions().reshape(-1), y, nm=nm)
             out = _out(y, x._dtype, tp, n)
+            if advanced:    # torch's IndexBackward0 saves its integer index tensors
+                for t in (key if type(key) is tuple else (key,)):
+                    if isinstance(t, Tensor) and t._dtype._cat == 1:
+                        tp.version_record(e, t, "x")
     else:
         out = _wrap(y, x._dtype)
     if not advanced:
@@ -725,7 +729,9 @@ def select_scatter(input, src, dim, index):
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     nd = input._data.ndim
-    d = dim % nd
+    if nd == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = _dim(dim, nd)
     sl = [slice(None)] * nd
     sl[d] = slice(start, end, step)
     if step <= 0:

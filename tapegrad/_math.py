@@ -32,7 +32,8 @@ import numbers
 from ._compiled import _layout, _vmath
 from ._core.names import name_id as _name_id
 from .ops import _u as _ops_u
-from ._record import _hide_below, entry_of, hide, named, saves_result, tap, tap_entry
+from .ops import _remainder_ref as _ops_remainder
+from ._record import _hide_below, entry_of, hide, named, saves_inputs, saves_result, tap, tap_entry
 from ._state import no_grad
 from ._shape import _add_entry, _scatter_entry, stack
 from .ops import KERNEL_FWD, OPCODE
@@ -682,9 +683,16 @@ def rsqrt(input):
     x = _floatify(input)
     # (tapegrad.func: the recorded pow gives +inf at -0.0 where 1/sqrt gives -inf)
     _guard_sel(x, "mask", "signbit")
-    _pow = pow
-    y = _pow(x, -0.5)
-    return saves_result(exact(named(y, "RsqrtBackward0"), 1.0 / np.sqrt(x._data)))
+    with np.errstate(all="ignore"):
+        yv = 1.0 / np.sqrt(x._data)
+    if not (x._rg and STATE.enabled):
+        return _wrap(_val0(yv, x._dtype), x._dtype)
+    # 1 / sqrt(x): torch's gradient -y^3 / 2 at -inf (nan), -0.0 (+inf), +inf (-0.0), which
+    # pow(x, -0.5)'s -x^-1.5 / 2 misses
+    r = unary(x, "sqrt")
+    y = reciprocal(r)
+    hide(r)
+    return saves_result(exact(named(y, "RsqrtBackward0"), yv))
 
 
 def square(input):
@@ -827,13 +835,13 @@ def _clamp_int(x, lo, hi, bounds):
 
 def clamp_min(input, min):
     if isinstance(min, Tensor):
-        return clamp(input, min=min)
+        return named(clamp(input, min=min), "ClampMinBackward1")
     return named(clamp(input, min=min), "ClampMinBackward0")
 
 
 def clamp_max(input, max):
     if isinstance(max, Tensor):
-        return clamp(input, max=max)
+        return named(clamp(input, max=max), "ClampMaxBackward1")
     return named(clamp(input, max=max), "ClampMaxBackward0")
 
 
@@ -884,7 +892,7 @@ def _clamp_tensor(input, lo, hi):
         t = where(_wrap(np.asarray(m_hi), bool_), hi_t, t)
         steps.append(t)
     hide(*steps[:-1])
-    return exact(named(t, "ClampBackward0"), y)
+    return saves_inputs(exact(named(t, "ClampBackward0"), y), x, lo_t, hi_t)
 
 
 # ----------------------------------------------------------------------------- binary rows
@@ -946,7 +954,8 @@ def fmin(input, other):
 def _fm(a, b, npf, pick_a, name):
     y = npf(a._data, b._data)
     mask = _wrap(np.asarray(pick_a(a._data, b._data)), bool_)
-    return exact(named(where(mask, a, b), name), y) if STATE.enabled and (a._rg or b._rg) else \
+    return saves_inputs(exact(named(where(mask, a, b), name), y), a, b) \
+        if STATE.enabled and (a._rg or b._rg) else \
         _wrap(_val0(y, _result_dtype(a, b)), _result_dtype(a, b))
 
 
@@ -1014,7 +1023,7 @@ def remainder(input, other):
         # a number % tensor: torch has no derivative for it (a NotImplemented node)
         rdt = _result_dtype(other, input)
         with np.errstate(all="ignore"):
-            y = np.remainder(np.asarray(input, rdt.np), np.asarray(other._data, rdt.np))
+            y = _ops_remainder(np.asarray(input, rdt.np), np.asarray(other._data, rdt.np))
         return not_differentiable(_wrap(_val0(y, rdt), rdt), "remainder", other)
     name = "RemainderBackward1" if isinstance(other, Tensor) else "RemainderBackward0"
     return _binary("remainder", input, other, name)
@@ -1060,7 +1069,7 @@ def fmod(input, other):
     p = b * _wrap(tq, rdt)
     out = a - p
     hide(p, a if a is not input else None, b if b is not other else None)
-    return exact(named(out, "FmodBackward1"), y)
+    return saves_inputs(exact(named(out, "FmodBackward1"), y), input, other)
 
 
 def _val0(y, rdt):
@@ -1136,6 +1145,8 @@ def lerp(input, end, weight):
     out = input + step_
     hide(diff, step_)
     named(out, "LerpBackward1" if w_t else "LerpBackward0")
+    if w_t:         # (torch's LerpBackward1 saves self, end and weight)
+        saves_inputs(out, input, end, weight)
     return exact(out, np.broadcast_to(val, out._data.shape))
 
 
@@ -1490,18 +1501,21 @@ def _logaddexp(a, b, opname, name, base2):
         y = (np.logaddexp2 if base2 else np.logaddexp)(a2._data, b2._data).astype(rdt.np)
     if not _grads(a, b):
         return _wrap(_val0(y, rdt), rdt)
-    # m + log1p(exp(-|a - b|)) (base 2: m + log1p(2^-|a - b|) / ln 2); ties split as max's
-    d = tap(a2, 0) - tap(b2, 1)
-    m = maximum(a2, b2)
-    t = scale(abs_(d), -math.log(2.0) if base2 else -1.0)
-    w = unary(exp(t), "log1p")
-    if base2:
-        hide(w)
-        w = scale(w, 1.0 / math.log(2.0))
-    out = m + w
-    dv = d._data
-    if np.isnan(dv).any():            # a nan operand: a nan gradient to both, as torch's
-        out = out + d * _wrap(np.where(np.isnan(dv), np.nan, 0.0).astype(rdt.np), rdt)
+    # a - log_sigmoid(a - b) (base 2: a - log_sigmoid((a - b) ln 2) / ln 2): torch's
+    # gradients sigmoid(a - b), sigmoid(b - a), smooth at ties (a max / |a - b| composition
+    # lost the second derivative there); a nan operand gives both a nan gradient
+    # (each element through the branch whose larger operand leads: no cancellation in
+    # 1 - sigmoid, gradients exact to rounding)
+    ta, tb = tap(a2, 0), tap(b2, 1)
+    ln2 = math.log(2.0)
+
+    def branch(p, q):
+        d = p - q
+        ls = unary(scale(d, ln2) if base2 else d, "log_sigmoid")
+        return p + scale(ls, -1.0 / ln2 if base2 else -1.0)
+    with np.errstate(invalid="ignore"):
+        m = np.asarray(np.broadcast_to(a2._data >= b2._data, y.shape))
+    out = where(_wrap(m, bool_), branch(ta, tb), branch(tb, ta))
     _hide_below(out, a, b)
     return exact(named(out, name, arity=2), y)
 
@@ -1612,8 +1626,9 @@ def copysign(input, other):
         out = p
     if a2 is not a:
         hide(a2)
-    return saves_result(exact(named(out, "CopysignBackward0" if ot else "CopysignBackward1",
-                                    arity=2 if ot else 1), y))
+    out = saves_result(exact(named(out, "CopysignBackward0" if ot else "CopysignBackward1",
+                                   arity=2 if ot else 1), y))
+    return saves_inputs(out, a) if a._rg else out
 
 
 def nextafter(input, other):
@@ -1638,7 +1653,8 @@ def nextafter(input, other):
     if other._rg:
         out = out + tap(other, 1) * 0.0
     _hide_below(out, input, other)
-    return exact(named(out, "NextafterBackward0", arity=2), y)
+    out = exact(named(out, "NextafterBackward0", arity=2), y)
+    return saves_inputs(out, input, other) if input._rg else out
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
@@ -1712,13 +1728,19 @@ def _add_scaled(input, prod, beta, alpha, name, inputs):
     """beta * input + alpha * prod, the top named ``name`` over the three ``inputs`` (tapped in
     the composition; everything below the top hidden)."""
     p = prod if alpha == 1 else prod * alpha
-    if beta == 0:
+    zero = beta == 0 and isinstance(input, Tensor) and input._rg and STATE.enabled
+    if beta == 0 and not zero:
         b = None
     else:
+        # (beta 0: torch's gradient for input is a zero tensor, and its values are ignored)
         b = tap(input, 0) if beta == 1 else tap(input, 0) * beta
     out = p if b is None else b + p
     _hide_below(out, *inputs)
-    return named(out, name, arity=3)
+    out = named(out, name, arity=3)
+    if alpha == 0:      # (torch ignores the product's values: inf * 0)
+        return exact(out, np.array(np.broadcast_to(np.zeros((), out._dtype.np) if beta == 0
+                                                   else b._data, out._data.shape)))
+    return exact(out, np.array(np.broadcast_to(p._data, out._data.shape))) if zero else out
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
@@ -2110,6 +2132,8 @@ def ldexp(input, other):
     if out.requires_grad:
         _hide_below(out, a, b)
         named(out, "LdexpBackward0", arity=2)
+        if input._rg:
+            saves_inputs(out, other)
     return out
 
 
@@ -2147,6 +2171,12 @@ def rsub(input, other, *, alpha=1):
 def fill(input, value):
     T = _torch()
     y = T.full_like(input, value.item() if isinstance(value, Tensor) else value)
+    if isinstance(value, Tensor) and STATE.enabled and (input._rg or value._rg) and \
+            input._dtype.is_floating_point:     # FillBackward1: the value gets sum(grad)
+        v = value if value._dtype is input._dtype else value.to(input.dtype)
+        out = tap(input, 0) * 0.0 + tap(v, 1)
+        _hide_below(out, input, value)
+        return exact(named(out, "FillBackward1", arity=2), y._data)
     if STATE.enabled and input._rg:
         out = input * 0.0 + y.detach()
         _hide_below(out, input)
@@ -2170,10 +2200,10 @@ def _cmp_inplace(fn, name):
             if isinstance(o, Tensor):       # (the Tensor overload: a node over both)
                 out = tap(s, 0) * 0.0 + tap(o, 1) * 0.0 + val.to(s.dtype).detach()
                 _hide_below(out, s, o)
-                return named(out, name + "1", arity=2)
+                return exact(named(out, name + "1", arity=2), val._data)   # (inf * 0: nan)
             out = tap(s, 0) * 0.0 + val.to(s.dtype).detach()
             _hide_below(out, s)
-            return named(out, name + "0", arity=1)
+            return exact(named(out, name + "0", arity=1), val._data)
         return self._inplace(other, op)
     f.__name__ = name
     return f
@@ -2250,7 +2280,7 @@ def _map_values(self, others, fn):
 
 
 def conj_physical_(input):
-    return input
+    return input.conj_physical_()
 
 
 def _inplace_of(fn):
@@ -2298,7 +2328,9 @@ def _install_composed(Tensor):
     Tn.cumprod_ = lambda self, dim, *, dtype=None: self._inplace(
         None, lambda s, o: T.cumprod(s, dim, dtype=dtype))
     Tn.angle = angle
-    Tn.conj_physical_ = lambda self: self
+    Tn.conj_physical_ = lambda self: self._inplace(     # (real: a write of the same values)
+        None, lambda s, o: named(s.clone(), "ConjPhysicalBackward1") if STATE.enabled and s._rg
+        else s.clone())
     Tn.apply_, Tn.map_, Tn.map2_ = _apply_, _map_, _map2_
     Tn.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(
         self, size=size, fill_value=fill_value)

@@ -725,6 +725,11 @@ def _expm_np(a):
     if a.size == 0:
         return a.copy()
     nrm = np.abs(a).sum(-2).max(-1)               # 1-norm per matrix
+    if nrm.ndim and not np.isfinite(nrm).all():   # (each matrix on its own: nan only there)
+        out, ok = np.full(a.shape, np.nan), np.isfinite(nrm)
+        if ok.any():
+            out[ok] = _expm_np(a[ok])
+        return out
     nrm = np.max(nrm) if nrm.ndim else nrm
     if not np.isfinite(nrm):
         return np.full(a.shape, np.nan)

@@ -1524,6 +1524,19 @@ def saves_result(t):
     return t
 
 
+def saves_inputs(t, *ins):
+    """torch's node for ``t`` saves the tensors ``ins`` (the op's inputs): writing one of them
+    in place afterwards makes that backward raise "modified by an inplace operation" (for a
+    composite whose own entries do not read them; the record goes on the entry producing t)."""
+    if t._tape is not None:
+        tp, e = entry_of(t)
+        if e >= 0:
+            for x in ins:
+                if x is not None and hasattr(x, "_vc"):
+                    tp.version_record(e, x, "x")
+    return t
+
+
 def private_result(t):
     """The entry producing ``t`` keeps its own copy of the result it saved (torch's node saves
     the input there, not the result: writing ``t`` in place must not affect the backward)."""

@@ -28,7 +28,7 @@ from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype,
 from ._record import _convert, _nm, _out, _src, _tape_for
 from .tensor import _norm_dims
 from ._math import _NotDifferentiable, exact, _not_tensor, unary
-from ._record import hide, named, saves_result, tap, tap_entry
+from ._record import hide, named, saves_inputs, saves_result, tap, tap_entry
 from ._record import _SUM0_NM, _add_reduce, _record_unary_sum, _red_args, _reduce
 from ._compiled import _vmath
 from ._shape import _add_entry, _scatter_entry, cat, narrow, select
@@ -580,8 +580,10 @@ def _prod(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
 
 
 def prod(input, dim=_ND, keepdim=_ND, dtype=None, *, axis=_ND, keepdims=_ND):
-    """torch's node saves the result: writing it in place makes backward raise."""
-    return saves_result(_prod(input, dim, keepdim, dtype, axis=axis, keepdims=keepdims))
+    """torch's node saves the input and the result: writing either in place makes backward
+    raise."""
+    out = saves_result(_prod(input, dim, keepdim, dtype, axis=axis, keepdims=keepdims))
+    return saves_inputs(out, input) if out._tape is not None else out
 
 
 def _final(t, shape, name, copy=False):
@@ -657,6 +659,17 @@ def _var_core(input, dim, keepdim, correction, sqrt_, name):
     c = 1.0 / den if den > 0 else math.nan
     m = x.mean(dims, keepdim=True) if nd else x
     dv = x - m
+    big = 1.0
+    if sqrt_ and d.size:
+        # std = M sqrt(sum((dv / M)^2) c) for a constant power of two M: the same function
+        # and gradient, without dv^2 overflowing (or underflowing) the dtype
+        with np.errstate(all="ignore"):
+            mx = float(np.max(np.abs(np.asarray(dv._data, np.float64))))
+        if math.isfinite(mx) and mx > 0 and not 2.0 ** -40 < mx < 2.0 ** 40:
+            big = 2.0 ** round(math.log2(mx))
+            dv0 = dv
+            dv = scale(dv0, 1.0 / big, "MulBackward0")
+            hide(dv0)
     sq = dv * dv
     s = sq.sum(dims, keepdim=keepdim) if nd else sq
     hide(m, dv, sq, s)
@@ -668,6 +681,9 @@ def _var_core(input, dim, keepdim, correction, sqrt_, name):
         cl = unary(var_, "clamp_min", c=float(np.finfo(x._dtype.np).tiny))
         hide(var_, cl)
         out = cl.sqrt()
+        if big != 1.0:
+            hide(out)
+            out = scale(out, big, "MulBackward0")
         return exact(named(out, name), y)
     return exact(scale(s, c, name), y)
 
@@ -1018,7 +1034,11 @@ def _logcumsumexp(input, dim=_ND, *, axis=_ND):
     lg = c.log()
     out = lg + mt
     hide(z, e, c, lg)
-    return named(out, "LogcumsumexpBackward0")
+    # the value: torch's scan of log-add-exp accumulated in double (the first element is x's
+    # own: log(exp(1e-30)) would round it to 0)
+    with np.errstate(all="ignore"):
+        y = np.logaddexp.accumulate(d.astype(np.float64), axis=ax) if d.ndim else d
+    return exact(named(out, "LogcumsumexpBackward0"), y)
 
 
 def logcumsumexp(input, dim=_ND, *, axis=_ND):
@@ -1083,8 +1103,9 @@ def _nansum(x, dim, keepdim, dtype, empty_nan=False):
         x = x.to(_as_dtype(dtype))
     d = x._data
     isn = np.isnan(d) if x._dtype._cat == 2 else None
-    if isn is None or not isn.any():
-        return named(_sum_over(x, dim, keepdim, None), "NansumBackward0")
+    if isn is None or not isn.any():        # (an explicit dtype is the result's, as torch's)
+        return named(_sum_over(x, dim, keepdim, None if dtype is None else x._dtype),
+                     "NansumBackward0")
     d = np.asarray(d)
     y = _sum_over(_wrap(np.where(isn, 0, d).astype(d.dtype), x._dtype), dim, keepdim, None)
     if not _grads(x):

@@ -29,7 +29,7 @@ from ._record import _view_dtype
 from ._compiled import _layout
 from ._record import _reshape_view
 from .tensor import _DEFAULT, int64
-from ._record import _leaf_inplace_check, hide, named, tap
+from ._record import _leaf_inplace_check, hide, named, saves_inputs, tap
 import builtins
 from ._record import _bump, _hide_below
 
@@ -323,7 +323,8 @@ def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = np.broadcast_shapes(*[t._data.shape for t in tensors])
-    return tuple(expand(t, shape) for t in tensors)
+    # a tensor already of the broadcast shape is returned itself, as torch's
+    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
 
 
 def repeat(input, *sizes):
@@ -1089,6 +1090,19 @@ def _index_op_setup(input, dim, index, source, fname):
     nd = len(shp)
     d = _dim(dim, nd) if nd else 0
     n = shp[d] if nd else 1
+    if isinstance(index, Tensor) and index._dtype.name in ("int32", "int64") and \
+            index._data.ndim <= 1:          # torch: no wrapping of negative indices here
+        raw = np.asarray(index._data, np.int64).reshape(-1)
+        bad = (raw < 0) | (raw >= n)
+        if bad.any():
+            i = raw[np.argmax(bad)]
+            if fname == "index_add_" and nd <= 1:
+                raise IndexError("index out of range in self")
+            if fname == "index_add_":   # (torch: RuntimeError above one dimension)
+                raise RuntimeError("index %d is out of bounds for dimension %d with size %d"
+                                   % (i, d, n))
+            raise IndexError("%s(): index %d is out of bounds for dimension %d with size %d"
+                             % (fname, i, d, n))
     idx = _index_vector(index, fname, n, d)
     if source._dtype is not input._dtype:
         raise RuntimeError("%s(): self (%s) and source (%s) must have the same scalar type"
@@ -1113,10 +1127,13 @@ def _index_op_setup(input, dim, index, source, fname):
 def index_add(input, dim, index, source, *, alpha=1):
     d, idx, P = _index_op_setup(input, dim, index, source, "index_add_")
     y = np.array(input._data, copy=True)
+    if y.dtype.kind in "iub" and not isinstance(alpha, bool):
+        alpha = int(alpha)          # torch converts alpha to the integer dtype (toward zero)
     np.add.at(y.reshape(-1), P, (np.asarray(source._data) * alpha).astype(y.dtype).reshape(-1))
     n = y.size
-    return _merge(y, input._dtype, "IndexAddBackward0",
-                  [(input, _flat(n), _flat(n), 1.0, 0), (source, _flat(P.size), P, alpha, 1)], 2)
+    out = _merge(y, input._dtype, "IndexAddBackward0",
+                 [(input, _flat(n), _flat(n), 1.0, 0), (source, _flat(P.size), P, alpha, 1)], 2)
+    return saves_inputs(out, index)     # (torch's node saves the index)
 
 
 def index_copy(input, dim, index, source):
@@ -1127,8 +1144,9 @@ def index_copy(input, dim, index, source):
     y = np.array(input._data, copy=True)
     y.reshape(-1)[P] = np.asarray(source._data).reshape(-1)
     kept = _kept(y.size, P)
-    return _merge(y, input._dtype, "IndexCopyBackward0",
-                  [(input, kept, kept, 1.0, 0), (source, _flat(P.size), P, 1.0, 1)], 2)
+    out = _merge(y, input._dtype, "IndexCopyBackward0",
+                 [(input, kept, kept, 1.0, 0), (source, _flat(P.size), P, 1.0, 1)], 2)
+    return saves_inputs(out, index)     # (torch's node saves the index)
 
 
 def index_fill(input, dim, index, value):
@@ -1589,6 +1607,7 @@ def _install_index_family(Tensor):
             self._rg, self._tape, self._node = True, r._tape, r._node
         self._data = r._data
         self._vpos = None             # (a view's place in its base is no longer known)
+        _bump(self, name if r._tape is not None else None)   # torch's t_() counts a write
         return self
 
     def transpose_(self, dim0, dim1):

@@ -293,13 +293,35 @@ def _cholesky_np(a, upper=False, fname="linalg.cholesky"):
     return _np_T(L).copy() if upper else L
 
 
+def _subst(t, b, upper):
+    """X with t X = b for triangular t (batched), by substitution."""
+    shape = np.broadcast_shapes(t.shape[:-2], b.shape[:-2])
+    x = np.array(np.broadcast_to(b, shape + b.shape[-2:]), dtype=np.result_type(t, b))
+    t = np.broadcast_to(t, shape + t.shape[-2:])
+    n = t.shape[-1]
+    for k in (range(n - 1, -1, -1) if upper else range(n)):
+        bk = x[..., k, :]
+        nz = bk != 0
+        xk = np.where(nz, bk / t[..., k, k, None], bk)
+        x[..., k, :] = xk
+        rows = slice(0, k) if upper else slice(k + 1, n)
+        x[..., rows, :] -= np.where(nz[..., None, :], t[..., rows, k, None] * xk[..., None, :], 0)
+    return x
+
+
 def _tri_solve_np(a, b, upper, left, unit):
     """Solve with the upper / lower triangle of ``a`` (unit diagonal if ``unit``)."""
     n = a.shape[-1]
     t = np.triu(a) if upper else np.tril(a)
     if unit:
-        t = t * (1 - np.eye(n, dtype=a.dtype)) + np.eye(n, dtype=a.dtype)
+        t = np.where(np.eye(n, dtype=bool), np.ones((), a.dtype), t)
     with np.errstate(all="ignore"):
+        if not (np.isfinite(t).all() and np.isfinite(b).all()):
+            # substitution as BLAS trsm (a zero x_k updates nothing): nan / inf stay in the
+            # columns and rows they reach, where an LU solve spreads them
+            if left:
+                return _subst(t, b, upper)
+            return _np_T(_subst(_np_T(t), _np_T(b), not upper))
         if left:
             return np.linalg.solve(np.broadcast_to(t, np.broadcast_shapes(t.shape[:-2], b.shape[:-2])
                                                    + t.shape[-2:]), b)
@@ -740,6 +762,9 @@ def cholesky_solve(B, L, upper=False, *, out=None):
         raise RuntimeError("b should have at least 2 dimensions, but has %d dimensions instead"
                            % B._data.ndim)
     _same_dtype(L, B, "cholesky_solve")
+    from ._state import STATE
+    if L._rg and STATE.enabled:
+        return _chol_solve_full(B, L, upper)
     if upper:           # A = U^T U
         Y = solve_triangular(_T(L), B, upper=False)
         Lt = L
@@ -749,6 +774,26 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     X = solve_triangular(Lt, Y, upper=True)
     _hide(Y)
     return _name(X, "CholeskySolveBackward0")
+
+
+def _chol_solve_full(B, L, upper):
+    """cholesky_solve recorded as solve(A, B) with A = L L^T (upper: U^T U) of the *whole*
+    ``L``: torch's gradient for L, -(G X^T + X G^T) L, reads L's other triangle too (the
+    forward only its own). A's value is that of the triangle (a constant correction), X's
+    that of the two triangular solves."""
+    from ._math import exact
+    from ._state import no_grad
+    with no_grad():
+        y = cholesky_solve(B, L.detach(), upper)._data
+    tri = np.triu(L._data) if upper else np.tril(L._data)
+    A = _T(L) @ L if upper else L @ _T(L)
+    fix = _w((_np_T(tri) @ tri if upper else tri @ _np_T(tri)) - A._data, L._dtype)
+    A2 = A + fix
+    shape = np.broadcast_shapes(L.shape[:-2], B.shape[:-2]) + tuple(B.shape[-2:])
+    B2 = B.expand(shape) if tuple(B.shape) != shape else B
+    X = solve(A2, B2)
+    _hide(A, A2, X, *((B2,) if B2 is not B else ()))
+    return exact(_name(X, "CholeskySolveBackward0"), y)
 
 
 def cholesky_inverse(L, upper=False, *, out=None):
@@ -821,7 +866,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
         raise NotImplementedError("linalg.pinv(atol=) is not supported yet")
     if rtol is None:
         rtol = max(A.shape[-2:]) * float(np.finfo(A._dtype.np).eps) if A._data.size else 0.0
-    return _name(_fn("LinalgPinv").apply(A, float(rtol), bool(hermitian)), "LinalgPinvBackward0")
+    # torch keeps s > max(atol, rtol * s_max), atol 0: a negative rtol keeps s > 0
+    return _name(_fn("LinalgPinv").apply(A, max(float(rtol), 0.0), bool(hermitian)),
+                 "LinalgPinvBackward0")
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
@@ -836,8 +883,17 @@ def lstsq(A, B, rcond=None, *, driver=None):
                            % (1 if vec else 2))
     driver = driver or "gelsy"
     a = A._data
+    if rcond is not None and driver == "gelsy" and a.size:
+        sv = np.linalg.svd(a, compute_uv=False)
+        if np.any(np.sum(sv > rcond * sv[..., :1], -1) < min(a.shape[-2:])):
+            raise NotImplementedError(
+                "linalg.lstsq(driver='gelsy') with an rcond that makes A rank-deficient is not "
+                "supported yet (gelsy's rank-revealing QR): use driver='gelsd'")
     rk = np.linalg.matrix_rank(a) if a.size else np.zeros(a.shape[:-2], np.int64)
-    X = pinv(A) @ (B.unsqueeze(-1) if vec else B)
+    if rcond is not None and a.size:        # (the rank and gradient rcond truncates to)
+        sv = np.linalg.svd(a, compute_uv=False)
+        rk = np.sum(sv > max(rcond, 0.0) * sv[..., :1], -1)
+    X = (pinv(A) if rcond is None else pinv(A, rtol=rcond)) @ (B.unsqueeze(-1) if vec else B)
     if vec:
         X = X.squeeze(-1)
     # the values: LAPACK's least squares (numpy), as torch's
@@ -855,9 +911,14 @@ def lstsq(A, B, rcond=None, *, driver=None):
     X = exact(_name(X, "LinalgLstsqBackward0"), sol) if X._tape is not None else \
         _w(sol, A._dtype)
     empty = _w(np.zeros((0,)), A._dtype)
-    if driver == "gelsy":
-        return return_types.linalg_lstsq(X, empty, _wrap(np.asarray(rk, np.int64), int64), empty)
-    return return_types.linalg_lstsq(X, empty, _wrap(np.asarray(rk, np.int64), int64), empty)
+    # torch's residuals are an output of its node (empty here): they require grad with X
+    res = empty
+    if X._tape is not None:
+        r0 = X.reshape(-1)
+        r1 = r0[:0]
+        res = _name(r1 * 1.0, "LinalgLstsqBackward0")
+        _hide(r0, r1)
+    return return_types.linalg_lstsq(X, res, _wrap(np.asarray(rk, np.int64), int64), empty)
 
 
 def matrix_power(A, n, *, out=None):
@@ -1024,8 +1085,27 @@ def cond(A, p=None, *, out=None):
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
-    from .tensor import _wrap, int64
-    return _wrap(np.asarray(np.linalg.matrix_rank(A._data, hermitian=hermitian), np.int64), int64)
+    """The number of singular values > max(atol, rtol * s_max) (torch's rule: rtol defaults to
+    eps * max(m, n), or to 0 when only atol is given)."""
+    from .tensor import _wrap, int64, Tensor
+    a = A._data
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return _wrap(np.asarray(np.zeros(a.shape[:-2], np.int64))[()], int64)
+
+    def val(t):
+        return None if t is None else np.asarray(t._data if isinstance(t, Tensor) else t,
+                                                 np.float64)
+    at, rt = val(atol), val(rtol)
+    if rt is None:
+        rt = np.float64(0.0) if at is not None else np.float64(max(m, n) * np.finfo(a.dtype).eps)
+    at = np.float64(0.0) if at is None else at
+    with np.errstate(all="ignore"):
+        sv = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
+        smax = np.max(sv, -1) if sv.shape[-1] else np.zeros(sv.shape[:-1])
+        tol = np.maximum(at, rt * smax)
+        rk = np.sum(sv > np.asarray(tol)[..., None], -1)
+    return _wrap(np.asarray(rk, np.int64)[()], int64)
 
 
 def matmul(input, other):

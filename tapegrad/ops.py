@@ -257,13 +257,17 @@ def _remainder_vjp(g, a, b, y, outa, outb):
     if outa is not None:
         np.copyto(outa, np.broadcast_to(g, outa.shape))
     if outb is not None:
-        np.multiply(g, np.floor(a / b), out=outb)
+        with np.errstate(all="ignore"):     # torch's div(a, b, 'floor'): numpy's floor_divide
+            np.multiply(g, np.floor_divide(a, b), out=outb)
         np.negative(outb, out=outb)
 
 
 def _remainder_ref(a, b):
+    """torch's remainder (its CPU kernel's, as fwd_remainder's): fmod, moved by b where the
+    signs differ; a zero keeps the sign of a (numpy's remainder gives it b's)."""
     with np.errstate(all="ignore"):
-        return np.remainder(a, b)
+        r = np.fmod(a, b)
+        return np.where((r != 0) & ((r < 0) != (b < 0)), r + b, r).astype(r.dtype)
 
 
 def _np_polygamma(k, x):
@@ -534,7 +538,7 @@ OPS = [
        np_vjp=_hypot_vjp, fwd_out=lambda a, b, out: np.hypot(a, b, out=out)),
     Op("remainder", BINARY, "RemainderBackward1", _remainder_ref,
        saves_fn=lambda na, nb: (nb, nb, False), domain=(0.2, 2.0), np_vjp=_remainder_vjp,
-       fwd_out=lambda a, b, out: np.remainder(a, b, out=out)),
+       fwd_out=lambda a, b, out: np.copyto(out, _remainder_ref(a, b))),
     # ---- reductions
     Op("sum", SUM, "SumBackward0", lambda x, c: (np.sum(x) * x.dtype.type(c)).astype(x.dtype),
        doc="c * sum(x): sum (c=1) and mean (c=1/n)",
@@ -614,7 +618,8 @@ _VJP_T = {
     "minimum": lambda T, g, a, b, y: (g * _tie(b, a), g * _tie(a, b)),
     "atan2": lambda T, g, a, b, y: (g * b / (a * a + b * b), -(g * a) / (a * a + b * b)),
     "hypot": lambda T, g, a, b, y: (None if a is None else g * a / y, None if b is None else g * b / y),
-    "remainder": lambda T, g, a, b, y: (g, None if a is None else -(g * (a / b).floor())),
+    "remainder": lambda T, g, a, b, y: (g, None if a is None else
+                                        -(g * a.div(b, rounding_mode="floor"))),
     "softmax": lambda T, g, x, y, c: _softmax_vjp_t(T, g, y, int(c), False),
     "log_softmax": lambda T, g, x, y, c: _softmax_vjp_t(T, g, y, int(c), True),
 }

@@ -471,6 +471,149 @@ FINDINGS_24 = [
      "r = torch.autograd.grad(g.sum(), x)[0]"),
 ]
 
+# the differential runs' findings (tests/differential_findings.md), fixed on fix/eager2
+FINDINGS_24 += [
+    ("d_celu_negative_alpha", "x = torch.tensor([1.6, -0.3, 0., -2.], dtype=torch.float64, "
+     "requires_grad=True); v = x.clone(); torch.celu_(v, -1.5); "
+     "g, = torch.autograd.grad((F.celu(x, -1.5) * torch.arange(1., 5.)).sum(), x, "
+     "create_graph=True); r = (v.detach(), g.detach(), torch.autograd.grad((g * g).sum(), x)[0])"),
+    ("d_fmod_self_inplace", "x = torch.tensor([2., 3.], requires_grad=True); v = x.clone(); "
+     "v.fmod_(v); v.sum().backward()"),
+    ("d_clamp_min_self_inplace", "x = torch.tensor([2., 3.], requires_grad=True); "
+     "v = x.clone(); r = torch.clamp_min_(v, v); r.sum().backward()"),
+    ("d_clamp_max_tensor_name", "x = torch.tensor([2., 3.], requires_grad=True); "
+     "r = (torch.clamp_max(x, torch.tensor([2.5, 2.5])), torch.clamp_min(x, x * 0))"),
+    ("d_nextafter_write", "x = torch.tensor([2., 3.], requires_grad=True); a = x.clone(); "
+     "z = torch.nextafter(a, torch.zeros(2)); a.add_(1); z.sum().backward()"),
+    ("d_fmax_write", "x = torch.tensor([2., 3.], requires_grad=True); a = x.clone(); "
+     "b = torch.ones(2); z = torch.fmax(a, b); b.add_(1); z.sum().backward()"),
+    ("d_copysign_write", "x = torch.tensor([2., 3.], requires_grad=True); a = x.clone(); "
+     "z = torch.copysign(a, torch.ones(2)); a.add_(1); z.sum().backward()"),
+    ("d_ldexp_write", "x = torch.tensor([2., 3.], requires_grad=True); b = torch.ones(2); "
+     "z = torch.ldexp(x, b); b.add_(1); z.sum().backward()"),
+    ("d_cholesky_inverse_grad", "x = torch.tensor([[[4.27, 0., 0.], [1.32, 4.41, 0.], "
+     "[1.01, 1.09, 4.54]], [[4.74, .3, 0.], [1.43, 5.45, 0.], [1.41, 1.8, 5.13]]], "
+     "dtype=torch.float64, requires_grad=True); "
+     "g = torch.autograd.grad((x.cholesky_inverse() * torch.arange(1., 19.).reshape(2, 3, 3))"
+     ".sum() + (torch.cholesky_inverse(x, True) ** 2).sum(), x, create_graph=True)[0]; "
+     "r = (g.detach(), torch.autograd.grad((g * g).sum(), x)[0])"),
+    ("d_cholesky_solve_grad", "x = torch.tensor([[4.27, 0.5, 0.], [1.32, 4.41, 0.], "
+     "[1.01, 1.09, 4.54]], dtype=torch.float64, requires_grad=True); "
+     "b = torch.tensor([[1., 2.], [3., 4.], [5., 6.]], dtype=torch.float64, requires_grad=True); "
+     "r = torch.autograd.grad((torch.cholesky_solve(b, x) * torch.arange(1., 7.).reshape(3, 2))"
+     ".sum(), [x, b])"),
+    ("d_embedding_scale_grad_by_freq", "x = torch.tensor([[-.8, .4], [1.9, .7], [.7, -1.7], "
+     "[-1.7, -.5]], requires_grad=True); r = torch.embedding(x, torch.tensor([[3], [3], [1], "
+     "[2]]), scale_grad_by_freq=True); (r * torch.arange(1., 9.).reshape(4, 1, 2)).sum()"
+     ".backward(); r = x.grad"),
+    ("d_threshold_nan", "x = torch.tensor([nan, 3., 1., -nan], requires_grad=True); "
+     "r = torch.threshold(x, 2., 1.)"),
+    ("d_le_inplace_inf", "x = torch.tensor([-inf, 1., inf], requires_grad=True); v = x.clone(); "
+     "r = v.le_(x)"),
+    ("d_fill_tensor_value", "x = torch.tensor([inf, 1.], requires_grad=True); "
+     "v = torch.tensor(3., requires_grad=True); r = torch.fill(x, v); r.sum().backward(); "
+     "r = (r, x.grad, v.grad)"),
+    ("d_t_inplace_version", "x = torch.tensor(0., requires_grad=True); "
+     "v = torch.tensor([.7, .7]) ** x; v.t_(); v.sum().backward()"),
+    ("d_transpose_inplace_version", "x = torch.tensor(1.6, requires_grad=True); "
+     "v = torch.std(x, []); v.swapdims_(-1, -1); v.backward()"),
+    ("d_conj_physical_inplace_version", "x = torch.tensor([[-1.5, 2.]], requires_grad=True); "
+     "v = x.clone(); F.relu_(v); torch.conj_physical_(v); v.sum().backward()"),
+    ("d_conj_physical_inplace_name", "x = torch.tensor([[-1.5, 2.]], requires_grad=True); "
+     "r = x.clone().conj_physical_()"),
+    ("d_huber_loss_input_written", "x = torch.tensor([-1., .5]); t = torch.tensor([1., 3.], "
+     "requires_grad=True); z = F.huber_loss(x, t); x /= .5; z.backward()"),
+    ("d_mse_loss_target_written", "x = torch.tensor([-1., .5], requires_grad=True); "
+     "t = torch.tensor([1., 3.]); z = F.mse_loss(x, t); t.mul_(2); z.backward()"),
+    ("d_nll_loss_input_written", "x = torch.tensor([[-1., .5]], requires_grad=True); "
+     "a = x.clone(); z = F.nll_loss(a, torch.tensor([1])); a.mul_(2); z.backward()"),
+    ("d_std_overflow_grad", "x = torch.tensor([1., -1e30], requires_grad=True); "
+     "r = torch.autograd.grad(torch.std(x, (-1,), correction=.5), x)[0]"),
+    ("d_index_add_int_alpha", "r = torch.tensor([[1, 3], [-1, 2]]).index_add(0, "
+     "torch.tensor([0, 0]), torch.tensor([[0, -1], [4, -1]]), alpha=-0.5)"),
+    ("d_index_add_out_of_range", "torch.zeros(3).index_add(0, torch.tensor([5]), torch.ones(1))"),
+    ("d_index_add_negative", "torch.zeros(3).index_add(0, torch.tensor([-1]), torch.ones(1))"),
+    ("d_index_add_negative_2d", "torch.zeros(3, 2).index_add(0, torch.tensor([-1]), "
+     "torch.ones(1, 2))"),
+    ("d_broadcast_tensors_same", "x = torch.ones(2, requires_grad=True); "
+     "r = torch.broadcast_tensors(x, torch.ones(2)) + torch.broadcast_tensors(x, torch.ones(3, 1))"),
+    ("d_lstsq_residuals_rg", "x = torch.tensor([[2., 1.], [1., 3.]], requires_grad=True); "
+     "r = torch.linalg.lstsq(x, torch.tensor([[1.], [2.]]))[:2]"),
+    ("d_index_copy_negative", "torch.zeros(3).index_copy(0, torch.tensor([-1]), torch.ones(1))"),
+    ("d_remainder_signed_zero", "a = torch.tensor([-0., 0., -3., 3.]); "
+     "r = torch.remainder(a, torch.tensor([2., -2., 3., -3.])).copysign(torch.ones(4)) * 0 + "
+     "torch.remainder(a, torch.tensor([2., -2., 3., -3.])).signbit().float()"),
+    ("d_slice_scatter_0dim", "torch.slice_scatter(torch.tensor(1.), torch.tensor(2.))"),
+    ("d_slice_scatter_dim", "torch.slice_scatter(torch.zeros(2, 3), torch.zeros(2, 3), 5)"),
+    ("d_pinverse_negative_rcond", "r = torch.tensor([[0., -.57], [1.31, -1e30]], "
+     "dtype=torch.float64).pinverse(-1.)"),
+    ("d_lstsq_rcond_rank", "r = torch.linalg.lstsq(torch.tensor([[-2.43, .03, .4], "
+     "[.64, -3.48, .54], [-.98, .4, -2.7]], dtype=torch.float64), torch.tensor([[-.4], [-1.2], "
+     "[.9]], dtype=torch.float64), .9, driver='gelsd'); r = (r.solution, r.rank)"),
+    ("d_rsqrt_grad_edges", "x = torch.tensor([-inf, -1., 0., -0., inf, 4.], "
+     "dtype=torch.float64, requires_grad=True); v = x.clone(); v.rsqrt_(); "
+     "v.sum().backward(); r = (v.detach(), x.grad)"),
+    ("d_shrink_nan", "x = torch.tensor([nan, .5, -.7, .2, inf], requires_grad=True); "
+     "r = (F.softshrink(x), F.hardshrink(x)); (r[0] + r[1] * 2).sum().backward(); "
+     "r = (r[0].detach(), r[1].detach(), x.grad)"),
+    ("d_logcumsumexp_first", "r = torch.logcumsumexp(torch.tensor([[1e-30, 2.], [-inf, 1.], "
+     "[3., inf]]), -1)"),
+    ("d_aten_loss_default_reduction", "x = torch.arange(12.).reshape(4, 3) / 13; "
+     "t = torch.ones(4, 3); "
+     "r = (torch.hinge_embedding_loss(x, t), torch.margin_ranking_loss(x, x, t), "
+     "torch.kl_div(x, x), torch.binary_cross_entropy_with_logits(x, t), "
+     "torch.triplet_margin_loss(x, x, x), torch.kl_div(x, x, 1), "
+     "torch.cosine_embedding_loss(x, x, torch.ones(4)))"),
+    ("d_matrix_rank_tolerances", "a = torch.tensor([[-3.8, .63, .84], [.22, -3.59, -.11], "
+     "[.02, .86, -3.74]]); r = torch.stack([torch.linalg.matrix_rank(a, rtol=1.), "
+     "torch.linalg.matrix_rank(a, atol=3.5), torch.linalg.matrix_rank(a, atol=3.5, rtol=.1), "
+     "torch.linalg.matrix_rank(a)])"),
+    ("d_nansum_dtype", "r = torch.tensor([-1.7, 1.7], dtype=torch.float64).nansum(dtype=torch.uint8)"),
+    ("d_matrix_exp_batch_inf", "r = torch.tensor([[[-1., .1], [1.68, -.12]], [[0., -.05], "
+     "[1., -inf]]], dtype=torch.float64).matrix_exp()"),
+    ("d_solve_triangular_nan", "x = torch.tensor([[-.57, -.97, .51], [0., -1.91, -.24], "
+     "[0., 0., -1.23]], requires_grad=True); b = torch.tensor([[nan, -.79], [-.24, 0.], "
+     "[.65, -1e30]]); r = torch.linalg.solve_triangular(x, b, upper=True)"),
+    ("d_solve_triangular_unit_inf", "r = torch.linalg.solve_triangular(torch.tensor([[inf, 0.], "
+     "[1., nan]]), torch.tensor([[1.], [2.]]), upper=False, unitriangular=True)"),
+    ("d_poisson_full_target_grad", "x = torch.tensor([.74, 2.], dtype=torch.float64); "
+     "t = torch.tensor([2.87, .5], dtype=torch.float64, requires_grad=True); "
+     "F.poisson_nll_loss(x, t, log_input=False, full=True, eps=.1).backward(); r = t.grad"),
+    ("d_hardtanh_nan_grad", "x = torch.tensor([nan, .5, 1., -1., 2.], requires_grad=True); "
+     "(F.hardtanh(x) * torch.arange(1., 6.)).sum().backward(); r = x.grad"),
+    ("d_addr_beta0_grad", "x = torch.tensor([[.22, inf], [0., .34]], requires_grad=True); "
+     "v = x.addr(torch.tensor([1., 2.]), torch.tensor([3., 4.]), beta=0); v.sum().backward(); "
+     "r = (v.detach(), x.grad)"),
+    ("d_addmv_alpha0", "y = torch.tensor([.5, inf, 0.], requires_grad=True); "
+     "r = (torch.addmv(y, torch.tensor([[inf], [-1.], [.5]]), torch.tensor([-1.]), alpha=0), "
+     "torch.addmv(y, torch.ones(3, 3), torch.ones(3), beta=0, alpha=0), "
+     "torch.addbmm(torch.zeros(2, 2), torch.full((1, 2, 2), inf), torch.ones(1, 2, 2), beta=0, "
+     "alpha=0))"),
+    ("d_logaddexp_ties_second_order", "a = torch.tensor([1., 0., -2., 30.], dtype=torch.float64, "
+     "requires_grad=True); b = torch.tensor([1., 2., 2., 0.], dtype=torch.float64, "
+     "requires_grad=True); w = torch.arange(1., 5.); "
+     "ga, gb = torch.autograd.grad((torch.logaddexp(a, b) * w).sum(), [a, b], create_graph=True); "
+     "h = torch.autograd.grad((ga * ga).sum() + (gb * gb).sum(), [a, b]); "
+     "g2a, g2b = torch.autograd.grad((torch.logaddexp2(a, b) * w).sum(), [a, b], "
+     "create_graph=True); h2 = torch.autograd.grad((g2a * g2b).sum(), [a, b]); "
+     "r = (ga.detach(), gb.detach(), h[0], h[1], h2[0], h2[1])"),
+    ("d_lerp_end_written", "x = torch.tensor(-2., requires_grad=True); v = x.clone(); "
+     "v.lerp_(v, x); v.backward()"),
+    ("d_prod_input_written", "x = torch.tensor(-.1, requires_grad=True); v = x * 1; "
+     "p = torch.prod(v); torch.trunc_(v); p.backward()"),
+    ("d_scatter_reduce_result_written", "x = torch.tensor([1., 2., 3.], requires_grad=True); "
+     "y = torch.scatter_reduce(x * 1, 0, torch.tensor([0, 2]), x[:2] * 2, 'amax'); "
+     "y.clip_(.001); y.sum().backward()"),
+    ("d_getitem_index_written", "x = torch.tensor([1., 2., 3.], requires_grad=True); "
+     "i = torch.tensor([0, 2]); y = (x * 1)[i]; i.add_(0); y.sum().backward()"),
+    ("d_remainder_divisor_grad", "b = torch.tensor([.2, .7, .2, -2., .1] * 40, dtype=torch.float64, "
+     "requires_grad=True); a = torch.tensor([1., 7., -1., 5.5, 2.1] * 40, dtype=torch.float64); "
+     "torch.remainder(a, b).sum().backward(); g = b.grad.clone(); b.grad = None; "
+     "h, = torch.autograd.grad(torch.remainder(a, b).sum(), b, create_graph=True); "
+     "r = (g, h.detach())"),
+    ("d_index_copy_index_written", "x = torch.zeros(3, requires_grad=True); i = torch.tensor([1]); "
+     "y = (x * 1).index_copy(0, i, torch.ones(1)); i.mul_(1); y.sum().backward()"),
+]
 
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul
 # names its result's node differently for every batch size (AddBackward0 where torch has
@@ -479,7 +622,7 @@ NO_GRAD_FN = {"6_bmm_empty"}
 
 
 def _run24(lib, code):
-    ns = {"torch": lib, "F": lib.nn.functional, "copy": copy}
+    ns = {"torch": lib, "F": lib.nn.functional, "copy": copy, "nan": np.nan, "inf": np.inf}
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

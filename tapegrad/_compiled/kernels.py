@@ -1439,7 +1439,24 @@ def vjp_remainder(n, G, go, A, ao, sa, B, bo, sb, Y, yo, GA, gao, GB, gbo, na, n
         if na:
             GA[_u(gao + i * sa)] += g
         if nb:
-            GB[_u(gbo + i * sb)] -= g * np.floor(A[_u(ao + i * sa)] / B[_u(bo + i * sb)])
+            # torch's div(a, b, 'floor'): (a - fmod(a, b)) / b rounded (Python's //), which
+            # floor(a / b) is not when a / b rounds up to an integer (1.0 / 0.2)
+            a = A[_u(ao + i * sa)]
+            b = B[_u(bo + i * sb)]
+            if b == 0:
+                f = a / b
+            else:
+                m = np.fmod(a, b)
+                q = (a - m) / b
+                if m != 0 and ((b < 0) != (m < 0)):
+                    q -= 1.0
+                if q != 0:
+                    f = np.floor(q)
+                    if q - f > 0.5:
+                        f += 1.0
+                else:
+                    f = np.copysign(0.0, a / b)
+            GB[_u(gbo + i * sb)] -= g * f
 
 
 # ================================================================ batched forms (issue 6)

@@ -39,7 +39,7 @@ from . import _fused
 from .._schema import F_HIDDEN
 from ..tensor import Tensor, _guard_sel, _wrap
 from .._record import _nm, _out, _record_index, _src, _tape_for
-from .._record import hide, named, tap_entry
+from .._record import hide, named, saves_inputs, saves_result, tap_entry
 from .._math import exact
 from .._shape import _flat
 from .._compiled import _scatter
@@ -1073,6 +1073,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
             hide(s)
         parts.append((s, spos, P, 1.0, 1))
     out = _merge(y, input._dtype, "ScatterReduceBackward0", parts, 2)
+    # torch's node saves self, index, src and the result: writing one makes backward raise
+    saves_inputs(saves_result(out), input, index, src)
     if reduce == "prod":
         # prod's gradient coefficients are recorded as constants (exact to first order only):
         # a create_graph backward through the node (grad mode on in its hooks) raises instead

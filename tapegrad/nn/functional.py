@@ -21,7 +21,7 @@ from .._math import sigmoid, tanh
 from .._math import relu as _relu
 from ..tensor import _guard_sel
 from .._record import hide, named, tap, tap_entry
-from .._record import saves_result as _saves_result
+from .._record import saves_result as _saves_result, saves_inputs as _saves_inputs
 from .._record import private_result as _private_result
 from .._math import exact, unary
 from .._compiled import _vmath
@@ -117,7 +117,8 @@ def threshold(input, threshold, value, inplace=False):
     where x > threshold)."""
     def f(x):
         d = x._data
-        m = np.asarray(d > threshold)
+        with np.errstate(invalid="ignore"):     # (torch: x <= threshold ? value : x; nan stays)
+            m = np.asarray(~(d <= threshold))
         _guard_sel(x, "cuts", float(threshold))      # (tapegrad.func: the mask)
         return _masked_linear(x, m, 1.0, 0.0, np.full(np.shape(d), value, x._dtype.np),
                               "ThresholdBackward0")
@@ -192,6 +193,14 @@ def celu(input, alpha=1.0, inplace=False):
         raise RuntimeError("ZeroDivisionError")
 
     def f(x):
+        if alpha < 0:       # x > 0 ? x : alpha (exp(x / alpha) - 1); x / alpha flips the sign
+            p = _math.clamp_min(x, 0)       # (torch's gradient at 0: 1, second order 0)
+            m = _math.sub(x, p)
+            s = _math.scale(m, 1.0 / alpha)
+            e = unary(s, "expm1")
+            a = _math.scale(e, alpha)
+            hide(p, m, s, e, a)
+            return _math.add(p, a)
         if not (x._rg and STATE.enabled):
             return _math.scale(unary(_math.scale(x, 1.0 / alpha), "elu", c=1.0), alpha)
         a = _math.scale(x, 1.0 / alpha)
@@ -312,7 +321,9 @@ def softshrink(input, lambd=0.5):
     _guard_sel(input, "cuts", -float(lambd), float(lambd))
     x = input
     shift = np.where(hi, -lambd, np.where(lo, lambd, 0.0)).astype(dt)
-    return _masked_linear(x, hi | lo, 1.0, shift, (d * dt.type(0)).astype(dt), "SoftshrinkBackward0")
+    with np.errstate(invalid="ignore"):     # torch: -l <= x <= l ? 0 : ... (nan: the gradient)
+        m = ~((d >= -lambd) & (d <= lambd))
+    return _masked_linear(x, m, 1.0, shift, (d * dt.type(0)).astype(dt), "SoftshrinkBackward0")
 
 
 def hardshrink(input, lambd=0.5):
@@ -320,7 +331,9 @@ def hardshrink(input, lambd=0.5):
     _float_only(input, "hardshrink_cpu")
     d = input._data
     _guard_sel(input, "cuts", -float(lambd), float(lambd))
-    return _masked_linear(input, np.asarray((d > lambd) | (d < -lambd)), 1.0, 0.0,
+    with np.errstate(invalid="ignore"):     # torch: -l <= x <= l ? 0 : x (nan stays nan)
+        m = np.asarray(~((d >= -lambd) & (d <= lambd)))
+    return _masked_linear(input, m, 1.0, 0.0,
                           np.zeros(np.shape(d), input._dtype.np), "HardshrinkBackward0")
 
 
@@ -392,7 +405,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
                          if np.ndim(d) == 0 else np.clip(d, min_val, max_val).astype(x._dtype.np),
                          x._dtype)
         _guard_sel(x, "cuts", float(min_val), float(max_val))
-        return _masked_linear(x, np.asarray((d > min_val) & (d < max_val)), 1.0, 0.0,
+        with np.errstate(invalid="ignore"):     # (torch: x <= min || x >= max ? 0 : g; nan: g)
+            m = np.asarray(~((d <= min_val) | (d >= max_val)))
+        return _masked_linear(x, m, 1.0, 0.0,
                               np.clip(d, min_val, max_val).astype(x._dtype.np), "HardtanhBackward0")
     return _act(input, inplace, f)
 
@@ -649,8 +664,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     sq = d ** 2
     if weight is not None:
         sq2 = sq * weight
-        return _reduce(sq2, red, "MseLossBackward0", hidden=(d, sq))
-    return _reduce(sq, red, "MseLossBackward0", hidden=(d,))
+        return _saves_inputs(_reduce(sq2, red, "MseLossBackward0", hidden=(d, sq)), input, target)
+    return _saves_inputs(_reduce(sq, red, "MseLossBackward0", hidden=(d,)), input, target)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -673,7 +688,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     d = tap_entry(input - target, 0, 1)
     e = unary(d, "smooth_l1", c=float(beta))
-    return _reduce(e, red, "SmoothL1LossBackward0", hidden=(d,))
+    return _saves_inputs(_reduce(e, red, "SmoothL1LossBackward0", hidden=(d,)), input, target)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -682,7 +697,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     d = tap_entry(input - target, 0, 1)
     e = unary(d, "smooth_l1", c=float(delta))
     h = _math.scale(e, float(delta))
-    return _reduce(h, red, "HuberLossBackward0", hidden=(d, e))
+    return _saves_inputs(_reduce(h, red, "HuberLossBackward0", hidden=(d, e)), input, target)
 
 
 def _class_positions(input, target, ignore_index):
@@ -806,7 +821,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         # a zero total weight: torch's backward divides by it (nan where a target counts)
         c = -1.0 if red == "sum" else (-1.0 / tw if tw else float("nan"))
         e, n = tp.entry(OPCODE["sum"], name, 1, dt, g, -1, ci=tp.const(c))
-    return _out(y if y.ndim else y[()], input._dtype, tp, n)
+    return _saves_inputs(_out(y if y.ndim else y[()], input._dtype, tp, n), input)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -1003,7 +1018,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if loss._dtype is not tdt:          # float64 input, float32 target: a float32 loss
         hidden.append(loss)
         loss = loss.to(tdt)
-    return _reduce(loss, red, "BinaryCrossEntropyWithLogitsBackward0", hidden=hidden)
+    return _saves_inputs(_reduce(loss, red, "BinaryCrossEntropyWithLogitsBackward0",
+                                 hidden=hidden), input, target)
 
 
 def one_hot(tensor, num_classes=-1):
@@ -1326,7 +1342,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         named(out, "EmbeddingBackward0", 1)
         if scale_grad_by_freq:         # gradients of each row divided by its count
             from .modules._functional import scale_grad_by_freq as _by_freq
-            out = _by_freq(out, idx)
+            out = named(_by_freq(out, idx), "EmbeddingBackward0", 1)
     return out
 
 
@@ -1414,7 +1430,12 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         loss = input.exp() - target * input
     else:
         loss = input - target * named(input + eps, "AddBackward1").log()
-    if full:
+    if full and isinstance(target, Tensor) and target._rg and STATE.enabled:
+        # torch's Python formula, differentiable in the target
+        st = (target * target.log() - target + 0.5 * (target * (2 * math.pi)).log()) \
+            .masked_fill(target <= 1, 0)
+        loss = loss + st
+    elif full:
         t = np.asarray(target._data if isinstance(target, Tensor) else target, np.float64)
         with np.errstate(all="ignore"):
             st = np.where(t > 1, t * np.log(t) - t + 0.5 * np.log(2 * np.pi * t), 0)
@@ -1551,7 +1572,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     if out._tape is None:
         return out
     hide(*[h for h in hidden if h._tape is not None])
-    return named(out, "SoftMarginLossBackward0", 1)
+    return _saves_inputs(named(out, "SoftMarginLossBackward0", 1), input, target)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -1626,7 +1647,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if red == "none" and nd != 2:
         hidden.append(per)
     hide(*[v for v in hidden if isinstance(v, Tensor) and v._tape is not None])
-    return named(out, "MultiMarginLossBackward0", 1)
+    return _saves_inputs(named(out, "MultiMarginLossBackward0", 1), input)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
@@ -1867,33 +1888,38 @@ def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 
 def _torch_embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return _F().embedding(indices, weight, None if padding_idx == -1 else padding_idx)
+    return _F().embedding(indices, weight, None if padding_idx == -1 else padding_idx,
+                          scale_grad_by_freq=scale_grad_by_freq)
 
 
-def _torch_kl_div(input, target, reduction=1, *, log_target=False):
-    return _F().kl_div(input, target, reduction=_red_int(reduction), log_target=log_target)
+# torch's Python bindings of these aten losses default reduction to 0 ('none'; the schema
+# says Mean, but torch.kl_div(x, y) is elementwise), an explicit 1 is 'mean'
+def _torch_kl_div(input, target, reduction=0, *, log_target=False):
+    with warnings.catch_warnings():         # (aten's kl_div does not warn about 'mean')
+        warnings.simplefilter("ignore", UserWarning)
+        return _F().kl_div(input, target, reduction=_red_int(reduction), log_target=log_target)
 
 
 def _torch_binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
-                                           reduction=1):
+                                           reduction=0):
     return _F().binary_cross_entropy_with_logits(input, target, weight, reduction=_red_int(reduction),
                                                  pos_weight=pos_weight)
 
 
-def _torch_margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def _torch_margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     return margin_ranking_loss(input1, input2, target, margin, reduction=_red_int(reduction))
 
 
-def _torch_hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def _torch_hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     return hinge_embedding_loss(input, target, margin, reduction=_red_int(reduction))
 
 
-def _torch_cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def _torch_cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     return cosine_embedding_loss(input1, input2, target, margin, reduction=_red_int(reduction))
 
 
 def _torch_triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False,
-                              reduction=1):
+                              reduction=0):
     return triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                reduction=_red_int(reduction))
 

@@ -48,6 +48,7 @@ RANDOM = {
     "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.rand_like",
     "torch.randn_like", "torch.randint_like", "torch.bernoulli", "torch.multinomial",
     "torch.normal", "torch.dropout", "torch.dropout_", "F.dropout", "F.alpha_dropout",
+    "F.dropout1d", "F.dropout2d", "F.dropout3d", "F.feature_alpha_dropout",
     "F.gumbel_softmax", "Tensor.bernoulli", "Tensor.bernoulli_", "Tensor.multinomial",
     "Tensor.normal_", "Tensor.uniform_", "Tensor.exponential_", "Tensor.cauchy_",
     "Tensor.log_normal_", "Tensor.geometric_", "Tensor.random_",
@@ -252,6 +253,17 @@ ALLOWLIST = {
         "values (tapegrad takes them in stable order); sorted=False order is unspecified",
     ("torch_backward_raises", "torch.vander", None):
         "docs/api.md: torch's vander with gradients fails in backward; tapegrad differentiates",
+    **{("values", k, None): "docs/api.md: slogdet/logdet of an exactly singular matrix: "
+       "whether LU meets an exactly zero pivot (sign 0, -inf) or a rounding residue (a finite "
+       "log) depends on the LAPACK build; numpy's and torch's differ"
+       for k in ("torch.slogdet", "Tensor.slogdet", "linalg.slogdet", "torch.logdet",
+                 "Tensor.logdet")},
+    ("version_undetected", "linalg.cond", None):
+        "docs/api.md: linalg.cond with p = +-1, +-inf, 'fro': torch 2.13's backward raises "
+        "(a version error on its own inv_ex result)",
+    ("version_undetected", "torch.vander", None):
+        "docs/api.md: torch's vander with gradients fails in backward (its own in-place "
+        "writes: 'modified by an inplace operation'); tapegrad differentiates",
     ("torch_backward_raises", "linalg.cond", None):
         "docs/api.md: linalg.cond with p = +-1, +-inf, 'fro': torch 2.13's backward raises",
     ("torch_backward_raises", "torch.remainder", None):
