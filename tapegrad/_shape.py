@@ -714,7 +714,7 @@ def _concat(ts, shapes, dim, name, taps=True):
         if na >= 0 and nb >= 0 and blocks:
             # both pieces are contiguous blocks of the result (nothing before ``dim`` but
             # ones): two offset rows (embed at 0 and after a), no index maps
-            sza = m // (ka + kb) * ka
+            sza = int(np.prod(sa, dtype=np.int64))         # a's elements (empty pieces too)
             xa = tp.entry(_EMBED_OP, nm_in(ia), m, dt, na, -1, p0=0, p1=sza, fl=F_HIDDEN)[1]
             xb = tp.entry(_EMBED_OP, nm_in(ib), m, dt, nb, -1, p0=sza, p1=m - sza,
                           fl=F_HIDDEN)[1]

@@ -729,3 +729,25 @@ def test_unsafe_splits_vs_torch(name):
         sum((p * p).sum() for p in parts).backward()
         return parts, x, x.grad, info
     same(prog)
+
+
+@pytest.mark.parametrize("shapes", [[(0, 3), (0, 3)], [(0, 3), (2, 3), (0, 3)], [(2, 0), (2, 0)],
+                                    [(1, 3), (2, 3), (3, 3)]])
+def test_cat_and_stack_of_blocks_with_empty_pieces_vs_torch(shapes):
+    """cat/stack pieces that are contiguous blocks of the result are recorded as offset rows;
+    empty pieces among them (a zero-size block) record as torch's gradients."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    vals = [rng.random(s) for s in shapes]
+    for lib_cat in ("cat", "stack"):
+        if lib_cat == "stack" and len({s for s in shapes}) > 1:
+            continue
+        ours = [tg.tensor(v, requires_grad=True) for v in vals]
+        ref = [torch.tensor(v, requires_grad=True) for v in vals]
+        y, Y = getattr(tg, lib_cat)(ours, 0), getattr(torch, lib_cat)(ref, 0)
+        w = rng.random(tuple(Y.shape))
+        (y * tg.tensor(w)).sum().backward()
+        (Y * torch.tensor(w)).sum().backward()
+        np.testing.assert_array_equal(y.detach().numpy(), Y.detach().numpy())
+        for t, T in zip(ours, ref):
+            np.testing.assert_allclose(t.grad.numpy(), T.grad.numpy())
