@@ -92,6 +92,8 @@ def loss(L, call, x):
 
 def adversarial(base, rng, k):
     x = np.array(base, np.float64)
+    if x.ndim == 0:
+        x = x.reshape(())
     flat = x.reshape(-1)
     kind = k % 14
     if kind == 0:
@@ -104,20 +106,21 @@ def adversarial(base, rng, k):
         x = np.round(x)
     elif kind == 4:
         x = np.round(x, 1)
-    elif kind == 5:
+    elif kind == 5 and flat.size:
         flat[rng.integers(flat.size)] = 0.0
         flat[rng.integers(flat.size)] = -0.0
-    elif kind == 6:
+    elif kind == 6 and flat.size:
         flat[rng.integers(flat.size)] = np.nan
-    elif kind == 7:
+    elif kind == 7 and flat.size:
         flat[rng.integers(flat.size)] = np.inf
-    elif kind == 8:
+    elif kind == 8 and flat.size:
         flat[rng.integers(flat.size)] = -np.inf
     elif kind == 9:
         x = np.clip(x, -0.5, 0.5)
-    elif kind == 10:
-        flat[0], flat[-1] = 1.0, -1.0
-    elif kind == 11:
+    elif kind == 10 and flat.size:
+        flat[0] = 1.0
+        flat[-1] = -1.0
+    elif kind == 11 and flat.size:
         flat[:] = flat[0]
     elif kind == 12:
         x = x * 20.0
