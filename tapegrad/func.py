@@ -1421,6 +1421,20 @@ class CompiledTape:
             return True
         return forward(*args, X[0], X[1], 0, ne) < 0
 
+    def _runner_stores(self, leaves):
+        """A fast runner's per-thread state, made by a general forward on ``leaves``: the
+        stores ``X``, the scratch, the leaves' copy targets and the captured tensors' places
+        in ``X`` (``_fill_forward`` refreshes both at every call)."""
+        X = self.forward([t._data for t in leaves])
+        sc = self._scratch()
+        copies = [(i, w) for i, w in enumerate(sc.views) if w is not None]
+        N = self.N
+        cap = []
+        for node, ref, kept in self.captured:
+            off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
+            cap.append((X[slot][off:off + size], ref, kept))
+        return X, sc, copies, cap
+
     def forward_runner(self):
         """A function ``run(leaves)`` doing a forward-only replay (jvp's call) in the fewest
         Python steps: the leaves' values copied in, one compiled forward, the outputs copied
@@ -1435,7 +1449,7 @@ class CompiledTape:
                 or any(kind != "node" for kind, _ in self.out_nodes)):
             return None
         _mods()
-        sp, N, ne = keep[2], self.N, self.ne
+        sp, ne = keep[2], self.ne
         forward, pforward, I = _M["forward"], _M["pforward"], self.data.I
         live = [(off, src) for off, src, lv in sp[4] if lv] if sp is not None else None
         tl, srcs = self._tl, self.srcs
@@ -1443,13 +1457,7 @@ class CompiledTape:
                  zip(outs, self.out_meta)]
 
         def state(leaves):
-            X = self.forward([t._data for t in leaves])
-            sc = self._scratch()
-            copies = [(i, w) for i, w in enumerate(sc.views) if w is not None]
-            cap = []
-            for node, ref, kept in self.captured:
-                off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
-                cap.append((X[slot][off:off + size], ref, kept))
+            X, sc, copies, cap = self._runner_stores(leaves)
             st = sc.fwd = (pl, X, copies, cap)
             return st
 
@@ -1499,13 +1507,7 @@ class CompiledTape:
         tl, srcs = self._tl, self.srcs
 
         def state(leaves):                  # the thread's stores, made by a general forward
-            X = self.forward([t._data for t in leaves])
-            sc = self._scratch()
-            copies = [(i, w) for i, w in enumerate(sc.views) if w is not None]
-            cap = []
-            for node, ref, kept in self.captured:
-                off, size, slot = N[node * NK + NOFF], N[node * NK + NSIZE], N[node * NK + NDT]
-                cap.append((X[slot][off:off + size], ref, kept))
+            X, sc, copies, cap = self._runner_stores(leaves)
             st = sc.unit = (pl, X, copies, cap, self._flags(sc) if sp is None else None)
             return st
 
