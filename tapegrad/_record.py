@@ -29,6 +29,7 @@ from . import _par
 from ._core import tape as _tp
 from ._core.names import NAMES as _NAMES, name_id as _name_id
 from ._core.tape import address as _address
+_wref = weakref.ref
 from .tensor import _NO_HALF_GRAD, _norm_dims, _tyname
 from ._schema import FL
 from ._core.names import multi_name_id, tap_name_id
@@ -146,6 +147,7 @@ def _out(data, dt, tp, node):
     t._rg = True
     t._tape = tp
     t._node = node
+    tp.live.append(_wref(t))
     if type(data) is _ndarray and data.size >= _WATCH_FROM:   # liveness (tape.watch)
         _tp.watch(t, tp, node)
     return t
@@ -211,6 +213,7 @@ def _record_unary(x, op, y, c=None, nm=None):
     out._rg = True
     out._tape = tp
     out._node = n
+    tp.live.append(_wref(out))
     if size >= _WATCH_FROM:          # liveness: its death may free saved values
         _tp.watch(out, tp, n)
     if save_x or save_y:             # version records (Tape.version_record, inlined)
@@ -359,6 +362,7 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
     out._rg = True
     out._tape = tp
     out._node = node
+    tp.live.append(_wref(out))
     if y.size >= _WATCH_FROM:        # liveness: its death may free saved values
         _tp.watch(out, tp, node)
     # version records (Tape.version_record, inlined on this hot path)
@@ -427,6 +431,7 @@ def _record_tn(opcode, nm, saves, a, c, y, rdt):
     out._rg = True
     out._tape = tp
     out._node = node
+    tp.live.append(_wref(out))
     if n >= _WATCH_FROM:             # liveness: its death may free saved values
         _tp.watch(out, tp, node)
     if save_a or save_y:
@@ -531,6 +536,7 @@ def _record_tt(op, a, b, y, rdt, av=None, bv=None):
     out._rg = True
     out._tape = tp
     out._node = node
+    tp.live.append(_wref(out))
     if n >= _WATCH_FROM:             # liveness: its death may free saved values
         _tp.watch(out, tp, node)
     if save_a or save_b or save_y:
@@ -730,6 +736,8 @@ def _proxy(t):
             _tp.resolve(t)
         p._tape = t._tape
         p._node = t._node
+        if p._tape is not None:
+            _tp.register(p, p._tape)
     else:
         rt = _tp._tls.__dict__.get("tape")
         if rt is not None and rt.crefs is not None:
@@ -816,6 +824,7 @@ def _inplace_record(self, res, vc, n):
         self._data = rd[()] if type(rd) is _ndarray else rd
     tp, node = res._tape, res._node          # (a fresh result: its tape is current)
     self._rg, self._tape, self._node = True, tp, node
+    _tp.register(self, tp)
     ver = _bump(self, _NAMES[tp.E[tp.N[node * NK + NPROD] * K + NM]])
     if yvc is not None:                    # the result it saved is self now (torch's message
         sv = tp.sv                         # when self is modified again)
@@ -878,6 +887,7 @@ def _write(t, own, value, name, region=None):
     old = _wrap(rd, dt)                    # the root before the write, as an operand
     if root._rg:
         old._rg, old._tape, old._node = True, root._tape, root._node
+        _tp.register(old, old._tape)
         if whole:
             a = _record_binary(BY_NAME["mul"], old, 0.0, rd, dt, hidden=True)
         else:
@@ -916,6 +926,7 @@ def _write(t, own, value, name, region=None):
     else:
         rd.flat[pos] = vb.reshape(-1)
     root._rg, root._tape, root._node = True, new._tape, new._node
+    _tp.register(root, new._tape)
     _bump(root, name)
     _rederive_views(root)
 
@@ -1065,6 +1076,7 @@ def _rederive(t):
     else:
         e, n = tp.entry(OPCODE["gather"], nm, pos.size, dt, rn, -1, p0=tp.index(pos), p1=pos.size)
     t._tape, t._node = tp, n
+    _tp.register(t, tp)
     return tp, n
 
 
@@ -1309,6 +1321,7 @@ def _record_unary_sum(x, y, c, nm):
     out._rg = True
     out._tape = tp
     out._node = n
+    tp.live.append(_wref(out))
     return out
 
 
@@ -1439,6 +1452,7 @@ def _record_offset(x, opcode, off, n, y, nm):
     out._rg = True
     out._tape = tp
     out._node = node
+    tp.live.append(_wref(out))
     return out
 
 
@@ -1485,6 +1499,7 @@ def _mm_core(a, b, m, k, n, y, name):
     out._rg = True
     out._tape = tp
     out._node = node
+    tp.live.append(_wref(out))
     if y.size >= _WATCH_FROM:                   # liveness: its death may free saved values
         _tp.watch(out, tp, node)
     if tp.mark is None:                         # version records (inlined)

@@ -1605,6 +1605,7 @@ def _install_index_family(Tensor):
         if r._rg and r._tape is not None:
             named(r, name)
             self._rg, self._tape, self._node = True, r._tape, r._node
+            _tp.register(self, r._tape)
         self._data = r._data
         self._vpos = None             # (a view's place in its base is no longer known)
         _bump(self, name if r._tape is not None else None)   # torch's t_() counts a write
