@@ -237,10 +237,41 @@ def _cast_node(tp, t, node, rdt):
     return n
 
 
+# Index maps that depend on shapes only (broadcasts, permutations), kept read-only across
+# calls and tapes: an eager loop recording the same broadcast every call (GradBench's gmm:
+# (n, 1, d) - (1, k, d), 2 MB maps) built and page-faulted a fresh map each time. Up to
+# MAP_CACHE_BYTES in all (then emptied); tapes hold them through IndexMaps.append_shared.
+MAP_CACHE = {}
+MAP_CACHE_BYTES = 64 << 20
+_MAP_HELD = [0]
+
+
+def cached_map(key, make):
+    """The int64 map ``make()`` for ``key`` (shapes only), read-only, shared."""
+    idx = MAP_CACHE.get(key)
+    if idx is None:
+        idx = make()
+        if idx.nbytes <= MAP_CACHE_BYTES >> 3:
+            if _MAP_HELD[0] + idx.nbytes > MAP_CACHE_BYTES:
+                MAP_CACHE.clear()
+                _MAP_HELD[0] = 0
+            if not idx.flags.owndata:
+                idx = idx.copy()
+            idx.flags.writeable = False
+            MAP_CACHE[key] = idx
+            _MAP_HELD[0] += idx.nbytes
+    return idx
+
+
+def _expand_map(src_shape, out_shape):
+    return np.broadcast_to(np.arange(int(np.prod(src_shape, dtype=np.int64)), dtype=np.int64)
+                           .reshape(src_shape), out_shape).reshape(-1)
+
+
 def _expand_node(tp, node, src_shape, out_shape, dt):
     """Hidden broadcast of a node to ``out_shape`` (a gather whose VJP sums)."""
-    idx = np.broadcast_to(np.arange(int(np.prod(src_shape, dtype=np.int64)), dtype=np.int64)
-                          .reshape(src_shape), out_shape).reshape(-1)   # a fresh array:
+    idx = cached_map(("expand", src_shape, out_shape),
+                     lambda: _expand_map(src_shape, out_shape))
     off = tp.I.append_shared(idx)                                       # kept, not copied
     e, n = tp.entry(OPCODE["gather"], _nm("ExpandBackward0"), idx.size, dt, node, -1,
                     p0=off, p1=idx.size, fl=F_HIDDEN)
@@ -559,12 +590,13 @@ def _record_tt(op, a, b, y, rdt, av=None, bv=None):
     return out
 
 
-def _record_index(x, opname, idx, y, c=None, nm=None, aliases=None):
-    """gather / segsum / copy entries; ``aliases``: sizes of outputs sharing the node (unbind)."""
+def _record_index(x, opname, idx, y, c=None, nm=None, aliases=None, shared=False):
+    """gather / segsum / copy entries; ``aliases``: sizes of outputs sharing the node (unbind);
+    ``shared``: idx is a read-only cached map (``cached_map``), kept rather than copied."""
     tp = _tape_for(x)
     a = _src(x, tp)
     dt = x._dtype.slot
-    off = tp.index(idx) if idx is not None else 0
+    off = (tp.I.append_shared(idx) if shared else tp.index(idx)) if idx is not None else 0
     ci = tp.const(c) if c is not None else -1
     op = BY_NAME[opname]
     e, n = tp.entry(op.opcode, nm if nm is not None else _nm_default(op),
@@ -1196,26 +1228,14 @@ _intp = np.intp
 _SUMS_MIN = 1 << 10            # from this many elements _sums' kernels sum over dims
 
 
-_IDX = {}                     # (shape, dims) -> the segsum index map, read-only (small shapes)
-
-
 def _seg_index(tp, shape, dims, size):
     """The tape offset of the segsum index map reducing ``shape`` over ``dims``: output
-    number of each input element (cached for shapes of up to 2^12 elements: at most 128
-    maps of 32 KB)."""
-    key = (shape, dims)
-    b = _IDX.get(key)
-    if b is None:
+    number of each input element (``cached_map``)."""
+    def make():
         kshape = tuple(1 if i in dims else s for i, s in enumerate(shape))
-        ysize = _prod(kshape)
-        b = np.ascontiguousarray(np.broadcast_to(np.arange(ysize, dtype=np.int64).reshape(kshape),
-                                                 shape)).reshape(-1)
-        b.flags.writeable = False       # shared by the tapes that use it: never written
-        if size <= 1 << 12:
-            if len(_IDX) >= 128:
-                _IDX.clear()
-            _IDX[key] = b
-    return tp.I.append_shared(b)
+        return np.ascontiguousarray(np.broadcast_to(
+            np.arange(_prod(kshape), dtype=np.int64).reshape(kshape), shape)).reshape(-1)
+    return tp.I.append_shared(cached_map(("segsum", shape, dims), make))
 
 
 def _reduce(input, dim, keepdim, dtype, mean_, named1=True):
