@@ -169,7 +169,7 @@ class Tape:
     __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "wself", "leaf_pairs",
                  "pyfuncs", "sv", "mark", "nbytes", "retained", "hooks",
                  "views", "into", "dn", "de", "n_saving", "released", "crefs", "held",
-                 "carried", "wtape", "watched", "dead", "dead_bytes", "live", "stubs",
+                 "carried", "wtape", "watched", "dead", "dead_bytes", "live", "stubs", "rot",
                  "__weakref__")
 
     def __init__(self):
@@ -205,6 +205,7 @@ class Tape:
         self.dead_bytes = 0         # bytes of those results that nothing consumed
         self.live = []              # weakrefs of the tensors recorded here (``register``)
         self.stubs = None           # weakrefs of the tapes absorbed into this one
+        self.rot = None             # (entries * K, saved bytes) it rotates at, when resumed
 
     # ----------------------------------------------------------------- recording
     def __len__(self):
@@ -522,6 +523,24 @@ def current_tape():
             # one node each (a rotated recording gave a leaf a second node on another tape,
             # which the frozen tape then read unproduced: zero gradients from 2^18 elements)
             return tp
+        if tp is not None and not tp.released:
+            r = tp.rot
+            if tp.into is None:
+                if r is not None and len(tp.E) < r[0] and tp.nbytes < r[1]:
+                    return tp                 # resumed (below), within its new budget
+            else:
+                # the current tape was absorbed: the leaf-only ops recorded there joined a
+                # graph of another tape. Resume that tape (with another rotation budget)
+                # rather than a fresh tape per leaf-only op, each absorbed at its next op
+                # (GradBench's lstm: 759 absorbs in 9,145 entries once the graph passed
+                # ROTATE_AT). A fresh tape's dropped graphs are not absorbed: they rotate.
+                big = tp.into
+                while big.into is not None:
+                    big = big.into
+                if not big.released and big.crefs is None:
+                    big.rot = (len(big.E) + ROTATE_AT * K, big.nbytes + ROTATE_BYTES)
+                    _tls.tape = big
+                    return big
         tp = _tls.tape = Tape()
         old = _tls.__dict__.pop("consumed", None)
         if old is not None:
