@@ -94,6 +94,8 @@ def _matmul2(input, other):
         name = "MmBackward0" if da.ndim == 2 else "SqueezeBackward4"
     if m * k * n >= _blas.MIN and da.ndim == 2 and db.ndim == 2 and a._dtype.slot >= 0 and _blas.OK:
         y = _blas.mm(da, db)                    # (one thread pool: see _blas)
+    elif m * k * n >= _blas.ONE_FROM and _blas.AVAILABLE:
+        y = _blas.matmul1(da, db)               # (OpenBLAS on one thread: see _blas)
     else:
         y = np.matmul(da, db)
     if type(y) is not _ndarray:
