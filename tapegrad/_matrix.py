@@ -1,9 +1,11 @@
 """Matrix products beyond 2-D: batched matmul/bmm, outer, einsum, trace, diag, cross.
 
-``mm`` is the one product row; a batched product is one ``mm`` entry per batch element on
-hidden selections, joined by a hidden stack (torch's BmmBackward0 / UnsafeViewBackward0 on
-top). A product of an N-D tensor with a matrix folds the batch into rows (one ``mm``), as
-torch does.
+``mm`` is the one product row. A batched product (bmm, batched matmul, einsum's contractions)
+is one entry eagerly, ``_Bmm`` (an internal custom Function: numpy's batched products forward
+and backward, torch's BmmBackward0); inside ``tapegrad.func`` recordings it is one ``mm``
+entry per batch element on hidden selections, joined by a hidden stack (replays and vmap's
+batched plans see primitive rows only). A product of an N-D tensor with a matrix folds the
+batch into rows (one ``mm``), as torch does.
 """
 import numpy as np
 
