@@ -12,6 +12,7 @@ import numpy as np
 
 from ._compiled import kernels as _K
 from ._core import tape as _tp
+from ._core.tape import _wref
 from ._state import STATE
 from ._core.names import ONE_INPUT, _CPP_NAMES, multi_name_id, tap_name_id
 from ._core.tape import entry_name
@@ -367,6 +368,7 @@ def _binary_fn(opname):
                         out._rg = True
                         out._tape = tp
                         out._node = node
+                        tp.live.append(_wref(out))
                         if tn_sa or tn_sy:
                             if tp.mark is None:
                                 tp.mark = _tp.INPLACE[0]

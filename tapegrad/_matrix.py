@@ -1,9 +1,11 @@
 """Matrix products beyond 2-D: batched matmul/bmm, outer, einsum, trace, diag, cross.
 
-``mm`` is the one product row; a batched product is one ``mm`` entry per batch element on
-hidden selections, joined by a hidden stack (torch's BmmBackward0 / UnsafeViewBackward0 on
-top). A product of an N-D tensor with a matrix folds the batch into rows (one ``mm``), as
-torch does.
+``mm`` is the one product row. A batched product (bmm, batched matmul, einsum's contractions)
+is one entry eagerly, ``_Bmm`` (an internal custom Function: numpy's batched products forward
+and backward, torch's BmmBackward0); inside ``tapegrad.func`` recordings it is one ``mm``
+entry per batch element on hidden selections, joined by a hidden stack (replays and vmap's
+batched plans see primitive rows only). A product of an N-D tensor with a matrix folds the
+batch into rows (one ``mm``), as torch does.
 """
 import numpy as np
 
@@ -25,6 +27,8 @@ import math
 import warnings
 from .autograd.function import Function
 from .tensor import _type_name
+from .tensor import GUARD
+from ._core.names import name_id
 from ._record import _hide_below
 from ._info import _warn_once
 from ._math import _owned
@@ -92,6 +96,8 @@ def _matmul2(input, other):
         name = "MmBackward0" if da.ndim == 2 else "SqueezeBackward4"
     if m * k * n >= _blas.MIN and da.ndim == 2 and db.ndim == 2 and a._dtype.slot >= 0 and _blas.OK:
         y = _blas.mm(da, db)                    # (one thread pool: see _blas)
+    elif m * k * n >= _blas.ONE_FROM and _blas.AVAILABLE:
+        y = _blas.matmul1(da, db)               # (OpenBLAS on one thread: see _blas)
     else:
         y = np.matmul(da, db)
     if type(y) is not _ndarray:
@@ -133,10 +139,49 @@ def _check_dtypes(a, b):
         raise _matmul_dtype_error(a, b)
 
 
+class _Bmm(Function):
+    """(B, m, k) @ (B, k, n) as one entry (eager): numpy's batched product forward, the
+    backward ``ga = g b^T``, ``gb = a^T g`` as two batched products (recorded tensor
+    operations under create_graph, differentiable again); torch's BmmBackward0 over
+    (a, b), both saved."""
+
+    @staticmethod
+    def _node_name_id():
+        return _BMM_NAME[0]
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _wrap(np.matmul(a._data, b._data), a._dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        if STATE.enabled:                   # create_graph: recorded
+            return (bmm(g, b.transpose(1, 2)) if need[0] else None,
+                    bmm(a.transpose(1, 2), g) if need[1] else None)
+        gd = g._data
+        dt = g._dtype
+        return (_wrap(np.matmul(gd, np.swapaxes(b._data, 1, 2)), dt) if need[0] else None,
+                _wrap(np.matmul(np.swapaxes(a._data, 1, 2), gd), dt) if need[1] else None)
+
+
+_BMM_NAME = [None]
+FUSED_BMM = [True]      # False: the per-batch-element form everywhere (tests, comparisons)
+
+
 def _bmm3(a, b, name):
-    """(B, m, k) @ (B, k, n) by one mm entry per batch element (hidden), stacked."""
+    """(B, m, k) @ (B, k, n): one ``_Bmm`` entry eagerly; inside ``tapegrad.func``
+    recordings (``GUARD``: replays and vmap's plans see primitive entries only) and on empty
+    batches, one mm entry per batch element (hidden), stacked."""
     B, m, k = a._data.shape
     n = b._data.shape[2]
+    if (STATE.enabled and (a._rg or b._rg) and B and FUSED_BMM[0] and GUARD[0] is None
+            and a._dtype.slot >= 0 and a._dtype is b._dtype):
+        if _BMM_NAME[0] is None:
+            _BMM_NAME[0] = name_id("BmmBackward0")
+        return _Bmm.apply(a, b)
     y = np.matmul(a._data, b._data)
     if not (STATE.enabled and (a._rg or b._rg)):
         return _wrap(y, a._dtype)

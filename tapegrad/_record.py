@@ -29,6 +29,7 @@ from . import _par
 from ._core import tape as _tp
 from ._core.names import NAMES as _NAMES, name_id as _name_id
 from ._core.tape import address as _address
+_wref = weakref.ref
 from .tensor import _NO_HALF_GRAD, _norm_dims, _tyname
 from ._schema import FL
 from ._core.names import multi_name_id, tap_name_id
@@ -146,6 +147,7 @@ def _out(data, dt, tp, node):
     t._rg = True
     t._tape = tp
     t._node = node
+    tp.live.append(_wref(t))
     if type(data) is _ndarray and data.size >= _WATCH_FROM:   # liveness (tape.watch)
         _tp.watch(t, tp, node)
     return t
@@ -211,6 +213,7 @@ def _record_unary(x, op, y, c=None, nm=None):
     out._rg = True
     out._tape = tp
     out._node = n
+    tp.live.append(_wref(out))
     if size >= _WATCH_FROM:          # liveness: its death may free saved values
         _tp.watch(out, tp, n)
     if save_x or save_y:             # version records (Tape.version_record, inlined)
@@ -234,10 +237,41 @@ def _cast_node(tp, t, node, rdt):
     return n
 
 
+# Index maps that depend on shapes only (broadcasts, permutations), kept read-only across
+# calls and tapes: an eager loop recording the same broadcast every call (GradBench's gmm:
+# (n, 1, d) - (1, k, d), 2 MB maps) built and page-faulted a fresh map each time. Up to
+# MAP_CACHE_BYTES in all (then emptied); tapes hold them through IndexMaps.append_shared.
+MAP_CACHE = {}
+MAP_CACHE_BYTES = 64 << 20
+_MAP_HELD = [0]
+
+
+def cached_map(key, make):
+    """The int64 map ``make()`` for ``key`` (shapes only), read-only, shared."""
+    idx = MAP_CACHE.get(key)
+    if idx is None:
+        idx = make()
+        if idx.nbytes <= MAP_CACHE_BYTES >> 3:
+            if _MAP_HELD[0] + idx.nbytes > MAP_CACHE_BYTES:
+                MAP_CACHE.clear()
+                _MAP_HELD[0] = 0
+            if not idx.flags.owndata:
+                idx = idx.copy()
+            idx.flags.writeable = False
+            MAP_CACHE[key] = idx
+            _MAP_HELD[0] += idx.nbytes
+    return idx
+
+
+def _expand_map(src_shape, out_shape):
+    return np.broadcast_to(np.arange(int(np.prod(src_shape, dtype=np.int64)), dtype=np.int64)
+                           .reshape(src_shape), out_shape).reshape(-1)
+
+
 def _expand_node(tp, node, src_shape, out_shape, dt):
     """Hidden broadcast of a node to ``out_shape`` (a gather whose VJP sums)."""
-    idx = np.broadcast_to(np.arange(int(np.prod(src_shape, dtype=np.int64)), dtype=np.int64)
-                          .reshape(src_shape), out_shape).reshape(-1)   # a fresh array:
+    idx = cached_map(("expand", src_shape, out_shape),
+                     lambda: _expand_map(src_shape, out_shape))
     off = tp.I.append_shared(idx)                                       # kept, not copied
     e, n = tp.entry(OPCODE["gather"], _nm("ExpandBackward0"), idx.size, dt, node, -1,
                     p0=off, p1=idx.size, fl=F_HIDDEN)
@@ -359,6 +393,7 @@ def _record_binary(op, a, b, y, rdt, nm=None, hidden=False):
     out._rg = True
     out._tape = tp
     out._node = node
+    tp.live.append(_wref(out))
     if y.size >= _WATCH_FROM:        # liveness: its death may free saved values
         _tp.watch(out, tp, node)
     # version records (Tape.version_record, inlined on this hot path)
@@ -427,6 +462,7 @@ def _record_tn(opcode, nm, saves, a, c, y, rdt):
     out._rg = True
     out._tape = tp
     out._node = node
+    tp.live.append(_wref(out))
     if n >= _WATCH_FROM:             # liveness: its death may free saved values
         _tp.watch(out, tp, node)
     if save_a or save_y:
@@ -531,6 +567,7 @@ def _record_tt(op, a, b, y, rdt, av=None, bv=None):
     out._rg = True
     out._tape = tp
     out._node = node
+    tp.live.append(_wref(out))
     if n >= _WATCH_FROM:             # liveness: its death may free saved values
         _tp.watch(out, tp, node)
     if save_a or save_b or save_y:
@@ -553,12 +590,13 @@ def _record_tt(op, a, b, y, rdt, av=None, bv=None):
     return out
 
 
-def _record_index(x, opname, idx, y, c=None, nm=None, aliases=None):
-    """gather / segsum / copy entries; ``aliases``: sizes of outputs sharing the node (unbind)."""
+def _record_index(x, opname, idx, y, c=None, nm=None, aliases=None, shared=False):
+    """gather / segsum / copy entries; ``aliases``: sizes of outputs sharing the node (unbind);
+    ``shared``: idx is a read-only cached map (``cached_map``), kept rather than copied."""
     tp = _tape_for(x)
     a = _src(x, tp)
     dt = x._dtype.slot
-    off = tp.index(idx) if idx is not None else 0
+    off = (tp.I.append_shared(idx) if shared else tp.index(idx)) if idx is not None else 0
     ci = tp.const(c) if c is not None else -1
     op = BY_NAME[opname]
     e, n = tp.entry(op.opcode, nm if nm is not None else _nm_default(op),
@@ -730,6 +768,8 @@ def _proxy(t):
             _tp.resolve(t)
         p._tape = t._tape
         p._node = t._node
+        if p._tape is not None:
+            _tp.register(p, p._tape)
     else:
         rt = _tp._tls.__dict__.get("tape")
         if rt is not None and rt.crefs is not None:
@@ -816,6 +856,7 @@ def _inplace_record(self, res, vc, n):
         self._data = rd[()] if type(rd) is _ndarray else rd
     tp, node = res._tape, res._node          # (a fresh result: its tape is current)
     self._rg, self._tape, self._node = True, tp, node
+    _tp.register(self, tp)
     ver = _bump(self, _NAMES[tp.E[tp.N[node * NK + NPROD] * K + NM]])
     if yvc is not None:                    # the result it saved is self now (torch's message
         sv = tp.sv                         # when self is modified again)
@@ -878,6 +919,7 @@ def _write(t, own, value, name, region=None):
     old = _wrap(rd, dt)                    # the root before the write, as an operand
     if root._rg:
         old._rg, old._tape, old._node = True, root._tape, root._node
+        _tp.register(old, old._tape)
         if whole:
             a = _record_binary(BY_NAME["mul"], old, 0.0, rd, dt, hidden=True)
         else:
@@ -916,6 +958,7 @@ def _write(t, own, value, name, region=None):
     else:
         rd.flat[pos] = vb.reshape(-1)
     root._rg, root._tape, root._node = True, new._tape, new._node
+    _tp.register(root, new._tape)
     _bump(root, name)
     _rederive_views(root)
 
@@ -1065,6 +1108,7 @@ def _rederive(t):
     else:
         e, n = tp.entry(OPCODE["gather"], nm, pos.size, dt, rn, -1, p0=tp.index(pos), p1=pos.size)
     t._tape, t._node = tp, n
+    _tp.register(t, tp)
     return tp, n
 
 
@@ -1184,26 +1228,14 @@ _intp = np.intp
 _SUMS_MIN = 1 << 10            # from this many elements _sums' kernels sum over dims
 
 
-_IDX = {}                     # (shape, dims) -> the segsum index map, read-only (small shapes)
-
-
 def _seg_index(tp, shape, dims, size):
     """The tape offset of the segsum index map reducing ``shape`` over ``dims``: output
-    number of each input element (cached for shapes of up to 2^12 elements: at most 128
-    maps of 32 KB)."""
-    key = (shape, dims)
-    b = _IDX.get(key)
-    if b is None:
+    number of each input element (``cached_map``)."""
+    def make():
         kshape = tuple(1 if i in dims else s for i, s in enumerate(shape))
-        ysize = _prod(kshape)
-        b = np.ascontiguousarray(np.broadcast_to(np.arange(ysize, dtype=np.int64).reshape(kshape),
-                                                 shape)).reshape(-1)
-        b.flags.writeable = False       # shared by the tapes that use it: never written
-        if size <= 1 << 12:
-            if len(_IDX) >= 128:
-                _IDX.clear()
-            _IDX[key] = b
-    return tp.I.append_shared(b)
+        return np.ascontiguousarray(np.broadcast_to(
+            np.arange(_prod(kshape), dtype=np.int64).reshape(kshape), shape)).reshape(-1)
+    return tp.I.append_shared(cached_map(("segsum", shape, dims), make))
 
 
 def _reduce(input, dim, keepdim, dtype, mean_, named1=True):
@@ -1309,6 +1341,7 @@ def _record_unary_sum(x, y, c, nm):
     out._rg = True
     out._tape = tp
     out._node = n
+    tp.live.append(_wref(out))
     return out
 
 
@@ -1439,6 +1472,7 @@ def _record_offset(x, opcode, off, n, y, nm):
     out._rg = True
     out._tape = tp
     out._node = node
+    tp.live.append(_wref(out))
     return out
 
 
@@ -1485,6 +1519,7 @@ def _mm_core(a, b, m, k, n, y, name):
     out._rg = True
     out._tape = tp
     out._node = node
+    tp.live.append(_wref(out))
     if y.size >= _WATCH_FROM:                   # liveness: its death may free saved values
         _tp.watch(out, tp, node)
     if tp.mark is None:                         # version records (inlined)

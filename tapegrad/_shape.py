@@ -32,6 +32,7 @@ from .tensor import _DEFAULT, int64
 from ._record import _leaf_inplace_check, hide, named, saves_inputs, tap
 import builtins
 from ._record import _bump, _hide_below
+from ._record import cached_map
 
 # the names of torch's namespace this family defines (tapegrad/__init__.py imports them)
 __all__ = ["adjoint", "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
@@ -97,9 +98,20 @@ def _pos(x):
     return np.arange(x._data.size, dtype=np.int64).reshape(x._data.shape)
 
 
-def index_map(x, fn, name, view=True):
+def _identity_map(idx, size):
+    # (idx[1] != 1 rules it out without a full compare)
+    return idx.size == size and (idx.size < 2 or (idx[1] == 1 and
+                                                  np.array_equal(idx, np.arange(idx.size))))
+
+
+_IDENTITY = {}          # key -> whether the cached map of that key is the identity
+
+
+def index_map(x, fn, name, view=True, key=None):
     """y = fn(x) for a numpy function that rearranges elements; recorded as a gather of x's
-    flat positions (fn applied to an arange) named ``name``; ``view``: y is a view of x."""
+    flat positions (fn applied to an arange) named ``name``; ``view``: y is a view of x.
+    ``key``: the map depends on x's shape and this key only (a permutation): it is cached
+    (``_record.cached_map``)."""
     d = x._arr()
     y = fn(d)
     if type(y) is not np.ndarray:
@@ -107,13 +119,22 @@ def index_map(x, fn, name, view=True):
     if x._rg and STATE.enabled:
         if x._dtype.slot < 0:
             raise RuntimeError("only floating point tensors can be differentiated")
-        idx = np.ascontiguousarray(fn(_pos(x))).reshape(-1)
-        # an identity map records a copy (idx[1] != 1 rules it out without a full compare)
-        if idx.size == d.size and (idx.size < 2 or (idx[1] == 1 and
-                                                    np.array_equal(idx, np.arange(idx.size)))):
+        if key is None:
+            idx = np.ascontiguousarray(fn(_pos(x))).reshape(-1)
+            ident = _identity_map(idx, d.size)
+        else:
+            key = (key, d.shape)
+            idx = cached_map(key, lambda: np.ascontiguousarray(fn(_pos(x))).reshape(-1))
+            ident = _IDENTITY.get(key)
+            if ident is None:
+                ident = _IDENTITY[key] = _identity_map(idx, d.size)
+                if len(_IDENTITY) > 4096:
+                    _IDENTITY.clear()
+        # an identity map records a copy
+        if ident:
             tp, e, n = _record_index(x, "copy", None, y, nm=_nm(name))
         else:
-            tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name))
+            tp, e, n = _record_index(x, "gather", idx, y, nm=_nm(name), shared=key is not None)
         out = _out(y, x._dtype, tp, n)
     else:
         out = _wrap(y, x._dtype)
@@ -181,7 +202,8 @@ def permute(input, *dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     if nd_ == [1, 0]:
         return _transpose2(input, "PermuteBackward0")
-    return index_map(input, lambda a: np.transpose(a, nd_), "PermuteBackward0")
+    return index_map(input, lambda a: np.transpose(a, nd_), "PermuteBackward0",
+                     key=("permute", tuple(nd_)))
 
 
 def t(input):
@@ -1605,6 +1627,7 @@ def _install_index_family(Tensor):
         if r._rg and r._tape is not None:
             named(r, name)
             self._rg, self._tape, self._node = True, r._tape, r._node
+            _tp.register(self, r._tape)
         self._data = r._data
         self._vpos = None             # (a view's place in its base is no longer known)
         _bump(self, name if r._tape is not None else None)   # torch's t_() counts a write

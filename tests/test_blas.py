@@ -125,3 +125,33 @@ def test_mid_size_product_vjps_run_compiled_and_match_the_closed_form(mkn, dt):
     A, B, G = (v.astype(dt.np).astype(np.float64) for v in (a0, b0, g0))
     np.testing.assert_allclose(a.grad.numpy(), G @ B.T, rtol=tol, atol=tol * k)
     np.testing.assert_allclose(b.grad.numpy(), A.T @ G, rtol=tol, atol=tol * m)
+
+
+@needs_blas
+def test_mid_size_products_run_on_one_openblas_thread():
+    """Products from ONE_FROM to MIN multiply-adds (100^3) go through matmul1: OpenBLAS held
+    to one thread during the call, its count restored after; the value is numpy's."""
+    get, set_ = _blas._threads
+    seen = []
+
+    def spy(a, b):
+        seen.append(get())
+        return np.matmul(a, b)
+    before = get()
+    set_(2)
+    orig = _blas.np.matmul
+    try:
+        rng = np.random.default_rng(0)
+        a, b = rng.standard_normal((100, 100)), rng.standard_normal((100, 100))
+        x = tg.tensor(a, requires_grad=True)
+        _blas.np = type("np_spy", (), {"matmul": staticmethod(spy)})
+        try:
+            y = x @ tg.tensor(b)
+        finally:
+            _blas.np = np
+        assert seen == [1] and get() == 2
+        np.testing.assert_array_equal(y.detach().numpy(), orig(a, b))
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), np.ones((100, 100)) @ b.T, rtol=1e-12)
+    finally:
+        set_(before)

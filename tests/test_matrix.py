@@ -517,3 +517,69 @@ def test_addmm_inplace_vs_torch():
     same(prog)
     same(lambda lib: leaf(lib, [[1.0]]).addmm_(lib.ones(1, 1), lib.ones(1, 1)),
          phrases=("a leaf Variable that requires grad is being used in an in-place operation.",))
+
+
+# ----------------------------------------------------------------------------- fused bmm
+# Eagerly a batched product is one entry (_matrix._Bmm: numpy's batched products forward and
+# backward); inside tapegrad.func recordings, one mm entry per batch element.
+def _bmm_prog(lib, rg_a=True, rg_b=True):
+    rng = np.random.default_rng(3)
+    a = lib.tensor(rng.standard_normal((5, 3, 4)), requires_grad=rg_a)
+    b = lib.tensor(rng.standard_normal((7, 5, 4)), requires_grad=rg_b)
+    y = lib.einsum("ijk,mik->mij", a, b)          # gmm's product: a bmm inside
+    z = lib.bmm(a, b[:4].permute(1, 2, 0))
+    loss = (y * y).sum() + z.sin().sum()
+    ins = [t for t in (a, b) if t.requires_grad]
+    gs = lib.autograd.grad(loss, ins, create_graph=True)
+    g2 = lib.autograd.grad(sum((g * g).sum() for g in gs), ins)
+    return [loss.detach()] + [g.detach() for g in gs] + list(g2) + [z.grad_fn.name()]
+
+
+@pytest.mark.parametrize("rg", [(True, True), (True, False), (False, True)],
+                         ids=["both", "a", "b"])
+def test_fused_bmm_gradients_and_second_order_vs_torch(rg):
+    same(lambda lib: _bmm_prog(lib, *rg))
+
+
+def test_fused_bmm_is_one_entry_and_matches_the_per_element_form():
+    from tapegrad import _matrix
+    from tapegrad._core import tape
+    a = tg.tensor(np.random.default_rng(0).standard_normal((6, 3, 4)), requires_grad=True)
+    b = tg.tensor(np.random.default_rng(1).standard_normal((6, 4, 2)), requires_grad=True)
+    grads = []
+    for fused in (True, False):
+        _matrix.FUSED_BMM[0] = fused
+        try:
+            y = tg.bmm(a, b)
+            tp = tape.resolve(y)[0]
+            n0 = len(tp)
+            y2 = tg.bmm(a, b)
+            assert (len(tp) - n0 == 1) == fused
+            (y * y2.cos()).sum().backward()
+            grads.append((a.grad.numpy().copy(), b.grad.numpy().copy()))
+            a.grad = b.grad = None
+        finally:
+            _matrix.FUSED_BMM[0] = True
+    for g1, g2 in zip(*grads):
+        np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-14)
+
+
+def test_fused_bmm_saved_operand_modified_in_place():
+    def prog(lib):
+        a0 = lib.ones(2, 3, 3, requires_grad=True)
+        a = a0 * 1
+        y = lib.bmm(a, lib.ones(2, 3, 3, requires_grad=True))
+        a.mul_(2)
+        y.sum().backward()
+    same(prog, phrases=("modified by an inplace operation",))
+
+
+def test_bmm_inside_func_replays_per_element():
+    from tapegrad import func
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((4, 3, 2)), rng.standard_normal((4, 2, 5))
+    g = func.grad(lambda a, b: (tg.bmm(a, b) ** 2).sum())
+    for s in (1.0, 0.5):
+        ga = g(tg.tensor(a * s), tg.tensor(b)).numpy()
+        np.testing.assert_allclose(ga, 2 * np.einsum("bij,bkj->bik", (a * s) @ b, b),
+                                   rtol=1e-12)

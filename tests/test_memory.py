@@ -326,3 +326,48 @@ def test_collection_frees_what_a_backward_consumed():
     assert grown < 5 * MB
     with pytest.raises(RuntimeError, match="second time"):
         y.sum().backward()
+
+
+# ----------------------------------------------------------------------------- registry
+# Collections find the live tensors of a tape in the registry the recording paths fill
+# (tape.register), checked complete by reference counts; a heap scan (gc.get_referrers, tens
+# of ms in a big process) only when a reference is unaccounted for.
+def test_dropped_results_collect_without_heap_scan():
+    before = tape.FALLBACKS[0]
+    _grad_kept_vs_numpy(lambda x, w: (x * 3, x * w))
+    grown, alive, x, c = _liveness_run(False)
+    assert alive <= tape.COLLECT_MIN // 400_000 + 1
+    assert tape.FALLBACKS[0] == before, "%d heap scans" % (tape.FALLBACKS[0] - before)
+
+
+def test_joined_tapes_collect_without_heap_scan():
+    before = tape.FALLBACKS[0]
+    test_kept_results_across_joined_tapes()
+    assert tape.FALLBACKS[0] == before
+
+
+@pytest.mark.parametrize("holder", ["tensor", "other"])
+def test_unregistered_holder_falls_back_to_the_scan(holder):
+    """A tensor that names the tape without being registered (as a path that forgot
+    tape.register would make): the reference count tells, the collection scans the heap,
+    and that tensor's entries stay alive (its gradient is exact); any other unaccounted
+    holder of the tape only costs the scan."""
+    x = tg.tensor(np.linspace(-1, 1, 100_000), requires_grad=True)
+    c = x * 2
+    e = c.exp()
+    u = tg.tensor(np.zeros(1))
+    if holder == "tensor":               # u names exp's node; e (registered) is dropped
+        u._data, u._dtype, u._rg, u._tape, u._node = e._data, e._dtype, True, e._tape, e._node
+        kept = u
+    else:
+        kept = e
+        u = [e._tape]
+    del e
+    before = tape.FALLBACKS[0]
+    for _ in range(40):
+        c.exp().neg()                    # dropped: collections run
+    gc.collect()
+    assert tape.FALLBACKS[0] > before
+    kept.sum().backward()
+    xv = np.linspace(-1, 1, 100_000)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(2 * xv), rtol=1e-12)

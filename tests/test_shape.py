@@ -751,3 +751,26 @@ def test_cat_and_stack_of_blocks_with_empty_pieces_vs_torch(shapes):
         np.testing.assert_array_equal(y.detach().numpy(), Y.detach().numpy())
         for t, T in zip(ours, ref):
             np.testing.assert_allclose(t.grad.numpy(), T.grad.numpy())
+
+
+def test_shape_only_maps_are_cached_read_only_and_exact():
+    """Broadcast and permutation maps depend on shapes only: recorded again (another call,
+    another tape) they are the same read-only array (_record.cached_map), and gradients
+    through them stay exact."""
+    from tapegrad import _record
+    rng = np.random.default_rng(5)
+    xv, mv = rng.standard_normal((40, 1, 3)), rng.standard_normal((1, 7, 3))
+    maps = []
+    for _ in range(2):
+        x = tg.tensor(xv, requires_grad=True)
+        m = tg.tensor(mv, requires_grad=True)
+        d = (x - m).permute(2, 0, 1)
+        (d * d).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), 2 * (xv - mv).sum(1, keepdims=True),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(m.grad.numpy(), -2 * (xv - mv).sum(0, keepdims=True),
+                                   rtol=1e-12)
+        maps.append([_record.MAP_CACHE[k] for k in (("expand", (40, 1, 3), (40, 7, 3)),
+                                                    (("permute", (2, 0, 1)), (40, 7, 3)))])
+    for a, b in zip(*maps):
+        assert a is b and not a.flags.writeable

@@ -77,3 +77,31 @@ def test_merged_gradients_match_finite_differences(small_absorb):
         np.testing.assert_allclose(gx, _fd(lambda v: _f(v, WV, YV), XV), rtol=1e-7, atol=1e-9)
         np.testing.assert_allclose(gw, _fd(lambda v: _f(XV, v, YV), WV), rtol=1e-7, atol=1e-9)
         np.testing.assert_allclose(gy, 4.0 * YV, rtol=1e-6)
+
+
+def test_absorbed_current_tape_resumes_the_graph():
+    """Past ROTATE_AT entries the current tape rotates; when the fresh tape's leaf-only ops
+    join the old graph (an RNN loop: ``x * w`` of a leaf, then with the state), the old tape
+    is resumed with another budget instead of one fresh tape per leaf-only op (each absorbed
+    at its next op). The gradient is the closed form's."""
+    def run():
+        w = tg.tensor([0.9], dtype=tg.float64, requires_grad=True)
+        h = tg.tensor([1.0], dtype=tg.float64, requires_grad=True) * 1.0
+        absorbs = [0]
+        orig = T.Tape.absorb
+
+        def counting(self, other):
+            absorbs[0] += 1
+            return orig(self, other)
+        T.Tape.absorb = counting
+        try:
+            steps = 3 * T.ROTATE_AT
+            for _ in range(steps):
+                h = h * (w * 1.0)            # w * 1.0: a leaf-only op, on the current tape
+        finally:
+            T.Tape.absorb = orig
+        h.sum().backward()
+        return absorbs[0], w.grad.item(), steps
+    absorbs, g, steps = _in_thread(run)
+    assert absorbs <= 8, "%d absorbs" % absorbs
+    np.testing.assert_allclose(g, steps * 0.9 ** (steps - 1), rtol=1e-9)

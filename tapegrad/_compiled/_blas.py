@@ -15,9 +15,10 @@ So the eager 2-D products of ``MIN`` multiply-adds or more (forward and VJP) go 
 into one row block (or column block) per Numba thread, each a single-threaded ``cblas_?gemm``
 called from a ``prange`` loop. One pool, no hand-off between pools; the 10^6 matmul workload
 went from 45 to 28 ms (torch 24). OpenBLAS's thread count is restored after each call, so the
-user's own numpy products keep their threads. Below ``MIN`` (2^21, 128^3) numpy is kept:
-OpenBLAS runs those on one thread up to ~110^3 anyway, and waking the second thread cost more
-than the split saved at 100^3. ``OK`` is False (numpy's ``matmul`` is kept) when the native
+user's own numpy products keep their threads. Below ``MIN`` (2^21, 128^3) numpy is kept,
+with OpenBLAS held to one thread from ``ONE_FROM`` (64^3, where OpenBLAS starts its own
+threads: ``matmul1``): waking the second thread cost more than the split saved at 100^3, and
+on a busy machine OpenBLAS's threads and Numba's spinning workers took turns at the cores. ``OK`` is False (numpy's ``matmul`` is kept) when the native
 table has no BLAS (``_native.BLAS``) or OpenBLAS's thread-count functions are missing.
 
 Start-up: the first product through ``mm`` loads the cached parallel kernel and starts the
@@ -129,6 +130,25 @@ def _prepare(a, b, ta, tb, out):
     n = b.shape[0] if tb else b.shape[1]
     c = np.empty((m, n), a.dtype) if out is None else out
     return a, b, ta, tb, m, n, k, c
+
+
+ONE_FROM = 1 << 18     # multiply-adds from which OpenBLAS runs a product on its threads
+
+
+def matmul1(a, b):
+    """``np.matmul(a, b)`` with OpenBLAS held to one thread: products from ``ONE_FROM`` to
+    ``MIN`` multiply-adds. OpenBLAS starts its threads from 64^3; on a busy machine, with
+    Numba's workers spinning after an elementwise kernel, a 100 x 100 product took 31 ms
+    against 0.2 ms on one thread (torch: 0.37 ms)."""
+    get, set_ = _threads
+    prev = get()
+    if prev <= 1:
+        return np.matmul(a, b)
+    set_(1)
+    try:
+        return np.matmul(a, b)
+    finally:
+        set_(prev)
 
 
 def mm(a, b, ta=False, tb=False, out=None):

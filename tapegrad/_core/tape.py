@@ -22,6 +22,7 @@ is appended to the larger (``absorb``) and tensors of the small one are re-point
 """
 import ctypes
 import struct
+import sys
 from bisect import bisect_right
 import threading
 import traceback
@@ -168,7 +169,8 @@ class Tape:
     __slots__ = ("E", "N", "V", "XO", "XA", "I", "C", "asz", "wself", "leaf_pairs",
                  "pyfuncs", "sv", "mark", "nbytes", "retained", "hooks",
                  "views", "into", "dn", "de", "n_saving", "released", "crefs", "held",
-                 "carried", "wtape", "watched", "dead", "dead_bytes", "__weakref__")
+                 "carried", "wtape", "watched", "dead", "dead_bytes", "live", "stubs", "rot",
+                 "__weakref__")
 
     def __init__(self):
         # (copies of empty templates: ~3x cheaper than array(typecode), and a tape is made
@@ -201,6 +203,9 @@ class Tape:
         self.watched = None         # {id: _Watch} weakrefs of large results recorded here
         self.dead = None            # nodes whose watched result died (not yet collected)
         self.dead_bytes = 0         # bytes of those results that nothing consumed
+        self.live = []              # weakrefs of the tensors recorded here (``register``)
+        self.stubs = None           # weakrefs of the tapes absorbed into this one
+        self.rot = None             # (entries * K, saved bytes) it rotates at, when resumed
 
     # ----------------------------------------------------------------- recording
     def __len__(self):
@@ -382,6 +387,16 @@ class Tape:
             self.dead = (self.dead or []) + [n + dn for n in other.dead]
             self.dead_bytes += other.dead_bytes
         other.watched = other.dead = None
+        # liveness: the tensors of ``other`` (they name ``other`` until resolved) and ``other``
+        # itself, whose ``into`` refers to this tape (``_live_nodes`` counts both)
+        if other.live:
+            self.live += other.live
+        stubs = self.stubs if self.stubs is not None else []
+        if other.stubs:
+            stubs += other.stubs
+        stubs.append(weakref.ref(other))
+        self.stubs = stubs
+        other.live, other.stubs = [], None
         other.into, other.dn, other.de = self, dn, de
         # the forwarding stub keeps nothing alive but the link
         other.E = other.N = other.I = other.C = None
@@ -508,6 +523,24 @@ def current_tape():
             # one node each (a rotated recording gave a leaf a second node on another tape,
             # which the frozen tape then read unproduced: zero gradients from 2^18 elements)
             return tp
+        if tp is not None and not tp.released:
+            r = tp.rot
+            if tp.into is None:
+                if r is not None and len(tp.E) < r[0] and tp.nbytes < r[1]:
+                    return tp                 # resumed (below), within its new budget
+            else:
+                # the current tape was absorbed: the leaf-only ops recorded there joined a
+                # graph of another tape. Resume that tape (with another rotation budget)
+                # rather than a fresh tape per leaf-only op, each absorbed at its next op
+                # (GradBench's lstm: 759 absorbs in 9,145 entries once the graph passed
+                # ROTATE_AT). A fresh tape's dropped graphs are not absorbed: they rotate.
+                big = tp.into
+                while big.into is not None:
+                    big = big.into
+                if not big.released and big.crefs is None:
+                    big.rot = (len(big.E) + ROTATE_AT * K, big.nbytes + ROTATE_BYTES)
+                    _tls.tape = big
+                    return big
         tp = _tls.tape = Tape()
         old = _tls.__dict__.pop("consumed", None)
         if old is not None:
@@ -1164,6 +1197,7 @@ def release(tp):
     tp.mark = None
     tp.released = True
     tp.watched = tp.dead = None
+    tp.live = []
 
 
 # --------------------------------------------------------------------- liveness
@@ -1182,13 +1216,31 @@ COLLECT_MIN = 1 << 20
 SWEEPING = [0]          # sweeps in progress (any thread): no collection meanwhile
 
 
+def register(t, tp):
+    """Register ``t`` (whose ``_tape`` is now ``tp``) for liveness (``_live_nodes``). The hot
+    recording paths inline it: ``tp.live.append(_wref(t))``."""
+    tp.live.append(_wref(t))
+
+
+_wref = weakref.ref
+
+
 class _Watch(weakref.ref):
     __slots__ = ("tp", "node", "nbytes")
 
 
+class _Mark:
+    """What a watched result's death is seen through: an attribute of the result, set after
+    its ``_tape``, so it dies after the result's ``_tape`` reference is gone (CPython clears an
+    object's attributes in the order they were first set) and ``_live_nodes``'s reference
+    count of the tape holds no reference of the dying result."""
+    __slots__ = ("__weakref__",)
+
+
 def watch(t, tp, node):
     """Watch result ``t`` (node ``node`` of tape ``tp``): its death may free saved values."""
-    w = _Watch(t, _died)
+    m = t._lw = _Mark()
+    w = _Watch(m, _died)
     wt = tp.wtape
     if wt is None:
         wt = tp.wtape = weakref.ref(tp)
@@ -1245,10 +1297,76 @@ def _consumed(tp, node):
 _EMPTY_SAVED = (np.zeros(1, np.float32), np.zeros(1, np.float64))
 
 
-def _live_nodes(tp):
-    """Nodes of ``tp`` held by live tensors (found through the objects that reference the tape
-    or a tape absorbed into it), and entries held by grad_fn objects."""
+def _live_nodes(tp, held):
+    """Nodes of ``tp`` held by live tensors, and entries held by grad_fn objects.
+
+    The tensors are those the recording paths registered (``register``): no heap scan. The
+    registry is checked to be complete by reference counts: every strong reference to ``tp``
+    and to the tapes absorbed into it must be a registered tensor's ``_tape``, a grad_fn
+    view's, an absorbed tape's ``into``, this thread's current/consumed tape, or one of the
+    ``held`` references of the callers (and this function's own). Any other holder (a tensor
+    some path did not register, another thread's current tape, a frame of code the collection
+    interrupted) makes it fall back to the exact scan, ``_live_nodes_gc``."""
+    tps = [tp]
+    shift = {id(tp): 0}
+    if tp.stubs:
+        alive = []
+        for r in tp.stubs:
+            s = r()
+            if s is None:
+                continue
+            alive.append(r)
+            d, u = s.dn, s.into
+            while u is not tp and u is not None:
+                d += u.dn
+                u = u.into
+            if u is tp:
+                shift[id(s)] = d
+                tps.append(s)
+        tp.stubs = alive
+    count = dict.fromkeys(shift, 0)
+    nodes, keep, seen = [], [], set()
+    for r in tp.live:
+        t = r()
+        if t is None:
+            continue
+        i = id(t)
+        if i in seen:
+            continue
+        seen.add(i)
+        keep.append(r)
+        tt = t._tape
+        d = shift.get(id(tt))
+        if d is not None and tt is not None:
+            count[id(tt)] += 1
+            nodes.append(t._node + d)
+    tp.live = keep
+    for v in tp.views.values():
+        vt = v._tape
+        if id(vt) in count and vt is not None:
+            count[id(vt)] += 1
+    for s in tps[1:]:
+        count[id(s.into)] += 1
+    tl = _tls.__dict__
+    for k in ("tape", "consumed"):
+        o = tl.get(k)
+        if o is not None and id(o) in count:
+            count[id(o)] += 1
+    t = tt = u = s = v = vt = o = None             # (no local of this frame holds a tape now)
+    # the references of this frame (tps, the loop variable, getrefcount's argument; tp's
+    # argument) and of its callers (``held``)
+    for s in tps:
+        if sys.getrefcount(s) != count[id(s)] + (3 if s is not tp else 4 + held):
+            s = None
+            return _live_nodes_gc(tp)
+    return nodes, list(tp.views)
+
+
+def _live_nodes_gc(tp):
+    """``_live_nodes`` by a heap scan: the objects that reference the tape or a tape absorbed
+    into it (gc.get_referrers: tens of ms in a big process)."""
     import gc                                      # deferred: used by collections only
+    FALLBACKS[0] += 1
     nodes, entries = [], list(tp.views)
     targets = {id(tp): 0}                          # tape id -> node shift to tp
     todo = [tp]
@@ -1271,7 +1389,10 @@ def _live_nodes(tp):
     return nodes, entries
 
 
-def collect(tp):
+FALLBACKS = [0]         # collections that scanned the heap (tests read it)
+
+
+def collect(tp, held=1):
     """Free the saved values of the entries of ``tp`` that no live tensor can reach (see
     WATCH_FROM). Reachable: the producers of live tensors' nodes, of nodes nothing consumes
     yet that are not known dead (an operation being recorded holds them), of grad_fn objects'
@@ -1280,7 +1401,7 @@ def collect(tp):
     tp.dead_bytes = 0
     if tp.released or tp.crefs is not None or tp.into is not None or SWEEPING[0]:
         return 0
-    live, entries = _live_nodes(tp)
+    live, entries = _live_nodes(tp, held + 1)
     Ev = np.frombuffer(tp.E[:], np.int64).reshape(-1, K)
     Nv = np.frombuffer(tp.N[:], np.int64).reshape(-1, NK)
     ne, nn = Ev.shape[0], Nv.shape[0]

@@ -291,6 +291,7 @@ class Function(metaclass=FunctionMeta):
             if src is not None and src is o and id(o) in dirty:
                 # modified in place: the same tensor, new node
                 o._tape, o._node, o._rg = tp, node, True
+                _tp.register(o, tp)
                 _vcof(o)[0] += 1           # torch bumps the version when rebasing history
                 results[i] = o
                 continue

@@ -27,6 +27,7 @@ from .._math import exact, unary
 from .._compiled import _vmath
 from ..ops import BY_NAME as _ROWS
 from .._core.names import ONE_INPUT, multi_name_id
+from .._core import tape as _tp
 from . import _fused
 
 ONE_INPUT.update({"MishBackward0", "GluBackward0", "HardswishBackward0", "CeluBackward0",
@@ -59,6 +60,8 @@ def _snapshot(x):
         return x
     s = _wrap(d.copy(), x._dtype)
     s._rg, s._tape, s._node = x._rg, x._tape, x._node
+    if s._tape is not None:
+        _tp.register(s, s._tape)
     return s
 
 
