@@ -4,6 +4,7 @@ PyTorch and JAX measured in the same run (issue 26).
     python benchmarks/bench_startup.py               # cold + warm, 3 warm repeats
     python benchmarks/bench_startup.py --warm 7      # more warm repeats
     python benchmarks/bench_startup.py --skip-compile   # no full compile (no warm column)
+    python benchmarks/bench_startup.py --breakdown      # where the full compile's CPU goes
 
 Steps, each a fresh ``python -c`` process (its wall time, and its CPU time: user + sys of the
 process and the children it waited for):
@@ -23,6 +24,13 @@ measurement). Then the full compile: ``python -m tapegrad.precompile`` in a fres
 time, the cache's size and file count), and the warm runs against that cache (bytecode
 cached). torch and jax: the same step in a fresh process (they compile nothing per
 installation: cold and warm alike), when installed.
+
+``--breakdown`` runs the precompile workloads instead, in one fresh process on a fresh copy
+with an empty cache, recording Numba's ``numba:compile`` events: CPU time per workload, and
+per compiled function the number of compilations and their exclusive CPU time (its own
+compilation without the functions it made compile; LLVM's optimisation of the callees linked
+into it counts as its own), grouped by module. The total CPU is the process's and its
+children's. CPU times vary by 10-20 % with the machine's load: compare runs made together.
 
 The machine's load average is printed with the results: wall times on a shared machine are
 inflated by load; CPU times much less so.
@@ -200,6 +208,80 @@ def _step(lib_snippets, step, env, cwd):
     return rec
 
 
+BREAKDOWN = r"""
+import json, resource, sys, time
+from numba.core import event
+stack, rec = [], {}
+
+
+class L(event.Listener):
+    def on_start(self, ev):
+        d = ev.data["dispatcher"]
+        f = getattr(d, "py_func", None)
+        name = "%s.%s" % (getattr(f, "__module__", "?"), getattr(f, "__qualname__", repr(d)))
+        stack.append([name, time.process_time(), 0.0])
+
+    def on_end(self, ev):
+        name, t0, inner = stack.pop()
+        dt = time.process_time() - t0
+        if stack:
+            stack[-1][2] += dt
+        r = rec.setdefault(name, [0, 0.0])
+        r[0] += 1
+        r[1] += dt - inner
+
+
+event.register("numba:compile", L())
+from tapegrad import precompile
+jobs = []
+for name, _, job in precompile.JOBS:
+    t = time.process_time()
+    job()
+    jobs.append((name, time.process_time() - t))
+ru, rc = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = ru.ru_utime + ru.ru_stime + rc.ru_utime + rc.ru_stime
+print("@@" + json.dumps({"jobs": jobs, "cpu": cpu, "funcs": rec}))
+"""
+
+
+def _group(name):
+    """A compiled function's group: its module (Numba's own implementations together)."""
+    return "numba (its own implementations)" if name.startswith("numba") else name.rsplit(".", 1)[0]
+
+
+def breakdown(tmp):
+    """The full compile in one fresh process with Numba's compile events recorded (see the
+    module's docstring); prints and returns {jobs, cpu, wall, funcs, cache_bytes, ...}."""
+    site, home, cache = _fresh_copy(os.path.join(tmp, "breakdown"))
+    env = _env(site, home, cache, compile_mode="now")
+    wall, _, out, _ = _run([sys.executable, "-c", BREAKDOWN], env, os.path.join(tmp, "breakdown"),
+                           timeout=7200)
+    rec = json.loads(out.split("@@")[-1])
+    rec["wall"] = wall
+    rec["cache_bytes"], rec["cache_entries"] = _du(cache)
+    funcs = rec["funcs"]
+    print("full compile in one process: %.0f s CPU (%.0f s wall), %d compilations of %d "
+          "functions; cache %.1f MB in %d entries" % (
+              rec["cpu"], wall, sum(n for n, _ in funcs.values()), len(funcs),
+              rec["cache_bytes"] / 1e6, rec["cache_entries"]))
+    print("\n| workload | CPU |\n| --- | --- |")
+    for name, t in rec["jobs"]:
+        print("| %s | %.1f s |" % (name, t))
+    groups = {}
+    for name, (n, t) in funcs.items():
+        g = groups.setdefault(_group(name), [0, 0, 0.0])
+        g[0] += 1
+        g[1] += n
+        g[2] += t
+    print("\n| module | functions | compilations | exclusive CPU |\n| --- | --- | --- | --- |")
+    for g, (nf, n, t) in sorted(groups.items(), key=lambda kv: -kv[1][2]):
+        print("| %s | %d | %d | %.1f s |" % (g, nf, n, t))
+    print("\nthe 20 costliest functions (compilations, exclusive CPU):")
+    for name, (n, t) in sorted(funcs.items(), key=lambda kv: -kv[1][1])[:20]:
+        print("  %6.1f s %3d  %s" % (t, n, name))
+    return rec
+
+
 def _fresh_copy(root):
     """A fresh installation in root/site: the package's sources and their bytecode (pip
     compiles it at install time), nothing compiled by Numba; an empty home and cache."""
@@ -299,11 +381,22 @@ def main(argv=None):
     ap.add_argument("--steps", default=",".join(STEPS))
     ap.add_argument("--skip-compile", action="store_true")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="only the full compile, with per-function compile times (no JSON)")
     ap.add_argument("--json", default=default_path("bench_startup"),
                     help="results file (schema in benchmarks/README.md); '' for none")
     args = ap.parse_args(argv)
     steps = args.steps.split(",")
     load0 = os.getloadavg()
+    if args.breakdown:
+        tmp = tempfile.mkdtemp(prefix="tapegrad_bench_startup_")
+        try:
+            rec = breakdown(tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        print("load average (1, 5, 15 min): before %s, after %s" % (
+            "/".join("%.1f" % v for v in load0), "/".join("%.1f" % v for v in os.getloadavg())))
+        return rec
     res = {"cold": {}, "warm": {}, "torch": {}, "jax": {}, "compile": None}
     tmp = tempfile.mkdtemp(prefix="tapegrad_bench_startup_")
     try:

@@ -119,18 +119,34 @@ assert _cache.WHERE == "none" and not _cache.ON and _cache.MODE == "off"
 
 def test_concurrent_cold_processes_compile_into_one_cache(tmp_path):
     """Two processes compiling the same functions into the same empty cache at once both
-    succeed with right results, and a third loads what they wrote without compiling."""
+    succeed with right results, and a third loads what they wrote without compiling.
+
+    "At once" is enforced, not hoped for: each process's first compilation (which Numba starts
+    only after missing the cache) waits at a barrier until the other's has started too, so
+    neither can have written the cache before the other looked in it. (Left to the scheduler,
+    under a loaded parallel test run one process often started late and loaded what the other
+    had written: zero compilations, and the test failed.)"""
     site = _copy(tmp_path)
     env = _env(site, NUMBA_CACHE_DIR=tmp_path / "cache", TAPEGRAD_COMPILE="now")
     code = textwrap.dedent("""
+        import os, time
         import numpy as np
         from numba.core import event
         from tapegrad._compiled import _scatter
         n = []
+        barrier = os.environ.get("BARRIER")
 
         class L(event.Listener):
             def on_start(self, ev):
                 n.append(1)
+                if barrier and len(n) == 1:          # the first compilation: meet the other
+                    open(os.path.join(barrier, str(os.getpid())), "w").close()
+                    deadline = time.time() + 240
+                    while len(os.listdir(barrier)) < 2:
+                        if time.time() > deadline:
+                            print("BARRIER TIMEOUT")
+                            break
+                        time.sleep(0.01)
 
             def on_end(self, ev):
                 pass
@@ -141,13 +157,18 @@ def test_concurrent_cold_processes_compile_into_one_cache(tmp_path):
         assert np.array_equal(_scatter.take(g, np.array([6, 0]), 2.0), [2.0, 0.0])
         print("COMPILES", len(n))
     """)
-    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, cwd=str(tmp_path),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=dict(env, BARRIER=str(barrier)),
+                              cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
              for _ in range(2)]
-    outs = [p.communicate(timeout=300) for p in procs]
+    outs = [p.communicate(timeout=600) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]
+        assert "BARRIER TIMEOUT" not in out, out        # the other never compiled
         assert int(out.split("COMPILES")[1]) > 0, out
+    assert len(os.listdir(barrier)) == 2
     assert "COMPILES 0" in _py(code, env, tmp_path).stdout
 
 
