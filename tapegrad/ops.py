@@ -211,6 +211,16 @@ def _masked(mask_fn, scale_fn=None):
     return vjp
 
 
+# torch's hardsigmoid gradient constant: the float 1/6, for double too
+_SIXTH_F32 = float(np.float32(1.0 / 6.0))
+
+
+def _hardsigmoid_ref(x):
+    """clamp((x + 3) / 6, 0, 1) in x's dtype, as torch computes it (nan stays nan)."""
+    t = x.dtype.type
+    return (np.minimum(np.maximum(x + t(3), t(0)), t(6)) / t(6)).astype(x.dtype)
+
+
 def _leaky_vjp(g, x, y, c, out):
     np.multiply(g, np.where(x > 0, 1, x.dtype.type(c)), out=out)
 
@@ -492,6 +502,12 @@ OPS = [
                              np.abs(x) - x.dtype.type(0.5 * c)).astype(x.dtype),
        saves="x", const=1.0, doc="Huber-type elementwise loss with beta c > 0",
        np_vjp=_smooth_l1_vjp, kernel_fwd=True),
+    Op("hardsigmoid", UNARY, "HardsigmoidBackward0", lambda x, c: _hardsigmoid_ref(x),
+       saves="x", domain=(-4.0, 4.0),
+       doc="clamp((x + 3) / 6, 0, 1); gradient torch's float 1/6 strictly inside (-3, 3)",
+       np_vjp=_masked(lambda x, y, c: (x > -3) & (x < 3),
+                      lambda g, x, y, c: g * g.dtype.type(_SIXTH_F32)),
+       fwd_out=lambda x, c, out: np.copyto(out, _hardsigmoid_ref(x))),
     Op("lgamma", UNARY, "LgammaBackward0", _vec(_lgamma), saves="x", domain=(0.3, 4.0),
        np_vjp=lambda g, x, y, c, out: np.multiply(g, _np_polygamma(0, x), out=out, casting="unsafe")),
     Op("polygamma", UNARY, "PolygammaBackward0", lambda x, c: _np_polygamma(int(c), x).astype(x.dtype),
@@ -612,6 +628,8 @@ _VJP_T = {
     "softplus": lambda T, g, x, y, c: g * _where_t(x * c > 20, 1.0, (x * c).sigmoid()),
     "log_sigmoid": lambda T, g, x, y, c: g * (-x).sigmoid(),
     "smooth_l1": lambda T, g, x, y, c: g * (x / c).clamp(-1.0, 1.0),
+    "hardsigmoid": lambda T, g, x, y, c: g * ((x > -3).to(g.dtype) * (x < 3).to(g.dtype)
+                                              * _SIXTH_F32),
     "lgamma": lambda T, g, x, y, c: g * _pg(T, 0, x),
     "polygamma": lambda T, g, x, y, c: g * _pg(T, int(c) + 1, x),
     "maximum": lambda T, g, a, b, y: (g * _tie(a, b), g * _tie(b, a)),
