@@ -8,7 +8,8 @@ its own values and records the function again when it differs, as for a comparis
   order of the values (max / min and their indices, amax's ties, sort, topk, kthvalue,
   median, mode, cummax, quantile, max pooling) is a function of it.
 * ``cuts(a, *c)``: for each value, its side of each cut point (and NaN): the masks of
-  hardtanh, threshold, hardshrink, softshrink, hardsigmoid.
+  hardtanh / relu6 (also at 0: whether a value is +-0), threshold, hardshrink, softshrink,
+  hardswish.
 * ``exponent(a)``: frexp's exponents (the mantissa's gradient is 2^-exponent).
 * ``vals(a)``: the values themselves, for values that leave the recording (``detach()``,
   ``numpy()``, ``tolist()``, a cast to an integer or bool dtype, searchsorted / bucketize,

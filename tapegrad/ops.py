@@ -85,7 +85,7 @@ def _sigmoid(x, c=None):
 
 
 def _relu(x, c=None):
-    return np.maximum(x, np.zeros((), x.dtype))
+    return np.maximum(np.zeros((), x.dtype), x)     # (numpy's tie: the second, x: -0.0 stays)
 
 
 def _pow_scalar_vjp(g, x, y, c, out):
@@ -418,7 +418,7 @@ OPS = [
                      lambda g, x, y, c, out: np.multiply(out, g, out=out)), vm=True),
     Op("relu", UNARY, "ReluBackward0", _relu, saves="y", domain=(0.05, 2.0),
        np_vjp=lambda g, x, y, c, out: np.multiply(g, ~(y <= 0), out=out),   # (torch: nan passes)
-       fwd_out=lambda x, c, out: np.maximum(x, 0, out=out), vm=True),
+       fwd_out=lambda x, c, out: np.maximum(x.dtype.type(0), x, out=out), vm=True),
     Op("sqrt", UNARY, "SqrtBackward0", _u(np.sqrt), saves="y", domain=(0.1, 3.0),
        np_vjp=_chain(lambda g, x, y, c, out: np.add(y, y, out=out),
                      lambda g, x, y, c, out: np.divide(g, out, out=out)),
@@ -471,17 +471,17 @@ OPS = [
     Op("step", UNARY, "FloorBackward0", _step_ref, const=0.0, domain=(-2.7, 2.7),
        doc="piecewise constant, zero gradient: c = 0 floor, 1 ceil, 2 round, 3 trunc, 4 sign",
        np_vjp=lambda g, x, y, c, out: out.fill(0), kernel_fwd=True),
-    Op("clamp_min", UNARY, "ClampBackward1", lambda x, c: np.maximum(x, x.dtype.type(c)), saves="x",
+    Op("clamp_min", UNARY, "ClampBackward1", lambda x, c: np.maximum(x.dtype.type(c), x), saves="x",
        const=0.7, np_vjp=_masked(lambda x, y, c: x >= c),
-       fwd_out=lambda x, c, out: np.maximum(x, x.dtype.type(c), out=out), kernel_fwd=True),
-    Op("clamp_max", UNARY, "ClampBackward1", lambda x, c: np.minimum(x, x.dtype.type(c)), saves="x",
+       fwd_out=lambda x, c, out: np.maximum(x.dtype.type(c), x, out=out), kernel_fwd=True),
+    Op("clamp_max", UNARY, "ClampBackward1", lambda x, c: np.minimum(x.dtype.type(c), x), saves="x",
        const=0.7, np_vjp=_masked(lambda x, y, c: x <= c),
-       fwd_out=lambda x, c, out: np.minimum(x, x.dtype.type(c), out=out), kernel_fwd=True),
+       fwd_out=lambda x, c, out: np.minimum(x.dtype.type(c), x, out=out), kernel_fwd=True),
     Op("leaky_relu", UNARY, "LeakyReluBackward0",
        lambda x, c: np.where(x > 0, x, x * x.dtype.type(c)), saves="x", const=0.01,
        np_vjp=_leaky_vjp, kernel_fwd=True),
     Op("elu", UNARY, "EluBackward0",
-       lambda x, c: np.where(x > 0, x, x.dtype.type(c) * np.expm1(np.minimum(x, 0))), saves="xy",
+       lambda x, c: np.where(x > 0, x, x.dtype.type(c) * np.expm1(np.minimum(0, x))), saves="xy",
        const=1.0, np_vjp=_elu_vjp, kernel_fwd=True),
     Op("gelu", UNARY, "GeluBackward0", _gelu_ref, saves="x", const=0.0,
        doc="c = 0: x Phi(x) (erf); c = 1: the tanh approximation", np_vjp=_gelu_vjp, np_vjp_from=_NPVJP,
@@ -543,6 +543,8 @@ OPS = [
     Op("pow", BINARY, "PowBackward1", np.power, saves_fn=lambda na, nb: (True, True, nb),
        domain=(0.2, 2.0), np_vjp=_pow_vjp, fwd_out=lambda a, b, out: np.power(a, b, out=out)),
     # ---- further elementwise rows, binary
+    # (a tie of -0.0 with +0.0 gives b's zero, as numpy and torch's vectorized kernel; torch's
+    # scalar loop, below 8 elements and in a tensor's tail, gives a's: no one sign to follow)
     Op("maximum", BINARY, "MaximumBackward0", np.maximum, saves_fn=lambda na, nb: (True, True, False),
        np_vjp=_max_vjp(np.greater), fwd_out=lambda a, b, out: np.maximum(a, b, out=out)),
     Op("minimum", BINARY, "MinimumBackward0", np.minimum, saves_fn=lambda na, nb: (True, True, False),

@@ -931,3 +931,54 @@ def test_hardsigmoid_replays_the_exact_value_and_torchs_gradient(dtype):
         else:           # (the float32 kernel rounds (x + 3) / 6 once, from double)
             np.testing.assert_allclose(v.numpy(), ve, rtol=1e-6)
             np.testing.assert_allclose(g.numpy(), X.grad.numpy(), rtol=1e-6)
+
+
+_TIES = {
+    "relu": lambda L, x: x.relu(),
+    "relu_": lambda L, x: (x * 1.0).relu_(),
+    "clamp(0, 1)": lambda L, x: x.clamp(0.0, 1.0),
+    "clamp(-1, 0)": lambda L, x: x.clamp(-1.0, 0.0),
+    "clamp_min(0)": lambda L, x: L.clamp_min(x, 0.0),
+    "clamp_max(0)": lambda L, x: L.clamp_max(x, 0.0),
+    "elu": lambda L, x: L.nn.functional.elu(x),
+    "selu": lambda L, x: L.nn.functional.selu(x),
+    "celu": lambda L, x: L.nn.functional.celu(x),
+}
+
+
+@pytest.mark.parametrize("n", [4, 100, 5000, 70000])
+@pytest.mark.parametrize("name", sorted(_TIES))
+def test_ties_at_zero_keep_torchs_sign_eager_and_replayed(name, n):
+    """relu, clamp, clamp_min / clamp_max and elu at a tie of -0.0 with +0.0: torch returns x
+    itself, so relu(-0.0) is -0.0. numpy's maximum returns the second operand: the rows'
+    references and numpy forms, and relu's kernels, gave +0.0: eager tapegrad differed from
+    torch, and a replay from one or the other. (maximum / minimum / clamp by tensors have no
+    torch sign to follow: its vectorized kernel returns the second operand's zero, as numpy
+    and tapegrad do, and its scalar loop, below 8 elements and in a tensor's tail, the first's.) Every size path (numpy below 65 elements, the kernels, the
+    vector-math and numpy forms of big nodes) against torch, eager and replayed."""
+    torch = pytest.importorskip("torch")
+    f = _TIES[name]
+    a = np.tile([-0.0, 0.0, 0.5, -0.5], n // 4)
+    b = -a
+    X = torch.tensor(a, requires_grad=True)
+    yt = f(torch, X).detach().numpy()
+    ye = f(tg, tg.tensor(a, requires_grad=True)).detach().numpy()
+    np.testing.assert_array_equal(np.signbit(ye), np.signbit(yt), err_msg="eager")
+    np.testing.assert_array_equal(ye, yt)
+    w = np.linspace(0.5, 1.5, a.size)
+
+    def h(L, x):
+        y = f(L, x)
+        return (L.atan2(y, y) * L.tensor(w, dtype=y.dtype)).sum() + (y * y).sum()
+    gv = tf.grad_and_value(lambda x: h(tg, x))
+    gv(tg.tensor(np.tile([0.25, -0.25, 0.5, -0.5], n // 4)))
+    for x in (a, b):
+        g, v = gv(tg.tensor(x))
+        ve, (ge,) = _eager(lambda t: h(tg, t), [x])
+        Xt = torch.tensor(x, requires_grad=True)
+        Vt = h(torch, Xt)
+        Vt.backward()
+        np.testing.assert_allclose(v.numpy(), ve, rtol=1e-12)
+        np.testing.assert_allclose(v.numpy(), Vt.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(g.numpy(), ge, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g.numpy(), Xt.grad.numpy(), rtol=1e-12, atol=1e-12)

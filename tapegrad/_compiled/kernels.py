@@ -333,7 +333,8 @@ def vjp_sigmoid(n, G, go, X, xo, Y, yo, c, GX, gxo):
 def fwd_relu(n, X, xo, c, Y, yo):
     for i in range(n):
         v = X[_u(xo + i)]
-        Y[_u(yo + i)] = v if (v > 0 or v != v) else 0.0     # relu(nan) = nan (torch)
+        # relu(nan) = nan, relu(-0.0) = -0.0 (torch: x itself unless x < 0)
+        Y[_u(yo + i)] = 0.0 if v < 0 else v
 
 
 @_jit
