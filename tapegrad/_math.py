@@ -801,7 +801,8 @@ def clamp(input, min=None, max=None):
         x = _convert(x, _DEFAULT[0])
     d = x._data
     if min is not None and max is not None:
-        y = np.minimum(np.maximum(d, x._dtype.np.type(min)), x._dtype.np.type(max))
+        # (numpy's tie gives the second operand: x's, -0.0 at a bound of 0 as torch)
+        y = np.minimum(x._dtype.np.type(max), np.maximum(x._dtype.np.type(min), d))
         if x._rg and STATE.enabled:
             lo = unary(x, "clamp_min", c=float(min))
             hide(lo)

@@ -85,7 +85,7 @@ def _sigmoid(x, c=None):
 
 
 def _relu(x, c=None):
-    return np.maximum(x, np.zeros((), x.dtype))
+    return np.maximum(np.zeros((), x.dtype), x)     # (numpy's tie: the second, x: -0.0 stays)
 
 
 def _pow_scalar_vjp(g, x, y, c, out):
@@ -209,6 +209,16 @@ def _masked(mask_fn, scale_fn=None):
         out[...] = 0
         np.copyto(out, g if scale_fn is None else scale_fn(g, x, y, c), where=mask_fn(x, y, c))
     return vjp
+
+
+# torch's hardsigmoid gradient constant: the float 1/6, for double too
+_SIXTH_F32 = float(np.float32(1.0 / 6.0))
+
+
+def _hardsigmoid_ref(x):
+    """clamp((x + 3) / 6, 0, 1) in x's dtype, as torch computes it (nan stays nan)."""
+    t = x.dtype.type
+    return (np.minimum(np.maximum(x + t(3), t(0)), t(6)) / t(6)).astype(x.dtype)
 
 
 def _leaky_vjp(g, x, y, c, out):
@@ -408,7 +418,7 @@ OPS = [
                      lambda g, x, y, c, out: np.multiply(out, g, out=out)), vm=True),
     Op("relu", UNARY, "ReluBackward0", _relu, saves="y", domain=(0.05, 2.0),
        np_vjp=lambda g, x, y, c, out: np.multiply(g, ~(y <= 0), out=out),   # (torch: nan passes)
-       fwd_out=lambda x, c, out: np.maximum(x, 0, out=out), vm=True),
+       fwd_out=lambda x, c, out: np.maximum(x.dtype.type(0), x, out=out), vm=True),
     Op("sqrt", UNARY, "SqrtBackward0", _u(np.sqrt), saves="y", domain=(0.1, 3.0),
        np_vjp=_chain(lambda g, x, y, c, out: np.add(y, y, out=out),
                      lambda g, x, y, c, out: np.divide(g, out, out=out)),
@@ -461,17 +471,17 @@ OPS = [
     Op("step", UNARY, "FloorBackward0", _step_ref, const=0.0, domain=(-2.7, 2.7),
        doc="piecewise constant, zero gradient: c = 0 floor, 1 ceil, 2 round, 3 trunc, 4 sign",
        np_vjp=lambda g, x, y, c, out: out.fill(0), kernel_fwd=True),
-    Op("clamp_min", UNARY, "ClampBackward1", lambda x, c: np.maximum(x, x.dtype.type(c)), saves="x",
+    Op("clamp_min", UNARY, "ClampBackward1", lambda x, c: np.maximum(x.dtype.type(c), x), saves="x",
        const=0.7, np_vjp=_masked(lambda x, y, c: x >= c),
-       fwd_out=lambda x, c, out: np.maximum(x, x.dtype.type(c), out=out), kernel_fwd=True),
-    Op("clamp_max", UNARY, "ClampBackward1", lambda x, c: np.minimum(x, x.dtype.type(c)), saves="x",
+       fwd_out=lambda x, c, out: np.maximum(x.dtype.type(c), x, out=out), kernel_fwd=True),
+    Op("clamp_max", UNARY, "ClampBackward1", lambda x, c: np.minimum(x.dtype.type(c), x), saves="x",
        const=0.7, np_vjp=_masked(lambda x, y, c: x <= c),
-       fwd_out=lambda x, c, out: np.minimum(x, x.dtype.type(c), out=out), kernel_fwd=True),
+       fwd_out=lambda x, c, out: np.minimum(x.dtype.type(c), x, out=out), kernel_fwd=True),
     Op("leaky_relu", UNARY, "LeakyReluBackward0",
        lambda x, c: np.where(x > 0, x, x * x.dtype.type(c)), saves="x", const=0.01,
        np_vjp=_leaky_vjp, kernel_fwd=True),
     Op("elu", UNARY, "EluBackward0",
-       lambda x, c: np.where(x > 0, x, x.dtype.type(c) * np.expm1(np.minimum(x, 0))), saves="xy",
+       lambda x, c: np.where(x > 0, x, x.dtype.type(c) * np.expm1(np.minimum(0, x))), saves="xy",
        const=1.0, np_vjp=_elu_vjp, kernel_fwd=True),
     Op("gelu", UNARY, "GeluBackward0", _gelu_ref, saves="x", const=0.0,
        doc="c = 0: x Phi(x) (erf); c = 1: the tanh approximation", np_vjp=_gelu_vjp, np_vjp_from=_NPVJP,
@@ -492,6 +502,12 @@ OPS = [
                              np.abs(x) - x.dtype.type(0.5 * c)).astype(x.dtype),
        saves="x", const=1.0, doc="Huber-type elementwise loss with beta c > 0",
        np_vjp=_smooth_l1_vjp, kernel_fwd=True),
+    Op("hardsigmoid", UNARY, "HardsigmoidBackward0", lambda x, c: _hardsigmoid_ref(x),
+       saves="x", domain=(-4.0, 4.0),
+       doc="clamp((x + 3) / 6, 0, 1); gradient torch's float 1/6 strictly inside (-3, 3)",
+       np_vjp=_masked(lambda x, y, c: (x > -3) & (x < 3),
+                      lambda g, x, y, c: g * g.dtype.type(_SIXTH_F32)),
+       fwd_out=lambda x, c, out: np.copyto(out, _hardsigmoid_ref(x))),
     Op("lgamma", UNARY, "LgammaBackward0", _vec(_lgamma), saves="x", domain=(0.3, 4.0),
        np_vjp=lambda g, x, y, c, out: np.multiply(g, _np_polygamma(0, x), out=out, casting="unsafe")),
     Op("polygamma", UNARY, "PolygammaBackward0", lambda x, c: _np_polygamma(int(c), x).astype(x.dtype),
@@ -527,6 +543,8 @@ OPS = [
     Op("pow", BINARY, "PowBackward1", np.power, saves_fn=lambda na, nb: (True, True, nb),
        domain=(0.2, 2.0), np_vjp=_pow_vjp, fwd_out=lambda a, b, out: np.power(a, b, out=out)),
     # ---- further elementwise rows, binary
+    # (a tie of -0.0 with +0.0 gives b's zero, as numpy and torch's vectorized kernel; torch's
+    # scalar loop, below 8 elements and in a tensor's tail, gives a's: no one sign to follow)
     Op("maximum", BINARY, "MaximumBackward0", np.maximum, saves_fn=lambda na, nb: (True, True, False),
        np_vjp=_max_vjp(np.greater), fwd_out=lambda a, b, out: np.maximum(a, b, out=out)),
     Op("minimum", BINARY, "MinimumBackward0", np.minimum, saves_fn=lambda na, nb: (True, True, False),
@@ -612,6 +630,8 @@ _VJP_T = {
     "softplus": lambda T, g, x, y, c: g * _where_t(x * c > 20, 1.0, (x * c).sigmoid()),
     "log_sigmoid": lambda T, g, x, y, c: g * (-x).sigmoid(),
     "smooth_l1": lambda T, g, x, y, c: g * (x / c).clamp(-1.0, 1.0),
+    "hardsigmoid": lambda T, g, x, y, c: g * ((x > -3).to(g.dtype) * (x < 3).to(g.dtype)
+                                              * _SIXTH_F32),
     "lgamma": lambda T, g, x, y, c: g * _pg(T, 0, x),
     "polygamma": lambda T, g, x, y, c: g * _pg(T, int(c) + 1, x),
     "maximum": lambda T, g, a, b, y: (g * _tie(a, b), g * _tie(b, a)),

@@ -303,6 +303,7 @@ FACADE = {
     "softplus": (lambda x: tg.nn.functional.softplus(x), [(3, 2)]),
     "log_sigmoid": (lambda x: tg.nn.functional.logsigmoid(x), [(3, 2)]),
     "smooth_l1": (lambda x: tg.nn.functional.smooth_l1_loss(x, x * 0, reduction="none"), [(3, 2)]),
+    "hardsigmoid": (lambda x: tg.nn.functional.hardsigmoid(x), [(3, 2)]),
     "maximum": (lambda a, b: tg.maximum(a, b), [(3, 2), (2,)]),
     "minimum": (lambda a, b: a.minimum(b), [(3, 2), (3, 2)]),
     "atan2": (lambda a, b: tg.atan2(a, b), [(3, 2), (3, 1)]),

@@ -33,7 +33,7 @@ from ._addr import INTERNAL, _u, _voidptr
 from ._interp import bforward, breverse
 from .kernels import _native_fn
 
-INTERP_SHA = '9358f1450f57bc54'  # sha256 of _interp.py, written by `python -m tapegrad.ops`
+INTERP_SHA = '5c53697c73fc4efe'  # sha256 of _interp.py, written by `python -m tapegrad.ops`
 
 _jit = njit(error_model="numpy", **INTERNAL)
 _pjit = njit(cache=True, nogil=True, parallel=True, error_model="numpy", no_cfunc_wrapper=True)

@@ -26,91 +26,91 @@ _jit_inline = njit(nogil=True, error_model="numpy", inline="always")
 Z = np.int64(0)       # an offset of 0 and a stride of 1, typed int64 (not Literal[int]: see
 ONE = np.int64(1)     # the docstring)
 
-KERNELS_SHA = '34d90a555e0aebbf'  # sha256 of kernels.py, _addr.py, _schema.py: regenerate when they change
+KERNELS_SHA = 'c78bd50cdd13a576'  # sha256 of kernels.py, _addr.py, _schema.py: regenerate when they change
 # kind code of each opcode (see ops.KIND_CODES)
-KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 3, 3, 3, 4, 5, 6,)
-OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'lgamma', 'polygamma', 'softmax', 'log_softmax', 'add_scalar', 'rsub_scalar', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'slice', 'embed', 'transpose', 'mm', 'cast', 'pyfunc',)
-CAST_OP = 55
-PYFUNC_OP = 56
+KIND = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 3, 3, 3, 4, 5, 6,)
+OPNAMES = ('neg', 'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'sqrt', 'abs', 'pow_scalar', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'erf', 'log1p', 'expm1', 'scale', 'step', 'clamp_min', 'clamp_max', 'leaky_relu', 'elu', 'gelu', 'silu', 'softplus', 'log_sigmoid', 'smooth_l1', 'hardsigmoid', 'lgamma', 'polygamma', 'softmax', 'log_softmax', 'add_scalar', 'rsub_scalar', 'add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'hypot', 'remainder', 'sum', 'gather', 'segsum', 'copy', 'slice', 'embed', 'transpose', 'mm', 'cast', 'pyfunc',)
+CAST_OP = 56
+PYFUNC_OP = 57
 
 
 @_jit_inline
 def step_fwd_binary(op, A_, B_, Y, yo):
-    if op == 37:  # add
+    if op == 38:  # add
         fwd_add(1, A_, Z, 1, B_, Z, 1, Y, yo)
-    elif op == 38:  # sub
+    elif op == 39:  # sub
         fwd_sub(1, A_, Z, 1, B_, Z, 1, Y, yo)
-    elif op == 39:  # mul
+    elif op == 40:  # mul
         fwd_mul(1, A_, Z, 1, B_, Z, 1, Y, yo)
-    elif op == 40:  # div
+    elif op == 41:  # div
         fwd_div(1, A_, Z, 1, B_, Z, 1, Y, yo)
-    elif op == 41:  # pow
+    elif op == 42:  # pow
         fwd_pow(1, A_, Z, 1, B_, Z, 1, Y, yo)
-    elif op == 42:  # maximum
+    elif op == 43:  # maximum
         fwd_maximum(1, A_, Z, 1, B_, Z, 1, Y, yo)
-    elif op == 43:  # minimum
+    elif op == 44:  # minimum
         fwd_minimum(1, A_, Z, 1, B_, Z, 1, Y, yo)
-    elif op == 44:  # atan2
+    elif op == 45:  # atan2
         fwd_atan2(1, A_, Z, 1, B_, Z, 1, Y, yo)
-    elif op == 45:  # hypot
+    elif op == 46:  # hypot
         fwd_hypot(1, A_, Z, 1, B_, Z, 1, Y, yo)
-    elif op == 46:  # remainder
+    elif op == 47:  # remainder
         fwd_remainder(1, A_, Z, 1, B_, Z, 1, Y, yo)
 
 
 @_jit_inline
 def step_fwd_index(op, m, X, xo, I, io, c, Y, yo):
-    if op == 48:  # gather
+    if op == 49:  # gather
         fwd_gather(1, m, X, xo, I, io, c, Y, yo)
-    elif op == 49:  # segsum
+    elif op == 50:  # segsum
         fwd_segsum(1, m, X, xo, I, io, c, Y, yo)
-    elif op == 50:  # copy
+    elif op == 51:  # copy
         fwd_copy(1, m, X, xo, I, io, c, Y, yo)
-    elif op == 51:  # slice
+    elif op == 52:  # slice
         fwd_slice(1, m, X, xo, I, io, c, Y, yo)
-    elif op == 52:  # embed
+    elif op == 53:  # embed
         fwd_embed(1, m, X, xo, I, io, c, Y, yo)
-    elif op == 53:  # transpose
+    elif op == 54:  # transpose
         fwd_transpose(1, m, X, xo, I, io, c, Y, yo)
 
 
 @_jit_inline
 def step_rev_binary(op, G, go, A_, B_, Y_, GA, gao, GB, gbo, na, nb):
-    if op == 37:  # add
+    if op == 38:  # add
         vjp_add(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
-    elif op == 38:  # sub
+    elif op == 39:  # sub
         vjp_sub(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
-    elif op == 39:  # mul
+    elif op == 40:  # mul
         vjp_mul(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
-    elif op == 40:  # div
+    elif op == 41:  # div
         vjp_div(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
-    elif op == 41:  # pow
+    elif op == 42:  # pow
         vjp_pow(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
-    elif op == 42:  # maximum
+    elif op == 43:  # maximum
         vjp_maximum(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
-    elif op == 43:  # minimum
+    elif op == 44:  # minimum
         vjp_minimum(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
-    elif op == 44:  # atan2
+    elif op == 45:  # atan2
         vjp_atan2(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
-    elif op == 45:  # hypot
+    elif op == 46:  # hypot
         vjp_hypot(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
-    elif op == 46:  # remainder
+    elif op == 47:  # remainder
         vjp_remainder(1, G, go, A_, Z, 1, B_, Z, 1, Y_, Z, GA, gao, GB, gbo, na, nb)
 
 
 @_jit_inline
 def step_rev_index(op, m, G, go, I, io, c, GX, gxo):
-    if op == 48:  # gather
+    if op == 49:  # gather
         vjp_gather(1, m, G, go, I, io, c, GX, gxo)
-    elif op == 49:  # segsum
+    elif op == 50:  # segsum
         vjp_segsum(1, m, G, go, I, io, c, GX, gxo)
-    elif op == 50:  # copy
+    elif op == 51:  # copy
         vjp_copy(1, m, G, go, I, io, c, GX, gxo)
-    elif op == 51:  # slice
+    elif op == 52:  # slice
         vjp_slice(1, m, G, go, I, io, c, GX, gxo)
-    elif op == 52:  # embed
+    elif op == 53:  # embed
         vjp_embed(1, m, G, go, I, io, c, GX, gxo)
-    elif op == 53:  # transpose
+    elif op == 54:  # transpose
         vjp_transpose(1, m, G, go, I, io, c, GX, gxo)
 
 
@@ -223,17 +223,19 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                     vjp_log_sigmoid(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 elif op == 30:  # smooth_l1
                     vjp_smooth_l1(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
-                elif op == 31:  # lgamma
+                elif op == 31:  # hardsigmoid
+                    vjp_hardsigmoid(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
+                elif op == 32:  # lgamma
                     vjp_lgamma(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
-                elif op == 32:  # polygamma
+                elif op == 33:  # polygamma
                     vjp_polygamma(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
-                elif op == 33:  # softmax
+                elif op == 34:  # softmax
                     vjp_softmax(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
-                elif op == 34:  # log_softmax
+                elif op == 35:  # log_softmax
                     vjp_log_softmax(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
-                elif op == 35:  # add_scalar
+                elif op == 36:  # add_scalar
                     vjp_add_scalar(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
-                elif op == 36:  # rsub_scalar
+                elif op == 37:  # rsub_scalar
                     vjp_rsub_scalar(n, A4, go, X_, Z, Y_, Z, c, A4, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 1:  # binary
@@ -244,46 +246,46 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 Y_ = operand(live, X4, V4, XA4, N, out, E[b0 + SY], n)
                 if n == 1:
                     step_rev_binary(op, A4, go, A_, B_, Y_, A4, noff(N, a), A4, noff(N, b), na, nb)
-                elif op == 37:  # add
+                elif op == 38:  # add
                     vjp_add(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
-                elif op == 38:  # sub
+                elif op == 39:  # sub
                     vjp_sub(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
-                elif op == 39:  # mul
+                elif op == 40:  # mul
                     vjp_mul(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
-                elif op == 40:  # div
+                elif op == 41:  # div
                     vjp_div(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
-                elif op == 41:  # pow
+                elif op == 42:  # pow
                     vjp_pow(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
-                elif op == 42:  # maximum
+                elif op == 43:  # maximum
                     vjp_maximum(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
-                elif op == 43:  # minimum
+                elif op == 44:  # minimum
                     vjp_minimum(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
-                elif op == 44:  # atan2
+                elif op == 45:  # atan2
                     vjp_atan2(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
-                elif op == 45:  # hypot
+                elif op == 46:  # hypot
                     vjp_hypot(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
-                elif op == 46:  # remainder
+                elif op == 47:  # remainder
                     vjp_remainder(n, A4, go, A_, Z, sa, B_, Z, sb, Y_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
-                if op == 47:  # sum
+                if op == 48:  # sum
                     vjp_sum(N[a * NK + NSIZE], A4, go, c, A4, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 3:  # index
                 if E[b0 + P1] == 1:
                     step_rev_index(op, N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
-                elif op == 48:  # gather
+                elif op == 49:  # gather
                     vjp_gather(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
-                elif op == 49:  # segsum
+                elif op == 50:  # segsum
                     vjp_segsum(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
-                elif op == 50:  # copy
+                elif op == 51:  # copy
                     vjp_copy(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
-                elif op == 51:  # slice
+                elif op == 52:  # slice
                     vjp_slice(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
-                elif op == 52:  # embed
+                elif op == 53:  # embed
                     vjp_embed(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
-                elif op == 53:  # transpose
+                elif op == 54:  # transpose
                     vjp_transpose(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 4:  # mm
@@ -291,7 +293,7 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 k = E[b0 + P1]
                 A_ = operand(live, X4, V4, XA4, N, a, E[b0 + SA], m * k)
                 B_ = operand(live, X4, V4, XA4, N, b, E[b0 + SB], k * (n // m))
-                if op == 54:  # mm
+                if op == 55:  # mm
                     vjp_mm(m, k, n // m, A4, go, A_, Z, B_, Z, A4, noff(N, a), A4, noff(N, b), na, nb)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
@@ -361,17 +363,19 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                     vjp_log_sigmoid(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 elif op == 30:  # smooth_l1
                     vjp_smooth_l1(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
-                elif op == 31:  # lgamma
+                elif op == 31:  # hardsigmoid
+                    vjp_hardsigmoid(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
+                elif op == 32:  # lgamma
                     vjp_lgamma(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
-                elif op == 32:  # polygamma
+                elif op == 33:  # polygamma
                     vjp_polygamma(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
-                elif op == 33:  # softmax
+                elif op == 34:  # softmax
                     vjp_softmax(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
-                elif op == 34:  # log_softmax
+                elif op == 35:  # log_softmax
                     vjp_log_softmax(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
-                elif op == 35:  # add_scalar
+                elif op == 36:  # add_scalar
                     vjp_add_scalar(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
-                elif op == 36:  # rsub_scalar
+                elif op == 37:  # rsub_scalar
                     vjp_rsub_scalar(n, A8, go, X_, Z, Y_, Z, c, A8, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 1:  # binary
@@ -382,46 +386,46 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 Y_ = operand(live, X8, V8, XA8, N, out, E[b0 + SY], n)
                 if n == 1:
                     step_rev_binary(op, A8, go, A_, B_, Y_, A8, noff(N, a), A8, noff(N, b), na, nb)
-                elif op == 37:  # add
+                elif op == 38:  # add
                     vjp_add(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
-                elif op == 38:  # sub
+                elif op == 39:  # sub
                     vjp_sub(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
-                elif op == 39:  # mul
+                elif op == 40:  # mul
                     vjp_mul(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
-                elif op == 40:  # div
+                elif op == 41:  # div
                     vjp_div(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
-                elif op == 41:  # pow
+                elif op == 42:  # pow
                     vjp_pow(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
-                elif op == 42:  # maximum
+                elif op == 43:  # maximum
                     vjp_maximum(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
-                elif op == 43:  # minimum
+                elif op == 44:  # minimum
                     vjp_minimum(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
-                elif op == 44:  # atan2
+                elif op == 45:  # atan2
                     vjp_atan2(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
-                elif op == 45:  # hypot
+                elif op == 46:  # hypot
                     vjp_hypot(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
-                elif op == 46:  # remainder
+                elif op == 47:  # remainder
                     vjp_remainder(n, A8, go, A_, Z, sa, B_, Z, sb, Y_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
-                if op == 47:  # sum
+                if op == 48:  # sum
                     vjp_sum(N[a * NK + NSIZE], A8, go, c, A8, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 3:  # index
                 if E[b0 + P1] == 1:
                     step_rev_index(op, N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
-                elif op == 48:  # gather
+                elif op == 49:  # gather
                     vjp_gather(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
-                elif op == 49:  # segsum
+                elif op == 50:  # segsum
                     vjp_segsum(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
-                elif op == 50:  # copy
+                elif op == 51:  # copy
                     vjp_copy(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
-                elif op == 51:  # slice
+                elif op == 52:  # slice
                     vjp_slice(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
-                elif op == 52:  # embed
+                elif op == 53:  # embed
                     vjp_embed(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
-                elif op == 53:  # transpose
+                elif op == 54:  # transpose
                     vjp_transpose(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a))
                 mark(N, nreach, ereach, a)
             elif kind == 4:  # mm
@@ -429,7 +433,7 @@ def reverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, live, nreach, ereach, 
                 k = E[b0 + P1]
                 A_ = operand(live, X8, V8, XA8, N, a, E[b0 + SA], m * k)
                 B_ = operand(live, X8, V8, XA8, N, b, E[b0 + SB], k * (n // m))
-                if op == 54:  # mm
+                if op == 55:  # mm
                     vjp_mm(m, k, n // m, A8, go, A_, Z, B_, Z, A8, noff(N, a), A8, noff(N, b), na, nb)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
@@ -528,17 +532,19 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                     fwd_log_sigmoid(n, X_, Z, c, X4, yo)
                 elif op == 30:  # smooth_l1
                     fwd_smooth_l1(n, X_, Z, c, X4, yo)
-                elif op == 31:  # lgamma
+                elif op == 31:  # hardsigmoid
+                    fwd_hardsigmoid(n, X_, Z, c, X4, yo)
+                elif op == 32:  # lgamma
                     fwd_lgamma(n, X_, Z, c, X4, yo)
-                elif op == 32:  # polygamma
+                elif op == 33:  # polygamma
                     fwd_polygamma(n, X_, Z, c, X4, yo)
-                elif op == 33:  # softmax
+                elif op == 34:  # softmax
                     fwd_softmax(n, X_, Z, c, X4, yo)
-                elif op == 34:  # log_softmax
+                elif op == 35:  # log_softmax
                     fwd_log_softmax(n, X_, Z, c, X4, yo)
-                elif op == 35:  # add_scalar
+                elif op == 36:  # add_scalar
                     fwd_add_scalar(n, X_, Z, c, X4, yo)
-                elif op == 36:  # rsub_scalar
+                elif op == 37:  # rsub_scalar
                     fwd_rsub_scalar(n, X_, Z, c, X4, yo)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
@@ -547,48 +553,48 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                 B_ = operand(True, X4, V4, XA4, N, b, E[b0 + SB], (n - 1) * sb + 1)
                 if n == 1:
                     step_fwd_binary(op, A_, B_, X4, yo)
-                elif op == 37:  # add
+                elif op == 38:  # add
                     fwd_add(n, A_, Z, sa, B_, Z, sb, X4, yo)
-                elif op == 38:  # sub
+                elif op == 39:  # sub
                     fwd_sub(n, A_, Z, sa, B_, Z, sb, X4, yo)
-                elif op == 39:  # mul
+                elif op == 40:  # mul
                     fwd_mul(n, A_, Z, sa, B_, Z, sb, X4, yo)
-                elif op == 40:  # div
+                elif op == 41:  # div
                     fwd_div(n, A_, Z, sa, B_, Z, sb, X4, yo)
-                elif op == 41:  # pow
+                elif op == 42:  # pow
                     fwd_pow(n, A_, Z, sa, B_, Z, sb, X4, yo)
-                elif op == 42:  # maximum
+                elif op == 43:  # maximum
                     fwd_maximum(n, A_, Z, sa, B_, Z, sb, X4, yo)
-                elif op == 43:  # minimum
+                elif op == 44:  # minimum
                     fwd_minimum(n, A_, Z, sa, B_, Z, sb, X4, yo)
-                elif op == 44:  # atan2
+                elif op == 45:  # atan2
                     fwd_atan2(n, A_, Z, sa, B_, Z, sb, X4, yo)
-                elif op == 45:  # hypot
+                elif op == 46:  # hypot
                     fwd_hypot(n, A_, Z, sa, B_, Z, sb, X4, yo)
-                elif op == 46:  # remainder
+                elif op == 47:  # remainder
                     fwd_remainder(n, A_, Z, sa, B_, Z, sb, X4, yo)
             elif kind == 2:  # sum
-                if op == 47:  # sum
+                if op == 48:  # sum
                     fwd_sum(N[a * NK + NSIZE], X4, noff(N, a), c, X4, yo)
             elif kind == 3:  # index
                 if E[b0 + P1] == 1:
                     step_fwd_index(op, n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
-                elif op == 48:  # gather
+                elif op == 49:  # gather
                     fwd_gather(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
-                elif op == 49:  # segsum
+                elif op == 50:  # segsum
                     fwd_segsum(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
-                elif op == 50:  # copy
+                elif op == 51:  # copy
                     fwd_copy(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
-                elif op == 51:  # slice
+                elif op == 52:  # slice
                     fwd_slice(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
-                elif op == 52:  # embed
+                elif op == 53:  # embed
                     fwd_embed(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
-                elif op == 53:  # transpose
+                elif op == 54:  # transpose
                     fwd_transpose(E[b0 + P1], n, X4, noff(N, a), I, E[b0 + P0], c, X4, yo)
             elif kind == 4:  # mm
                 A_ = operand(True, X4, V4, XA4, N, a, E[b0 + SA], E[b0 + P0] * E[b0 + P1])
                 B_ = operand(True, X4, V4, XA4, N, b, E[b0 + SB], E[b0 + P1] * (n // E[b0 + P0]))
-                if op == 54:  # mm
+                if op == 55:  # mm
                     fwd_mm(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, Z, B_, Z, X4, yo)
         else:
             if kind == 0:  # unary
@@ -655,17 +661,19 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                     fwd_log_sigmoid(n, X_, Z, c, X8, yo)
                 elif op == 30:  # smooth_l1
                     fwd_smooth_l1(n, X_, Z, c, X8, yo)
-                elif op == 31:  # lgamma
+                elif op == 31:  # hardsigmoid
+                    fwd_hardsigmoid(n, X_, Z, c, X8, yo)
+                elif op == 32:  # lgamma
                     fwd_lgamma(n, X_, Z, c, X8, yo)
-                elif op == 32:  # polygamma
+                elif op == 33:  # polygamma
                     fwd_polygamma(n, X_, Z, c, X8, yo)
-                elif op == 33:  # softmax
+                elif op == 34:  # softmax
                     fwd_softmax(n, X_, Z, c, X8, yo)
-                elif op == 34:  # log_softmax
+                elif op == 35:  # log_softmax
                     fwd_log_softmax(n, X_, Z, c, X8, yo)
-                elif op == 35:  # add_scalar
+                elif op == 36:  # add_scalar
                     fwd_add_scalar(n, X_, Z, c, X8, yo)
-                elif op == 36:  # rsub_scalar
+                elif op == 37:  # rsub_scalar
                     fwd_rsub_scalar(n, X_, Z, c, X8, yo)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
@@ -674,48 +682,48 @@ def forward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, start, stop):
                 B_ = operand(True, X8, V8, XA8, N, b, E[b0 + SB], (n - 1) * sb + 1)
                 if n == 1:
                     step_fwd_binary(op, A_, B_, X8, yo)
-                elif op == 37:  # add
+                elif op == 38:  # add
                     fwd_add(n, A_, Z, sa, B_, Z, sb, X8, yo)
-                elif op == 38:  # sub
+                elif op == 39:  # sub
                     fwd_sub(n, A_, Z, sa, B_, Z, sb, X8, yo)
-                elif op == 39:  # mul
+                elif op == 40:  # mul
                     fwd_mul(n, A_, Z, sa, B_, Z, sb, X8, yo)
-                elif op == 40:  # div
+                elif op == 41:  # div
                     fwd_div(n, A_, Z, sa, B_, Z, sb, X8, yo)
-                elif op == 41:  # pow
+                elif op == 42:  # pow
                     fwd_pow(n, A_, Z, sa, B_, Z, sb, X8, yo)
-                elif op == 42:  # maximum
+                elif op == 43:  # maximum
                     fwd_maximum(n, A_, Z, sa, B_, Z, sb, X8, yo)
-                elif op == 43:  # minimum
+                elif op == 44:  # minimum
                     fwd_minimum(n, A_, Z, sa, B_, Z, sb, X8, yo)
-                elif op == 44:  # atan2
+                elif op == 45:  # atan2
                     fwd_atan2(n, A_, Z, sa, B_, Z, sb, X8, yo)
-                elif op == 45:  # hypot
+                elif op == 46:  # hypot
                     fwd_hypot(n, A_, Z, sa, B_, Z, sb, X8, yo)
-                elif op == 46:  # remainder
+                elif op == 47:  # remainder
                     fwd_remainder(n, A_, Z, sa, B_, Z, sb, X8, yo)
             elif kind == 2:  # sum
-                if op == 47:  # sum
+                if op == 48:  # sum
                     fwd_sum(N[a * NK + NSIZE], X8, noff(N, a), c, X8, yo)
             elif kind == 3:  # index
                 if E[b0 + P1] == 1:
                     step_fwd_index(op, n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
-                elif op == 48:  # gather
+                elif op == 49:  # gather
                     fwd_gather(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
-                elif op == 49:  # segsum
+                elif op == 50:  # segsum
                     fwd_segsum(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
-                elif op == 50:  # copy
+                elif op == 51:  # copy
                     fwd_copy(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
-                elif op == 51:  # slice
+                elif op == 52:  # slice
                     fwd_slice(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
-                elif op == 52:  # embed
+                elif op == 53:  # embed
                     fwd_embed(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
-                elif op == 53:  # transpose
+                elif op == 54:  # transpose
                     fwd_transpose(E[b0 + P1], n, X8, noff(N, a), I, E[b0 + P0], c, X8, yo)
             elif kind == 4:  # mm
                 A_ = operand(True, X8, V8, XA8, N, a, E[b0 + SA], E[b0 + P0] * E[b0 + P1])
                 B_ = operand(True, X8, V8, XA8, N, b, E[b0 + SB], E[b0 + P1] * (n // E[b0 + P0]))
-                if op == 54:  # mm
+                if op == 55:  # mm
                     fwd_mm(E[b0 + P0], E[b0 + P1], n // E[b0 + P0], A_, Z, B_, Z, X8, yo)
     return -1
 PK = 9
@@ -735,25 +743,25 @@ def pforward(D, Dc, I, X, start, stop):
         bo = D[b0 + P_B]
         c = Dc[e]
         if kind == 1:  # binary
-            if op == 37:  # add
+            if op == 38:  # add
                 fwd_add(1, X, ao, 1, X, bo, 1, X, yo)
-            elif op == 38:  # sub
+            elif op == 39:  # sub
                 fwd_sub(1, X, ao, 1, X, bo, 1, X, yo)
-            elif op == 39:  # mul
+            elif op == 40:  # mul
                 fwd_mul(1, X, ao, 1, X, bo, 1, X, yo)
-            elif op == 40:  # div
+            elif op == 41:  # div
                 fwd_div(1, X, ao, 1, X, bo, 1, X, yo)
-            elif op == 41:  # pow
+            elif op == 42:  # pow
                 fwd_pow(1, X, ao, 1, X, bo, 1, X, yo)
-            elif op == 42:  # maximum
+            elif op == 43:  # maximum
                 fwd_maximum(1, X, ao, 1, X, bo, 1, X, yo)
-            elif op == 43:  # minimum
+            elif op == 44:  # minimum
                 fwd_minimum(1, X, ao, 1, X, bo, 1, X, yo)
-            elif op == 44:  # atan2
+            elif op == 45:  # atan2
                 fwd_atan2(1, X, ao, 1, X, bo, 1, X, yo)
-            elif op == 45:  # hypot
+            elif op == 46:  # hypot
                 fwd_hypot(1, X, ao, 1, X, bo, 1, X, yo)
-            elif op == 46:  # remainder
+            elif op == 47:  # remainder
                 fwd_remainder(1, X, ao, 1, X, bo, 1, X, yo)
         elif kind == 0:  # unary
             if op == 0:  # neg
@@ -818,33 +826,35 @@ def pforward(D, Dc, I, X, start, stop):
                 fwd_log_sigmoid(1, X, ao, c, X, yo)
             elif op == 30:  # smooth_l1
                 fwd_smooth_l1(1, X, ao, c, X, yo)
-            elif op == 31:  # lgamma
+            elif op == 31:  # hardsigmoid
+                fwd_hardsigmoid(1, X, ao, c, X, yo)
+            elif op == 32:  # lgamma
                 fwd_lgamma(1, X, ao, c, X, yo)
-            elif op == 32:  # polygamma
+            elif op == 33:  # polygamma
                 fwd_polygamma(1, X, ao, c, X, yo)
-            elif op == 33:  # softmax
+            elif op == 34:  # softmax
                 fwd_softmax(1, X, ao, c, X, yo)
-            elif op == 34:  # log_softmax
+            elif op == 35:  # log_softmax
                 fwd_log_softmax(1, X, ao, c, X, yo)
-            elif op == 35:  # add_scalar
+            elif op == 36:  # add_scalar
                 fwd_add_scalar(1, X, ao, c, X, yo)
-            elif op == 36:  # rsub_scalar
+            elif op == 37:  # rsub_scalar
                 fwd_rsub_scalar(1, X, ao, c, X, yo)
         elif kind == 3:  # index
-            if op == 48:  # gather
+            if op == 49:  # gather
                 fwd_gather(1, 1, X, ao, I, D[b0 + P_0], c, X, yo)
-            elif op == 49:  # segsum
+            elif op == 50:  # segsum
                 fwd_segsum(D[b0 + P_1], 1, X, ao, I, D[b0 + P_0], c, X, yo)
-            elif op == 50:  # copy
+            elif op == 51:  # copy
                 fwd_copy(D[b0 + P_1], 1, X, ao, I, D[b0 + P_0], c, X, yo)
-            elif op == 51:  # slice
+            elif op == 52:  # slice
                 fwd_slice(D[b0 + P_1], 1, X, ao, I, D[b0 + P_0], c, X, yo)
-            elif op == 52:  # embed
+            elif op == 53:  # embed
                 fwd_embed(D[b0 + P_1], 1, X, ao, I, D[b0 + P_0], c, X, yo)
-            elif op == 53:  # transpose
+            elif op == 54:  # transpose
                 fwd_transpose(D[b0 + P_1], 1, X, ao, I, D[b0 + P_0], c, X, yo)
         elif kind == 2:  # sum
-            if op == 47:  # sum
+            if op == 48:  # sum
                 fwd_sum(D[b0 + P_M], X, ao, c, X, yo)
 
 
@@ -863,25 +873,25 @@ def preverse(D, Dc, I, X, A, R):
         bo = D[b0 + P_B]
         c = Dc[e]
         if kind == 1:  # binary
-            if op == 37:  # add
+            if op == 38:  # add
                 vjp_add(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
-            elif op == 38:  # sub
+            elif op == 39:  # sub
                 vjp_sub(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
-            elif op == 39:  # mul
+            elif op == 40:  # mul
                 vjp_mul(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
-            elif op == 40:  # div
+            elif op == 41:  # div
                 vjp_div(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
-            elif op == 41:  # pow
+            elif op == 42:  # pow
                 vjp_pow(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
-            elif op == 42:  # maximum
+            elif op == 43:  # maximum
                 vjp_maximum(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
-            elif op == 43:  # minimum
+            elif op == 44:  # minimum
                 vjp_minimum(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
-            elif op == 44:  # atan2
+            elif op == 45:  # atan2
                 vjp_atan2(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
-            elif op == 45:  # hypot
+            elif op == 46:  # hypot
                 vjp_hypot(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
-            elif op == 46:  # remainder
+            elif op == 47:  # remainder
                 vjp_remainder(1, A, yo, X, ao, 1, X, bo, 1, X, yo, A, ao, A, bo, (D[b0 + P_0] & 1) != 0, (D[b0 + P_0] & 2) != 0)
         elif kind == 0:  # unary
             if op == 0:  # neg
@@ -946,33 +956,35 @@ def preverse(D, Dc, I, X, A, R):
                 vjp_log_sigmoid(1, A, yo, X, ao, X, yo, c, A, ao)
             elif op == 30:  # smooth_l1
                 vjp_smooth_l1(1, A, yo, X, ao, X, yo, c, A, ao)
-            elif op == 31:  # lgamma
+            elif op == 31:  # hardsigmoid
+                vjp_hardsigmoid(1, A, yo, X, ao, X, yo, c, A, ao)
+            elif op == 32:  # lgamma
                 vjp_lgamma(1, A, yo, X, ao, X, yo, c, A, ao)
-            elif op == 32:  # polygamma
+            elif op == 33:  # polygamma
                 vjp_polygamma(1, A, yo, X, ao, X, yo, c, A, ao)
-            elif op == 33:  # softmax
+            elif op == 34:  # softmax
                 vjp_softmax(1, A, yo, X, ao, X, yo, c, A, ao)
-            elif op == 34:  # log_softmax
+            elif op == 35:  # log_softmax
                 vjp_log_softmax(1, A, yo, X, ao, X, yo, c, A, ao)
-            elif op == 35:  # add_scalar
+            elif op == 36:  # add_scalar
                 vjp_add_scalar(1, A, yo, X, ao, X, yo, c, A, ao)
-            elif op == 36:  # rsub_scalar
+            elif op == 37:  # rsub_scalar
                 vjp_rsub_scalar(1, A, yo, X, ao, X, yo, c, A, ao)
         elif kind == 3:  # index
-            if op == 48:  # gather
+            if op == 49:  # gather
                 vjp_gather(1, D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
-            elif op == 49:  # segsum
+            elif op == 50:  # segsum
                 vjp_segsum(D[b0 + P_1], D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
-            elif op == 50:  # copy
+            elif op == 51:  # copy
                 vjp_copy(D[b0 + P_1], D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
-            elif op == 51:  # slice
+            elif op == 52:  # slice
                 vjp_slice(D[b0 + P_1], D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
-            elif op == 52:  # embed
+            elif op == 53:  # embed
                 vjp_embed(D[b0 + P_1], D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
-            elif op == 53:  # transpose
+            elif op == 54:  # transpose
                 vjp_transpose(D[b0 + P_1], D[b0 + P_M], A, yo, I, D[b0 + P_0], c, A, ao)
         elif kind == 2:  # sum
-            if op == 47:  # sum
+            if op == 48:  # sum
                 vjp_sum(D[b0 + P_M], A, yo, c, A, ao)
 
 
@@ -1067,17 +1079,19 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
                     fwd_log_sigmoid(n * B, X4, noff(N, a) * B, c, X4, yo)
                 elif op == 30:  # smooth_l1
                     fwd_smooth_l1(n * B, X4, noff(N, a) * B, c, X4, yo)
-                elif op == 31:  # lgamma
+                elif op == 31:  # hardsigmoid
+                    fwd_hardsigmoid(n * B, X4, noff(N, a) * B, c, X4, yo)
+                elif op == 32:  # lgamma
                     fwd_lgamma(n * B, X4, noff(N, a) * B, c, X4, yo)
-                elif op == 32:  # polygamma
+                elif op == 33:  # polygamma
                     fwd_polygamma(n * B, X4, noff(N, a) * B, c, X4, yo)
-                elif op == 33:  # softmax
+                elif op == 34:  # softmax
                     bfwd_softmax(n, X4, noff(N, a) * B, c, X4, yo, B)
-                elif op == 34:  # log_softmax
+                elif op == 35:  # log_softmax
                     bfwd_log_softmax(n, X4, noff(N, a) * B, c, X4, yo, B)
-                elif op == 35:  # add_scalar
+                elif op == 36:  # add_scalar
                     fwd_add_scalar(n * B, X4, noff(N, a) * B, c, X4, yo)
-                elif op == 36:  # rsub_scalar
+                elif op == 37:  # rsub_scalar
                     fwd_rsub_scalar(n * B, X4, noff(N, a) * B, c, X4, yo)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
@@ -1087,46 +1101,46 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
                 whole = (sa == 1 or n == 1) and (sb == 1 or n == 1)
                 nl, w = (1, n * B) if whole else (n, B)
                 for i in range(nl):
-                    if op == 37:  # add
+                    if op == 38:  # add
                         fwd_add(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
-                    elif op == 38:  # sub
+                    elif op == 39:  # sub
                         fwd_sub(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
-                    elif op == 39:  # mul
+                    elif op == 40:  # mul
                         fwd_mul(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
-                    elif op == 40:  # div
+                    elif op == 41:  # div
                         fwd_div(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
-                    elif op == 41:  # pow
+                    elif op == 42:  # pow
                         fwd_pow(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
-                    elif op == 42:  # maximum
+                    elif op == 43:  # maximum
                         fwd_maximum(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
-                    elif op == 43:  # minimum
+                    elif op == 44:  # minimum
                         fwd_minimum(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
-                    elif op == 44:  # atan2
+                    elif op == 45:  # atan2
                         fwd_atan2(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
-                    elif op == 45:  # hypot
+                    elif op == 46:  # hypot
                         fwd_hypot(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
-                    elif op == 46:  # remainder
+                    elif op == 47:  # remainder
                         fwd_remainder(w, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, yo + i * B)
             elif kind == 2:  # sum
-                if op == 47:  # sum
+                if op == 48:  # sum
                     bfwd_sum(N[a * NK + NSIZE], X4, noff(N, a) * B, c, X4, yo, B)
             elif kind == 3:  # index
-                if op == 48:  # gather
+                if op == 49:  # gather
                     bfwd_gather(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
-                elif op == 49:  # segsum
+                elif op == 50:  # segsum
                     bfwd_segsum(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
-                elif op == 50:  # copy
+                elif op == 51:  # copy
                     bfwd_copy(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
-                elif op == 51:  # slice
+                elif op == 52:  # slice
                     bfwd_slice(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
-                elif op == 52:  # embed
+                elif op == 53:  # embed
                     bfwd_embed(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
-                elif op == 53:  # transpose
+                elif op == 54:  # transpose
                     bfwd_transpose(E[b0 + P1], n, X4, noff(N, a) * B, I, E[b0 + P0], c, X4, yo, B)
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
-                if op == 54:  # mm
+                if op == 55:  # mm
                     bfwd_mm(m, k, n // m, X4, noff(N, a) * B, X4, noff(N, b) * B, X4, yo, B)
         else:
             if kind == 0:  # unary
@@ -1192,17 +1206,19 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
                     fwd_log_sigmoid(n * B, X8, noff(N, a) * B, c, X8, yo)
                 elif op == 30:  # smooth_l1
                     fwd_smooth_l1(n * B, X8, noff(N, a) * B, c, X8, yo)
-                elif op == 31:  # lgamma
+                elif op == 31:  # hardsigmoid
+                    fwd_hardsigmoid(n * B, X8, noff(N, a) * B, c, X8, yo)
+                elif op == 32:  # lgamma
                     fwd_lgamma(n * B, X8, noff(N, a) * B, c, X8, yo)
-                elif op == 32:  # polygamma
+                elif op == 33:  # polygamma
                     fwd_polygamma(n * B, X8, noff(N, a) * B, c, X8, yo)
-                elif op == 33:  # softmax
+                elif op == 34:  # softmax
                     bfwd_softmax(n, X8, noff(N, a) * B, c, X8, yo, B)
-                elif op == 34:  # log_softmax
+                elif op == 35:  # log_softmax
                     bfwd_log_softmax(n, X8, noff(N, a) * B, c, X8, yo, B)
-                elif op == 35:  # add_scalar
+                elif op == 36:  # add_scalar
                     fwd_add_scalar(n * B, X8, noff(N, a) * B, c, X8, yo)
-                elif op == 36:  # rsub_scalar
+                elif op == 37:  # rsub_scalar
                     fwd_rsub_scalar(n * B, X8, noff(N, a) * B, c, X8, yo)
             elif kind == 1:  # binary
                 sa = E[b0 + P0]
@@ -1212,46 +1228,46 @@ def bforward(E, N, V4, V8, XA4, XA8, I, C, X4, X8, B, start, stop):
                 whole = (sa == 1 or n == 1) and (sb == 1 or n == 1)
                 nl, w = (1, n * B) if whole else (n, B)
                 for i in range(nl):
-                    if op == 37:  # add
+                    if op == 38:  # add
                         fwd_add(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
-                    elif op == 38:  # sub
+                    elif op == 39:  # sub
                         fwd_sub(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
-                    elif op == 39:  # mul
+                    elif op == 40:  # mul
                         fwd_mul(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
-                    elif op == 40:  # div
+                    elif op == 41:  # div
                         fwd_div(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
-                    elif op == 41:  # pow
+                    elif op == 42:  # pow
                         fwd_pow(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
-                    elif op == 42:  # maximum
+                    elif op == 43:  # maximum
                         fwd_maximum(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
-                    elif op == 43:  # minimum
+                    elif op == 44:  # minimum
                         fwd_minimum(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
-                    elif op == 44:  # atan2
+                    elif op == 45:  # atan2
                         fwd_atan2(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
-                    elif op == 45:  # hypot
+                    elif op == 46:  # hypot
                         fwd_hypot(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
-                    elif op == 46:  # remainder
+                    elif op == 47:  # remainder
                         fwd_remainder(w, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, yo + i * B)
             elif kind == 2:  # sum
-                if op == 47:  # sum
+                if op == 48:  # sum
                     bfwd_sum(N[a * NK + NSIZE], X8, noff(N, a) * B, c, X8, yo, B)
             elif kind == 3:  # index
-                if op == 48:  # gather
+                if op == 49:  # gather
                     bfwd_gather(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
-                elif op == 49:  # segsum
+                elif op == 50:  # segsum
                     bfwd_segsum(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
-                elif op == 50:  # copy
+                elif op == 51:  # copy
                     bfwd_copy(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
-                elif op == 51:  # slice
+                elif op == 52:  # slice
                     bfwd_slice(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
-                elif op == 52:  # embed
+                elif op == 53:  # embed
                     bfwd_embed(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
-                elif op == 53:  # transpose
+                elif op == 54:  # transpose
                     bfwd_transpose(E[b0 + P1], n, X8, noff(N, a) * B, I, E[b0 + P0], c, X8, yo, B)
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
-                if op == 54:  # mm
+                if op == 55:  # mm
                     bfwd_mm(m, k, n // m, X8, noff(N, a) * B, X8, noff(N, b) * B, X8, yo, B)
 
 
@@ -1350,17 +1366,19 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                     vjp_log_sigmoid(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 elif op == 30:  # smooth_l1
                     vjp_smooth_l1(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
-                elif op == 31:  # lgamma
+                elif op == 31:  # hardsigmoid
+                    vjp_hardsigmoid(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
+                elif op == 32:  # lgamma
                     vjp_lgamma(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
-                elif op == 32:  # polygamma
+                elif op == 33:  # polygamma
                     vjp_polygamma(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
-                elif op == 33:  # softmax
+                elif op == 34:  # softmax
                     bvjp_softmax(n, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B, B)
-                elif op == 34:  # log_softmax
+                elif op == 35:  # log_softmax
                     bvjp_log_softmax(n, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B, B)
-                elif op == 35:  # add_scalar
+                elif op == 36:  # add_scalar
                     vjp_add_scalar(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
-                elif op == 36:  # rsub_scalar
+                elif op == 37:  # rsub_scalar
                     vjp_rsub_scalar(n * B, A4, go, X4, noff(N, a) * B, X4, go, c, A4, noff(N, a) * B)
                 mark(N, nreach, ereach, a)
             elif kind == 1:  # binary
@@ -1371,50 +1389,50 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                 whole = (sa == 1 or n == 1) and (sb == 1 or n == 1)
                 nl, w = (1, n * B) if whole else (n, B)
                 for i in range(nl):
-                    if op == 37:  # add
+                    if op == 38:  # add
                         vjp_add(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 38:  # sub
+                    elif op == 39:  # sub
                         vjp_sub(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 39:  # mul
+                    elif op == 40:  # mul
                         vjp_mul(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 40:  # div
+                    elif op == 41:  # div
                         vjp_div(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 41:  # pow
+                    elif op == 42:  # pow
                         vjp_pow(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 42:  # maximum
+                    elif op == 43:  # maximum
                         vjp_maximum(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 43:  # minimum
+                    elif op == 44:  # minimum
                         vjp_minimum(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 44:  # atan2
+                    elif op == 45:  # atan2
                         vjp_atan2(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 45:  # hypot
+                    elif op == 46:  # hypot
                         vjp_hypot(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 46:  # remainder
+                    elif op == 47:  # remainder
                         vjp_remainder(w, A4, go + i * B, X4, ao + i * sa * B, ONE, X4, bo + i * sb * B, ONE, X4, go + i * B, A4, ao + i * sa * B, A4, bo + i * sb * B, a < nreal, b < nreal)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
-                if op == 47:  # sum
+                if op == 48:  # sum
                     bvjp_sum(N[a * NK + NSIZE], A4, go, c, A4, noff(N, a) * B, B)
                 mark(N, nreach, ereach, a)
             elif kind == 3:  # index
-                if op == 48:  # gather
+                if op == 49:  # gather
                     bvjp_gather(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
-                elif op == 49:  # segsum
+                elif op == 50:  # segsum
                     bvjp_segsum(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
-                elif op == 50:  # copy
+                elif op == 51:  # copy
                     bvjp_copy(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
-                elif op == 51:  # slice
+                elif op == 52:  # slice
                     bvjp_slice(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
-                elif op == 52:  # embed
+                elif op == 53:  # embed
                     bvjp_embed(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
-                elif op == 53:  # transpose
+                elif op == 54:  # transpose
                     bvjp_transpose(E[b0 + P1], N[a * NK + NSIZE], A4, go, I, E[b0 + P0], c, A4, noff(N, a) * B, B)
                 mark(N, nreach, ereach, a)
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
-                if op == 54:  # mm
+                if op == 55:  # mm
                     bvjp_mm(m, k, n // m, A4, go, X4, noff(N, a) * B, X4, noff(N, b) * B, A4, noff(N, a) * B, A4, noff(N, b) * B, B)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
@@ -1482,17 +1500,19 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                     vjp_log_sigmoid(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 elif op == 30:  # smooth_l1
                     vjp_smooth_l1(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
-                elif op == 31:  # lgamma
+                elif op == 31:  # hardsigmoid
+                    vjp_hardsigmoid(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
+                elif op == 32:  # lgamma
                     vjp_lgamma(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
-                elif op == 32:  # polygamma
+                elif op == 33:  # polygamma
                     vjp_polygamma(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
-                elif op == 33:  # softmax
+                elif op == 34:  # softmax
                     bvjp_softmax(n, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B, B)
-                elif op == 34:  # log_softmax
+                elif op == 35:  # log_softmax
                     bvjp_log_softmax(n, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B, B)
-                elif op == 35:  # add_scalar
+                elif op == 36:  # add_scalar
                     vjp_add_scalar(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
-                elif op == 36:  # rsub_scalar
+                elif op == 37:  # rsub_scalar
                     vjp_rsub_scalar(n * B, A8, go, X8, noff(N, a) * B, X8, go, c, A8, noff(N, a) * B)
                 mark(N, nreach, ereach, a)
             elif kind == 1:  # binary
@@ -1503,50 +1523,50 @@ def breverse(E, N, V4, V8, XA4, XA8, I, C, A4, A8, X4, X8, B, nreach, ereach, st
                 whole = (sa == 1 or n == 1) and (sb == 1 or n == 1)
                 nl, w = (1, n * B) if whole else (n, B)
                 for i in range(nl):
-                    if op == 37:  # add
+                    if op == 38:  # add
                         vjp_add(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 38:  # sub
+                    elif op == 39:  # sub
                         vjp_sub(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 39:  # mul
+                    elif op == 40:  # mul
                         vjp_mul(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 40:  # div
+                    elif op == 41:  # div
                         vjp_div(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 41:  # pow
+                    elif op == 42:  # pow
                         vjp_pow(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 42:  # maximum
+                    elif op == 43:  # maximum
                         vjp_maximum(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 43:  # minimum
+                    elif op == 44:  # minimum
                         vjp_minimum(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 44:  # atan2
+                    elif op == 45:  # atan2
                         vjp_atan2(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 45:  # hypot
+                    elif op == 46:  # hypot
                         vjp_hypot(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
-                    elif op == 46:  # remainder
+                    elif op == 47:  # remainder
                         vjp_remainder(w, A8, go + i * B, X8, ao + i * sa * B, ONE, X8, bo + i * sb * B, ONE, X8, go + i * B, A8, ao + i * sa * B, A8, bo + i * sb * B, a < nreal, b < nreal)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)
             elif kind == 2:  # sum
-                if op == 47:  # sum
+                if op == 48:  # sum
                     bvjp_sum(N[a * NK + NSIZE], A8, go, c, A8, noff(N, a) * B, B)
                 mark(N, nreach, ereach, a)
             elif kind == 3:  # index
-                if op == 48:  # gather
+                if op == 49:  # gather
                     bvjp_gather(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
-                elif op == 49:  # segsum
+                elif op == 50:  # segsum
                     bvjp_segsum(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
-                elif op == 50:  # copy
+                elif op == 51:  # copy
                     bvjp_copy(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
-                elif op == 51:  # slice
+                elif op == 52:  # slice
                     bvjp_slice(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
-                elif op == 52:  # embed
+                elif op == 53:  # embed
                     bvjp_embed(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
-                elif op == 53:  # transpose
+                elif op == 54:  # transpose
                     bvjp_transpose(E[b0 + P1], N[a * NK + NSIZE], A8, go, I, E[b0 + P0], c, A8, noff(N, a) * B, B)
                 mark(N, nreach, ereach, a)
             elif kind == 4:  # mm
                 m = E[b0 + P0]
                 k = E[b0 + P1]
-                if op == 54:  # mm
+                if op == 55:  # mm
                     bvjp_mm(m, k, n // m, A8, go, X8, noff(N, a) * B, X8, noff(N, b) * B, A8, noff(N, a) * B, A8, noff(N, b) * B, B)
                 mark(N, nreach, ereach, a)
                 mark(N, nreach, ereach, b)

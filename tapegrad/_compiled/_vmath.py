@@ -236,7 +236,7 @@ if OK:
         elif code == 7:
             for k in range(x.size):
                 v = x[k]
-                y[k] = v if (v > zero or v != v) else zero    # (nan passes)
+                y[k] = zero if v < zero else v    # (nan passes, -0.0 stays: torch)
         elif code == 8:
             for k in range(x.size):
                 y[k] = math.sqrt(x[k])

@@ -333,7 +333,8 @@ def vjp_sigmoid(n, G, go, X, xo, Y, yo, c, GX, gxo):
 def fwd_relu(n, X, xo, c, Y, yo):
     for i in range(n):
         v = X[_u(xo + i)]
-        Y[_u(yo + i)] = v if (v > 0 or v != v) else 0.0     # relu(nan) = nan (torch)
+        # relu(nan) = nan, relu(-0.0) = -0.0 (torch: x itself unless x < 0)
+        Y[_u(yo + i)] = 0.0 if v < 0 else v
 
 
 @_jit
@@ -1182,6 +1183,29 @@ def vjp_smooth_l1(n, G, go, X, xo, Y, yo, c, GX, gxo):
             GX[_u(gxo + i)] -= G[_u(go + i)]
         else:
             GX[_u(gxo + i)] += G[_u(go + i)] * v / c
+
+
+# hardsigmoid(x) = clamp((x + 3) / 6, 0, 1), torch's value (nan stays nan); d = dx / 6 strictly
+# between -3 and 3 (0 elsewhere and at nan), with torch's gradient constant: the float 1/6, for
+# double too. c is unused.
+@_jit
+def fwd_hardsigmoid(n, X, xo, c, Y, yo):
+    for i in range(n):
+        v = X[_u(xo + i)]
+        if v <= -3.0:
+            Y[_u(yo + i)] = 0.0
+        elif v >= 3.0:
+            Y[_u(yo + i)] = 1.0
+        else:
+            Y[_u(yo + i)] = (v + 3.0) / 6.0
+
+
+@_jit
+def vjp_hardsigmoid(n, G, go, X, xo, Y, yo, c, GX, gxo):
+    for i in range(n):
+        v = X[_u(xo + i)]
+        if v > -3.0 and v < 3.0:
+            GX[_u(gxo + i)] += G[_u(go + i)] * 0.1666666716337204
 
 
 # polygamma psi^(k)(x) for x > 0: recurrence up to x >= 15, then the asymptotic series

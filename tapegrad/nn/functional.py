@@ -262,25 +262,12 @@ def mish(input, inplace=False):
     return _act(input, inplace, f, "MishBackward0")
 
 
-_SIXTH_F32 = float(np.float32(1.0 / 6.0))
-
-
 def hardsigmoid(input, inplace=False):
-    """relu6(x + 3) / 6 (HardsigmoidBackward0: gradient 1/6 on -3 < x < 3)."""
+    """relu6(x + 3) / 6: its op-table row (the exact value clamp((x + 3) / 6, 0, 1), torch's
+    gradient: the float 1/6 strictly inside (-3, 3), as HardsigmoidBackward0 for double too).
+    One entry that recomputes from x: replays need no guard."""
     _float_only(input, "hardsigmoid_cpu")
-
-    def f(x):
-        d = x._data
-        dt = x._dtype.np
-        y = np.asarray(np.minimum(np.maximum(d + dt.type(3), 0), 6) / dt.type(6), dt)
-        if not (x._rg and STATE.enabled):
-            return _wrap(y if y.ndim else y[()], x._dtype)
-        # torch's gradient constant is the float 1/6 (also for double); the value (x + 3) / 6
-        _guard_sel(x, "cuts", -3.0, 3.0)
-        return exact(_masked_linear(x, (d > -3) & (d < 3), _SIXTH_F32, 0.5,
-                                    np.where(d >= 3, 1, np.where(d != d, d, 0)).astype(dt),   # (nan: nan)
-                                    "HardsigmoidBackward0"), y)
-    return _act(input, inplace, f)
+    return _act(input, inplace, lambda x: unary(x, "hardsigmoid"))
 
 
 def hardswish(input, inplace=False):
@@ -407,12 +394,34 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
             return _wrap(np.asarray(np.clip(d, min_val, max_val), x._dtype.np)[()]
                          if np.ndim(d) == 0 else np.clip(d, min_val, max_val).astype(x._dtype.np),
                          x._dtype)
-        _guard_sel(x, "cuts", float(min_val), float(max_val))
+        y = np.clip(d, min_val, max_val).astype(x._dtype.np)    # (at a bound: x, as torch)
+        if not (x._rg and STATE.enabled):
+            return _wrap(y if y.ndim else y[()], x._dtype)
         with np.errstate(invalid="ignore"):     # (torch: x <= min || x >= max ? 0 : g; nan: g)
             m = np.asarray(~((d <= min_val) | (d >= max_val)))
-        return _masked_linear(x, m, 1.0, 0.0,
-                              np.clip(d, min_val, max_val).astype(x._dtype.np), "HardtanhBackward0")
+        return _clip_strict(x, m, float(min_val), float(max_val), y, "HardtanhBackward0")
     return _act(input, inplace, f)
+
+
+def _clip_strict(x, m, lo, hi, y, name):
+    """clamp(x, lo, hi) whose gradient passes where ``m`` holds (strictly inside the bounds,
+    and at nan): hardtanh, relu6. Guarded on the side of each value to each bound and to 0
+    (tapegrad.func). No value at a bound and no nan: the clamp rows (their kernels return x
+    itself inside, so a -0.0 stays -0.0 on replay, where a merge of pieces would return +0.0;
+    their gradient, inclusive at the bounds, is then torch's). Otherwise the pieces merged by
+    ``where`` (a bound's constant), replayed only when no value is +-0 (a merged piece's -0.0
+    replays as +0.0, and at a bound of 0 eager's value is x itself, -0.0 included): else the
+    recording is refused and its calls served eagerly."""
+    d = x._data
+    _guard_sel(x, "cuts", lo, hi, 0.0)
+    if not np.any((d == lo) | (d == hi) | (d != d)):
+        a = unary(x, "clamp_min", c=lo)
+        out = unary(a, "clamp_max", c=hi)
+        hide(a)
+        return exact(named(out, name), y)
+    if np.any(d == 0):
+        _guard_sel(x, "never")
+    return _masked_linear(x, m, 1.0, 0.0, y, name)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):

@@ -152,6 +152,7 @@ ROW_CALLS = {
     "silu": ("lambda x: %ssilu(x)" % _F, None), "softplus": ("lambda x: %ssoftplus(x)" % _F, 1.0),
     "log_sigmoid": ("lambda x: %slogsigmoid(x)" % _F, None),
     "smooth_l1": ("lambda x: %ssmooth_l1_loss(x, x * 0, reduction='none')" % _F, 1.0),
+    "hardsigmoid": ("lambda x: %shardsigmoid(x)" % _F, None),
     "lgamma": ("lambda x: torch.lgamma(x)", None),
     "polygamma": ("lambda x: torch.polygamma(1, x)", 1.0),
     "add": ("lambda a, b: a + b", None), "sub": ("lambda a, b: a - b", None),
@@ -170,6 +171,7 @@ ROW_CALLS = {
 # (gradgradcheck): elu at 0, smooth_l1 at +-beta.
 ROW_KINKS = {"relu": (0.0,), "abs": (0.0,), "leaky_relu": (0.0,), "elu": (0.0,),
              "clamp_min": (0.3,), "clamp_max": (0.3,), "smooth_l1": (-1.0, 0.0, 1.0),
+             "hardsigmoid": (-3.0, 3.0),
              "step": "integers"}
 
 
