@@ -1894,7 +1894,10 @@ class TensorMethods:
         if kwargs:
             raise TypeError("to() got an unexpected keyword argument '%s'" % next(iter(kwargs)))
         flags = []
-        for a in args:
+        for k, a in enumerate(args):
+            if k == 0 and isinstance(a, bool) and dt is None:
+                dt = _as_dtype(bool)            # torch parses a bool first argument as the dtype
+                continue
             if isinstance(a, dtype) or a is float or a is int or (a is bool and dt is None):
                 if dt is not None:
                     raise TypeError("to() received an invalid combination of arguments - got "

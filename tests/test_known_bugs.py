@@ -615,6 +615,54 @@ FINDINGS_24 += [
      "y = (x * 1).index_copy(0, i, torch.ones(1)); i.mul_(1); y.sum().backward()"),
 ]
 
+# fixed on fix/eager3 (the differential runs' findings and last session's open items)
+FINDINGS_24 += [
+    ("e_prelu_second_order_at_zero", "x = torch.tensor([[[0., 1.], [-2., 3.]], [[-1., 0.], "
+     "[2., -3.]]], dtype=torch.float64, requires_grad=True); w = torch.tensor([.25, -.5], "
+     "dtype=torch.float64, requires_grad=True); y = F.prelu(x, w); "
+     "g = torch.autograd.grad((y * y * torch.arange(1., 9.).reshape(2, 2, 2)).sum(), [x, w], "
+     "create_graph=True); r = (y.detach(), g[0].detach(), g[1].detach()) + "
+     "torch.autograd.grad((g[0] * g[0] * x).sum() + (g[1] * g[1]).sum() + (g[0] * x).sum() * "
+     "(g[1] * w).sum(), [x, w])"),
+    ("e_prelu_1d_zero", "x = torch.tensor([0., 1., -1.], dtype=torch.float64, requires_grad=True); "
+     "w = torch.tensor([.25], dtype=torch.float64, requires_grad=True); "
+     "g = torch.autograd.grad((F.prelu(x, w) * torch.arange(1., 4.) * x).sum(), [x, w], "
+     "create_graph=True); r = torch.autograd.grad((g[0] * g[0]).sum() + (g[1] * g[1]).sum(), "
+     "[x, w])"),
+    ("e_unique_consecutive_positional", "x = torch.tensor([1., 1., 2., 2., 3., 1.]); "
+     "r = torch.unique_consecutive(x, True) + torch.unique_consecutive(x, False, True) + "
+     "torch.unique_consecutive(x, True, True) + torch.unique_consecutive(x, False, True, -1) + "
+     "x.unique_consecutive(False, True, -1)"),
+    ("e_unique_consecutive_dim", "x = torch.tensor([[1., 2.], [1., 2.], [3., 4.]]); "
+     "r = torch.unique_consecutive(x, dim=1, return_inverse=True) + "
+     "torch.unique_consecutive(x, True, dim=0) + "
+     "torch.unique_consecutive(torch.zeros(0, 3), dim=0, return_counts=True)"),
+    ("e_unique_consecutive_0dim_dim", "torch.unique_consecutive(torch.tensor(1.), dim=0)"),
+    ("e_mode_nan", "r = torch.tensor([[nan, 1.16], [-0., -.5], [-.34, .93], [-.5, -.14]]).mode(0) + "
+     "torch.tensor([1., nan, 1., nan, 2., 2.]).mode()"),
+    ("e_mode_long_slices", "r = torch.tensor([[float((i * 7) % 4) for i in range(40)], "
+     "[float((i * 5) % 3) for i in range(40)]]).mode(1) + "
+     "torch.tensor([float(i % 5) for i in range(100)] + [nan] * 7).mode()"),
+    ("e_igamma_edges", "a = torch.tensor([nan, inf, nan, 0., 2., nan, -1.], dtype=torch.float64); "
+     "x = torch.tensor([-0., nan, inf, nan, 0., 1., nan], dtype=torch.float64); "
+     "r = (torch.igamma(a, x), torch.igammac(a, x))"),
+    ("e_igamma_grad_negative_a", "a = torch.tensor([-.8, -.2, .5, -1., 0., 2., -2.5], "
+     "dtype=torch.float64); x = torch.tensor([.9, 1.4, 1., .5, 1., 0., 2.], dtype=torch.float64, "
+     "requires_grad=True); r = torch.autograd.grad((torch.igammac(a, x) * "
+     "torch.arange(1., 8.)).sum(), [x]) + torch.autograd.grad(torch.igamma(a, x).sum(), [x])"),
+    ("e_to_bool_first", "x = torch.tensor([[-1.9, .8, 0.]], requires_grad=True); "
+     "r = (x.to(False, False), x.to(True), x.to(False, True, False))"),
+    ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
+     "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
+     "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"
+     ".sum().backward(); r = (y.detach(), x.grad)"),
+    ("e_cumprod_zero_inf_second_order", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., "
+     "2., 0., 1., 1.], [1., 2., 3., 4., 5., 6.]], dtype=torch.float64, requires_grad=True); "
+     "y = torch.cumprod(x.t(), 0); g, = torch.autograd.grad((y * torch.arange(1., 19.)"
+     ".reshape(6, 3)).sum(), x, create_graph=True); "
+     "r = (g.detach(), torch.autograd.grad((g * g).sum(), x)[0])"),
+]
+
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul
 # names its result's node differently for every batch size (AddBackward0 where torch has
 # ViewBackward0), a difference of the differential runs' grad_fn category, not of finding 6

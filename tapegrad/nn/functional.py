@@ -1821,25 +1821,88 @@ def prelu(input, weight):
             raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter "
                                "numbers = %d and channel size = %d." % (n, ch))
     _F()._float_only(input, "prelu_cpu")
-    # torch views the weight to broadcast over dim 1 of an input of 2 or more dims
-    x = tap(input, 0)
-    wb = tap(weight.reshape((1, n) + (1,) * (len(shp) - 2)) if input.dim() >= 2 else weight, 1)
-    pos = _wrap((np.asarray(input._data) > 0).astype(input._dtype.np), input._dtype)
-    # where(x > 0, x, w x) as x pos + w x (1 - pos): binary entries the node's taps are found through
-    a, wx = x * pos, wb * x
-    b = wx * (1 - pos)
-    y = a + b
-    hidden = [a, wx, b]
-    if input.dim() == 0:            # a 0-d input keeps its shape (the weight has one element)
-        hidden.append(y)
-        y = y.sum(0)
-    d, wd = np.asarray(input._data), np.asarray(weight._data).reshape(np.shape(wb._data))
-    with np.errstate(all="ignore"):
-        _math.exact(y, np.where(d > 0, d, wd * d).reshape(np.shape(y._data)))  # (inf*0: nan)
-    if y._tape is None:
-        return y
-    hide(*[h for h in hidden if h._tape is not None])
-    return named(y, "PreluKernelBackward0", 2)
+    if not _PRELU:
+        _PRELU.extend(_prelu_funcs())
+    if input.dim() >= 2:            # torch views the weight to broadcast over dim 1
+        weight = weight.reshape((1, n) + (1,) * (input.dim() - 2))
+    return _PRELU[0].apply(input, weight)
+
+
+def _prelu_wshape(xd, wd):
+    """The weight's values shaped to broadcast over dim 1 of the input (torch's view)."""
+    nd = xd.ndim
+    return wd.reshape((1, wd.size) + (1,) * (nd - 2)) if nd >= 2 else wd.reshape(())
+
+
+def _prelu_wsum(t, w):
+    """``t`` (the input's shape) summed to the weight's shape (over every dim but 1)."""
+    if t.dim() >= 2 and w.numel() > 1:
+        return t.sum([d for d in range(t.dim()) if d != 1]).reshape(w.shape)
+    return t.sum().reshape(w.shape)
+
+
+def _prelu_funcs():
+    """prelu as torch's kernel: y = x > 0 ? x : w x; the backward (PreluKernelBackward0) is a
+    node of its own whose derivatives are torch's (derivatives.yaml, _prelu_kernel_backward):
+    they take x >= 0 as the positive side, so at x = 0 the second order differs from the
+    derivative of the first-order formula (which takes x > 0), as torch's does."""
+    from ..autograd.function import Function
+    from .._core.names import name_id
+
+    def mask(x, ge):
+        d = np.asarray(x._data)
+        return _wrap(np.asarray(d >= 0 if ge else d > 0), bool_)
+
+    class PreluKernel(Function):
+        _node_name_id = staticmethod(lambda: name_id("PreluKernelBackward0"))
+
+        @staticmethod
+        def forward(ctx, x, w):
+            xd = np.asarray(x._data)
+            wd = _prelu_wshape(xd, np.asarray(w._data))
+            with np.errstate(all="ignore"):
+                y = np.asarray(np.where(xd > 0, xd, wd * xd), x._dtype.np)
+            ctx.save_for_backward(x, w)
+            return _wrap(y if y.ndim else y[()], x._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            return PreluKernelGrad.apply(g, x, w)
+
+    class PreluKernelGrad(Function):
+        _node_name_id = staticmethod(lambda: name_id("PreluKernelBackwardBackward0"))
+
+        @staticmethod
+        def forward(ctx, g, x, w):
+            xd, gd = np.asarray(x._data), np.asarray(g._data)
+            wd = _prelu_wshape(xd, np.asarray(w._data))
+            dt = x._dtype.np
+            with np.errstate(all="ignore"):
+                gi = np.asarray(np.where(xd > 0, gd, wd * gd), dt)
+                gw = np.where(xd > 0, 0, xd * gd).astype(dt)
+            gw = (gw.sum(tuple(k for k in range(xd.ndim) if k != 1)) if xd.ndim >= 2 and
+                  w.numel() > 1 else gw.sum()).astype(dt).reshape(w.shape)
+            ctx.save_for_backward(g, x, w)
+            return (_wrap(gi if gi.ndim else gi[()], x._dtype), _wrap(gw, w._dtype))
+
+        @staticmethod
+        def backward(ctx, ggi, ggw):
+            g, x, w = ctx.saved_tensors
+            ge = mask(x, True)
+            wb = w.reshape(_prelu_wshape(np.asarray(x._data), np.asarray(w._data)).shape)
+            zero = x.new_zeros(())
+            ggi = zero if ggi is None else ggi
+            gwb = zero if ggw is None else ggw.reshape(wb.shape)
+            n = ctx.needs_input_grad
+            dg = _math.where(ge, ggi, ggi * wb + gwb * x) if n[0] else None
+            dx = _math.where(ge, zero, g * gwb) if n[1] else None
+            dw = _prelu_wsum(_math.where(ge, zero, g * ggi).expand(x.shape), w) if n[2] else None
+            return dg, dx, dw
+    return [PreluKernel, PreluKernelGrad]
+
+
+_PRELU = []
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
