@@ -1724,6 +1724,10 @@ def inner(input, other):
     return out.reshape(tuple(input._data.shape[:-1]) + tuple(other._data.shape[:-1]))
 
 
+# baddbmm and addr scale the product by alpha = 0 (inf * 0 = nan stays)
+_ALPHA0_KEEPS_NAN = ("BaddbmmBackward0", "AddrBackward0")
+
+
 def _add_scaled(input, prod, beta, alpha, name, inputs):
     """beta * input + alpha * prod, the top named ``name`` over the three ``inputs`` (tapped in
     the composition; everything below the top hidden)."""
@@ -1737,7 +1741,8 @@ def _add_scaled(input, prod, beta, alpha, name, inputs):
     out = p if b is None else b + p
     _hide_below(out, *inputs)
     out = named(out, name, arity=3)
-    if alpha == 0:      # (torch ignores the product's values: inf * 0)
+    if alpha == 0 and name not in _ALPHA0_KEEPS_NAN:
+        # (addmm, addmv, addbmm: torch ignores the product's values, inf * 0)
         return exact(out, np.array(np.broadcast_to(np.zeros((), out._dtype.np) if beta == 0
                                                    else b._data, out._data.shape)))
     return exact(out, np.array(np.broadcast_to(p._data, out._data.shape))) if zero else out

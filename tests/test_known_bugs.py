@@ -652,6 +652,13 @@ FINDINGS_24 += [
      "torch.arange(1., 8.)).sum(), [x]) + torch.autograd.grad(torch.igamma(a, x).sum(), [x])"),
     ("e_to_bool_first", "x = torch.tensor([[-1.9, .8, 0.]], requires_grad=True); "
      "r = (x.to(False, False), x.to(True), x.to(False, True, False))"),
+    ("e_baddbmm_addr_alpha0_nan", "i = torch.ones(2, 2, requires_grad=True); "
+     "a = torch.ones(2, 2, 2, requires_grad=True); "
+     "b = torch.tensor([[[inf, 1.], [1., 1.]], [[nan, 1.], [1., 1.]]], requires_grad=True); "
+     "y = torch.baddbmm(i, a, b, alpha=0); z = torch.addr(i, a[0, 0], b[0, :, 0], alpha=0, "
+     "beta=0); (y.sum() + z.sum()).backward(); "
+     "r = (y.detach(), z.detach(), i.grad, a.grad, b.grad, "
+     "torch.addbmm(i, a, b, alpha=0).detach(), torch.addmm(i, a[0], b[0], alpha=0).detach())"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
      "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
      "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"
