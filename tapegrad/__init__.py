@@ -36,6 +36,8 @@ from .special import (digamma, erfc, erfinv, i0, lgamma, logit, mvlgamma,  # noq
 from ._index import (as_strided, as_strided_scatter, diagonal_scatter, put,  # noqa: F401,E402
                      select_scatter, slice_scatter, unravel_index)
 from .func import compile  # noqa: F401,E402
+from .nn.functional import (_torch_log_softmax as log_softmax,  # noqa: F401,E402
+                            _torch_softmax as softmax)
 
 # ---- torch's names for functions of different signature or name in the submodules (aten's
 # forms: torch.slogdet returns a tuple, torch.dropout takes ``train``, torch.layer_norm ...)

@@ -659,6 +659,13 @@ FINDINGS_24 += [
      "beta=0); (y.sum() + z.sum()).backward(); "
      "r = (y.detach(), z.detach(), i.grad, a.grad, b.grad, "
      "torch.addbmm(i, a, b, alpha=0).detach(), torch.addmm(i, a[0], b[0], alpha=0).detach())"),
+    ("e_torch_softmax_positional_dtype", "x = torch.tensor([[2.81, .07], [.07, 2.82]], "
+     "dtype=torch.float64, requires_grad=True); r = (torch.log_softmax(x, 0, torch.float32), "
+     "torch.softmax(x, 0, torch.float32), torch.softmax(torch.zeros(4, 2, 0, "
+     "requires_grad=True), 0, torch.bool), torch.softmax(torch.zeros(0, 2, dtype=torch.int64), 0))"),
+    ("e_softmax_int_dtype", "F.softmax(torch.ones(4, 2), 0, dtype=torch.int64)"),
+    ("e_log_softmax_int_lastdim", "torch.log_softmax(torch.ones(4, 2), 1, torch.int64)"),
+    ("e_softmax_int_input_dim0", "torch.softmax(torch.ones(4, 2, dtype=torch.int64), 0)"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
      "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
      "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"

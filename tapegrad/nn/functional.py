@@ -427,16 +427,26 @@ def _softmax_dim(ndim):
 def _prep(input, dim, dtype, fname):
     if dtype is not None:
         input = input.to(_as_dtype(dtype))
-    elif input._dtype._cat < 2:
-        raise NotImplementedError("\"%s_lastdim_kernel_impl\" not implemented for '%s'"
-                           % (fname, input._dtype._tname))
     if dim is None:
         warnings.warn("Implicit dimension choice for %s has been deprecated. Change the call to "
                       "include dim=X as an argument." % fname, UserWarning, stacklevel=3)
         dim = _softmax_dim(input._data.ndim)
     nd = input._data.ndim
     dim = _norm_dims(dim, nd)[0] if nd else 0
+    if input._dtype._cat < 2 and input._data.size:     # (an empty one: an empty result)
+        raise NotImplementedError("\"%s%s_kernel_impl\" not implemented for '%s'"
+                                  % (fname, "_lastdim" if dim >= nd - 1 else "",
+                                     input._dtype._tname))
     return input, dim
+
+
+def _torch_softmax(input, dim, dtype=None):
+    """torch.softmax (dtype the third positional argument; F.softmax's is _stacklevel)."""
+    return softmax(input, dim, dtype=dtype)
+
+
+def _torch_log_softmax(input, dim, dtype=None):
+    return log_softmax(input, dim, dtype=dtype)
 
 
 def _shift(d, dim):
@@ -467,6 +477,8 @@ def _exp_rows(z):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     x, dim = _prep(input, dim, dtype, "softmax")
     d = np.asarray(x._data)
+    if x._dtype._cat < 2:                       # empty (_prep): an empty result
+        return _wrap(d.copy(), x._dtype)
     m = _shift(d, dim)
     if _last_dim_rows(x, d, dim):
         if _vmath.one_row(d):
@@ -501,6 +513,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     x, dim = _prep(input, dim, dtype, "log_softmax")
     d = np.asarray(x._data)
+    if x._dtype._cat < 2:                       # empty (_prep): an empty result
+        return _wrap(d.copy(), x._dtype)
     m = _shift(d, dim)
     if _last_dim_rows(x, d, dim) and _vmath.one_row(d):
         return _record_unary(x, _LOG_SOFTMAX_ROW, _vmath.softmax_row(d, m, True), c=float(d.size))
