@@ -666,6 +666,20 @@ FINDINGS_24 += [
     ("e_softmax_int_dtype", "F.softmax(torch.ones(4, 2), 0, dtype=torch.int64)"),
     ("e_log_softmax_int_lastdim", "torch.log_softmax(torch.ones(4, 2), 1, torch.int64)"),
     ("e_softmax_int_input_dim0", "torch.softmax(torch.ones(4, 2, dtype=torch.int64), 0)"),
+    ("e_weighted_mse_l1", "x = torch.tensor([[-.4, 2.], [.3, 1.], [-.9, 3.]], dtype=torch.float64, "
+     "requires_grad=True); t = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True); "
+     "w = torch.tensor([[-1.2, 1.], [-.5, 2.], [.7, 1.]], dtype=torch.float64, requires_grad=True); "
+     "ys = [F.mse_loss(x, t, weight=w), F.l1_loss(x, t, weight=w), F.mse_loss(x, t, "
+     "reduction='sum', weight=w), F.l1_loss(x, t, reduction='none', weight=w)]; "
+     "(ys[0] + ys[1] * 2 + ys[2]).backward(); r = tuple(y.detach() for y in ys) + "
+     "(x.grad, t.grad, w.grad)"),
+    ("e_weighted_huber", "x = torch.tensor([[-.4], [.3], [-.9]], dtype=torch.float64, "
+     "requires_grad=True); t = torch.tensor([[-inf], [1e30], [0.]], dtype=torch.float64); "
+     "w = torch.tensor([[-1.2], [-.5], [.7]], dtype=torch.float64, requires_grad=True); "
+     "ys = [F.huber_loss(x, t, delta=.5, weight=w), F.huber_loss(x, t * 0, reduction='sum', "
+     "weight=w), F.huber_loss(x, t * 0, reduction='none', weight=w)]; ys[1].backward(); "
+     "r = tuple(y.detach() for y in ys) + (x.grad, w.grad)"),
+    ("e_weighted_loss_size", "F.mse_loss(torch.ones(3), torch.ones(3), weight=torch.ones(2))"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
      "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
      "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"

@@ -671,23 +671,42 @@ def _np(t):
     return t._data if isinstance(t, Tensor) else np.asarray(t)
 
 
+def _weighted_loss(elementwise, weight, input, red, by_weight):
+    """torch's weighted losses (torch.nn.functional, Python): the elementwise loss times
+    ``weight`` (the input's size), summed, or for "mean" divided by the weights' sum
+    (``by_weight``: mse_loss, l1_loss) or averaged (huber_loss)."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    wl = elementwise * weight
+    if red == "none":
+        return wl
+    if red == "sum":
+        return wl.sum()
+    return wl.sum() / weight.sum() if by_weight else wl.mean()
+
+
+def _expanded_diff(input, target):
+    from .._shape import broadcast_tensors
+    a, b = broadcast_tensors(input, target)
+    return a - b
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     red = _reduction(size_average, reduce, reduction)
     _check_target_shape(input, target, "mse_loss")
+    if weight is not None:
+        return _weighted_loss(_expanded_diff(input, target).pow(2), weight, input, red, True)
     d = tap_entry(input - target, 0, 1)
     sq = d ** 2
-    if weight is not None:
-        sq2 = sq * weight
-        return _saves_inputs(_reduce(sq2, red, "MseLossBackward0", hidden=(d, sq)), input, target)
     return _saves_inputs(_reduce(sq, red, "MseLossBackward0", hidden=(d,)), input, target)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     red = _reduction(size_average, reduce, reduction)
     _check_target_shape(input, target, "l1_loss")
-    a = (input - target).abs()
     if weight is not None:
-        a = a * weight
+        return _weighted_loss(_expanded_diff(input, target).abs(), weight, input, red, True)
+    a = (input - target).abs()
     if red == "none":
         return a
     return a.mean() if red == "mean" else a.sum()
@@ -708,6 +727,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     red = _reduction(None, None, reduction)
     _check_target_shape(input, target, "huber_loss")
+    if weight is not None:
+        from .._shape import broadcast_tensors
+        a, b = broadcast_tensors(input, target)
+        return _weighted_loss(huber_loss(a, b, "none", delta), weight, input, red, False)
     d = tap_entry(input - target, 0, 1)
     e = unary(d, "smooth_l1", c=float(delta))
     h = _math.scale(e, float(delta))
