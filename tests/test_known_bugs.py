@@ -680,6 +680,11 @@ FINDINGS_24 += [
      "weight=w), F.huber_loss(x, t * 0, reduction='none', weight=w)]; ys[1].backward(); "
      "r = tuple(y.detach() for y in ys) + (x.grad, w.grad)"),
     ("e_weighted_loss_size", "F.mse_loss(torch.ones(3), torch.ones(3), weight=torch.ones(2))"),
+    ("e_matrix_rank_nonpositive_atol", "x = torch.tensor([[[.33, -.36, .02], [-.33, .87, .3], "
+     "[.33, -.36, .02]], [[-.48, -.06, .39], [-.15, -.67, .71], [-.48, -.06, .39]]], "
+     "dtype=torch.float64); r = (torch.linalg.matrix_rank(x, atol=-1.), "
+     "torch.linalg.matrix_rank(x, atol=0.), torch.linalg.matrix_rank(x, atol=torch.tensor("
+     "[-1., 1e-30], dtype=torch.float64)), torch.linalg.matrix_rank(x, atol=1e-30))"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
      "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
      "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"
