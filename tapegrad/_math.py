@@ -2203,7 +2203,7 @@ def _cmp_inplace(fn, name):
 
         def op(s, o):
             val = fn(s, o)
-            if not (STATE.enabled and s._rg):
+            if not (STATE.enabled and (s._rg or (isinstance(o, Tensor) and o._rg))):
                 return val
             if isinstance(o, Tensor):       # (the Tensor overload: a node over both)
                 out = tap(s, 0) * 0.0 + tap(o, 1) * 0.0 + val.to(s.dtype).detach()

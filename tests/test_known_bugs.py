@@ -685,6 +685,11 @@ FINDINGS_24 += [
      "dtype=torch.float64); r = (torch.linalg.matrix_rank(x, atol=-1.), "
      "torch.linalg.matrix_rank(x, atol=0.), torch.linalg.matrix_rank(x, atol=torch.tensor("
      "[-1., 1e-30], dtype=torch.float64)), torch.linalg.matrix_rank(x, atol=1e-30))"),
+    ("e_cmp_inplace_other_requires_grad", "a = torch.tensor([[1.63, -1.23, 2.], [.5, .29, .25]], "
+     "dtype=torch.float64); x = torch.tensor([[1.9, -.6, .8], [1.8, 1., 1.5]], "
+     "dtype=torch.float64, requires_grad=True); v = a.ge_(x); "
+     "y = torch.ones(3).lt_(torch.tensor([2., 0., 1.], requires_grad=True)); "
+     "(v * torch.arange(1., 7.).reshape(2, 3)).sum().backward(); r = (v, a, y)"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
      "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
      "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"
