@@ -2195,8 +2195,11 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
         e = np.linspace(lo, hi, int(bins) + 1).astype(input._dtype.np).astype(np.float64)
         h, e = np.histogram(a, e, weights=w, density=density)
     rdt = input._dtype
-    return return_types.histogram(_wrap(np.asarray(h, rdt.np), rdt),
-                                  _wrap(np.asarray(e, rdt.np), rdt))
+    # torch: no derivative, both results NotImplemented nodes over the tensors given
+    ins = [t for t in (input, bins, weight) if isinstance(t, Tensor)]
+    return return_types.histogram(
+        not_differentiable(_wrap(np.asarray(h, rdt.np), rdt), "histogram", *ins),
+        not_differentiable(_wrap(np.asarray(e, rdt.np), rdt), "histogram", *ins))
 
 
 def _install_composed(Tensor):

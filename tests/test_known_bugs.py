@@ -690,6 +690,16 @@ FINDINGS_24 += [
      "dtype=torch.float64, requires_grad=True); v = a.ge_(x); "
      "y = torch.ones(3).lt_(torch.tensor([2., 0., 1.], requires_grad=True)); "
      "(v * torch.arange(1., 7.).reshape(2, 3)).sum().backward(); r = (v, a, y)"),
+    ("e_bernoulli_requires_grad", "x = torch.tensor([.2, .7], requires_grad=True); "
+     "torch.manual_seed(0); a = torch.bernoulli(x); b = x.bernoulli(); c = x.bernoulli(.5); "
+     "a.sum().backward(); r = (a, b, c, x.grad)"),
+    ("e_bernoulli_p_backward", "x = torch.tensor([.2, .7], requires_grad=True); "
+     "x.bernoulli(.5).sum().backward()"),
+    ("e_histogram_requires_grad", "x = torch.tensor([.2, .7, 1.5], requires_grad=True); "
+     "r = torch.histogram(x, 3) + torch.histogram(x.detach(), torch.tensor([0., .5, 2.], "
+     "requires_grad=True)) + torch.histogram(x.detach(), 2)"),
+    ("e_histogram_backward", "x = torch.tensor([.2, .7, 1.5], requires_grad=True); "
+     "torch.histogram(x, 3)[1].sum().backward()"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
      "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
      "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"
