@@ -695,9 +695,9 @@ FINDINGS_24 += [
      "a.sum().backward(); r = (a, b, c, x.grad)"),
     ("e_bernoulli_p_backward", "x = torch.tensor([.2, .7], requires_grad=True); "
      "x.bernoulli(.5).sum().backward()"),
-    ("e_histogram_requires_grad", "x = torch.tensor([.2, .7, 1.5], requires_grad=True); "
-     "r = torch.histogram(x, 3) + torch.histogram(x.detach(), torch.tensor([0., .5, 2.], "
-     "requires_grad=True)) + torch.histogram(x.detach(), 2)"),
+    ("e_histogram_requires_grad", "a = torch.tensor([.2, .7, 1.5], requires_grad=True); "
+     "r = torch.histogram(a, 3) + torch.histogram(a.detach(), torch.tensor([0., .5, 2.], "
+     "requires_grad=True)) + torch.histogram(a.detach(), 2)"),
     ("e_histogram_backward", "x = torch.tensor([.2, .7, 1.5], requires_grad=True); "
      "torch.histogram(x, 3)[1].sum().backward()"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
