@@ -1250,6 +1250,8 @@ def nanmedian(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
         flat = d.reshape(-1)
         ok = flat == flat
         if flat.size == 0 or not ok.any():
+            if flat.size == 0 and input._dtype._cat == 2 and _grads(input):  # (as median)
+                return exact(named(input.sum(), "NanmedianBackward0"), _val(np.nan, input._dtype))
             if flat.size == 0 or input._dtype._cat < 2 or not _grads(input):
                 return _wrap(_val(np.nan, input._dtype), input._dtype)
             tied = np.flatnonzero(~ok)
@@ -1635,6 +1637,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, axis=_ND):
     for t in parts:
         if np.ndim(t._data) != d.ndim:
             raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    if n == 0:          # torch: a copy of the input (CopyBackwards), prepend / append unused
+        from .creation import empty_like
+        return empty_like(input).copy_(input)
     if len(parts) > 1:
         x = cat(parts, ax)
     for _ in range(n):

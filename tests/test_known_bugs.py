@@ -700,6 +700,17 @@ FINDINGS_24 += [
      "requires_grad=True)) + torch.histogram(a.detach(), 2)"),
     ("e_histogram_backward", "x = torch.tensor([.2, .7, 1.5], requires_grad=True); "
      "torch.histogram(x, 3)[1].sum().backward()"),
+    ("e_diff_order_zero", "a = torch.tensor([[[-.1, -.1, .1], [-.2, 0., .1]]], requires_grad=True); "
+     "v = torch.diff(a, 0); v.mul_(2); b = torch.tensor([[[False], [False]], [[False], [False]]]); "
+     "r = (v, a, torch.diff(b, 0, prepend=b), torch.tensor([-1, 4]).diff(0, -1, "
+     "append=torch.tensor([0., 0.])), torch.diff(a, 1, 1, prepend=a))"),
+    ("e_triangular_solve_b_only", "A = torch.tensor([[2.66]], dtype=torch.float64); "
+     "x = torch.tensor([[.2, 1.7, -1.7, .1]], dtype=torch.float64, requires_grad=True); "
+     "v = x.triangular_solve(A, False, unitriangular=True); ((v[0] * torch.arange(1., 5.)).sum() "
+     "+ (v[1] * 2).sum()).backward(); r = (v[0].detach(), v[1].detach(), v[1].requires_grad * "
+     "torch.ones(1))"),
+    ("e_nanmedian_empty", "a = torch.zeros(0, 1, dtype=torch.float64, requires_grad=True); "
+     "v = a.nanmedian(); v.backward(); r = (v, a.grad)"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
      "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
      "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"
