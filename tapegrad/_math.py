@@ -425,14 +425,32 @@ _pow_tt = _binary_fn("pow")
 multiply = mul
 
 
+def _alpha_rdt(input, other, alpha):
+    """The result dtype of add / sub with an ``alpha``, checked as torch's alpha_check."""
+    a = input if isinstance(input, Tensor) else other
+    if not isinstance(a, Tensor):
+        return None
+    rdt = _result_dtype(a, other if a is input else input)
+    if isinstance(alpha, bool) and rdt is not bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if rdt._cat < 2 and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    return rdt
+
+
 def add(input, other, alpha=1):
-    if alpha != 1:
+    if alpha != 1 or alpha is True:
+        if _alpha_rdt(input, other, alpha) is bool_:
+            # torch computes a + alpha * b in bool: alpha is bool(alpha), + is or
+            return logical_or(input, other) if alpha else logical_or(input, False)
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     return _add(input, other)
 
 
 def sub(input, other, alpha=1):
-    if alpha != 1:
+    if alpha != 1 or alpha is True:
+        _alpha_rdt(input, other, alpha)
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     return _sub(input, other)
 

@@ -711,6 +711,12 @@ FINDINGS_24 += [
      "torch.ones(1))"),
     ("e_nanmedian_empty", "a = torch.zeros(0, 1, dtype=torch.float64, requires_grad=True); "
      "v = a.nanmedian(); v.backward(); r = (v, a.grad)"),
+    ("e_bool_add_alpha", "f = torch.tensor([False, True]); t = torch.tensor([True, True]); "
+     "r = (f.add(t, alpha=-1), f.add(t, alpha=0), f.add(t, alpha=2), torch.add(f, t, alpha=True), "
+     "torch.add(f, 1, alpha=-1), f.add(True, alpha=0), f.clone().add_(t, alpha=-1))"),
+    ("e_add_bool_alpha_int", "torch.tensor([1, 2]).add(torch.tensor([1, 1]), alpha=True)"),
+    ("e_add_float_alpha_int", "torch.tensor([1, 2]).add(1, alpha=.5)"),
+    ("e_sub_float_alpha_int", "torch.tensor([1, 2]).sub(torch.tensor([1, 1]), alpha=.5)"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
      "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
      "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"
