@@ -1571,6 +1571,28 @@ def histc(input, bins=100, min=0, max=0):
     return _wrap(np.bincount(pos, minlength=bins).astype(d.dtype), input._dtype)
 
 
+def _bsearch(s2, v2, right):
+    """torch's binary search (cus_lower_bound / cus_upper_bound) of each row of values ``v2`` in
+    the row of boundaries ``s2``, all rows at once: the same probes, so the same positions for
+    unsorted boundaries or nan (numpy's search reuses bounds between keys)."""
+    ct = np.result_type(s2, v2)
+    s2, v2 = s2.astype(ct, copy=False), v2.astype(ct, copy=False)
+    n = s2.shape[-1]
+    start = np.zeros(v2.shape, np.int64)
+    end = np.full(v2.shape, n, np.int64)
+    rows = np.arange(s2.shape[0])[:, None]
+    with np.errstate(invalid="ignore"):
+        while True:
+            act = start < end
+            if not act.any():
+                return start
+            mid = start + ((end - start) >> 1)
+            mv = s2[rows, np.minimum(mid, n - 1)]
+            up = ~(mv > v2) if right else ~(mv >= v2)
+            start = np.where(act & up, mid + 1, start)
+            end = np.where(act & ~up, mid, end)
+
+
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None,
                  out=None):
     _guard_sel(sorted_sequence, "vals")          # (tapegrad.func: positions from values)
@@ -1598,7 +1620,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
                            "dimension, but got 0 dimension")
     if s.ndim == 1:
-        r = np.searchsorted(s, v, side=how)
+        r = _bsearch(s.reshape(1, -1), v.reshape(1, -1), how == "right").reshape(v.shape)
     else:
         if scalar or v.shape[:-1] != s.shape[:-1]:
             raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or "
@@ -1607,8 +1629,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                "value tensor %s" % (list(s.shape), list(v.shape)))
         s2 = s.reshape(-1, s.shape[-1])
         v2 = v.reshape(-1, v.shape[-1])
-        r = np.stack([np.searchsorted(s2[i], v2[i], side=how) for i in range(s2.shape[0])]) \
-            .reshape(v.shape) if s2.shape[0] else np.zeros(v.shape, np.int64)
+        r = _bsearch(s2, v2, how == "right").reshape(v.shape) if s2.shape[0] else \
+            np.zeros(v.shape, np.int64)
     dt = int32 if out_int32 else int64
     return _wrap(np.asarray(r, dt.np)[()] if np.ndim(r) == 0 else np.asarray(r, dt.np), dt)
 

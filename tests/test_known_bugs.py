@@ -717,6 +717,11 @@ FINDINGS_24 += [
     ("e_add_bool_alpha_int", "torch.tensor([1, 2]).add(torch.tensor([1, 1]), alpha=True)"),
     ("e_add_float_alpha_int", "torch.tensor([1, 2]).add(1, alpha=.5)"),
     ("e_sub_float_alpha_int", "torch.tensor([1, 2]).sub(torch.tensor([1, 1]), alpha=.5)"),
+    ("e_searchsorted_unsorted_nan", "b = torch.tensor([-inf, .5, nan, -inf, 3., inf, nan, nan]); "
+     "v = torch.tensor([.5, inf, -1., 3., nan], dtype=torch.float64); "
+     "r = (torch.searchsorted(b, v), torch.searchsorted(b, v, right=True), "
+     "torch.bucketize(torch.tensor([[[-.9, 1.4]], [[-1.5, .5]]]), torch.tensor([-9649.9, 47469.4, "
+     "-.93], dtype=torch.float64)))"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
      "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
      "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"
