@@ -799,7 +799,12 @@ def _chol_solve_full(B, L, upper):
 def cholesky_inverse(L, upper=False, *, out=None):
     n = L.shape[-1]
     eye = _w(np.broadcast_to(np.eye(n), L.shape), L._dtype)
-    return _name(cholesky_solve(eye, L, upper), "CholeskyInverseBackward0")
+    y = _name(cholesky_solve(eye, L, upper), "CholeskyInverseBackward0")
+    # torch (potri) computes one triangle and mirrors it: an exactly symmetric result
+    from ._math import exact
+    d = np.asarray(y._data)
+    tri = np.triu if upper else np.tril
+    return exact(y, tri(d) + np.swapaxes(tri(d, -1 if not upper else 1), -1, -2))
 
 
 def eigh(A, UPLO="L", *, out=None):
