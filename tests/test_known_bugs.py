@@ -722,8 +722,8 @@ FINDINGS_24 += [
      "r = (torch.searchsorted(b, v), torch.searchsorted(b, v, right=True), "
      "torch.bucketize(torch.tensor([[[-.9, 1.4]], [[-1.5, .5]]]), torch.tensor([-9649.9, 47469.4, "
      "-.93], dtype=torch.float64)))"),
-    ("e_cholesky_inverse_symmetric", "x = torch.tensor([[4.08, 0.], [1.21, 3.2]], "
-     "requires_grad=True); y = x.cholesky_inverse(); r = (y.unique(True), y.mT.contiguous() == y)"),
+    ("e_cholesky_inverse_symmetric", "a = torch.tensor([[4.08, 0.], [1.21, 3.2]], "
+     "requires_grad=True); y = a.cholesky_inverse(); r = (y.unique(True), y.mT.contiguous() == y)"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
      "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
      "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"
