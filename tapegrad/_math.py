@@ -1808,6 +1808,8 @@ def chain_matmul(*matrices):
     from ._matrix import mm
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
+    if len(matrices) == 1:      # torch: a copy of the one matrix (CloneBackward0)
+        return clone(matrices[0])
     out = matrices[0]
     for m in matrices[1:]:
         out = mm(out, m)

@@ -724,6 +724,10 @@ FINDINGS_24 += [
      "-.93], dtype=torch.float64)))"),
     ("e_cholesky_inverse_symmetric", "a = torch.tensor([[4.08, 0.], [1.21, 3.2]], "
      "requires_grad=True); y = a.cholesky_inverse(); r = (y.unique(True), y.mT.contiguous() == y)"),
+    ("e_chunk_empty_dim", "a = torch.zeros(0, 1, requires_grad=True); r = torch.chunk(a, 3) + "
+     "torch.unsafe_chunk(a, 3) + torch.chunk(torch.zeros(2, 0), 3, 1) + a.chunk(2)"),
+    ("e_chain_matmul_one", "x = torch.ones(2, 2, requires_grad=True); y = torch.chain_matmul(x); "
+     "y.mul_(2); r = (y, x)"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
      "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
      "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"
