@@ -787,7 +787,9 @@ def sign(input):
 
 
 def sgn(input):
-    return named(sign(input), "SgnBackward0")
+    """sign, SgnBackward0, which saves its result (torch's sgn_backward reads it): writing the
+    result in place makes backward raise."""
+    return saves_result(named(sign(input), "SgnBackward0"))
 
 
 def frac(input):

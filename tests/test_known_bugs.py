@@ -728,6 +728,10 @@ FINDINGS_24 += [
      "torch.unsafe_chunk(a, 3) + torch.chunk(torch.zeros(2, 0), 3, 1) + a.chunk(2)"),
     ("e_chain_matmul_one", "x = torch.ones(2, 2, requires_grad=True); y = torch.chain_matmul(x); "
      "y.mul_(2); r = (y, x)"),
+    ("e_sgn_result_written", "x = torch.tensor([-1., 3.], requires_grad=True); y = torch.sgn(x); "
+     "y.add_(1); (y * x).sum().backward()"),
+    ("e_sign_result_written", "x = torch.tensor([-1., 3.], requires_grad=True); y = torch.sign(x); "
+     "y.add_(1); (y * x).sum().backward(); r = x.grad"),
     ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
      "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
      "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"
