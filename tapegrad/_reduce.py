@@ -20,7 +20,7 @@ import numpy as np
 
 from ._core import tape as _tp
 from ._state import STATE
-from ._core.names import ONE_INPUT
+from ._core.names import ONE_INPUT, name_id
 from ._schema import F_HIDDEN
 from .ops import OPCODE
 from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype, _wrap, bool_,
@@ -34,7 +34,7 @@ from ._compiled import _vmath
 from ._shape import _add_entry, _scatter_entry, cat, narrow, select
 from ._math import clamp, logical_xor, maximum, minimum, not_differentiable
 from ._record import _rename_last, _reshape_view, as_result
-from .creation import ones, zeros
+from .creation import empty_like, ones, zeros
 from ._record import _hide_below
 from ._math import _div_scalar, _inplace_of, _mul_scalar
 
@@ -1044,8 +1044,7 @@ def _cumprod_zeros_grad(g, d, y, ax):
 
 
 def _cumprod_fn():
-    from .autograd.function import Function
-    from ._core.names import name_id
+    from .autograd.function import Function  # deferred: built on first use, as _matrix's
 
     class Cumprod(Function):
         """cumprod of an input with zeros and inf / nan, with torch's backward: the masked
@@ -1660,7 +1659,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, axis=_ND):
         if np.ndim(t._data) != d.ndim:
             raise RuntimeError("diff expects prepend or append to be the same dimension as input")
     if n == 0:          # torch: a copy of the input (CopyBackwards), prepend / append unused
-        from .creation import empty_like
         return empty_like(input).copy_(input)
     if len(parts) > 1:
         x = cat(parts, ax)

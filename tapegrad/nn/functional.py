@@ -449,6 +449,9 @@ def _torch_log_softmax(input, dim, dtype=None):
     return log_softmax(input, dim, dtype=dtype)
 
 
+_torch_softmax.__name__, _torch_log_softmax.__name__ = "softmax", "log_softmax"
+
+
 def _shift(d, dim):
     """The maxima softmax subtracts along ``dim`` (as torch: a row holding +inf, or only -inf,
     then gives nan)."""
