@@ -28,14 +28,17 @@ from .autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,  #
                        set_grad_enabled)
 from .linalg import (cholesky_inverse, cholesky_solve, det, logdet,  # noqa: F401,E402
                      matrix_power)
-from .nn.functional import (celu, celu_, cosine_similarity, log_softmax,  # noqa: F401,E402
+from .nn.functional import (celu, celu_, cosine_similarity,  # noqa: F401,E402
                             pairwise_distance, pdist, prelu, relu, relu_, rms_norm, selu, selu_,
-                            softmax, threshold, threshold_)
+                            threshold, threshold_)
 from .special import (digamma, erfc, erfinv, i0, lgamma, logit, mvlgamma,  # noqa: F401,E402
                       polygamma, sinc, xlogy)
 from ._index import (as_strided, as_strided_scatter, diagonal_scatter, put,  # noqa: F401,E402
                      select_scatter, slice_scatter, unravel_index)
 from .func import compile  # noqa: F401,E402
+# torch.softmax / torch.log_softmax: dtype is their third positional argument (F's: _stacklevel)
+from .nn.functional import (_torch_log_softmax as log_softmax,  # noqa: F401,E402
+                            _torch_softmax as softmax)
 
 # ---- torch's names for functions of different signature or name in the submodules (aten's
 # forms: torch.slogdet returns a tuple, torch.dropout takes ``train``, torch.layer_norm ...)

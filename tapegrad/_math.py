@@ -427,14 +427,32 @@ _pow_tt = _binary_fn("pow")
 multiply = mul
 
 
+def _alpha_rdt(input, other, alpha):
+    """The result dtype of add / sub with an ``alpha``, checked as torch's alpha_check."""
+    a = input if isinstance(input, Tensor) else other
+    if not isinstance(a, Tensor):
+        return None
+    rdt = _result_dtype(a, other if a is input else input)
+    if isinstance(alpha, bool) and rdt is not bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if rdt._cat < 2 and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    return rdt
+
+
 def add(input, other, alpha=1):
-    if alpha != 1:
+    if alpha != 1 or alpha is True:
+        if _alpha_rdt(input, other, alpha) is bool_:
+            # torch computes a + alpha * b in bool: alpha is bool(alpha), + is or
+            return logical_or(input, other) if alpha else logical_or(input, False)
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     return _add(input, other)
 
 
 def sub(input, other, alpha=1):
-    if alpha != 1:
+    if alpha != 1 or alpha is True:
+        _alpha_rdt(input, other, alpha)
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     return _sub(input, other)
 
@@ -771,7 +789,9 @@ def sign(input):
 
 
 def sgn(input):
-    return named(sign(input), "SgnBackward0")
+    """sign, SgnBackward0, which saves its result (torch's sgn_backward reads it): writing the
+    result in place makes backward raise."""
+    return saves_result(named(sign(input), "SgnBackward0"))
 
 
 def frac(input):
@@ -1727,6 +1747,10 @@ def inner(input, other):
     return out.reshape(tuple(input._data.shape[:-1]) + tuple(other._data.shape[:-1]))
 
 
+# baddbmm and addr scale the product by alpha = 0 (inf * 0 = nan stays)
+_ALPHA0_KEEPS_NAN = ("BaddbmmBackward0", "AddrBackward0")
+
+
 def _add_scaled(input, prod, beta, alpha, name, inputs):
     """beta * input + alpha * prod, the top named ``name`` over the three ``inputs`` (tapped in
     the composition; everything below the top hidden)."""
@@ -1740,7 +1764,8 @@ def _add_scaled(input, prod, beta, alpha, name, inputs):
     out = p if b is None else b + p
     _hide_below(out, *inputs)
     out = named(out, name, arity=3)
-    if alpha == 0:      # (torch ignores the product's values: inf * 0)
+    if alpha == 0 and name not in _ALPHA0_KEEPS_NAN:
+        # (addmm, addmv, addbmm: torch ignores the product's values, inf * 0)
         return exact(out, np.array(np.broadcast_to(np.zeros((), out._dtype.np) if beta == 0
                                                    else b._data, out._data.shape)))
     return exact(out, np.array(np.broadcast_to(p._data, out._data.shape))) if zero else out
@@ -1788,6 +1813,8 @@ def chain_matmul(*matrices):
     from ._matrix import mm
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
+    if len(matrices) == 1:      # torch: a copy of the one matrix (CloneBackward0)
+        return clone(matrices[0])
     out = matrices[0]
     for m in matrices[1:]:
         out = mm(out, m)
@@ -1897,7 +1924,10 @@ class TensorMethods:
         if kwargs:
             raise TypeError("to() got an unexpected keyword argument '%s'" % next(iter(kwargs)))
         flags = []
-        for a in args:
+        for k, a in enumerate(args):
+            if k == 0 and isinstance(a, bool) and dt is None:
+                dt = _as_dtype(bool)            # torch parses a bool first argument as the dtype
+                continue
             if isinstance(a, dtype) or a is float or a is int or (a is bool and dt is None):
                 if dt is not None:
                     raise TypeError("to() received an invalid combination of arguments - got "
@@ -2198,7 +2228,7 @@ def _cmp_inplace(fn, name):
 
         def op(s, o):
             val = fn(s, o)
-            if not (STATE.enabled and s._rg):
+            if not (STATE.enabled and (s._rg or (isinstance(o, Tensor) and o._rg))):
                 return val
             if isinstance(o, Tensor):       # (the Tensor overload: a node over both)
                 out = tap(s, 0) * 0.0 + tap(o, 1) * 0.0 + val.to(s.dtype).detach()

@@ -938,8 +938,27 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
                            "dimensions." % ("b" if input._data.ndim < 2 else "A"))
     X = named(_tri_fn().apply(input, A, upper, transpose, unitriangular),
               "TriangularSolveBackward0")
-    # (torch's copy of A is output 1 of the same node; here a clone under that name)
-    return return_types.triangular_solve(X, named(A.clone(), "TriangularSolveBackward0"))
+    # (torch's copy of A is output 1 of the same node; here a clone under that name. Its
+    # gradient reaches A only: with only b requiring grad it still requires grad, and gives b
+    # none)
+    if A._rg or not (input._rg and STATE.enabled):
+        M = A.clone()
+    else:
+        M = _CopyOfA.apply(input, A.detach())
+    return return_types.triangular_solve(X, named(M, "TriangularSolveBackward0"))
+
+
+class _CopyOfA(Function):
+    """triangular_solve's cloned_coefficient when only b requires grad: a copy of A's values,
+    a node over b that passes it no gradient."""
+
+    @staticmethod
+    def forward(ctx, b, a):
+        return _wrap(np.array(a._data), a._dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, None
 
 
 def _removed(name, msg):

@@ -20,7 +20,7 @@ import numpy as np
 
 from ._core import tape as _tp
 from ._state import STATE
-from ._core.names import ONE_INPUT
+from ._core.names import ONE_INPUT, name_id
 from ._schema import F_HIDDEN
 from .ops import OPCODE
 from .tensor import (Tensor, _DEFAULT, _ND, _guard_order, _guard_sel, _as_dtype, _wrap, bool_,
@@ -34,7 +34,7 @@ from ._compiled import _vmath
 from ._shape import _add_entry, _scatter_entry, cat, narrow, select
 from ._math import clamp, logical_xor, maximum, minimum, not_differentiable
 from ._record import _rename_last, _reshape_view, as_result
-from .creation import ones, zeros
+from .creation import empty_like, ones, zeros
 from ._record import _hide_below
 from ._math import _div_scalar, _inplace_of, _mul_scalar
 
@@ -994,6 +994,10 @@ def _cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
         c = cumsum(p, ax)
         hide(p, c)
         return exact(named(c * _wrap(y, x._dtype), "CumprodBackward0"), y)
+    if (d == 0).any() and not np.isfinite(d).all():
+        # zeros and inf / nan: torch's backward (cumprod_backward) takes the first zero of each
+        # slice apart; the product rule through the scan below would make inf * 0 = nan
+        return _CumprodFn[0].apply(x, ax) if _CumprodFn else _cumprod_fn().apply(x, ax)
     # tensor-level Hillis-Steele (values tracked by the tensors themselves)
     cur = x
     s = 1
@@ -1010,6 +1014,78 @@ def _cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
         s *= 2
     y = _scan(d, ax, x._dtype, True)
     return exact(named(cur, "CumprodBackward0"), y)
+
+
+_CumprodFn = []
+
+
+def _cumprod_zeros_grad(g, d, y, ax):
+    """torch's first-order cumprod_backward for an input with zeros (numpy): before each
+    slice's first zero z1, reversed_cumsum(g y) / x; at z1, prod(x[:z1]) times the sum over
+    [z1, z2) of g times the products of x over (z1, j]; 0 from z1 + 1 on."""
+    g, d, y = (np.moveaxis(np.asarray(a), ax, -1) for a in (g, d, y))
+    with np.errstate(all="ignore"):
+        w = y * g
+        cs = np.cumsum(d == 0, axis=-1)
+        m0 = cs == 0
+        rc = np.flip(np.cumsum(np.flip(np.where(m0, w, 0), -1), -1), -1)
+        gi = np.where(m0, rc / d, 0).astype(d.dtype)
+        m1 = cs == 1
+        fz = np.argmax(m1, axis=-1)[..., None]
+        fzm = np.zeros(m1.shape, bool)
+        np.put_along_axis(fzm, fz, True, axis=-1)
+        fzm &= m1
+        between = m1 & ~fzm
+        acc = (np.cumprod(np.where(between, d, 1), axis=-1) * np.where(m1, g, 0)).sum(
+            -1, keepdims=True)
+        before = np.where(fz == 0, 1, np.take_along_axis(y, np.maximum(fz - 1, 0), -1))
+        gi = np.where(fzm, acc * before, gi).astype(d.dtype)
+    return np.moveaxis(gi, -1, ax)
+
+
+def _cumprod_fn():
+    from .autograd.function import Function  # deferred: built on first use, as _matrix's
+
+    class Cumprod(Function):
+        """cumprod of an input with zeros and inf / nan, with torch's backward: the masked
+        O(n) formula, or (create_graph) the O(n^2) one of products of slices around each
+        element, as cumprod_backward in grad mode."""
+        _node_name_id = staticmethod(lambda: name_id("CumprodBackward0"))
+
+        @staticmethod
+        def forward(ctx, x, ax):
+            ctx.save_for_backward(x)
+            ctx.ax = ax
+            return _wrap(_scan(np.asarray(x._data), ax, x._dtype, True), x._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            ax = ctx.ax
+            d = np.asarray(x._data)
+            if not STATE.enabled:
+                y = _scan(d, ax, x._dtype, True)
+                return _wrap(_cumprod_zeros_grad(g._data, d, y, ax), x._dtype), None
+            n = d.shape[ax]
+            parts = []
+            for k in builtins.range(n):
+                if k == 0:
+                    om = cat([ones_like_slice(x, ax), cumprod(narrow(x, ax, 1, n - 1), ax)], ax)
+                elif k == n - 1:
+                    om = prod(narrow(x, ax, 0, k), ax, True)
+                else:
+                    until = prod(narrow(x, ax, 0, k), ax, True)
+                    after = cumprod(narrow(x, ax, k + 1, n - k - 1), ax)
+                    om = cat([until, until.expand_as(after) * after], ax)
+                parts.append((narrow(g, ax, k, n - k) * om).sum(ax, keepdim=True))
+            return cat(parts, ax), None
+
+    def ones_like_slice(x, ax):
+        shp = list(x.shape)
+        shp[ax] = 1
+        return ones(tuple(shp), dtype=x._dtype)
+    _CumprodFn.append(Cumprod)
+    return Cumprod
 
 
 def cumprod(input, dim=_ND, dtype=None, out=None, *, axis=_ND):
@@ -1061,7 +1137,7 @@ def _install(Tensor):
                    norm=_norm_m, logsumexp=logsumexp, cumsum=cumsum, cumprod=cumprod,
                    logcumsumexp=logcumsumexp, nansum=nansum, nanmean=nanmean,
                    nanmedian=nanmedian, cummax=cummax, cummin=cummin, mode=mode,
-                   bincount=bincount, unique=unique, unique_consecutive=unique_consecutive,
+                   bincount=bincount, unique=unique, unique_consecutive=_unique_consecutive_m,
                    diff=diff, histc=histc, quantile=quantile, nanquantile=nanquantile, dist=dist,
                    cov=_cov_m, corrcoef=corrcoef)
     for k, f in methods.items():
@@ -1173,6 +1249,8 @@ def nanmedian(input, dim=_ND, keepdim=False, *, axis=_ND, keepdims=_ND):
         flat = d.reshape(-1)
         ok = flat == flat
         if flat.size == 0 or not ok.any():
+            if flat.size == 0 and input._dtype._cat == 2 and _grads(input):  # (as median)
+                return exact(named(input.sum(), "NanmedianBackward0"), _val(np.nan, input._dtype))
             if flat.size == 0 or input._dtype._cat < 2 or not _grads(input):
                 return _wrap(_val(np.nan, input._dtype), input._dtype)
             tied = np.flatnonzero(~ok)
@@ -1257,6 +1335,104 @@ def cummin(input, dim=_ND, *, axis=_ND):
     return _cumext(input, dim, False)
 
 
+def _std_sort_order(v):
+    """The permutation libstdc++'s ``std::sort(first, last, [](a, b) { return a.first <
+    b.first; })`` makes of the pairs (v[i], i): introsort (median-of-three quicksort, heapsort
+    past depth 2 log2 n), then insertion sort; nan compares false both ways, as in C++."""
+    a = [(x, i) for i, x in enumerate(v)]
+    n = len(a)
+
+    def lt(p, q):
+        return p[0] < q[0]
+
+    def adjust_heap(first, hole, ln, value):
+        top = hole
+        child = hole
+        while child < (ln - 1) // 2:
+            child = 2 * (child + 1)
+            if lt(a[first + child], a[first + child - 1]):
+                child -= 1
+            a[first + hole] = a[first + child]
+            hole = child
+        if ln % 2 == 0 and child == (ln - 2) // 2:
+            child = 2 * (child + 1)
+            a[first + hole] = a[first + child - 1]
+            hole = child - 1
+        parent = (hole - 1) // 2
+        while hole > top and lt(a[first + parent], value):
+            a[first + hole] = a[first + parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        a[first + hole] = value
+
+    def heap_sort(first, last):
+        ln = last - first
+        if ln >= 2:
+            parent = (ln - 2) // 2
+            while True:
+                adjust_heap(first, parent, ln, a[first + parent])
+                if parent == 0:
+                    break
+                parent -= 1
+        while last - first > 1:
+            last -= 1
+            value = a[last]
+            a[last] = a[first]
+            adjust_heap(first, 0, last - first, value)
+
+    def median_to_first(res, x, y, z):
+        if lt(a[x], a[y]):
+            j = y if lt(a[y], a[z]) else z if lt(a[x], a[z]) else x
+        else:
+            j = x if lt(a[x], a[z]) else z if lt(a[y], a[z]) else y
+        a[res], a[j] = a[j], a[res]
+
+    def partition(first, last, pivot):
+        while True:
+            while first < n and lt(a[first], a[pivot]):
+                first += 1
+            last -= 1
+            while last > 0 and lt(a[pivot], a[last]):
+                last -= 1
+            if not first < last:
+                return first
+            a[first], a[last] = a[last], a[first]
+            first += 1
+
+    def introsort(first, last, depth):
+        while last - first > 16:
+            if depth == 0:
+                heap_sort(first, last)
+                return
+            depth -= 1
+            median_to_first(first, first + 1, first + (last - first) // 2, last - 1)
+            cut = partition(first + 1, last, first)
+            introsort(cut, last, depth)
+            last = cut
+
+    def linear_insert(i, lo):
+        val = a[i]
+        j = i - 1
+        while j >= lo and lt(val, a[j]):
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = val
+
+    if n > 1:
+        introsort(0, n, 2 * (n.bit_length() - 1))
+        m = 16 if n > 16 else n
+        for i in range(1, m):                       # __insertion_sort of the first 16
+            if lt(a[i], a[0]):
+                val = a[i]
+                a[1:i + 1] = a[0:i]
+                a[0] = val
+            else:
+                linear_insert(i, 0)
+        for i in range(m, n):                       # __unguarded_insertion_sort of the rest
+            linear_insert(i, 0)
+    return [i for _, i in a]
+
+
 def mode(input, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
     """The most frequent value of each slice (the smallest of equally frequent ones) and the
     index of its last occurrence, as torch's CPU kernel on slices it sorts stably."""
@@ -1274,6 +1450,13 @@ def mode(input, dim=-1, keepdim=False, *, axis=_ND, keepdims=_ND):
         raise IndexError("mode(): Expected reduction dim %d to have non-zero size." % ax)
     m = np.moveaxis(d, ax, -1).reshape(-1, k)
     order = np.argsort(m, axis=1, kind="stable")
+    if k > 16 or (m.dtype.kind in "fc" and np.isnan(m).any()):
+        # torch sorts (value, index) pairs by value with std::sort: an insertion sort (stable,
+        # as above) up to 16 elements without nan; beyond, or with nan (no order), the pairs
+        # land where libstdc++'s introsort puts them
+        for r in range(m.shape[0]):
+            if k > 16 or np.isnan(m[r]).any():
+                order[r] = _std_sort_order(m[r].tolist())
     s = np.take_along_axis(m, order, 1)
     rows = m.shape[0]
     vi = np.empty(rows, np.int64)
@@ -1387,6 +1570,28 @@ def histc(input, bins=100, min=0, max=0):
     return _wrap(np.bincount(pos, minlength=bins).astype(d.dtype), input._dtype)
 
 
+def _bsearch(s2, v2, right):
+    """torch's binary search (cus_lower_bound / cus_upper_bound) of each row of values ``v2`` in
+    the row of boundaries ``s2``, all rows at once: the same probes, so the same positions for
+    unsorted boundaries or nan (numpy's search reuses bounds between keys)."""
+    ct = np.result_type(s2, v2)
+    s2, v2 = s2.astype(ct, copy=False), v2.astype(ct, copy=False)
+    n = s2.shape[-1]
+    start = np.zeros(v2.shape, np.int64)
+    end = np.full(v2.shape, n, np.int64)
+    rows = np.arange(s2.shape[0])[:, None]
+    with np.errstate(invalid="ignore"):
+        while True:
+            act = start < end
+            if not act.any():
+                return start
+            mid = start + ((end - start) >> 1)
+            mv = s2[rows, np.minimum(mid, n - 1)]
+            up = ~(mv > v2) if right else ~(mv >= v2)
+            start = np.where(act & up, mid + 1, start)
+            end = np.where(act & ~up, mid, end)
+
+
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None,
                  out=None):
     _guard_sel(sorted_sequence, "vals")          # (tapegrad.func: positions from values)
@@ -1414,7 +1619,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
                            "dimension, but got 0 dimension")
     if s.ndim == 1:
-        r = np.searchsorted(s, v, side=how)
+        r = _bsearch(s.reshape(1, -1), v.reshape(1, -1), how == "right").reshape(v.shape)
     else:
         if scalar or v.shape[:-1] != s.shape[:-1]:
             raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or "
@@ -1423,8 +1628,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                "value tensor %s" % (list(s.shape), list(v.shape)))
         s2 = s.reshape(-1, s.shape[-1])
         v2 = v.reshape(-1, v.shape[-1])
-        r = np.stack([np.searchsorted(s2[i], v2[i], side=how) for i in range(s2.shape[0])]) \
-            .reshape(v.shape) if s2.shape[0] else np.zeros(v.shape, np.int64)
+        r = _bsearch(s2, v2, how == "right").reshape(v.shape) if s2.shape[0] else \
+            np.zeros(v.shape, np.int64)
     dt = int32 if out_int32 else int64
     return _wrap(np.asarray(r, dt.np)[()] if np.ndim(r) == 0 else np.asarray(r, dt.np), dt)
 
@@ -1453,6 +1658,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, axis=_ND):
     for t in parts:
         if np.ndim(t._data) != d.ndim:
             raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    if n == 0:          # torch: a copy of the input (CopyBackwards), prepend / append unused
+        return empty_like(input).copy_(input)
     if len(parts) > 1:
         x = cat(parts, ax)
     for _ in range(n):
@@ -1745,34 +1952,62 @@ def dist(input, other, p=2):
     return named(out, "DistBackward0", 2)
 
 
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
-    """Drops every element (slice along dim) equal to the one before it."""
+def _unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """torch's kernel (_VF.unique_consecutive): (output, inverse, counts), the inverse and
+    counts empty unless asked for, except along a dim (other than 0 of a 1-d tensor), where
+    torch computes both always."""
     d = np.asarray(input._data)
-    if dim is None:
+    name, msg = "UniqueConsecutiveBackward0", \
+        "the derivative for 'unique_consecutive' is not implemented."
+    flat = dim is None or (d.ndim == 1 and dim == 0)
+    if flat:
         v = d.reshape(-1)
         new = np.ones(v.size, bool)
         new[1:] = v[1:] != v[:-1]
         u = v[new]
-        name, msg = "UniqueConsecutiveBackward0", \
-            "the derivative for 'unique_consecutive' is not implemented."
+        ishape = d.shape
     else:
+        if d.ndim == 0:
+            raise IndexError("Dimension specified as %s but tensor has no dimensions" % dim)
         ax = _one_dim(dim, d.ndim)
-        m = np.moveaxis(d, ax, 0).reshape(d.shape[ax], -1) if d.ndim else d.reshape(1, 1)
+        if d.size == 0 and d.shape[ax] != 0:
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                               "unique cannot be applied")
+        m = np.moveaxis(d, ax, 0)
+        m = m.reshape(d.shape[ax], int(np.prod(m.shape[1:])))
         new = np.ones(m.shape[0], bool)
         new[1:] = (m[1:] != m[:-1]).any(axis=1)
-        u = np.compress(new, d, axis=ax) if d.ndim else d.reshape(1)
-        name, msg = "UniqueConsecutiveBackward0", \
-            "the derivative for 'unique_consecutive' is not implemented."
+        u = np.compress(new, d, axis=ax)
+        ishape = (-1,)
     inv = np.cumsum(new) - 1
-    starts = np.flatnonzero(new)
-    cnt = np.diff(np.append(starts, new.size))
+    cnt = np.diff(np.append(np.flatnonzero(new), new.size))
     out = _no_derivative(_wrap(np.ascontiguousarray(u), input._dtype), name, msg, input)
-    res = [out]
-    if return_inverse:
-        res.append(_wrap(inv.astype(np.int64).reshape(d.shape if dim is None else (-1,)), int64))
-    if return_counts:
-        res.append(_wrap(cnt.astype(np.int64), int64))
-    return res[0] if len(res) == 1 else tuple(res)
+    inv = inv.astype(np.int64).reshape(ishape) if return_inverse or not flat else \
+        np.zeros(0, np.int64)
+    cnt = cnt.astype(np.int64) if return_counts or not flat else np.zeros(0, np.int64)
+    return out, _wrap(inv, int64), _wrap(cnt, int64)
+
+
+def unique_consecutive(*args, **kwargs):
+    """Drops every element (slice along dim) equal to the one before it. The result's
+    structure follows torch's boolean dispatch, which reads return_inverse from positional
+    argument 2 and return_counts from positional argument 1 (the flags' positions swapped, as
+    torch.functional has them): ``unique_consecutive(x, True)`` returns (output, counts), the
+    counts empty."""
+    def flag(name, i):
+        if name in kwargs:
+            return kwargs[name]
+        return args[i] if i < len(args) else False
+    ri, rc = flag("return_inverse", 2), flag("return_counts", 1)
+    out, inv, cnt = _unique_consecutive(*args, **kwargs)
+    if ri:
+        return (out, inv, cnt) if rc else (out, inv)
+    return (out, cnt) if rc else out
+
+
+def _unique_consecutive_m(self, return_inverse=False, return_counts=False, dim=None):
+    return unique_consecutive(self, return_inverse=return_inverse, return_counts=return_counts,
+                              dim=dim)
 
 
 
@@ -1985,8 +2220,11 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
         e = np.linspace(lo, hi, int(bins) + 1).astype(input._dtype.np).astype(np.float64)
         h, e = np.histogram(a, e, weights=w, density=density)
     rdt = input._dtype
-    return return_types.histogram(_wrap(np.asarray(h, rdt.np), rdt),
-                                  _wrap(np.asarray(e, rdt.np), rdt))
+    # torch: no derivative, both results NotImplemented nodes over the tensors given
+    ins = [t for t in (input, bins, weight) if isinstance(t, Tensor)]
+    return return_types.histogram(
+        not_differentiable(_wrap(np.asarray(h, rdt.np), rdt), "histogram", *ins),
+        not_differentiable(_wrap(np.asarray(e, rdt.np), rdt), "histogram", *ins))
 
 
 def _install_composed(Tensor):

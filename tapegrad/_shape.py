@@ -649,8 +649,8 @@ def chunk(input, chunks, dim=0):
     dim_ = _dim(dim, d.ndim)
     k = d.shape[dim_]
     s = -(-k // chunks)
-    if s == 0:
-        return _multi(input, dim_, [0], "SplitBackward0")
+    if s == 0:          # torch: split_with_sizes into ``chunks`` empty parts
+        return _multi(input, dim_, [0] * chunks, "SplitWithSizesBackward0")
     return split(input, s, dim_)
 
 
@@ -1789,6 +1789,8 @@ def unsafe_split_with_sizes(input, split_sizes, dim=0):
 def unsafe_chunk(input, chunks, dim=0):
     n = input._data.shape[dim % builtins.max(input._data.ndim, 1)]
     k = -(-n // chunks) if n else 0
+    if n == 0 and chunks > 0:   # torch: unsafe_split_with_sizes into ``chunks`` empty parts
+        return unsafe_split_with_sizes(input, [0] * chunks, dim)
     return unsafe_split(input, builtins.max(k, 1), dim)
 
 

@@ -967,7 +967,16 @@ def bernoulli(input, p=None, *, generator=None, out=None):
             raise RuntimeError("bernoulli_ expects p to be in [0, 1], but got p=%s" % _num(p))
         shape = input._data.shape
         v = g._bernoulli(_numel(shape), float(p)).reshape(shape)
-    return _finish(v.astype(input._dtype.np), input._dtype, False)
+    out = _finish(v.astype(input._dtype.np), input._dtype, False)
+    if not (input._rg and STATE.enabled):
+        return out
+    from ._math import exact, not_differentiable, tap     # deferred: _math imports creation
+    if p is not None:           # torch: bernoulli.p has no derivative (a NotImplemented node)
+        return not_differentiable(out, "bernoulli", input)
+    # BernoulliBackward0: a zero gradient for the probabilities (they lie in [0, 1]: x * 0 = 0)
+    r = tap(input, 0) * 0.0 + out
+    _hide_below(r, input)
+    return exact(named(r, "BernoulliBackward0", arity=1), out._data)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):

@@ -799,7 +799,12 @@ def _chol_solve_full(B, L, upper):
 def cholesky_inverse(L, upper=False, *, out=None):
     n = L.shape[-1]
     eye = _w(np.broadcast_to(np.eye(n), L.shape), L._dtype)
-    return _name(cholesky_solve(eye, L, upper), "CholeskyInverseBackward0")
+    y = _name(cholesky_solve(eye, L, upper), "CholeskyInverseBackward0")
+    # torch (potri) computes one triangle and mirrors it: an exactly symmetric result
+    from ._math import exact
+    d = np.asarray(y._data)
+    tri = np.triu if upper else np.tril
+    return exact(y, tri(d) + np.swapaxes(tri(d, -1 if not upper else 1), -1, -2))
 
 
 def eigh(A, UPLO="L", *, out=None):
@@ -1086,7 +1091,7 @@ def cond(A, p=None, *, out=None):
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """The number of singular values > max(atol, rtol * s_max) (torch's rule: rtol defaults to
-    eps * max(m, n), or to 0 when only atol is given)."""
+    eps * max(m, n), or to 0 where a given atol is > 0)."""
     from .tensor import _wrap, int64, Tensor
     a = A._data
     m, n = a.shape[-2:]
@@ -1097,8 +1102,10 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
         return None if t is None else np.asarray(t._data if isinstance(t, Tensor) else t,
                                                  np.float64)
     at, rt = val(atol), val(rtol)
-    if rt is None:
-        rt = np.float64(0.0) if at is not None else np.float64(max(m, n) * np.finfo(a.dtype).eps)
+    if rt is None:          # torch: where(atol > 0, 0, eps * max(m, n)) when atol is given
+        rt = np.float64(max(m, n) * np.finfo(a.dtype).eps)
+        if at is not None:
+            rt = np.where(at > 0, 0.0, rt)
     at = np.float64(0.0) if at is None else at
     with np.errstate(all="ignore"):
         sv = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)

@@ -527,15 +527,12 @@ def _gammainc_np(a, x, upper):
                     break
             Q[cf] = np.exp(pre[cf]) * h
         res = np.where(ser, (1 - P) if upper else P, np.where(cf, Q if upper else 1 - Q, np.nan))
-    # edges (Cephes / torch): x = 0, a = 0, infinities
-    finite_a = np.isfinite(a)
-    res = np.where((x == 0) & (a > 0), 1.0 if upper else 0.0, res)
-    res = np.where((a == 0) & (x > 0), 0.0 if upper else 1.0, res)
-    res = np.where(np.isposinf(x) & (a >= 0) & finite_a, 0.0 if upper else 1.0, res)
-    res = np.where(np.isposinf(a) & (x >= 0) & np.isfinite(x), 1.0 if upper else 0.0, res)
-    bad = (a < 0) | (x < 0) | np.isnan(a) | np.isnan(x) | ((a == 0) & (x == 0)) | (
-        np.isposinf(a) & np.isposinf(x))
-    return np.where(bad, np.nan, res)
+    # edges, in the order of torch's calc_igamma / calc_igammac (a nan a or x meets the
+    # tests that come first: igammac(nan, 0) = 1, igamma(inf, nan) = 0)
+    lo, hi = (1.0, 0.0) if upper else (0.0, 1.0)
+    conds = [(x < 0) | (a < 0), (a == 0) & (x > 0), a == 0, x == 0,
+             np.isinf(a) & np.isinf(x), np.isinf(a), np.isinf(x)]
+    return np.select(conds, [np.nan, hi, np.nan, lo, np.nan, lo, hi], res)
 
 
 def _igamma_fn(upper):
@@ -555,11 +552,10 @@ def _igamma_fn(upper):
             if ctx.needs_input_grad[0]:
                 raise NotImplementedError("the derivative for '%s: input' is not implemented." % nm)
             T = _torch()
-            # d P(a, x) / dx = exp(-x) x^(a - 1) / Gamma(a);  Q = 1 - P
-            lga = _wrap(np.asarray(np.vectorize(lambda v: math.lgamma(v) if v > 0 else math.inf,
-                                                otypes=[np.float64])(np.asarray(a._data)),
-                                   a._dtype.np), a._dtype)
-            dens = (-x + (a.detach() - 1) * T.log(x) - lga).exp()
+            # torch: exp((a - 1) log(x) - x - lgamma(a)), lgamma = log |Gamma(a)| (a < 0 too:
+            # the density's magnitude), 0 at Gamma's poles; Q = 1 - P
+            ad = a.detach()
+            dens = ((ad - 1) * T.log(x) - x - T.lgamma(ad)).exp()
             return None, (-g * dens if upper else g * dens)
 
         f = _FN[key] = type("Igammac" if upper else "Igamma", (Function,),

@@ -615,6 +615,134 @@ FINDINGS_24 += [
      "y = (x * 1).index_copy(0, i, torch.ones(1)); i.mul_(1); y.sum().backward()"),
 ]
 
+# fixed on fix/eager3 (the differential runs' findings and last session's open items)
+FINDINGS_24 += [
+    ("e_prelu_second_order_at_zero", "x = torch.tensor([[[0., 1.], [-2., 3.]], [[-1., 0.], "
+     "[2., -3.]]], dtype=torch.float64, requires_grad=True); w = torch.tensor([.25, -.5], "
+     "dtype=torch.float64, requires_grad=True); y = F.prelu(x, w); "
+     "g = torch.autograd.grad((y * y * torch.arange(1., 9.).reshape(2, 2, 2)).sum(), [x, w], "
+     "create_graph=True); r = (y.detach(), g[0].detach(), g[1].detach()) + "
+     "torch.autograd.grad((g[0] * g[0] * x).sum() + (g[1] * g[1]).sum() + (g[0] * x).sum() * "
+     "(g[1] * w).sum(), [x, w])"),
+    ("e_prelu_1d_zero", "x = torch.tensor([0., 1., -1.], dtype=torch.float64, requires_grad=True); "
+     "w = torch.tensor([.25], dtype=torch.float64, requires_grad=True); "
+     "g = torch.autograd.grad((F.prelu(x, w) * torch.arange(1., 4.) * x).sum(), [x, w], "
+     "create_graph=True); r = torch.autograd.grad((g[0] * g[0]).sum() + (g[1] * g[1]).sum(), "
+     "[x, w])"),
+    ("e_unique_consecutive_positional", "x = torch.tensor([1., 1., 2., 2., 3., 1.]); "
+     "r = torch.unique_consecutive(x, True) + torch.unique_consecutive(x, False, True) + "
+     "torch.unique_consecutive(x, True, True) + torch.unique_consecutive(x, False, True, -1) + "
+     "x.unique_consecutive(False, True, -1)"),
+    ("e_unique_consecutive_dim", "x = torch.tensor([[1., 2.], [1., 2.], [3., 4.]]); "
+     "r = torch.unique_consecutive(x, dim=1, return_inverse=True) + "
+     "torch.unique_consecutive(x, True, dim=0) + "
+     "torch.unique_consecutive(torch.zeros(0, 3), dim=0, return_counts=True)"),
+    ("e_unique_consecutive_0dim_dim", "torch.unique_consecutive(torch.tensor(1.), dim=0)"),
+    ("e_mode_nan", "r = torch.tensor([[nan, 1.16], [-0., -.5], [-.34, .93], [-.5, -.14]]).mode(0) + "
+     "torch.tensor([1., nan, 1., nan, 2., 2.]).mode()"),
+    ("e_mode_long_slices", "r = torch.tensor([[float((i * 7) % 4) for i in range(40)], "
+     "[float((i * 5) % 3) for i in range(40)]]).mode(1) + "
+     "torch.tensor([float(i % 5) for i in range(100)] + [nan] * 7).mode()"),
+    ("e_igamma_edges", "a = torch.tensor([nan, inf, nan, 0., 2., nan, -1.], dtype=torch.float64); "
+     "x = torch.tensor([-0., nan, inf, nan, 0., 1., nan], dtype=torch.float64); "
+     "r = (torch.igamma(a, x), torch.igammac(a, x))"),
+    ("e_igamma_grad_negative_a", "a = torch.tensor([-.8, -.2, .5, -1., 0., 2., -2.5], "
+     "dtype=torch.float64); x = torch.tensor([.9, 1.4, 1., .5, 1., 0., 2.], dtype=torch.float64, "
+     "requires_grad=True); r = torch.autograd.grad((torch.igammac(a, x) * "
+     "torch.arange(1., 8.)).sum(), [x]) + torch.autograd.grad(torch.igamma(a, x).sum(), [x])"),
+    ("e_to_bool_first", "x = torch.tensor([[-1.9, .8, 0.]], requires_grad=True); "
+     "r = (x.to(False, False), x.to(True), x.to(False, True, False))"),
+    ("e_baddbmm_addr_alpha0_nan", "i = torch.ones(2, 2, requires_grad=True); "
+     "a = torch.ones(2, 2, 2, requires_grad=True); "
+     "b = torch.tensor([[[inf, 1.], [1., 1.]], [[nan, 1.], [1., 1.]]], requires_grad=True); "
+     "y = torch.baddbmm(i, a, b, alpha=0); z = torch.addr(i, a[0, 0], b[0, :, 0], alpha=0, "
+     "beta=0); (y.sum() + z.sum()).backward(); "
+     "r = (y.detach(), z.detach(), i.grad, a.grad, b.grad, "
+     "torch.addbmm(i, a, b, alpha=0).detach(), torch.addmm(i, a[0], b[0], alpha=0).detach())"),
+    ("e_torch_softmax_positional_dtype", "x = torch.tensor([[2.81, .07], [.07, 2.82]], "
+     "dtype=torch.float64, requires_grad=True); r = (torch.log_softmax(x, 0, torch.float32), "
+     "torch.softmax(x, 0, torch.float32), torch.softmax(torch.zeros(4, 2, 0, "
+     "requires_grad=True), 0, torch.bool), torch.softmax(torch.zeros(0, 2, dtype=torch.int64), 0))"),
+    ("e_softmax_int_dtype", "F.softmax(torch.ones(4, 2), 0, dtype=torch.int64)"),
+    ("e_log_softmax_int_lastdim", "torch.log_softmax(torch.ones(4, 2), 1, torch.int64)"),
+    ("e_softmax_int_input_dim0", "torch.softmax(torch.ones(4, 2, dtype=torch.int64), 0)"),
+    ("e_weighted_mse_l1", "x = torch.tensor([[-.4, 2.], [.3, 1.], [-.9, 3.]], dtype=torch.float64, "
+     "requires_grad=True); t = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True); "
+     "w = torch.tensor([[-1.2, 1.], [-.5, 2.], [.7, 1.]], dtype=torch.float64, requires_grad=True); "
+     "ys = [F.mse_loss(x, t, weight=w), F.l1_loss(x, t, weight=w), F.mse_loss(x, t, "
+     "reduction='sum', weight=w), F.l1_loss(x, t, reduction='none', weight=w)]; "
+     "(ys[0] + ys[1] * 2 + ys[2]).backward(); r = tuple(y.detach() for y in ys) + "
+     "(x.grad, t.grad, w.grad)"),
+    ("e_weighted_huber", "x = torch.tensor([[-.4], [.3], [-.9]], dtype=torch.float64, "
+     "requires_grad=True); t = torch.tensor([[-inf], [1e30], [0.]], dtype=torch.float64); "
+     "w = torch.tensor([[-1.2], [-.5], [.7]], dtype=torch.float64, requires_grad=True); "
+     "ys = [F.huber_loss(x, t, delta=.5, weight=w), F.huber_loss(x, t * 0, reduction='sum', "
+     "weight=w), F.huber_loss(x, t * 0, reduction='none', weight=w)]; ys[1].backward(); "
+     "r = tuple(y.detach() for y in ys) + (x.grad, w.grad)"),
+    ("e_weighted_loss_size", "F.mse_loss(torch.ones(3), torch.ones(3), weight=torch.ones(2))"),
+    ("e_matrix_rank_nonpositive_atol", "x = torch.tensor([[[.33, -.36, .02], [-.33, .87, .3], "
+     "[.33, -.36, .02]], [[-.48, -.06, .39], [-.15, -.67, .71], [-.48, -.06, .39]]], "
+     "dtype=torch.float64); r = (torch.linalg.matrix_rank(x, atol=-1.), "
+     "torch.linalg.matrix_rank(x, atol=0.), torch.linalg.matrix_rank(x, atol=torch.tensor("
+     "[-1., 1e-30], dtype=torch.float64)), torch.linalg.matrix_rank(x, atol=1e-30))"),
+    ("e_cmp_inplace_other_requires_grad", "a = torch.tensor([[1.63, -1.23, 2.], [.5, .29, .25]], "
+     "dtype=torch.float64); x = torch.tensor([[1.9, -.6, .8], [1.8, 1., 1.5]], "
+     "dtype=torch.float64, requires_grad=True); v = a.ge_(x); "
+     "y = torch.ones(3).lt_(torch.tensor([2., 0., 1.], requires_grad=True)); "
+     "(v * torch.arange(1., 7.).reshape(2, 3)).sum().backward(); r = (v, a, y)"),
+    ("e_bernoulli_requires_grad", "x = torch.tensor([.2, .7], requires_grad=True); "
+     "torch.manual_seed(0); a = torch.bernoulli(x); b = x.bernoulli(); c = x.bernoulli(.5); "
+     "a.sum().backward(); r = (a, b, c, x.grad)"),
+    ("e_bernoulli_p_backward", "x = torch.tensor([.2, .7], requires_grad=True); "
+     "x.bernoulli(.5).sum().backward()"),
+    ("e_histogram_requires_grad", "a = torch.tensor([.2, .7, 1.5], requires_grad=True); "
+     "r = torch.histogram(a, 3) + torch.histogram(a.detach(), torch.tensor([0., .5, 2.], "
+     "requires_grad=True)) + torch.histogram(a.detach(), 2)"),
+    ("e_histogram_backward", "x = torch.tensor([.2, .7, 1.5], requires_grad=True); "
+     "torch.histogram(x, 3)[1].sum().backward()"),
+    ("e_diff_order_zero", "a = torch.tensor([[[-.1, -.1, .1], [-.2, 0., .1]]], requires_grad=True); "
+     "v = torch.diff(a, 0); v.mul_(2); b = torch.tensor([[[False], [False]], [[False], [False]]]); "
+     "r = (v, a, torch.diff(b, 0, prepend=b), torch.tensor([-1, 4]).diff(0, -1, "
+     "append=torch.tensor([0., 0.])), torch.diff(a, 1, 1, prepend=a))"),
+    ("e_triangular_solve_b_only", "A = torch.tensor([[2.66]], dtype=torch.float64); "
+     "x = torch.tensor([[.2, 1.7, -1.7, .1]], dtype=torch.float64, requires_grad=True); "
+     "v = x.triangular_solve(A, False, unitriangular=True); ((v[0] * torch.arange(1., 5.)).sum() "
+     "+ (v[1] * 2).sum()).backward(); r = (v[0].detach(), v[1].detach(), v[1].requires_grad * "
+     "torch.ones(1))"),
+    ("e_nanmedian_empty", "a = torch.zeros(0, 1, dtype=torch.float64, requires_grad=True); "
+     "v = a.nanmedian(); v.backward(); r = (v, a.grad)"),
+    ("e_bool_add_alpha", "f = torch.tensor([False, True]); t = torch.tensor([True, True]); "
+     "r = (f.add(t, alpha=-1), f.add(t, alpha=0), f.add(t, alpha=2), torch.add(f, t, alpha=True), "
+     "torch.add(f, 1, alpha=-1), f.add(True, alpha=0), f.clone().add_(t, alpha=-1))"),
+    ("e_add_bool_alpha_int", "torch.tensor([1, 2]).add(torch.tensor([1, 1]), alpha=True)"),
+    ("e_add_float_alpha_int", "torch.tensor([1, 2]).add(1, alpha=.5)"),
+    ("e_sub_float_alpha_int", "torch.tensor([1, 2]).sub(torch.tensor([1, 1]), alpha=.5)"),
+    ("e_searchsorted_unsorted_nan", "b = torch.tensor([-inf, .5, nan, -inf, 3., inf, nan, nan]); "
+     "v = torch.tensor([.5, inf, -1., 3., nan], dtype=torch.float64); "
+     "r = (torch.searchsorted(b, v), torch.searchsorted(b, v, right=True), "
+     "torch.bucketize(torch.tensor([[[-.9, 1.4]], [[-1.5, .5]]]), torch.tensor([-9649.9, 47469.4, "
+     "-.93], dtype=torch.float64)))"),
+    ("e_cholesky_inverse_symmetric", "a = torch.tensor([[4.08, 0.], [1.21, 3.2]], "
+     "requires_grad=True); y = a.cholesky_inverse(); r = (y.unique(True), y.mT.contiguous() == y)"),
+    ("e_chunk_empty_dim", "a = torch.zeros(0, 1, requires_grad=True); r = torch.chunk(a, 3) + "
+     "torch.unsafe_chunk(a, 3) + torch.chunk(torch.zeros(2, 0), 3, 1) + a.chunk(2)"),
+    ("e_chain_matmul_one", "x = torch.ones(2, 2, requires_grad=True); y = torch.chain_matmul(x); "
+     "y.mul_(2); r = (y, x)"),
+    ("e_sgn_result_written", "x = torch.tensor([-1., 3.], requires_grad=True); y = torch.sgn(x); "
+     "y.add_(1); (y * x).sum().backward()"),
+    ("e_sign_result_written", "x = torch.tensor([-1., 3.], requires_grad=True); y = torch.sign(x); "
+     "y.add_(1); (y * x).sum().backward(); r = x.grad"),
+    ("e_cumprod_zero_inf_grad", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., 2., 0., "
+     "1., 1.], [0., 2., inf, 4., 5., 6.], [nan, 2., 0., 3., 1., 1.]], dtype=torch.float64, "
+     "requires_grad=True); y = torch.cumprod(x, 1); (y * torch.arange(1., 25.).reshape(4, 6))"
+     ".sum().backward(); r = (y.detach(), x.grad)"),
+    ("e_cumprod_zero_inf_second_order", "x = torch.tensor([[1., 2., 0., inf, 0., 3.], [inf, 0., "
+     "2., 0., 1., 1.], [1., 2., 3., 4., 5., 6.]], dtype=torch.float64, requires_grad=True); "
+     "y = torch.cumprod(x.t(), 0); g, = torch.autograd.grad((y * torch.arange(1., 19.)"
+     ".reshape(6, 3)).sum(), x, create_graph=True); "
+     "r = (g.detach(), torch.autograd.grad((g * g).sum(), x)[0])"),
+]
+
 # rows whose results' grad_fn names are not compared: the create_graph backward of matmul
 # names its result's node differently for every batch size (AddBackward0 where torch has
 # ViewBackward0), a difference of the differential runs' grad_fn category, not of finding 6

@@ -439,16 +439,29 @@ def _softmax_dim(ndim):
 def _prep(input, dim, dtype, fname):
     if dtype is not None:
         input = input.to(_as_dtype(dtype))
-    elif input._dtype._cat < 2:
-        raise NotImplementedError("\"%s_lastdim_kernel_impl\" not implemented for '%s'"
-                           % (fname, input._dtype._tname))
     if dim is None:
         warnings.warn("Implicit dimension choice for %s has been deprecated. Change the call to "
                       "include dim=X as an argument." % fname, UserWarning, stacklevel=3)
         dim = _softmax_dim(input._data.ndim)
     nd = input._data.ndim
     dim = _norm_dims(dim, nd)[0] if nd else 0
+    if input._dtype._cat < 2 and input._data.size:     # (an empty one: an empty result)
+        raise NotImplementedError("\"%s%s_kernel_impl\" not implemented for '%s'"
+                                  % (fname, "_lastdim" if dim >= nd - 1 else "",
+                                     input._dtype._tname))
     return input, dim
+
+
+def _torch_softmax(input, dim, dtype=None):
+    """torch.softmax (dtype the third positional argument; F.softmax's is _stacklevel)."""
+    return softmax(input, dim, dtype=dtype)
+
+
+def _torch_log_softmax(input, dim, dtype=None):
+    return log_softmax(input, dim, dtype=dtype)
+
+
+_torch_softmax.__name__, _torch_log_softmax.__name__ = "softmax", "log_softmax"
 
 
 def _shift(d, dim):
@@ -479,6 +492,8 @@ def _exp_rows(z):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     x, dim = _prep(input, dim, dtype, "softmax")
     d = np.asarray(x._data)
+    if x._dtype._cat < 2:                       # empty (_prep): an empty result
+        return _wrap(d.copy(), x._dtype)
     m = _shift(d, dim)
     if _last_dim_rows(x, d, dim):
         if _vmath.one_row(d):
@@ -513,6 +528,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     x, dim = _prep(input, dim, dtype, "log_softmax")
     d = np.asarray(x._data)
+    if x._dtype._cat < 2:                       # empty (_prep): an empty result
+        return _wrap(d.copy(), x._dtype)
     m = _shift(d, dim)
     if _last_dim_rows(x, d, dim) and _vmath.one_row(d):
         return _record_unary(x, _LOG_SOFTMAX_ROW, _vmath.softmax_row(d, m, True), c=float(d.size))
@@ -669,23 +686,42 @@ def _np(t):
     return t._data if isinstance(t, Tensor) else np.asarray(t)
 
 
+def _weighted_loss(elementwise, weight, input, red, by_weight):
+    """torch's weighted losses (torch.nn.functional, Python): the elementwise loss times
+    ``weight`` (the input's size), summed, or for "mean" divided by the weights' sum
+    (``by_weight``: mse_loss, l1_loss) or averaged (huber_loss)."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    wl = elementwise * weight
+    if red == "none":
+        return wl
+    if red == "sum":
+        return wl.sum()
+    return wl.sum() / weight.sum() if by_weight else wl.mean()
+
+
+def _expanded_diff(input, target):
+    from .._shape import broadcast_tensors
+    a, b = broadcast_tensors(input, target)
+    return a - b
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     red = _reduction(size_average, reduce, reduction)
     _check_target_shape(input, target, "mse_loss")
+    if weight is not None:
+        return _weighted_loss(_expanded_diff(input, target).pow(2), weight, input, red, True)
     d = tap_entry(input - target, 0, 1)
     sq = d ** 2
-    if weight is not None:
-        sq2 = sq * weight
-        return _saves_inputs(_reduce(sq2, red, "MseLossBackward0", hidden=(d, sq)), input, target)
     return _saves_inputs(_reduce(sq, red, "MseLossBackward0", hidden=(d,)), input, target)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     red = _reduction(size_average, reduce, reduction)
     _check_target_shape(input, target, "l1_loss")
-    a = (input - target).abs()
     if weight is not None:
-        a = a * weight
+        return _weighted_loss(_expanded_diff(input, target).abs(), weight, input, red, True)
+    a = (input - target).abs()
     if red == "none":
         return a
     return a.mean() if red == "mean" else a.sum()
@@ -706,6 +742,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     red = _reduction(None, None, reduction)
     _check_target_shape(input, target, "huber_loss")
+    if weight is not None:
+        from .._shape import broadcast_tensors
+        a, b = broadcast_tensors(input, target)
+        return _weighted_loss(huber_loss(a, b, "none", delta), weight, input, red, False)
     d = tap_entry(input - target, 0, 1)
     e = unary(d, "smooth_l1", c=float(delta))
     h = _math.scale(e, float(delta))
@@ -1833,25 +1873,88 @@ def prelu(input, weight):
             raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter "
                                "numbers = %d and channel size = %d." % (n, ch))
     _F()._float_only(input, "prelu_cpu")
-    # torch views the weight to broadcast over dim 1 of an input of 2 or more dims
-    x = tap(input, 0)
-    wb = tap(weight.reshape((1, n) + (1,) * (len(shp) - 2)) if input.dim() >= 2 else weight, 1)
-    pos = _wrap((np.asarray(input._data) > 0).astype(input._dtype.np), input._dtype)
-    # where(x > 0, x, w x) as x pos + w x (1 - pos): binary entries the node's taps are found through
-    a, wx = x * pos, wb * x
-    b = wx * (1 - pos)
-    y = a + b
-    hidden = [a, wx, b]
-    if input.dim() == 0:            # a 0-d input keeps its shape (the weight has one element)
-        hidden.append(y)
-        y = y.sum(0)
-    d, wd = np.asarray(input._data), np.asarray(weight._data).reshape(np.shape(wb._data))
-    with np.errstate(all="ignore"):
-        _math.exact(y, np.where(d > 0, d, wd * d).reshape(np.shape(y._data)))  # (inf*0: nan)
-    if y._tape is None:
-        return y
-    hide(*[h for h in hidden if h._tape is not None])
-    return named(y, "PreluKernelBackward0", 2)
+    if not _PRELU:
+        _PRELU.extend(_prelu_funcs())
+    if input.dim() >= 2:            # torch views the weight to broadcast over dim 1
+        weight = weight.reshape((1, n) + (1,) * (input.dim() - 2))
+    return _PRELU[0].apply(input, weight)
+
+
+def _prelu_wshape(xd, wd):
+    """The weight's values shaped to broadcast over dim 1 of the input (torch's view)."""
+    nd = xd.ndim
+    return wd.reshape((1, wd.size) + (1,) * (nd - 2)) if nd >= 2 else wd.reshape(())
+
+
+def _prelu_wsum(t, w):
+    """``t`` (the input's shape) summed to the weight's shape (over every dim but 1)."""
+    if t.dim() >= 2 and w.numel() > 1:
+        return t.sum([d for d in range(t.dim()) if d != 1]).reshape(w.shape)
+    return t.sum().reshape(w.shape)
+
+
+def _prelu_funcs():
+    """prelu as torch's kernel: y = x > 0 ? x : w x; the backward (PreluKernelBackward0) is a
+    node of its own whose derivatives are torch's (derivatives.yaml, _prelu_kernel_backward):
+    they take x >= 0 as the positive side, so at x = 0 the second order differs from the
+    derivative of the first-order formula (which takes x > 0), as torch's does."""
+    from ..autograd.function import Function
+    from .._core.names import name_id
+
+    def mask(x, ge):
+        d = np.asarray(x._data)
+        return _wrap(np.asarray(d >= 0 if ge else d > 0), bool_)
+
+    class PreluKernel(Function):
+        _node_name_id = staticmethod(lambda: name_id("PreluKernelBackward0"))
+
+        @staticmethod
+        def forward(ctx, x, w):
+            xd = np.asarray(x._data)
+            wd = _prelu_wshape(xd, np.asarray(w._data))
+            with np.errstate(all="ignore"):
+                y = np.asarray(np.where(xd > 0, xd, wd * xd), x._dtype.np)
+            ctx.save_for_backward(x, w)
+            return _wrap(y if y.ndim else y[()], x._dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            return PreluKernelGrad.apply(g, x, w)
+
+    class PreluKernelGrad(Function):
+        _node_name_id = staticmethod(lambda: name_id("PreluKernelBackwardBackward0"))
+
+        @staticmethod
+        def forward(ctx, g, x, w):
+            xd, gd = np.asarray(x._data), np.asarray(g._data)
+            wd = _prelu_wshape(xd, np.asarray(w._data))
+            dt = x._dtype.np
+            with np.errstate(all="ignore"):
+                gi = np.asarray(np.where(xd > 0, gd, wd * gd), dt)
+                gw = np.where(xd > 0, 0, xd * gd).astype(dt)
+            gw = (gw.sum(tuple(k for k in range(xd.ndim) if k != 1)) if xd.ndim >= 2 and
+                  w.numel() > 1 else gw.sum()).astype(dt).reshape(w.shape)
+            ctx.save_for_backward(g, x, w)
+            return (_wrap(gi if gi.ndim else gi[()], x._dtype), _wrap(gw, w._dtype))
+
+        @staticmethod
+        def backward(ctx, ggi, ggw):
+            g, x, w = ctx.saved_tensors
+            ge = mask(x, True)
+            wb = w.reshape(_prelu_wshape(np.asarray(x._data), np.asarray(w._data)).shape)
+            zero = x.new_zeros(())
+            ggi = zero if ggi is None else ggi
+            gwb = zero if ggw is None else ggw.reshape(wb.shape)
+            n = ctx.needs_input_grad
+            dg = _math.where(ge, ggi, ggi * wb + gwb * x) if n[0] else None
+            dx = _math.where(ge, zero, g * gwb) if n[1] else None
+            dw = _prelu_wsum(_math.where(ge, zero, g * ggi).expand(x.shape), w) if n[2] else None
+            return dg, dx, dw
+    return [PreluKernel, PreluKernelGrad]
+
+
+_PRELU = []
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
