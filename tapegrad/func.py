@@ -1018,10 +1018,26 @@ class CompiledTape:
                 if spec is not None and spec[0] == "node":
                     keep.add(spec[1])
         sl = OPCODE["slice"]
+        # ... and only when every reader of its operand is such a slice, each of another
+        # element: the slice's adjoint then is the only one its element gets, as eager's sweep
+        # adds it. Another reader (``x[0] + atan2(x, x)``) would have its partials added onto
+        # the slice's adjoint in another order than eager's: with partials that cancel
+        # (+-4e37) the 1 from x[0] was lost (issue 31, long run batch 8070).
+        readers = {}
+        for e in range(self.ne):
+            for col in (IA, IB):
+                v = int(Eb[e, col])
+                if v >= 0:
+                    readers.setdefault(v, []).append(e)
+        lone = set()
+        for v, es in readers.items():
+            offs = [int(Eb[r, P0]) for r in es if Eb[r, OP] == sl]
+            if len(offs) == len(es) and len(set(offs)) == len(offs):
+                lone.add(v)
         rowmap = np.full(self.ne, -1, np.int64)
         for e in range(self.ne):
             out, a = int(Eb[e, OUT]), int(Eb[e, IA])
-            if Eb[e, OP] == sl and a >= 0 and out not in keep:
+            if Eb[e, OP] == sl and a >= 0 and out not in keep and a in lone:
                 Nb[out, NOFF] = Nb[a, NOFF] + Eb[e, P0]
             else:
                 rowmap[e] = 0
