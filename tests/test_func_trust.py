@@ -439,7 +439,15 @@ def test_finding5_ops_built_as_custom_functions_record_and_replay(name):
         _same(v.numpy(), ve, 1e-9)
         _same(g.numpy(), ge, 1e-9)
     assert gv._cache.recordings == 1
-    assert _variants(gv)[0].eager is None
+    if name in SERVED_EAGERLY:
+        assert _variants(gv)[0].eager is not None
+    else:
+        assert _variants(gv)[0].eager is None
+
+
+# erfc is recorded as 1 - erf(x), which loses the tail its eager value keeps (erfc(20) replayed
+# 0): its recordings are served eagerly (_sel.EAGER), right and recordable but not replayed
+SERVED_EAGERLY = {"erfc"}
 
 
 def test_finding5_custom_functions_against_torch():

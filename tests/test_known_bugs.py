@@ -271,6 +271,25 @@ def test_31_long_run_tril_signed_zero_replay():
     assert g(x)[1].item() == eager
 
 
+def test_31_long_run_erfc_tail_replay():
+    # erfc is recorded as 1 - erf(x): a replay at x = 20 gave 0 where eager's exact value is
+    # 5.4e-176 (then atan2(-v, -v) read -pi against -3pi/4; short run after session 35,
+    # batch 12006). Its recordings are served eagerly (_sel.EAGER).
+    f = lambda x: torch.erfc(x)                                       # noqa: E731
+    g = tf.grad_and_value(f)
+    g(torch.tensor(1.0, dtype=D))
+    x = torch.tensor(20.0, dtype=D, requires_grad=True)
+    y = f(x)
+    y.backward()
+    gr, v = g(x.detach())
+    assert v.item() == y.item() > 0
+    assert gr.item() == x.grad.item()
+    real = _torch()
+    if real is not None:
+        ref = real.erfc(real.tensor(20.0, dtype=real.float64)).item()
+        assert v.item() == pytest.approx(ref, rel=1e-14)
+
+
 def test_31_long_run_scalar_path_summation_order():
     # the one-element replay path added x[0]'s adjoint before atan2's cancelling partials
     # (long run batch 8070): a slice shares its operand's element only when nothing else
